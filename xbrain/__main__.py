@@ -1,0 +1,5 @@
+"""``python -m xbrain``."""
+
+from .cli import main
+
+main()

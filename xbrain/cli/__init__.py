@@ -1,0 +1,161 @@
+"""The ``xbrain`` command: click parsing, one error exit point, JSON on stdout.
+
+Only this package reads the environment, argv and the terminal, resolves default paths
+and prints. Library modules are imported inside commands so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import XbrainError
+
+__all__ = ["main"]
+
+EPILOG = """\b
+Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,
+5 conflict/stale, 6 store busy, 7 store corrupt, 8 provider/remote failure,
+130 interrupted.
+"""
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class XbrainGroup(click.Group):
+    """A group that turns every XbrainError into one stderr line and its exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except XbrainError as exc:
+            _report(ctx, exc.message, exc.exit_code)
+        except KeyboardInterrupt:
+            _report(ctx, "Interrupted.", 130)
+        except OSError as exc:
+            _report(ctx, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except Exception as exc:
+            _report(ctx, f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1)
+        return None
+
+
+def _report(ctx: click.Context, message: str, code: int) -> None:
+    settings = ctx.find_object(Settings)
+    if (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK"):
+        traceback.print_exc()
+    click.echo(" ".join(message.split()) or "Request failed.", err=True)
+    ctx.exit(code)
+
+
+class Settings:
+    """Options that may be given before or after the command name."""
+
+    def __init__(self) -> None:
+        self.store: Path | None = None
+        self.wait: float | None = None
+        self.agent: str | None = None
+        self.traceback = False
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    settings = ctx.ensure_object(Settings)
+    if value is not None and value is not False:
+        setattr(settings, param.name or "", value)
+    return value
+
+
+def common_options(func: Any) -> Any:
+    """``--store/--wait/--agent/--traceback``, accepted on the group and every command."""
+    options = [
+        click.option(
+            "--store",
+            type=click.Path(path_type=Path, file_okay=False),
+            expose_value=False,
+            callback=_remember,
+            help="Store directory [default: $XBRAIN_STORE, else the platform data dir].",
+        ),
+        click.option(
+            "--wait",
+            type=click.FloatRange(min=0),
+            expose_value=False,
+            callback=_remember,
+            help="Seconds to wait for a busy store [default: 0, fail at once].",
+        ),
+        click.option(
+            "--agent",
+            expose_value=False,
+            callback=_remember,
+            help="Agent name recorded in the commit (Xbrain-Agent) [default: $XBRAIN_AGENT].",
+        ),
+        click.option(
+            "--traceback",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember,
+            help="Show Python tracebacks on errors.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def store_path(ctx: click.Context) -> Path:
+    """The store directory: --store, then $XBRAIN_STORE, then the user data dir."""
+    settings = ctx.ensure_object(Settings)
+    if settings.store is not None:
+        return settings.store
+    env = os.environ.get("XBRAIN_STORE")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("xbrain", appauthor=False)) / "store"
+
+
+def open_store(ctx: click.Context) -> Any:
+    """A library Store configured from the command line and environment."""
+    from ..store import Store
+
+    settings = ctx.ensure_object(Settings)
+    agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
+    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent)
+
+
+def emit(value: Any) -> None:
+    """Print one JSON document to stdout."""
+    from ..codec import json_document
+
+    sys.stdout.write(json_document(value))
+    sys.stdout.flush()
+
+
+@click.group(
+    cls=XbrainGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EPILOG,
+)
+@click.version_option(package_name="xbrain", prog_name="xbrain")
+@common_options
+def cli() -> None:
+    """xbrain — private, local, git-backed memory for AI agents.
+
+    Memory is local by default: no provider or remote is ever chosen implicitly and
+    local commands make no network access. Every change is a git commit in the store.
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    from . import commands  # noqa: F401  (registers the commands)
+
+    cli(prog_name="xbrain")

@@ -1,0 +1,128 @@
+"""The store commands: parse arguments, call the library, print JSON."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from . import cli, common_options, emit, open_store
+
+__all__: list[str] = []
+
+
+def _read_input(source: str) -> Any:
+    from ..inputs import read_json_input
+
+    return read_json_input(sys.stdin.buffer if source == "-" else Path(source))
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the store (a private git repository) if it does not exist."""
+    emit(open_store(ctx).init())
+
+
+@cli.command()
+@click.argument("file", metavar="FILE|-")
+@common_options
+@click.pass_context
+def put(ctx: click.Context, file: str) -> None:
+    """Add or update resources from a JSON file (or - for stdin).
+
+    FILE holds one complete resource or an array of 1–1,000 (at most 10 MiB). An update
+    is a full replacement and needs a strictly newer updatedAt; unknown fields are
+    dropped and counted in droppedFields. Unknown purpose/useWhen/limitations stay
+    empty and an unknown savedReason stays null. Identity is source.provider plus
+    source.id. Nothing is written unless the whole batch is valid.
+    """
+    store = open_store(ctx)
+    emit(store.put(_read_input(file)))
+
+
+@cli.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def get(ctx: click.Context, resource_id: str) -> None:
+    """Print one resource. Prints private content to stdout."""
+    emit(open_store(ctx).get(resource_id))
+
+
+@cli.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def inspect(ctx: click.Context, resource_id: str) -> None:
+    """Print a resource with its resourceRevision (needed by analyze). Private content."""
+    emit(open_store(ctx).inspect(resource_id))
+
+
+@cli.command()
+@click.argument("file", metavar="FILE|-")
+@common_options
+@click.pass_context
+def analyze(ctx: click.Context, file: str) -> None:
+    """Attach a visual design analysis: {id, resourceRevision, design} from FILE or -.
+
+    resourceRevision must come from `xbrain inspect`; a changed resource is refused.
+    """
+    store = open_store(ctx)
+    emit(store.analyze(_read_input(file)))
+
+
+@cli.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def delete(ctx: click.Context, resource_id: str) -> None:
+    """Delete a resource locally, leaving a tombstone.
+
+    The tombstone stops capture and pull from resurrecting it; a later put restores it
+    only with an updatedAt newer than the deletion. Remote copies stay until an explicit
+    sync.
+    """
+    emit(open_store(ctx).delete(resource_id))
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def status(ctx: click.Context) -> None:
+    """Counts of resources, tombstones and pending work."""
+    emit(open_store(ctx).status())
+
+
+@cli.command()
+@click.option("--repair", is_flag=True, help="Fix what can be fixed safely (takes the lock).")
+@common_options
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool) -> None:
+    """Check records, catalog, working tree, permissions and git objects."""
+    result = open_store(ctx).doctor(repair=repair)
+    emit(result)
+    if not result["ok"]:
+        ctx.exit(7)
+
+
+@cli.command("import-store")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@common_options
+@click.pass_context
+def import_store(ctx: click.Context, file: Path) -> None:
+    """Import an original single-file JSON store (version 1) into an empty store."""
+    emit(open_store(ctx).import_store(file))
+
+
+@cli.command("export-store")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@common_options
+@click.pass_context
+def export_store(ctx: click.Context, file: Path, force: bool) -> None:
+    """Write the store as an original single-file JSON store (private content, 0600)."""
+    emit(open_store(ctx).export_store(file, force=force))

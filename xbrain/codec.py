@@ -1,0 +1,89 @@
+"""Canonical encodings: JSON for digests and documents, YAML for record files.
+
+These byte forms are part of the contract. ``canonical_json`` reproduces JavaScript's
+``JSON.stringify`` (compact, insertion order, raw non-ASCII, lone surrogates escaped) so
+ids, revisions and provider keys match the original implementation byte for byte.
+Changing it changes every hash. ``dump_yaml`` is the one emitter for record files: block
+scalars for multi-line strings so ``git log -p`` shows line diffs; ``load_yaml`` reads them
+back to exactly the same value (a tested property).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from typing import Any
+
+__all__ = [
+    "canonical_json",
+    "digest",
+    "dump_yaml",
+    "json_document",
+    "load_yaml",
+    "sha256_hex",
+]
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def canonical_json(value: Any) -> str:
+    """Serialize like JavaScript ``JSON.stringify(value ?? null)``."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # A Python str holds astral characters as one code point, so any surrogate left in
+    # it is unpaired; JavaScript escapes those as \udXXX.
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex SHA-256 of raw bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """The original's ``digest(v)``: SHA-256 of the canonical JSON, as UTF-8."""
+    return sha256_hex(canonical_json(value).encode("utf-8"))
+
+
+def json_document(value: Any) -> str:
+    """A human-facing JSON document: 2-space indent, non-ASCII kept, trailing newline.
+
+    Matches the original's ``JSON.stringify(value, null, 2) + "\\n"``.
+    """
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+_yaml: Any = None
+
+
+def _engine() -> Any:
+    global _yaml
+    if _yaml is None:
+        from ruamel.yaml import YAML
+
+        engine = YAML(typ="safe", pure=False)
+        engine.default_flow_style = False
+        engine.allow_unicode = True
+        engine.width = 1 << 30  # never fold long lines: keeps one field per line in diffs
+        engine.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+
+        def represent_str(representer: Any, text: str) -> Any:
+            style = "|" if "\n" in text else None
+            return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+        engine.representer.add_representer(str, represent_str)
+        _yaml = engine
+    return _yaml
+
+
+def dump_yaml(value: Any) -> bytes:
+    """The canonical YAML bytes of a record (keys in insertion order)."""
+    out = io.StringIO()
+    _engine().dump(value, out)
+    return out.getvalue().encode("utf-8")
+
+
+def load_yaml(data: bytes) -> Any:
+    """Parse YAML bytes written by :func:`dump_yaml` (or by hand)."""
+    return _engine().load(data.decode("utf-8"))

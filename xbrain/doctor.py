@@ -1,0 +1,211 @@
+"""``xbrain doctor``: prove the store is consistent, and repair what is safe to repair.
+
+Checks every record (parse, normalize, JSON Schema, canonical bytes, path), the catalog
+and summary against the records, working-tree and git-index drift, permissions, stale
+git lock files and object integrity. ``--repair`` (run under the store lock) rewrites
+drifted working-tree files from ``main`` after copying any hand-edited content to
+``.git/xbrain/rescued/``, fixes permissions, removes stale git locks, and commits a
+rebuilt catalog. It never deletes untracked files and never rewrites history.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .codec import dump_yaml, load_yaml
+from .errors import XbrainError
+from .gitstore import GitStore, file_mode_problems, fix_file_modes, private_umask
+from .messages import commit_message
+from .model import normalize_resource, normalize_tombstone
+from .schemas import schema_errors
+from .view import View, catalog_entry
+
+__all__ = ["diagnose"]
+
+STALE_LOCK_SECONDS = 60
+
+
+def _problem(code: str, message: str, path: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"code": code, "message": message}
+    if path is not None:
+        out["path"] = path
+    return out
+
+
+def _check_records(view: View, problems: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Validate each record file; return the catalog the records imply."""
+    catalog: dict[str, dict[str, Any]] = {}
+    for kind, directory in (
+        ("resource", layout.RESOURCES_DIR),
+        ("tombstone", layout.TOMBSTONES_DIR),
+    ):
+        for path, blob in view.snap.files(directory):
+            rid = Path(path).stem
+            if not path.endswith(".yaml") or layout.record_path(kind, rid) != path:
+                problems.append(_problem("misplaced_record", "Unexpected file in records.", path))
+                continue
+            data = view.snap.blob(blob)
+            try:
+                raw = load_yaml(data)
+                record = (
+                    normalize_resource(raw).resource
+                    if kind == "resource"
+                    else normalize_tombstone(raw)
+                )
+            except XbrainError as exc:
+                problems.append(_problem("invalid_record", str(exc), path))
+                continue
+            except Exception:
+                problems.append(_problem("invalid_record", "Not valid YAML.", path))
+                continue
+            if record["id"] != rid:
+                problems.append(_problem("misplaced_record", "File name differs from id.", path))
+                continue
+            for error in schema_errors(kind, record):
+                problems.append(_problem("schema", error, path))
+            if dump_yaml(record) != data:
+                problems.append(
+                    _problem("not_normalized", "Stored form differs from the normalized one.", path)
+                )
+            if rid in catalog:
+                problems.append(_problem("duplicate_id", "Id is both live and deleted.", path))
+            catalog[rid] = catalog_entry(kind, record)
+    return catalog
+
+
+def _check_catalog(
+    view: View, expected: dict[str, dict[str, Any]], problems: list[dict[str, Any]]
+) -> dict[str, bytes | None]:
+    """Compare committed catalog shards and summary; return the files that would fix them."""
+    fixes: dict[str, bytes | None] = {}
+    shards: dict[str, dict[str, Any]] = {}
+    for rid, entry in expected.items():
+        shards.setdefault(layout.shard(rid), {})[rid] = entry
+    names = {name.removesuffix(".json") for name in view.snap.listdir(layout.CATALOG_DIR)}
+    for shard in sorted(names | set(shards)):
+        path = layout.catalog_path(shard)
+        want = layout.dump_catalog(shards[shard]) if shard in shards else None
+        if view.read(path) != want:
+            problems.append(
+                _problem("catalog_drift", "Catalog shard disagrees with records.", path)
+            )
+            fixes[path] = want
+    summary = {"resources": 0, "tombstones": 0, "bytes": 0}
+    for entry in expected.values():
+        summary["resources" if entry["path"].startswith("resources/") else "tombstones"] += 1
+        summary["bytes"] += entry["bytes"]
+    want_summary = layout.dump_json(summary)
+    if view.read(layout.SUMMARY) != want_summary:
+        problems.append(
+            _problem("catalog_drift", "Summary disagrees with records.", layout.SUMMARY)
+        )
+        fixes[layout.SUMMARY] = want_summary
+    return fixes
+
+
+def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
+    """(tracked paths whose working-tree file or index entry differs, untracked files)."""
+    committed = dict(view.snap.files())
+    index = git.index_paths()
+    drift = []
+    for path, blob in committed.items():
+        target = git.path / path
+        try:
+            data = target.read_bytes()
+        except OSError:
+            drift.append(path)
+            continue
+        if GitStore.hash_blob(data) != blob or index.get(path) != blob:
+            drift.append(path)
+    drift.extend(path for path in index if path not in committed)
+    untracked = [path for path in git.worktree_files() if path not in committed]
+    return sorted(set(drift)), sorted(untracked)
+
+
+def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
+    """Run every check; with ``repair``, fix what is safe and report what was done."""
+    problems: list[dict[str, Any]] = []
+    repaired: list[dict[str, Any]] = []
+    head = git.head()
+    view = View(git.snapshot(head))
+    config = view.config()
+
+    expected = _check_records(view, problems)
+    fixes = _check_catalog(view, expected, problems)
+    if repair and fixes:
+        message = commit_message("doctor", [], None, subject="doctor: rebuild catalog")
+        head = git.commit(head, fixes, message, config.identity, int(time.time()))
+        git.refresh_worktree(head, list(fixes))
+        view = View(git.snapshot(head))
+        repaired.append(
+            _problem("catalog_drift", "Catalog rebuilt from records.", layout.CATALOG_DIR)
+        )
+        problems = [p for p in problems if p["code"] != "catalog_drift"]
+
+    if git.pending_worktree_paths():
+        problems.append(
+            _problem("worktree_pending", "An interrupted write left the working tree behind.")
+        )
+    drift, untracked = _worktree_drift(git, view)
+    for path in drift:
+        problems.append(
+            _problem("worktree_drift", "Working tree or index differs from main.", path)
+        )
+    for path in untracked:
+        problems.append(
+            _problem("untracked_file", "File not in the store's history (left alone).", path)
+        )
+    if repair and (drift or git.pending_worktree_paths()):
+        rescue = git.control_dir / "xbrain" / "rescued" / time.strftime("%Y%m%dT%H%M%S")
+        with private_umask():
+            for path in drift:
+                current = git.path / path
+                if current.is_file():
+                    copy = rescue / path
+                    copy.parent.mkdir(parents=True, exist_ok=True)
+                    copy.write_bytes(current.read_bytes())
+        git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
+        for path in drift:
+            repaired.append(
+                _problem("worktree_drift", f"Restored from main; old copy in {rescue}.", path)
+            )
+        problems = [p for p in problems if p["code"] not in ("worktree_drift", "worktree_pending")]
+
+    for path in file_mode_problems(git.path):
+        problems.append(_problem("permissions", "Readable or writable by group or others.", path))
+    if repair and any(p["code"] == "permissions" for p in problems):
+        fix_file_modes(git.path)
+        repaired.append(_problem("permissions", "Group and other permissions removed."))
+        problems = [p for p in problems if p["code"] != "permissions"]
+
+    now = time.time()
+    for lock in git.stale_git_locks():
+        age = now - lock.stat().st_mtime
+        rel = str(lock.relative_to(git.path))
+        if age < STALE_LOCK_SECONDS:
+            problems.append(_problem("git_lock", "A git writer holds this lock right now.", rel))
+        elif repair:
+            lock.unlink(missing_ok=True)
+            repaired.append(_problem("git_lock", "Stale lock removed.", rel))
+        else:
+            problems.append(_problem("git_lock", "Stale lock left by a killed git writer.", rel))
+
+    for line in git.fsck():
+        problems.append(_problem("git_object", line))
+
+    totals = view.summary()
+    return {
+        "ok": not problems,
+        "store": str(git.path),
+        "commit": head,
+        "checked": {
+            "resources": sum(1 for e in expected.values() if e["path"].startswith("resources/")),
+            "tombstones": sum(1 for e in expected.values() if e["path"].startswith("tombstones/")),
+            "summary": totals,
+        },
+        "problems": problems,
+        "repaired": repaired,
+    }

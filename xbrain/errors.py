@@ -1,0 +1,89 @@
+"""One exception root for everything xbrain reports to a user.
+
+Every error carries a process exit code (the table in the README) and a stable string
+``code`` that agents can match on. Library code raises these; only the CLI turns them
+into a stderr line and an exit status.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BusyError",
+    "ConflictError",
+    "CorruptStoreError",
+    "InvalidInputError",
+    "NotFoundError",
+    "ProviderError",
+    "StaleError",
+    "UsageError",
+    "XbrainError",
+]
+
+
+class XbrainError(Exception):
+    """Root of every error xbrain raises on purpose."""
+
+    exit_code = 1
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(XbrainError):
+    """The command line itself is wrong (unknown option, missing argument)."""
+
+    exit_code = 2
+    code = "usage"
+
+
+class NotFoundError(XbrainError):
+    """A named resource, revision or file does not exist."""
+
+    exit_code = 3
+    code = "not_found"
+
+
+class InvalidInputError(XbrainError):
+    """Input failed validation; nothing was written."""
+
+    exit_code = 4
+    code = "invalid_input"
+
+
+class ConflictError(XbrainError):
+    """The write conflicts with what the store already holds; nothing was written."""
+
+    exit_code = 5
+    code = "conflict"
+
+
+class StaleError(ConflictError):
+    """The input is older than what the store holds (or was read from an old revision)."""
+
+    code = "stale"
+
+
+class BusyError(XbrainError):
+    """Another process holds the store lock."""
+
+    exit_code = 6
+    code = "busy"
+
+
+class CorruptStoreError(XbrainError):
+    """The store is missing, not an xbrain store, or fails its own invariants."""
+
+    exit_code = 7
+    code = "corrupt"
+
+
+class ProviderError(XbrainError):
+    """A provider, source adapter or git remote failed."""
+
+    exit_code = 8
+    code = "provider"

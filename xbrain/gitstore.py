@@ -1,0 +1,462 @@
+"""The only module that imports dulwich: commits, reads, refs and the working tree.
+
+Invariants:
+
+* The committed tree at ``refs/heads/main`` is the truth. A write builds blobs and trees
+  straight into the object store, then moves ``main`` by compare-and-swap from the commit
+  it started from. A crash before the ref moves leaves only unreachable objects.
+* After the ref moves, the touched working-tree files and their git-index entries are
+  refreshed. A marker file under ``.git/xbrain/`` names those paths until that is done,
+  so the next write (or ``doctor --repair``) finishes the job after a crash.
+* Everything created under the store is private: writes run with umask 077.
+* dulwich types and exceptions never leave this module; paths are ``str`` outside and
+  UTF-8 ``bytes`` inside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NewType
+
+from dulwich.errors import NotGitRepository
+from dulwich.index import Index, index_entry_from_stat
+from dulwich.object_store import iter_tree_contents
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from .errors import ConflictError, CorruptStoreError, NotFoundError
+
+__all__ = ["CommitId", "CommitInfo", "GitStore", "Snapshot", "private_umask"]
+
+CommitId = NewType("CommitId", str)
+
+MAIN = Ref(b"refs/heads/main")
+FILE_MODE = 0o100644
+DIR_MODE = 0o040000
+_PACK_THRESHOLD = 64  # more new objects than this go into one pack, not loose files
+_MARKER = "xbrain/worktree-pending.json"
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Create every file 0600 / directory 0700 (including git's own) inside the block."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as plain data."""
+
+    id: CommitId
+    parents: tuple[CommitId, ...]
+    author: str
+    time: int
+    message: str
+
+
+class Snapshot:
+    """Read-only view of one commit's tree, with a small tree cache."""
+
+    def __init__(self, repo: Repo, commit: CommitId | None) -> None:
+        self._repo = repo
+        self.commit = commit
+        self._trees: dict[bytes, Tree] = {}
+        self.tree_id: bytes | None = None
+        if commit is not None:
+            obj = repo.object_store[ObjectID(commit.encode())]
+            if not isinstance(obj, Commit):
+                raise CorruptStoreError(f"{commit} is not a commit.")
+            self.tree_id = obj.tree
+
+    def _tree(self, sha: bytes) -> Tree:
+        tree = self._trees.get(sha)
+        if tree is None:
+            obj = self._repo.object_store[ObjectID(sha)]
+            if not isinstance(obj, Tree):
+                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
+            tree = self._trees[sha] = obj
+        return tree
+
+    def _entry(self, path: str) -> tuple[int, bytes] | None:
+        if self.tree_id is None:
+            return None
+        mode, sha = DIR_MODE, self.tree_id
+        for part in path.encode().split(b"/"):
+            if mode != DIR_MODE:
+                return None
+            tree = self._tree(sha)
+            if part not in tree:
+                return None
+            mode, sha = tree[part]
+        return mode, sha
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of a file at this commit, or None when absent."""
+        entry = self._entry(path)
+        if entry is None or entry[0] == DIR_MODE:
+            return None
+        obj = self._repo.object_store[ObjectID(entry[1])]
+        if not isinstance(obj, Blob):
+            raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
+        return bytes(obj.data)
+
+    def blob_id(self, path: str) -> str | None:
+        """The blob id of a file at this commit, or None."""
+        entry = self._entry(path)
+        return None if entry is None or entry[0] == DIR_MODE else entry[1].decode()
+
+    def listdir(self, path: str) -> list[str]:
+        """Names directly under a directory (empty when absent)."""
+        entry = (DIR_MODE, self.tree_id) if path == "" else self._entry(path)
+        if entry is None or entry[0] != DIR_MODE or entry[1] is None:
+            return []
+        return [name.decode() for name in self._tree(entry[1])]
+
+    def files(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        """Every file ``(path, blob_id)`` under ``prefix`` (the whole tree when empty)."""
+        entry = (DIR_MODE, self.tree_id) if prefix == "" else self._entry(prefix)
+        if entry is None or entry[0] != DIR_MODE or entry[1] is None:
+            return
+        base = prefix + "/" if prefix else ""
+        for item in iter_tree_contents(self._repo.object_store, ObjectID(entry[1])):
+            yield base + item.path.decode(), item.sha.decode()
+
+    def blob(self, blob_id: str) -> bytes:
+        """Raw bytes of a blob by id."""
+        obj = self._repo.object_store[ObjectID(blob_id.encode())]
+        if not isinstance(obj, Blob):
+            raise CorruptStoreError(f"{blob_id} is not a file; run xbrain doctor.")
+        return bytes(obj.data)
+
+
+class GitStore:
+    """A git repository with a working tree, driven only through dulwich."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._repo = Repo(str(path))
+        except NotGitRepository:
+            raise CorruptStoreError(f"Not an xbrain store: {path}") from None
+        # Objects are fsynced before the ref moves (dulwich's knob; git reads core.fsync).
+        store = self._repo.object_store
+        if hasattr(store, "fsync_object_files"):
+            store.fsync_object_files = True
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @staticmethod
+    def create(
+        path: Path, files: Mapping[str, bytes], message: str, identity: str, when: int
+    ) -> bool:
+        """Create a store with one root commit; False if another process got there first.
+
+        The repository is built in a sibling temp directory and renamed into place, so a
+        half-initialized store is never visible and a crash leaves only the temp dir.
+        """
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with private_umask():
+            temp = Path(tempfile.mkdtemp(prefix=f".{path.name}.init-", dir=path.parent))
+            try:
+                repo = Repo.init(str(temp), default_branch=b"main")
+                try:
+                    config = repo.get_config()
+                    # git's own writes (status, gc) stay private too
+                    config.set((b"core",), b"sharedRepository", b"0600")
+                    config.set((b"core",), b"fsync", b"objects,reference")
+                    config.set((b"gc",), b"auto", b"0")
+                    config.set((b"gc",), b"autoDetach", False)
+                    config.write_to_path()
+                finally:
+                    repo.close()
+                store = GitStore(temp)
+                try:
+                    commit = store.commit(None, dict(files), message, identity, when)
+                    store.refresh_worktree(commit, list(files))
+                finally:
+                    store.close()
+                try:
+                    os.rename(temp, path)
+                except OSError:
+                    if path.is_dir() and any(path.iterdir()):
+                        return False
+                    raise
+                return True
+            finally:
+                shutil.rmtree(temp, ignore_errors=True)
+
+    def close(self) -> None:
+        """Release the repository's file handles."""
+        self._repo.close()
+
+    def __enter__(self) -> GitStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def control_dir(self) -> Path:
+        """The ``.git`` directory."""
+        return Path(self._repo.controldir())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def head(self) -> CommitId | None:
+        """The commit ``main`` points at, or None for an unborn branch."""
+        try:
+            sha = self._repo.refs[MAIN]
+        except KeyError:
+            return None
+        return CommitId(sha.decode())
+
+    def snapshot(self, commit: CommitId | None = None) -> Snapshot:
+        """A read view of ``commit`` (default: the current head)."""
+        return Snapshot(self._repo, self.head() if commit is None else commit)
+
+    def commit_info(self, commit: CommitId) -> CommitInfo:
+        """Metadata of one commit."""
+        obj = self._repo.object_store[ObjectID(commit.encode())]
+        if not isinstance(obj, Commit):
+            raise NotFoundError(f"Unknown commit: {commit}")
+        return CommitInfo(
+            id=commit,
+            parents=tuple(CommitId(p.decode()) for p in obj.parents),
+            author=obj.author.decode("utf-8", "replace"),
+            time=obj.commit_time,
+            message=obj.message.decode("utf-8", "replace"),
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _build_tree(
+        self, base: bytes | None, changes: dict[bytes, bytes | None], out: list[ShaFile]
+    ) -> bytes | None:
+        tree = Tree()
+        if base is not None:
+            old = self._repo.object_store[ObjectID(base)]
+            if not isinstance(old, Tree):
+                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
+            for item in old.iteritems():
+                tree.add(item.path, item.mode, item.sha)
+        nested: dict[bytes, dict[bytes, bytes | None]] = {}
+        for path, data in changes.items():
+            head, sep, rest = path.partition(b"/")
+            if sep:
+                nested.setdefault(head, {})[rest] = data
+            elif data is None:
+                if head in tree:
+                    del tree[head]
+            else:
+                blob = Blob.from_string(data)
+                out.append(blob)
+                tree.add(head, FILE_MODE, blob.id)
+        for name, sub in nested.items():
+            sub_base = None
+            if name in tree:
+                mode, sha = tree[name]
+                sub_base = sha if mode == DIR_MODE else None
+            sub_id = self._build_tree(sub_base, sub, out)
+            if sub_id is None:
+                if name in tree:
+                    del tree[name]
+            else:
+                tree.add(name, DIR_MODE, ObjectID(sub_id))
+        if len(tree) == 0 and base is not None:
+            return None
+        out.append(tree)
+        return bytes(tree.id)
+
+    def commit(
+        self,
+        parent: CommitId | None,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        identity: str,
+        when: int,
+    ) -> CommitId:
+        """Commit ``changes`` (path → bytes, or None to delete) on top of ``parent``.
+
+        Moves ``main`` only if it still equals ``parent``; otherwise ConflictError and
+        nothing visible changed.
+        """
+        with private_umask():
+            objects: list[ShaFile] = []
+            base = None
+            if parent is not None:
+                parent_obj = self._repo.object_store[ObjectID(parent.encode())]
+                assert isinstance(parent_obj, Commit)
+                base = parent_obj.tree
+            encoded = {path.encode(): data for path, data in changes.items()}
+            tree_id = self._build_tree(base, encoded, objects)
+            if tree_id is None:  # every file removed: an empty root tree
+                empty = Tree()
+                objects.append(empty)
+                tree_id = bytes(empty.id)
+            commit = Commit()
+            commit.tree = ObjectID(tree_id)
+            commit.parents = [ObjectID(parent.encode())] if parent else []
+            commit.author = commit.committer = identity.encode()
+            commit.author_time = commit.commit_time = when
+            commit.author_timezone = commit.commit_timezone = 0
+            commit.encoding = b"UTF-8"
+            commit.message = message.encode()
+            objects.append(commit)
+            store = self._repo.object_store
+            if len(objects) > _PACK_THRESHOLD:
+                store.add_objects([(obj, None) for obj in objects])
+            else:
+                for obj in objects:
+                    store.add_object(obj)
+            self._write_marker(commit.id.decode(), list(changes))
+            reflog = b"xbrain: " + message.splitlines()[0].encode()[:200]
+            if parent is None:
+                moved = self._repo.refs.add_if_new(
+                    MAIN, commit.id, committer=identity.encode(), message=reflog
+                )
+            else:
+                moved = self._repo.refs.set_if_equals(
+                    MAIN,
+                    ObjectID(parent.encode()),
+                    commit.id,
+                    committer=identity.encode(),
+                    message=reflog,
+                )
+            if not moved:
+                raise ConflictError(
+                    "The store changed during this write (outside xbrain?); retry the command."
+                )
+            return CommitId(commit.id.decode())
+
+    # -- working tree ----------------------------------------------------------------------
+
+    def _marker_path(self) -> Path:
+        return self.control_dir / _MARKER
+
+    def _write_marker(self, commit: str, paths: list[str]) -> None:
+        marker = self._marker_path()
+        marker.parent.mkdir(exist_ok=True)
+        known: set[str] = set(paths)
+        with contextlib.suppress(OSError, ValueError):
+            known.update(json.loads(marker.read_text())["paths"])
+        temp = marker.with_suffix(".tmp")
+        temp.write_text(json.dumps({"commit": commit, "paths": sorted(known)}))
+        os.replace(temp, marker)
+
+    def pending_worktree_paths(self) -> list[str]:
+        """Paths a crashed write may have left stale in the working tree."""
+        try:
+            paths: list[str] = json.loads(self._marker_path().read_text())["paths"]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError):
+            return ["*"]
+        return paths
+
+    def refresh_worktree(self, commit: CommitId | None, paths: list[str]) -> None:
+        """Make the working tree and git index match ``commit`` at ``paths``."""
+        snap = self.snapshot(commit)
+        root = self.path
+        with private_umask():
+            index = Index(self._repo.index_path())
+            for path in paths:
+                target = root / path
+                blob = snap.blob_id(path)
+                if blob is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()
+                    if path.encode() in index:
+                        del index[path.encode()]
+                    _prune_empty_dirs(target.parent, root)
+                    continue
+                data = snap.blob(blob)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if not (target.is_file() and target.read_bytes() == data):
+                    temp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+                    with open(temp, "wb") as handle:
+                        handle.write(data)
+                    os.replace(temp, target)
+                index[path.encode()] = index_entry_from_stat(
+                    os.lstat(target), blob.encode(), FILE_MODE
+                )
+            index.write()
+            with contextlib.suppress(FileNotFoundError):
+                self._marker_path().unlink()
+
+    def worktree_files(self) -> Iterator[str]:
+        """Every file in the working tree (relative paths), outside ``.git``."""
+        for directory, dirs, names in os.walk(self.path):
+            dirs[:] = [d for d in dirs if not (directory == str(self.path) and d == ".git")]
+            rel = os.path.relpath(directory, self.path)
+            for name in names:
+                yield name if rel == "." else f"{rel}/{name}"
+
+    def index_paths(self) -> dict[str, str]:
+        """Path → blob id of every git-index entry."""
+        index = Index(self._repo.index_path())
+        out: dict[str, str] = {}
+        for path, entry in index.items():
+            sha = getattr(entry, "sha", None)
+            if sha is not None:
+                out[path.decode()] = sha.decode()
+        return out
+
+    @staticmethod
+    def hash_blob(data: bytes) -> str:
+        """The git blob id of some bytes."""
+        return str(Blob.from_string(data).id.decode())
+
+    def stale_git_locks(self) -> list[Path]:
+        """Lock files git writers leave behind when killed (refs, index, config)."""
+        found = [p for p in self.control_dir.rglob("*.lock") if p.name != "xbrain.lock"]
+        return sorted(found)
+
+    def fsck(self) -> list[str]:
+        """Object integrity problems, one line each."""
+        from dulwich import porcelain
+
+        problems = []
+        for sha, error in porcelain.fsck(self._repo):
+            problems.append(f"{sha.decode()}: {error}")
+        return problems
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and directory.is_dir():
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def file_mode_problems(root: Path) -> list[str]:
+    """Files or directories under ``root`` that group or others can access."""
+    problems = []
+    for directory, dirs, names in os.walk(root):
+        for name in [*dirs, *names]:
+            path = os.path.join(directory, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                problems.append(os.path.relpath(path, root))
+    return problems
+
+
+def fix_file_modes(root: Path) -> None:
+    """Remove group/other permissions under ``root``."""
+    for rel in file_mode_problems(root):
+        path = root / rel
+        os.chmod(path, os.lstat(path).st_mode & 0o700)

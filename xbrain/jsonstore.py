@@ -1,0 +1,118 @@
+"""The original single-file JSON store (``version: 1``): strict reading and writing.
+
+Used by ``import-store`` / ``export-store`` (and later by the file provider). Reading
+applies every check of the original (reference §1.6) with its messages; writing uses the
+original's layout, ``JSON.stringify(value, null, 2) + "\\n"``, privately and atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .codec import json_document
+from .errors import InvalidInputError, NotFoundError
+from .model import Resource, normalize_resource, normalize_tombstone
+from .state import normalize_ingestion, normalize_receipts
+
+__all__ = ["OriginalStore", "read_original", "write_original"]
+
+MAX_BYTES = 20 * 1024 * 1024
+MAX_ENTRIES = 10_000
+
+
+@dataclass
+class OriginalStore:
+    """The content of an original-format store file."""
+
+    resources: list[Resource] = field(default_factory=list)
+    tombstones: list[dict[str, str]] = field(default_factory=list)
+    receipts: dict[str, dict[str, str]] = field(default_factory=dict)
+    ingestion: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {"sources": {}, "captures": {}, "pending": {}}
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """The document in the original's key order."""
+        return {
+            "version": 1,
+            "resources": self.resources,
+            "tombstones": self.tombstones,
+            "receipts": self.receipts,
+            "ingestion": self.ingestion,
+        }
+
+
+def parse_original(raw: Any, *, max_entries: int = MAX_ENTRIES) -> OriginalStore:
+    """Validate a decoded original store document."""
+    invalid = InvalidInputError("Invalid memory store; refusing to overwrite.")
+    if not isinstance(raw, dict) or raw.get("version") != 1:
+        raise invalid
+    resources, tombstones = raw.get("resources"), raw.get("tombstones")
+    receipts = raw.get("receipts", {})
+    if not isinstance(resources, list) or not isinstance(tombstones, list):
+        raise invalid
+    if not isinstance(receipts, dict):
+        raise invalid
+    if len(resources) + len(tombstones) > max_entries:
+        raise InvalidInputError(f"Memory store exceeds {max_entries:,} entries.")
+    out = OriginalStore()
+    out.resources = [normalize_resource(item).resource for item in resources]
+    ids = {resource["id"] for resource in out.resources}
+    if len(ids) != len(out.resources):
+        raise InvalidInputError("Duplicate resource IDs.")
+    for item in tombstones:
+        tombstone = normalize_tombstone(item)
+        if tombstone["id"] in ids:
+            raise InvalidInputError("Invalid or duplicate tombstone.")
+        ids.add(tombstone["id"])
+        out.tombstones.append(tombstone)
+    out.receipts = normalize_receipts(receipts)
+    out.ingestion = normalize_ingestion(raw.get("ingestion"))
+    return out
+
+
+def read_original(path: Path, *, max_bytes: int = MAX_BYTES) -> OriginalStore:
+    """Read and validate an original store file; a missing file is an error here."""
+    try:
+        if path.stat().st_size > max_bytes:
+            raise InvalidInputError("Memory store exceeds 20 MiB.")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(f"No such file: {path}") from None
+    if len(data) > max_bytes:
+        raise InvalidInputError("Memory store exceeds 20 MiB.")
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidInputError("Invalid memory store JSON; refusing to overwrite.") from None
+    return parse_original(raw)
+
+
+def write_private_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically with mode 0600 (temp file + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def write_original(path: Path, store: OriginalStore) -> int:
+    """Write an original-format store file; returns its size in bytes."""
+    data = json_document(store.to_json()).encode()
+    if len(data) > MAX_BYTES:
+        raise InvalidInputError("Memory store exceeds 20 MiB.")
+    write_private_file(path, data)
+    return len(data)

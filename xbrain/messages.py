@@ -1,0 +1,64 @@
+"""Commit messages: a subject naming the command and ids, a short body, trailers.
+
+Messages hold ids and titles only — never text, URLs or provider secrets — and end in
+``Xbrain-Command:`` / ``Xbrain-Agent:`` trailers so ``git log`` answers who changed what.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidInputError
+
+__all__ = ["commit_message", "validate_agent"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_MAX_BODY = 50
+
+
+def validate_agent(agent: str | None) -> str | None:
+    """An agent name is one printable line of at most 100 characters."""
+    if agent is None or agent == "":
+        return None
+    if len(agent) > 100 or _CONTROL.search(agent) or not agent.strip():
+        raise InvalidInputError("Invalid agent name; use one line of at most 100 characters.")
+    return agent.strip()
+
+
+def _title(title: str | None) -> str:
+    if not title:
+        return ""
+    clean = _CONTROL.sub(" ", title).strip()
+    if len(clean) > 60:
+        clean = clean[:59] + "…"
+    return f' "{clean}"'
+
+
+def commit_message(
+    command: str,
+    actions: list[tuple[str, str, str | None]],
+    agent: str | None,
+    subject: str | None = None,
+) -> str:
+    """Build a message from ``(verb, id, title)`` actions."""
+    if subject is None:
+        if len(actions) == 1:
+            verb, rid, title = actions[0]
+            subject = f"{command}: {verb} {rid}{_title(title)}"
+        else:
+            counts: dict[str, int] = {}
+            for verb, _, _ in actions:
+                counts[verb] = counts.get(verb, 0) + 1
+            parts = ", ".join(f"{verb} {n}" for verb, n in counts.items())
+            subject = f"{command}: {parts}"
+    lines = [subject, ""]
+    if len(actions) > 1:
+        for verb, rid, title in actions[:_MAX_BODY]:
+            lines.append(f"{verb} {rid}{_title(title)}")
+        if len(actions) > _MAX_BODY:
+            lines.append(f"… and {len(actions) - _MAX_BODY} more")
+        lines.append("")
+    lines.append(f"Xbrain-Command: {command}")
+    if agent:
+        lines.append(f"Xbrain-Agent: {agent}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,318 @@
+"""The high-level API: one ``Store`` per directory, every write one locked transaction.
+
+A write takes the cross-process store lock, reads the head commit, stages changes in a
+``Transaction``, and commits them in one compare-and-swap. Reads take no lock: they read
+whatever commit ``main`` points at, which is always complete. A missing store reads as
+empty; the first write creates it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .codec import digest
+from .design import carry_design, normalize_design
+from .errors import (
+    BusyError,
+    ConflictError,
+    CorruptStoreError,
+    InvalidInputError,
+    NotFoundError,
+    StaleError,
+)
+from .gitstore import GitStore
+from .messages import commit_message, validate_agent
+from .model import ID_PATTERN, Resource, normalize_resource
+from .timestamps import later_of, now_timestamp
+from .view import Transaction, View, marker_bytes
+
+__all__ = ["Store"]
+
+MAX_BATCH = 1000
+NOTE = (
+    "Local data remains usable. Receipts record past acknowledgements, "
+    "not a live remote health check."
+)
+LOCK_NAME = "xbrain.lock"
+
+
+class Store:
+    """An xbrain store at ``path`` (a git repository with a working tree)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        wait: float = 0.0,
+        agent: str | None = None,
+        clock: Callable[[], str] = now_timestamp,
+    ) -> None:
+        self.path = Path(path).absolute()
+        self.wait = wait
+        self.agent = validate_agent(agent)
+        self.clock = clock
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """True when the directory holds a git repository."""
+        return (self.path / ".git").is_dir()
+
+    def _check_dir(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise CorruptStoreError(f"Store path is not a directory: {self.path}")
+        if self.path.is_dir() and not self.exists() and any(self.path.iterdir()):
+            raise CorruptStoreError(
+                f"Not an xbrain store (a non-empty directory without .git): {self.path}"
+            )
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[View | None]:
+        """A view of the head commit, or None when the store does not exist yet."""
+        self._check_dir()
+        if not self.exists():
+            yield None
+            return
+        with GitStore(self.path) as git:
+            view = View(git.snapshot())
+            if view.snap.commit is None:
+                raise CorruptStoreError(f"Store has no commits: {self.path}")
+            view.config()
+            yield view
+
+    def _create(self) -> None:
+        self._check_dir()
+        if self.exists():
+            return
+        message = commit_message("init", [], self.agent, subject="init: create xbrain store")
+        GitStore.create(
+            self.path,
+            {layout.MARKER: marker_bytes()},
+            message,
+            "xbrain <xbrain@localhost>",
+            int(time.time()),
+        )
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(self.path / ".git" / LOCK_NAME), timeout=self.wait, mode=0o600)
+        try:
+            lock.acquire(timeout=self.wait, poll_interval=0.05)
+        except Timeout:
+            raise BusyError(
+                "Memory store is busy; retry after the other command finishes."
+            ) from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @contextlib.contextmanager
+    def _transaction(self, command: str) -> Iterator[Transaction]:
+        """Lock, stage, commit (if anything changed) and refresh the working tree."""
+        self._create()
+        with self._locked(), GitStore(self.path) as git:
+            pending = git.pending_worktree_paths()
+            if pending:
+                self._repair_worktree(git, pending)
+            snap = git.snapshot()
+            txn = Transaction(snap, View(snap).config(), command)
+            yield txn
+            changes = txn.finish()
+            if not changes:
+                return
+            message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
+            commit = git.commit(
+                snap.commit, changes, message, txn.settings.identity, int(time.time())
+            )
+            git.refresh_worktree(commit, list(changes))
+            txn.commit_id = str(commit)
+
+    @staticmethod
+    def _repair_worktree(git: GitStore, paths: list[str]) -> None:
+        if paths == ["*"]:
+            head = git.head()
+            paths = sorted({p for p, _ in git.snapshot(head).files()} | set(git.index_paths()))
+        git.refresh_worktree(git.head(), paths)
+
+    # -- commands --------------------------------------------------------------------------
+
+    def init(self) -> dict[str, Any]:
+        """Create the store if missing."""
+        existed = self.exists()
+        self._create()
+        with GitStore(self.path) as git:
+            head = git.head()
+        return {"store": str(self.path), "created": not existed, "commit": head}
+
+    def get(self, rid: str) -> Resource:
+        """The current resource (private content)."""
+        with self._reading() as view:
+            resource = None if view is None or not _is_id(rid) else view.resource(rid)
+        if resource is None:
+            raise NotFoundError("Resource not found.")
+        return resource
+
+    def inspect(self, rid: str) -> dict[str, Any]:
+        """The resource and its revision digest (the guard for ``analyze``)."""
+        resource = self.get(rid)
+        return {"resource": resource, "resourceRevision": digest(resource)}
+
+    def put(self, items: Any) -> dict[str, Any]:
+        """Validate then upsert 1–1,000 resources as one commit."""
+        batch = items if isinstance(items, list) else [items]
+        if not 1 <= len(batch) <= MAX_BATCH:
+            raise InvalidInputError("Supply 1–1,000 resources per batch.")
+        normalized = [normalize_resource(item) for item in batch]
+        ids = [n.resource["id"] for n in normalized]
+        if len(set(ids)) != len(ids):
+            raise InvalidInputError("Duplicate source IDs in batch.")
+        dropped = sorted({name for n in normalized for name in n.dropped})
+        with self._transaction("put") as txn:
+            result = apply_resources(txn, [n.resource for n in normalized])
+        result["droppedFields"] = sum(len(n.dropped) for n in normalized)
+        if dropped:
+            result["droppedFieldNames"] = dropped
+        result["commit"] = txn.commit_id
+        return result
+
+    def delete(self, rid: str) -> dict[str, Any]:
+        """Replace a live resource with a tombstone; absent ids change nothing."""
+        if not _is_id(rid):
+            raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+        if not self.exists():
+            return {"deleted": False, "remoteSync": "not_attempted", "commit": None}
+        with self._transaction("delete") as txn:
+            old = txn.resource(rid)
+            if old is not None:
+                txn.put_tombstone(
+                    {"id": rid, "deletedAt": later_of(self.clock(), old["updatedAt"])}
+                )
+                pending = txn.read_json(layout.PENDING, {})
+                if rid in pending:
+                    del pending[rid]
+                    txn.write_json(layout.PENDING, pending)
+                txn.actions = [("delete", rid, old["title"])]
+        if old is None:
+            return {"deleted": False, "remoteSync": "not_attempted", "commit": None}
+        commit = txn.commit_id
+        return {"deleted": True, "remoteSync": "pending_explicit_sync", "commit": commit}
+
+    def analyze(self, envelope: Any) -> dict[str, Any]:
+        """Attach a design analysis, guarded by the revision read with ``inspect``."""
+        if (
+            not isinstance(envelope, dict)
+            or not isinstance(envelope.get("id"), str)
+            or not isinstance(envelope.get("resourceRevision"), str)
+        ):
+            raise InvalidInputError(
+                "Analysis requires id and resourceRevision from the current resource."
+            )
+        design = normalize_design(envelope.get("design"))
+        rid = envelope["id"]
+        if not self.exists():
+            raise NotFoundError("Resource not found.")
+        with self._transaction("analyze") as txn:
+            current = txn.resource(rid) if _is_id(rid) else None
+            if current is None:
+                raise NotFoundError("Resource not found.")
+            if digest(current) != envelope["resourceRevision"]:
+                raise StaleError("Stale analysis; re-read the resource and inspect its images.")
+            updated = {**current, "design": design}
+            updated["updatedAt"] = later_of(self.clock(), current["updatedAt"])
+            result = apply_resources(txn, [updated])
+        result["analysis"] = design["status"]
+        result["commit"] = txn.commit_id
+        return result
+
+    def import_store(self, file: Path) -> dict[str, Any]:
+        """Fill an empty store from an original single-file JSON store."""
+        from . import transfer
+
+        data = transfer.load(Path(file))
+        with self._transaction("import-store") as txn:
+            counts = transfer.fill(txn, data)
+        return {"imported": str(Path(file).absolute()), **counts, "commit": txn.commit_id}
+
+    def export_store(self, file: Path, *, force: bool = False) -> dict[str, Any]:
+        """Write the whole store as an original single-file JSON store."""
+        from . import transfer
+
+        with self._reading() as view:
+            return transfer.export(view, Path(file), self.path, force)
+
+    def doctor(self, *, repair: bool = False) -> dict[str, Any]:
+        """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
+        from . import doctor
+
+        self._check_dir()
+        if not self.exists():
+            raise NotFoundError(f"No store at {self.path}; the first write creates it.")
+        if not repair:
+            with GitStore(self.path) as git:
+                return doctor.diagnose(git, repair=False)
+        with self._locked(), GitStore(self.path) as git:
+            return doctor.diagnose(git, repair=True)
+
+    def status(self) -> dict[str, Any]:
+        """Counts and sync state (no provider: ``not_configured``)."""
+        with self._reading() as view:
+            summary = {"resources": 0, "tombstones": 0}
+            pending: dict[str, Any] = {}
+            resumable = 0
+            head = None
+            if view is not None:
+                summary = view.summary()
+                pending = view.read_json(layout.PENDING, {})
+                for name in view.snap.listdir(layout.SOURCES_DIR):
+                    progress = view.read_json(f"{layout.SOURCES_DIR}/{name}", {})
+                    resumable += progress.get("active") is True
+                head = view.snap.commit
+        return {
+            "resources": summary["resources"],
+            "tombstones": summary["tombstones"],
+            "pendingDistillation": len(pending),
+            "resumableSources": resumable,
+            "provider": None,
+            "pending": summary["resources"] + summary["tombstones"],
+            "remoteSync": "not_configured",
+            "note": NOTE,
+            "commit": head,
+        }
+
+
+def _is_id(rid: str) -> bool:
+    return isinstance(rid, str) and ID_PATTERN.fullmatch(rid) is not None
+
+
+def apply_resources(txn: Transaction, resources: list[Resource]) -> dict[str, Any]:
+    """The original's upsert (reference §3.1): carry design, check staleness, count."""
+    counts = {"added": 0, "updated": 0, "unchanged": 0}
+    for incoming in resources:
+        rid = incoming["id"]
+        old = txn.resource(rid)
+        new = carry_design(old, incoming)
+        deleted = txn.tombstone(rid) if old is None else None
+        if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
+            deleted is not None and new["updatedAt"] <= deleted["deletedAt"]
+        ):
+            raise StaleError(
+                "Stale resource; use a newer updatedAt to update or explicitly restore it."
+            )
+        if old is not None and digest(old) == digest(new):
+            counts["unchanged"] += 1
+            continue
+        if old is not None and new["updatedAt"] == old["updatedAt"]:
+            raise ConflictError("Conflicting resource revision; use a newer updatedAt.")
+        verb = "update" if old is not None else ("restore" if deleted else "add")
+        counts["updated" if old is not None else "added"] += 1
+        txn.put_resource(new)
+        txn.actions.append((verb, rid, new["title"]))
+    return {**counts, "total": txn.totals()["resources"], "remoteSync": "not_attempted"}

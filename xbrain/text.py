@@ -1,0 +1,33 @@
+"""String rules shared by every record: JavaScript lengths, trimming and valid text.
+
+Lengths count UTF-16 code units on the untrimmed value and trimming uses JavaScript's
+whitespace set, both for compatibility with the original. Text holding NUL or an
+unpaired surrogate is rejected: it cannot round-trip through UTF-8 files.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["has_invalid_text", "js_trim", "utf16_length"]
+
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_INVALID = re.compile("[\x00\ud800-\udfff]")
+
+
+def utf16_length(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript's ``String.length``."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_trim(text: str) -> str:
+    """JavaScript's ``String.prototype.trim``."""
+    return text.strip(JS_WHITESPACE)
+
+
+def has_invalid_text(text: str) -> bool:
+    """True when the text holds NUL or an unpaired surrogate."""
+    return _INVALID.search(text) is not None

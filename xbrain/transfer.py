@@ -1,0 +1,126 @@
+"""Import from and export to the original single-file JSON store, losslessly.
+
+Import fills an empty store in one commit (objects go into one pack); export writes every
+resource, tombstone, receipt and ingestion record back in the original's format.
+Resource order on export is by ``updatedAt`` then id (tombstones by ``deletedAt``): the
+original's "last write last" order is not recorded in git and carries no meaning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .errors import ConflictError, InvalidInputError, NotFoundError
+from .jsonstore import OriginalStore, read_original, write_original
+from .view import Transaction, View
+
+__all__ = ["collect", "fill"]
+
+
+def _counts(data: OriginalStore) -> dict[str, int]:
+    return {
+        "resources": len(data.resources),
+        "tombstones": len(data.tombstones),
+        "receipts": len(data.receipts),
+        "sources": len(data.ingestion["sources"]),
+        "captures": len(data.ingestion["captures"]),
+        "pending": len(data.ingestion["pending"]),
+    }
+
+
+def is_empty(view: View) -> bool:
+    """True when a store holds no records and no state."""
+    totals = view.summary()
+    if totals["resources"] or totals["tombstones"]:
+        return False
+    return (
+        not any(
+            view.snap.listdir(directory)
+            for directory in (layout.RECEIPTS_DIR, layout.SOURCES_DIR, layout.CAPTURES_DIR)
+        )
+        and view.read(layout.PENDING) is None
+    )
+
+
+def load(path: Path) -> OriginalStore:
+    """Read and validate the file to import (before any lock is taken)."""
+    return read_original(path)
+
+
+def fill(txn: Transaction, data: OriginalStore) -> dict[str, Any]:
+    """Stage the whole original store into an empty transaction."""
+    if not is_empty(txn):
+        raise ConflictError(
+            "Import needs an empty store; choose a new --store directory for the import."
+        )
+    for resource in data.resources:
+        txn.put_resource(resource)
+    for tombstone in data.tombstones:
+        txn.put_tombstone(tombstone)
+    for key, bucket in data.receipts.items():
+        txn.write_json(layout.receipts_path(key), bucket)
+    for key, progress in data.ingestion["sources"].items():
+        txn.write_json(layout.source_path(key), progress)
+    shards: dict[str, dict[str, Any]] = {}
+    for rid, capture in data.ingestion["captures"].items():
+        shards.setdefault(layout.shard(rid), {})[rid] = capture
+    for shard, entries in shards.items():
+        txn.write(layout.captures_path(shard), layout.dump_catalog(entries))
+    if data.ingestion["pending"]:
+        txn.write_json(layout.PENDING, data.ingestion["pending"])
+    txn.subject = (
+        f"import-store: {len(data.resources)} resources, {len(data.tombstones)} tombstones"
+    )
+    return _counts(data)
+
+
+def _json_files(view: View, directory: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in sorted(view.snap.listdir(directory)):
+        if name.endswith(".json"):
+            out[name.removesuffix(".json")] = view.read_json(f"{directory}/{name}", {})
+    return out
+
+
+def collect(view: View) -> OriginalStore:
+    """Read every record and state file of a commit into the original's shape."""
+    data = OriginalStore()
+    resources, tombstones = [], []
+    for path, _ in view.snap.files(layout.RESOURCES_DIR):
+        resource = view.resource(Path(path).stem)
+        if resource is not None:
+            resources.append(resource)
+    for path, _ in view.snap.files(layout.TOMBSTONES_DIR):
+        tombstone = view.tombstone(Path(path).stem)
+        if tombstone is not None:
+            tombstones.append(tombstone)
+    data.resources = sorted(resources, key=lambda r: (r["updatedAt"], r["id"]))
+    data.tombstones = sorted(tombstones, key=lambda t: (t["deletedAt"], t["id"]))
+    data.receipts = _json_files(view, layout.RECEIPTS_DIR)
+    captures: dict[str, Any] = {}
+    for shard in _json_files(view, layout.CAPTURES_DIR).values():
+        captures.update(shard)
+    data.ingestion = {
+        "sources": _json_files(view, layout.SOURCES_DIR),
+        "captures": dict(sorted(captures.items())),
+        "pending": view.read_json(layout.PENDING, {}),
+    }
+    return data
+
+
+def export(view: View | None, target: Path, store_root: Path, force: bool) -> dict[str, Any]:
+    """Write ``view`` (None: an empty store) to ``target`` in the original format."""
+    target = target.absolute()
+    if target.resolve().is_relative_to(store_root.resolve()):
+        raise InvalidInputError("Export target must be outside the store directory.")
+    if target.exists() and not force:
+        raise ConflictError(f"{target} exists; pass --force to overwrite it.")
+    if target.is_dir():
+        raise InvalidInputError(f"Export target is a directory: {target}")
+    if view is None:
+        raise NotFoundError("No store to export.")
+    data = collect(view)
+    size = write_original(target, data)
+    return {"exported": str(target), **_counts(data), "bytes": size, "commit": view.snap.commit}

@@ -1,0 +1,246 @@
+"""Reading records out of one commit, and staging changes on top of it.
+
+``View`` reads resources, tombstones, the catalog and state files from a snapshot,
+re-normalizing every record exactly as the original did on read. ``Transaction`` adds
+an overlay of staged changes and keeps the catalog shards and the summary in step with
+them, so the catalog is always committed in the same commit as the change it describes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from . import layout
+from .codec import canonical_json, digest, dump_yaml, load_yaml
+from .errors import CorruptStoreError, InvalidInputError, XbrainError
+from .gitstore import Snapshot
+from .model import Resource, normalize_resource, normalize_tombstone
+
+__all__ = ["LimitError", "StoreConfig", "Transaction", "View"]
+
+DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
+DEFAULT_MAX_ENTRIES = 10_000
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+
+
+class LimitError(InvalidInputError):
+    """A write would take the store past one of its limits."""
+
+    code = "limit_exceeded"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Settings read from ``xbrain.yaml`` (committed, so they travel with the store)."""
+
+    identity: str = DEFAULT_IDENTITY
+    max_entries: int = DEFAULT_MAX_ENTRIES
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    @classmethod
+    def from_marker(cls, data: bytes | None) -> StoreConfig:
+        """Parse the marker file; a missing or foreign one means this is not a store."""
+        if data is None:
+            raise CorruptStoreError("Not an xbrain store (no xbrain.yaml); refusing to touch it.")
+        try:
+            raw = load_yaml(data)
+        except Exception as exc:
+            raise CorruptStoreError("Invalid xbrain.yaml; run xbrain doctor.") from exc
+        if not isinstance(raw, dict) or raw.get("format") != layout.FORMAT:
+            raise CorruptStoreError(
+                f"Unsupported store format (expected {layout.FORMAT}); upgrade xbrain."
+            )
+        identity = raw.get("identity") or {}
+        limits = raw.get("limits") or {}
+        name, email = identity.get("name"), identity.get("email")
+        ident = f"{name} <{email}>" if name and email else DEFAULT_IDENTITY
+        return cls(
+            identity=ident,
+            max_entries=max(DEFAULT_MAX_ENTRIES, int(limits.get("maxEntries", 0))),
+            max_bytes=max(DEFAULT_MAX_BYTES, int(limits.get("maxBytes", 0))),
+        )
+
+
+def marker_bytes() -> bytes:
+    """The marker file of a new store."""
+    return dump_yaml({"format": layout.FORMAT})
+
+
+def record_bytes(record: dict[str, Any]) -> int:
+    """A record's size as the original single-file store would hold it."""
+    return len(canonical_json(record).encode())
+
+
+def catalog_entry(kind: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The catalog line of one resource or tombstone."""
+    entry: dict[str, Any] = {"path": layout.record_path(kind, record["id"])}
+    entry["revision"] = digest(record)
+    if kind == "resource":
+        entry["updatedAt"] = record["updatedAt"]
+    else:
+        entry["deletedAt"] = record["deletedAt"]
+    entry["bytes"] = record_bytes(record)
+    return entry
+
+
+def entry_kind(entry: dict[str, Any]) -> str:
+    """``resource`` or ``tombstone`` from a catalog entry's path."""
+    return "resource" if entry["path"].startswith(layout.RESOURCES_DIR + "/") else "tombstone"
+
+
+class View:
+    """Read-only access to the records of one commit."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self._shards: dict[str, dict[str, Any]] = {}
+
+    def read(self, path: str) -> bytes | None:
+        """Raw bytes of a committed file."""
+        return self.snap.read(path)
+
+    def read_json(self, path: str, default: Any) -> Any:
+        """A committed JSON state file, or ``default`` when absent."""
+        data = self.read(path)
+        if data is None:
+            return default
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise CorruptStoreError(f"{path} is not valid JSON; run xbrain doctor.") from exc
+
+    def config(self) -> StoreConfig:
+        """The store's settings."""
+        return StoreConfig.from_marker(self.read(layout.MARKER))
+
+    def catalog_shard(self, shard: str) -> dict[str, Any]:
+        """Catalog entries of one shard (cached)."""
+        entries = self._shards.get(shard)
+        if entries is None:
+            entries = self.read_json(layout.catalog_path(shard), {})
+            if not isinstance(entries, dict):
+                raise CorruptStoreError(f"Catalog shard {shard} is damaged; run xbrain doctor.")
+            self._shards[shard] = entries
+        return entries
+
+    def entry(self, rid: str) -> dict[str, Any] | None:
+        """The catalog entry of an id, resource or tombstone."""
+        entry: dict[str, Any] | None = self.catalog_shard(layout.shard(rid)).get(rid)
+        return entry
+
+    def summary(self) -> dict[str, int]:
+        """Entry and byte totals."""
+        data: dict[str, int] = self.read_json(
+            layout.SUMMARY, {"resources": 0, "tombstones": 0, "bytes": 0}
+        )
+        return data
+
+    def _record(self, kind: str, rid: str) -> dict[str, Any] | None:
+        path = layout.record_path(kind, rid)
+        data = self.read(path)
+        if data is None:
+            return None
+        try:
+            raw = load_yaml(data)
+            if kind == "resource":
+                return normalize_resource(raw).resource
+            return normalize_tombstone(raw)
+        except XbrainError as exc:
+            raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
+        except Exception as exc:
+            raise CorruptStoreError(f"Stored record {path} is not valid YAML.") from exc
+
+    def resource(self, rid: str) -> Resource | None:
+        """A live resource, re-normalized, or None."""
+        return self._record("resource", rid)
+
+    def tombstone(self, rid: str) -> dict[str, str] | None:
+        """A tombstone, or None."""
+        record = self._record("tombstone", rid)
+        return None if record is None else {"id": record["id"], "deletedAt": record["deletedAt"]}
+
+
+class Transaction(View):
+    """A view plus staged changes; ``finish`` yields the file changes to commit."""
+
+    def __init__(self, snap: Snapshot, config: StoreConfig, command: str) -> None:
+        super().__init__(snap)
+        self.settings = config
+        self.command = command
+        self.actions: list[tuple[str, str, str | None]] = []
+        self.subject: str | None = None
+        self.commit_id: str | None = None
+        self.changes: dict[str, bytes | None] = {}
+        self._summary: dict[str, int] | None = None
+        self._dirty: set[str] = set()
+
+    def totals(self) -> dict[str, int]:
+        """Entry and byte totals including staged changes."""
+        return dict(self._summary) if self._summary is not None else self.summary()
+
+    def read(self, path: str) -> bytes | None:
+        """Staged bytes first, then the committed file."""
+        if path in self.changes:
+            return self.changes[path]
+        return self.snap.read(path)
+
+    def write(self, path: str, data: bytes | None) -> None:
+        """Stage a file write (None deletes); identical bytes stage nothing."""
+        if self.read(path) == data:
+            return
+        if self.snap.read(path) == data:
+            self.changes.pop(path, None)
+        else:
+            self.changes[path] = data
+
+    def write_json(self, path: str, value: Any) -> None:
+        """Stage a JSON state file."""
+        self.write(path, layout.dump_json(value))
+
+    def _set_entry(self, rid: str, entry: dict[str, Any] | None) -> None:
+        if self._summary is None:
+            self._summary = dict(self.summary())
+        shard = self.catalog_shard(layout.shard(rid))
+        old = shard.get(rid)
+        for item, sign in ((old, -1), (entry, 1)):
+            if item is not None:
+                self._summary[entry_kind(item) + "s"] += sign
+                self._summary["bytes"] += sign * item["bytes"]
+        if entry is None:
+            shard.pop(rid, None)
+        else:
+            shard[rid] = entry
+        self._dirty.add(layout.shard(rid))
+
+    def put_resource(self, resource: Resource) -> None:
+        """Stage a live resource, replacing any tombstone of the same id."""
+        rid = resource["id"]
+        self.write(layout.record_path("tombstone", rid), None)
+        self.write(layout.record_path("resource", rid), dump_yaml(resource))
+        self._set_entry(rid, catalog_entry("resource", resource))
+
+    def put_tombstone(self, tombstone: dict[str, str]) -> None:
+        """Stage a tombstone, removing the live resource of the same id."""
+        rid = tombstone["id"]
+        self.write(layout.record_path("resource", rid), None)
+        self.write(layout.record_path("tombstone", rid), dump_yaml(tombstone))
+        self._set_entry(rid, catalog_entry("tombstone", tombstone))
+
+    def finish(self) -> dict[str, bytes | None]:
+        """Write catalog shards and summary, enforce limits, return the changes."""
+        for shard in sorted(self._dirty):
+            entries = self._shards[shard]
+            data = layout.dump_catalog(entries) if entries else None
+            self.write(layout.catalog_path(shard), data)
+        if self._summary is not None:
+            count = self._summary["resources"] + self._summary["tombstones"]
+            if count > self.settings.max_entries:
+                raise LimitError(f"Memory store exceeds {self.settings.max_entries:,} entries.")
+            if self._summary["bytes"] > self.settings.max_bytes:
+                raise LimitError(
+                    f"Memory store exceeds {self.settings.max_bytes // (1024 * 1024)} MiB."
+                )
+            self.write_json(layout.SUMMARY, self._summary)
+        return dict(self.changes)
