@@ -86,8 +86,10 @@ class Result:
 @pytest.fixture
 def xb(store_dir: Path, tmp_path: Path) -> Callable[..., Result]:
     """Run the CLI in-process (click's CliRunner) against the test store."""
-    from xbrain.cli import cli
-    from xbrain.cli import commands  # noqa: F401
+    from xbrain.cli import (
+        cli,
+        commands,  # noqa: F401
+    )
 
     def run(*args: str, input: Any = None, store: Path | None = store_dir) -> Result:
         argv = [*args]
@@ -106,7 +108,12 @@ def xb(store_dir: Path, tmp_path: Path) -> Callable[..., Result]:
 def xb_proc(store_dir: Path) -> Callable[..., Result]:
     """Run the real CLI as a subprocess (python -m xbrain)."""
 
-    def run(*args: str, input: Any = None, store: Path | None = store_dir, env: dict[str, str] | None = None) -> Result:
+    def run(
+        *args: str,
+        input: Any = None,
+        store: Path | None = store_dir,
+        env: dict[str, str] | None = None,
+    ) -> Result:
         argv = [sys.executable, "-m", "xbrain", *args]
         if store is not None:
             argv += ["--store", str(store)]

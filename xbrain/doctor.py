@@ -16,7 +16,7 @@ from typing import Any
 
 from . import layout
 from .codec import dump_yaml, load_yaml
-from .errors import XbrainError
+from .errors import CorruptStoreError, XbrainError
 from .gitstore import GitStore, file_mode_problems, fix_file_modes, private_umask
 from .messages import commit_message
 from .model import normalize_resource, normalize_tombstone
@@ -129,12 +129,18 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
     """Run every check; with ``repair``, fix what is safe and report what was done."""
     problems: list[dict[str, Any]] = []
     repaired: list[dict[str, Any]] = []
+    for line in git.fsck():
+        problems.append(_problem("git_object", line))
     head = git.head()
-    view = View(git.snapshot(head))
-    config = view.config()
-
-    expected = _check_records(view, problems)
-    fixes = _check_catalog(view, expected, problems)
+    try:
+        view = View(git.snapshot(head))
+        config = view.config()
+        expected = _check_records(view, problems)
+        fixes = _check_catalog(view, expected, problems)
+    except CorruptStoreError as exc:
+        # Damaged objects: report, and leave repair to a backup (remote verify / clone).
+        problems.append(_problem("git_object", str(exc)))
+        return _report(git, head, {}, {}, problems, repaired)
     if repair and fixes:
         message = commit_message("doctor", [], None, subject="doctor: rebuild catalog")
         head = git.commit(head, fixes, message, config.identity, int(time.time()))
@@ -193,10 +199,17 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         else:
             problems.append(_problem("git_lock", "Stale lock left by a killed git writer.", rel))
 
-    for line in git.fsck():
-        problems.append(_problem("git_object", line))
+    return _report(git, head, expected, view.summary(), problems, repaired)
 
-    totals = view.summary()
+
+def _report(
+    git: GitStore,
+    head: str | None,
+    expected: dict[str, dict[str, Any]],
+    totals: dict[str, int],
+    problems: list[dict[str, Any]],
+    repaired: list[dict[str, Any]],
+) -> dict[str, Any]:
     return {
         "ok": not problems,
         "store": str(git.path),

@@ -21,12 +21,19 @@ import os
 import shutil
 import stat
 import tempfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NewType
 
-from dulwich.errors import NotGitRepository
+from dulwich.errors import (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    NotGitRepository,
+    ObjectFormatException,
+)
 from dulwich.index import Index, index_entry_from_stat
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
@@ -44,6 +51,31 @@ FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 _PACK_THRESHOLD = 64  # more new objects than this go into one pack, not loose files
 _MARKER = "xbrain/worktree-pending.json"
+
+
+_DAMAGE = (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    ObjectFormatException,
+    zlib.error,
+    ValueError,
+    EOFError,
+)
+
+
+def _load(repo: Repo, sha: bytes) -> ShaFile:
+    """One object by id; damage or absence becomes CorruptStoreError (never dulwich's)."""
+    try:
+        return repo.object_store[ObjectID(sha)]
+    except KeyError:
+        raise CorruptStoreError(
+            f"Git object {sha.decode()} is missing; run xbrain doctor."
+        ) from None
+    except _DAMAGE as exc:
+        raise CorruptStoreError(
+            f"Git object {sha.decode()} is damaged; run xbrain doctor."
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -76,7 +108,7 @@ class Snapshot:
         self._trees: dict[bytes, Tree] = {}
         self.tree_id: bytes | None = None
         if commit is not None:
-            obj = repo.object_store[ObjectID(commit.encode())]
+            obj = _load(repo, commit.encode())
             if not isinstance(obj, Commit):
                 raise CorruptStoreError(f"{commit} is not a commit.")
             self.tree_id = obj.tree
@@ -84,7 +116,7 @@ class Snapshot:
     def _tree(self, sha: bytes) -> Tree:
         tree = self._trees.get(sha)
         if tree is None:
-            obj = self._repo.object_store[ObjectID(sha)]
+            obj = _load(self._repo, sha)
             if not isinstance(obj, Tree):
                 raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
             tree = self._trees[sha] = obj
@@ -108,7 +140,7 @@ class Snapshot:
         entry = self._entry(path)
         if entry is None or entry[0] == DIR_MODE:
             return None
-        obj = self._repo.object_store[ObjectID(entry[1])]
+        obj = _load(self._repo, entry[1])
         if not isinstance(obj, Blob):
             raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
         return bytes(obj.data)
@@ -136,7 +168,7 @@ class Snapshot:
 
     def blob(self, blob_id: str) -> bytes:
         """Raw bytes of a blob by id."""
-        obj = self._repo.object_store[ObjectID(blob_id.encode())]
+        obj = _load(self._repo, blob_id.encode())
         if not isinstance(obj, Blob):
             raise CorruptStoreError(f"{blob_id} is not a file; run xbrain doctor.")
         return bytes(obj.data)
@@ -229,7 +261,12 @@ class GitStore:
 
     def commit_info(self, commit: CommitId) -> CommitInfo:
         """Metadata of one commit."""
-        obj = self._repo.object_store[ObjectID(commit.encode())]
+        try:
+            obj = _load(self._repo, commit.encode())
+        except CorruptStoreError:
+            if ObjectID(commit.encode()) not in self._repo.object_store:
+                raise NotFoundError(f"Unknown commit: {commit}") from None
+            raise
         if not isinstance(obj, Commit):
             raise NotFoundError(f"Unknown commit: {commit}")
         return CommitInfo(
@@ -247,7 +284,7 @@ class GitStore:
     ) -> bytes | None:
         tree = Tree()
         if base is not None:
-            old = self._repo.object_store[ObjectID(base)]
+            old = _load(self._repo, base)
             if not isinstance(old, Tree):
                 raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
             for item in old.iteritems():
@@ -297,7 +334,7 @@ class GitStore:
             objects: list[ShaFile] = []
             base = None
             if parent is not None:
-                parent_obj = self._repo.object_store[ObjectID(parent.encode())]
+                parent_obj = _load(self._repo, parent.encode())
                 assert isinstance(parent_obj, Commit)
                 base = parent_obj.tree
             encoded = {path.encode(): data for path, data in changes.items()}

@@ -21,7 +21,10 @@ def analysis() -> dict[str, Any]:
 def test_inspect_then_analyze(xb: Run, json_file: Callable[[Any], str]) -> None:
     xb("put", json_file(sample()))
     inspected = xb("inspect", ID).json
-    assert inspected["resourceRevision"] == "5069de4b5bad2811e72ce4195b2eceefcf15b35de063cfe59f47400219527712"
+    assert (
+        inspected["resourceRevision"]
+        == "5069de4b5bad2811e72ce4195b2eceefcf15b35de063cfe59f47400219527712"
+    )
     result = xb("analyze", str(EXAMPLES / "analysis.json"))
     assert result.code == 0, result.stderr
     assert result.json["updated"] == 1 and result.json["analysis"] == "analyzed"
@@ -31,12 +34,17 @@ def test_inspect_then_analyze(xb: Run, json_file: Callable[[Any], str]) -> None:
     assert list(resource)[-1] == "design"
 
 
-def test_analyze_guarded_by_revision(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+def test_analyze_guarded_by_revision(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
     xb("put", json_file(sample()))
     xb("put", json_file(sample(title="Edited", updatedAt="2026-10-08T00:00:00Z")))
     before = snapshot_files(store_dir)
     result = xb("analyze", str(EXAMPLES / "analysis.json"))
-    assert (result.code, result.stderr) == (5, "Stale analysis; re-read the resource and inspect its images.\n")
+    assert (result.code, result.stderr) == (
+        5,
+        "Stale analysis; re-read the resource and inspect its images.\n",
+    )
     assert snapshot_files(store_dir) == before
 
 
@@ -44,7 +52,9 @@ def test_analyze_input_errors(xb: Run, json_file: Callable[[Any], str], store_di
     xb("put", json_file(sample()))
     before = head(store_dir)
     missing = xb("analyze", json_file({"id": ID}))
-    assert missing.stderr == "Analysis requires id and resourceRevision from the current resource.\n"
+    assert (
+        missing.stderr == "Analysis requires id and resourceRevision from the current resource.\n"
+    )
     assert missing.code == 4
     bad_design = xb("analyze", json_file({**analysis(), "design": {"status": "nope"}}))
     assert bad_design.stderr == "Invalid design status.\n"
@@ -61,7 +71,9 @@ def test_resubmitting_same_design_still_updates(xb: Run, json_file: Callable[[An
     assert again.json["updated"] == 1
 
 
-def test_put_without_design_keeps_it_and_marks_stale(xb: Run, json_file: Callable[[Any], str]) -> None:
+def test_put_without_design_keeps_it_and_marks_stale(
+    xb: Run, json_file: Callable[[Any], str]
+) -> None:
     xb("put", json_file(sample()))
     xb("analyze", str(EXAMPLES / "analysis.json"))
     current = xb("get", ID).json

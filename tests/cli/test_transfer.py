@@ -26,7 +26,11 @@ def test_import_then_export_is_lossless(xb: Run, tmp_path: Path) -> None:
     assert imported.code == 0, imported.stderr
     assert imported.json["resources"] == 1 and imported.json["pending"] == 1
     status = xb("status").json
-    assert (status["pendingDistillation"], status["resumableSources"], status["tombstones"]) == (1, 1, 1)
+    assert (status["pendingDistillation"], status["resumableSources"], status["tombstones"]) == (
+        1,
+        1,
+        1,
+    )
     out = tmp_path / "exported.json"
     exported = xb("export-store", str(out))
     assert exported.code == 0, exported.stderr
@@ -35,7 +39,9 @@ def test_import_then_export_is_lossless(xb: Run, tmp_path: Path) -> None:
     assert out.read_text().endswith("}\n")
 
 
-def test_export_import_round_trip_of_a_live_store(xb: Run, json_file: Callable[[Any], str], tmp_path: Path) -> None:
+def test_export_import_round_trip_of_a_live_store(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
     xb("put", str(EXAMPLES / "batch.json"))
     xb("put", json_file(sample()))
     xb("delete", "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56")
@@ -48,7 +54,9 @@ def test_export_import_round_trip_of_a_live_store(xb: Run, json_file: Callable[[
     assert first.read_bytes() == second.read_bytes()
 
 
-def test_import_refuses_non_empty_store(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+def test_import_refuses_non_empty_store(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
     xb("put", json_file(make("mine")))
     before = head(store_dir)
     result = xb("import-store", str(EXAMPLES / "original-store.json"))
@@ -60,10 +68,18 @@ def test_import_rejects_invalid_files(xb: Run, tmp_path: Path, store_dir: Path) 
     cases = {
         "not json": "Invalid memory store JSON; refusing to overwrite.",
         '{"version": 2, "resources": [], "tombstones": [], "receipts": {}}': "Invalid memory store; refusing to overwrite.",
-        json.dumps({"version": 1, "resources": [sample(), sample()], "tombstones": [], "receipts": {}}): "Duplicate resource IDs.",
-        json.dumps({"version": 1, "resources": [], "tombstones": [{"id": "x"}], "receipts": {}}): "Invalid or duplicate tombstone.",
-        json.dumps({"version": 1, "resources": [], "tombstones": [], "receipts": {"k": {}}}): "Invalid sync receipt.",
-        json.dumps({"version": 1, "resources": [], "tombstones": [], "receipts": {}, "ingestion": []}): "Invalid ingestion state.",
+        json.dumps(
+            {"version": 1, "resources": [sample(), sample()], "tombstones": [], "receipts": {}}
+        ): "Duplicate resource IDs.",
+        json.dumps(
+            {"version": 1, "resources": [], "tombstones": [{"id": "x"}], "receipts": {}}
+        ): "Invalid or duplicate tombstone.",
+        json.dumps(
+            {"version": 1, "resources": [], "tombstones": [], "receipts": {"k": {}}}
+        ): "Invalid sync receipt.",
+        json.dumps(
+            {"version": 1, "resources": [], "tombstones": [], "receipts": {}, "ingestion": []}
+        ): "Invalid ingestion state.",
     }
     for index, (text, message) in enumerate(cases.items()):
         path = tmp_path / f"bad{index}.json"
@@ -74,7 +90,9 @@ def test_import_rejects_invalid_files(xb: Run, tmp_path: Path, store_dir: Path) 
     assert not store_dir.exists()
 
 
-def test_export_refuses_overwrite_and_inside_store(xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path) -> None:
+def test_export_refuses_overwrite_and_inside_store(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path
+) -> None:
     xb("put", json_file(sample()))
     target = tmp_path / "out.json"
     target.write_text("keep me")

@@ -28,8 +28,13 @@ def test_added_unchanged_updated(xb: Run, json_file: Callable[[Any], str], store
 
     again = put(xb, json_file, sample())
     assert again.json == {
-        "added": 0, "updated": 0, "unchanged": 1, "total": 1,
-        "remoteSync": "not_attempted", "droppedFields": 0, "commit": None,
+        "added": 0,
+        "updated": 0,
+        "unchanged": 1,
+        "total": 1,
+        "remoteSync": "not_attempted",
+        "droppedFields": 0,
+        "commit": None,
     }
     assert head(store_dir) == before  # no commit when nothing changed
 
@@ -63,9 +68,15 @@ def test_stale_and_conflicting_edits_change_nothing(
 ) -> None:
     put(xb, json_file, sample(updatedAt="2026-10-07T00:00:00Z"))
     stale = "Stale resource; use a newer updatedAt to update or explicitly restore it."
-    assert_rejected(xb, json_file, store_dir, sample(title="Old", updatedAt="2026-10-06T00:00:00Z"), 5, stale)
     assert_rejected(
-        xb, json_file, store_dir, sample(title="Same time"), 5,
+        xb, json_file, store_dir, sample(title="Old", updatedAt="2026-10-06T00:00:00Z"), 5, stale
+    )
+    assert_rejected(
+        xb,
+        json_file,
+        store_dir,
+        sample(title="Same time"),
+        5,
         "Conflicting resource revision; use a newer updatedAt.",
     )
 
@@ -74,7 +85,11 @@ def test_batch_is_all_or_nothing(xb: Run, json_file: Callable[[Any], str], store
     put(xb, json_file, sample())
     batch = [make("new-one"), sample(title="stale", updatedAt="2020-01-01T00:00:00Z")]
     assert_rejected(
-        xb, json_file, store_dir, batch, 5,
+        xb,
+        json_file,
+        store_dir,
+        batch,
+        5,
         "Stale resource; use a newer updatedAt to update or explicitly restore it.",
     )
     assert xb("get", make("new-one")["source"]["id"]).code == 3
@@ -85,7 +100,10 @@ def test_batch_is_all_or_nothing(xb: Run, json_file: Callable[[Any], str], store
     [
         ([], "Supply 1–1,000 resources per batch."),
         ([sample(), sample()], "Duplicate source IDs in batch."),
-        ([make("ok"), sample(title=5)], "Invalid title; expected a string of at most 500 characters."),
+        (
+            [make("ok"), sample(title=5)],
+            "Invalid title; expected a string of at most 500 characters.",
+        ),
     ],
 )
 def test_batch_validation(
@@ -98,7 +116,11 @@ def test_batch_validation(
 def test_batch_limit_1000(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
     put(xb, json_file, make("seed"))
     assert_rejected(
-        xb, json_file, store_dir, [make(f"r{i}") for i in range(1001)], 4,
+        xb,
+        json_file,
+        store_dir,
+        [make(f"r{i}") for i in range(1001)],
+        4,
         "Supply 1–1,000 resources per batch.",
     )
 
@@ -156,7 +178,9 @@ def test_delete_and_restore(xb: Run, json_file: Callable[[Any], str], store_dir:
     assert (status["resources"], status["tombstones"]) == (1, 0)
 
 
-def test_deleted_at_is_after_updated_at(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+def test_deleted_at_is_after_updated_at(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
     put(xb, json_file, sample(updatedAt="2999-01-01T00:00:00Z"))
     xb("delete", ID)
     tombstone = (store_dir / "tombstones" / "e6" / f"{ID}.yaml").read_text()
@@ -183,9 +207,25 @@ def test_status_without_provider(xb: Run, json_file: Callable[[Any], str]) -> No
     put(xb, json_file, [make("a"), make("b")])
     xb("delete", make("a")["source"]["id"])  # not an id: rejected
     status = xb("status").json
-    assert {k: status[k] for k in ("resources", "tombstones", "pendingDistillation", "resumableSources", "provider", "pending", "remoteSync")} == {
-        "resources": 2, "tombstones": 0, "pendingDistillation": 0, "resumableSources": 0,
-        "provider": None, "pending": 2, "remoteSync": "not_configured",
+    assert {
+        k: status[k]
+        for k in (
+            "resources",
+            "tombstones",
+            "pendingDistillation",
+            "resumableSources",
+            "provider",
+            "pending",
+            "remoteSync",
+        )
+    } == {
+        "resources": 2,
+        "tombstones": 0,
+        "pendingDistillation": 0,
+        "resumableSources": 0,
+        "provider": None,
+        "pending": 2,
+        "remoteSync": "not_configured",
     }
 
 
@@ -201,7 +241,9 @@ def test_store_option_before_and_after_and_env(
         assert (path / "resources" / "e6" / f"{ID}.yaml").exists()
 
 
-def test_default_store_under_user_data_dir(xb: Run, json_file: Callable[[Any], str], tmp_path: Path) -> None:
+def test_default_store_under_user_data_dir(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
     assert xb("put", json_file(sample()), store=None).code == 0
     assert (tmp_path / "home" / "data" / "xbrain" / "store" / "xbrain.yaml").exists()
 

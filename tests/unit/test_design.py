@@ -30,7 +30,15 @@ def test_valid_design_keeps_canonical_order() -> None:
     raw = analyzed()
     raw = {key: raw[key] for key in reversed(list(raw))}
     out = normalize_design(raw)
-    assert list(out) == ["status", "images", "domains", "features", "styles", "analyzedAt", "reason"]
+    assert list(out) == [
+        "status",
+        "images",
+        "domains",
+        "features",
+        "styles",
+        "analyzedAt",
+        "reason",
+    ]
     assert out["analyzedAt"] == "2026-10-08T12:30:00.000Z"
 
 
@@ -50,21 +58,44 @@ def mutate(**changes: Any) -> dict[str, Any]:
         (mutate(images=[{"url": IMG, "observed": "yes"}]), "Specify actual image observation."),
         (mutate(images=[{"url": " ", "observed": True}]), "Invalid design text."),
         (mutate(images=[{"url": "no url", "observed": True}]), "Invalid URL"),
-        (mutate(images=[{"url": "http://a.example/", "observed": True}]), "Image URLs must be HTTPS without credentials."),
+        (
+            mutate(images=[{"url": "http://a.example/", "observed": True}]),
+            "Image URLs must be HTTPS without credentials.",
+        ),
         (
             mutate(images=[{"url": IMG, "observed": True}, {"url": IMG, "observed": False}]),
             "Duplicate image URL.",
         ),
-        (mutate(features=[{**analyzed()["features"][0], "kind": "mood"}]), "Features require an observed image and valid dimension."),
-        (mutate(images=[{"url": IMG, "observed": False}]), "Features require an observed image and valid dimension."),
-        (mutate(features=[{**analyzed()["features"][0], "value": "v" * 201}]), "Invalid design text."),
+        (
+            mutate(features=[{**analyzed()["features"][0], "kind": "mood"}]),
+            "Features require an observed image and valid dimension.",
+        ),
+        (
+            mutate(images=[{"url": IMG, "observed": False}]),
+            "Features require an observed image and valid dimension.",
+        ),
+        (
+            mutate(features=[{**analyzed()["features"][0], "value": "v" * 201}]),
+            "Invalid design text.",
+        ),
         (mutate(features=[analyzed()["features"][0]] * 2), "Duplicate feature ID."),
         (mutate(domains=[{"label": "food", "featureIds": ["f1"]}]), "Invalid design domain."),
-        (mutate(domains=[{"label": "web-ui", "featureIds": ["nope"]}]), "Labels require existing visual evidence."),
-        (mutate(domains=[{"label": "web-ui", "featureIds": []}]), "Labels require existing visual evidence."),
-        (mutate(styles=[{**analyzed()["styles"][0], "confidence": "sure"}]), "Invalid style confidence."),
         (
-            mutate(styles=[analyzed()["styles"][0], {**analyzed()["styles"][0], "label": "MINIMAL"}]),
+            mutate(domains=[{"label": "web-ui", "featureIds": ["nope"]}]),
+            "Labels require existing visual evidence.",
+        ),
+        (
+            mutate(domains=[{"label": "web-ui", "featureIds": []}]),
+            "Labels require existing visual evidence.",
+        ),
+        (
+            mutate(styles=[{**analyzed()["styles"][0], "confidence": "sure"}]),
+            "Invalid style confidence.",
+        ),
+        (
+            mutate(
+                styles=[analyzed()["styles"][0], {**analyzed()["styles"][0], "label": "MINIMAL"}]
+            ),
             "Duplicate design label.",
         ),
         (mutate(analyzedAt="yesterday"), "Invalid analysis date."),

@@ -29,17 +29,32 @@ def with_source(**changes: Any) -> dict[str, Any]:
     [
         ([], "Invalid resource/source."),
         ({"source": "x"}, "Invalid resource/source."),
-        (with_source(provider=1), "Invalid source.provider; expected a string of at most 64 characters."),
-        (with_source(provider="p" * 65), "Invalid source.provider; expected a string of at most 64 characters."),
+        (
+            with_source(provider=1),
+            "Invalid source.provider; expected a string of at most 64 characters.",
+        ),
+        (
+            with_source(provider="p" * 65),
+            "Invalid source.provider; expected a string of at most 64 characters.",
+        ),
         (with_source(id=None), "Invalid source.id; expected a string of at most 512 characters."),
         (with_source(provider="-bad"), "A stable source provider and source ID are required."),
         (with_source(id="   "), "A stable source provider and source ID are required."),
         (with_source(url=5), "Invalid source.url; expected a string of at most 4096 characters."),
         (with_source(url=""), "Invalid URL"),
         (with_source(url="not a url"), "Invalid URL"),
-        (with_source(url="http://example.com/"), "Source URLs must use HTTPS without embedded credentials."),
-        (with_source(url="javascript:alert(1)"), "Source URLs must use HTTPS without embedded credentials."),
-        (with_source(url="https://u:p@example.com/"), "Source URLs must use HTTPS without embedded credentials."),
+        (
+            with_source(url="http://example.com/"),
+            "Source URLs must use HTTPS without embedded credentials.",
+        ),
+        (
+            with_source(url="javascript:alert(1)"),
+            "Source URLs must use HTTPS without embedded credentials.",
+        ),
+        (
+            with_source(url="https://u:p@example.com/"),
+            "Source URLs must use HTTPS without embedded credentials.",
+        ),
         (sample(id="resource_" + "0" * 64), "Resource ID does not match its source."),
         (sample(id=None), "Resource ID does not match its source."),
         (sample(title="t" * 501), "Invalid title; expected a string of at most 500 characters."),
@@ -49,8 +64,14 @@ def with_source(**changes: Any) -> dict[str, Any]:
         (sample(useWhen="x"), "Invalid useWhen."),
         (sample(useWhen=["x"] * 41), "Invalid useWhen."),
         (sample(useWhen=[1]), "Invalid useWhen; expected a string of at most 2000 characters."),
-        (sample(limitations=["y" * 2001]), "Invalid limitations; expected a string of at most 2000 characters."),
-        (sample(savedReason=1), "Invalid savedReason; expected a string of at most 10000 characters."),
+        (
+            sample(limitations=["y" * 2001]),
+            "Invalid limitations; expected a string of at most 2000 characters.",
+        ),
+        (
+            sample(savedReason=1),
+            "Invalid savedReason; expected a string of at most 10000 characters.",
+        ),
         (sample(updatedAt="yesterday"), "Invalid updatedAt; use an ISO timestamp."),
     ],
 )
@@ -84,15 +105,32 @@ def test_normalization() -> None:
         extra=1,
         usewhen=["typo"],
     )
-    raw["source"] = {"provider": " WEB ", "id": " fictional-dialog-guide ", "url": " https://Example.COM:443 ", "x": 1}
+    raw["source"] = {
+        "provider": " WEB ",
+        "id": " fictional-dialog-guide ",
+        "url": " https://Example.COM:443 ",
+        "x": 1,
+    }
     result = normalize_resource(raw)
     resource = result.resource
     assert list(resource) == [
-        "id", "source", "title", "text", "summary", "purpose",
-        "useWhen", "limitations", "savedReason", "updatedAt",
+        "id",
+        "source",
+        "title",
+        "text",
+        "summary",
+        "purpose",
+        "useWhen",
+        "limitations",
+        "savedReason",
+        "updatedAt",
     ]
     assert resource["id"].startswith("resource_e6030e7a")
-    assert resource["source"] == {"provider": "web", "id": "fictional-dialog-guide", "url": "https://example.com/"}
+    assert resource["source"] == {
+        "provider": "web",
+        "id": "fictional-dialog-guide",
+        "url": "https://example.com/",
+    }
     assert resource["title"] == "spaced"
     assert resource["useWhen"] == ["a", "b"]
     assert resource["savedReason"] == ""
@@ -123,15 +161,30 @@ def test_harmless_query_kept() -> None:
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
-        ("https://twitter.com/fictional/status/123456789?s=20", "https://x.com/i/web/status/123456789"),
-        ("https://mobile.twitter.com/i/status/123456789/photo/1", "https://x.com/i/web/status/123456789"),
+        (
+            "https://twitter.com/fictional/status/123456789?s=20",
+            "https://x.com/i/web/status/123456789",
+        ),
+        (
+            "https://mobile.twitter.com/i/status/123456789/photo/1",
+            "https://x.com/i/web/status/123456789",
+        ),
         ("https://x.com:8443/i/web/status/123456789/#frag", "https://x.com/i/web/status/123456789"),
         ("https://m.twitter.com/a/status/123456789", "https://m.twitter.com/a/status/123456789"),
         ("https://x.com/fictional/status/999", "https://x.com/fictional/status/999"),
-        ("https://x.com/abcdefghijklmnop/status/123456789", "https://x.com/abcdefghijklmnop/status/123456789"),
+        (
+            "https://x.com/abcdefghijklmnop/status/123456789",
+            "https://x.com/abcdefghijklmnop/status/123456789",
+        ),
         ("https://x.com/a/Status/123456789", "https://x.com/a/Status/123456789"),
-        ("https://x.com/a/status/123456789/analytics", "https://x.com/a/status/123456789/analytics"),
-        ("https://example.com/fictional/status/123456789", "https://example.com/fictional/status/123456789"),
+        (
+            "https://x.com/a/status/123456789/analytics",
+            "https://x.com/a/status/123456789/analytics",
+        ),
+        (
+            "https://example.com/fictional/status/123456789",
+            "https://example.com/fictional/status/123456789",
+        ),
     ],
 )
 def test_x_canonical_urls(url: str, expected: str) -> None:
@@ -142,7 +195,11 @@ def test_x_canonical_urls(url: str, expected: str) -> None:
 
 def test_x_canonicalization_needs_numeric_id_and_x_provider() -> None:
     raw = sample()
-    raw["source"] = {"provider": "web", "id": "123456789", "url": "https://x.com/a/status/123456789"}
+    raw["source"] = {
+        "provider": "web",
+        "id": "123456789",
+        "url": "https://x.com/a/status/123456789",
+    }
     assert normalize_resource(raw).resource["source"]["url"] == "https://x.com/a/status/123456789"
 
 

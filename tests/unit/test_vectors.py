@@ -12,9 +12,21 @@ from xbrain.model import normalize_resource, resource_id, revision
 @pytest.mark.parametrize(
     ("provider", "source_id", "expected"),
     [
-        ("web", "fictional-dialog-guide", "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"),
-        ("web", "fictional-accessibility-guide", "resource_86fa98108f4ccaaaa79518d7488c849aca9ecb938de1d9862b0360f1fd42f655"),
-        ("x", "123456789", "resource_b9fd64f7614d707b8c04d4f72a7e57d656097ea1aac5bd09e377372def162b89"),
+        (
+            "web",
+            "fictional-dialog-guide",
+            "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56",
+        ),
+        (
+            "web",
+            "fictional-accessibility-guide",
+            "resource_86fa98108f4ccaaaa79518d7488c849aca9ecb938de1d9862b0360f1fd42f655",
+        ),
+        (
+            "x",
+            "123456789",
+            "resource_b9fd64f7614d707b8c04d4f72a7e57d656097ea1aac5bd09e377372def162b89",
+        ),
     ],
 )
 def test_resource_ids(provider: str, source_id: str, expected: str) -> None:

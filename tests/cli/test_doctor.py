@@ -1,0 +1,136 @@
+"""doctor: detection and safe repair of drift, tampering, permissions and stale locks."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import EXAMPLES, Result, head, sample
+
+Run = Callable[..., Result]
+ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+
+
+def codes(result: Result) -> set[str]:
+    return {problem["code"] for problem in result.json["problems"]}
+
+
+def test_clean_store_is_ok(xb: Run) -> None:
+    xb("put", str(EXAMPLES / "batch.json"))
+    result = xb("doctor")
+    assert result.code == 0 and result.json["ok"] is True
+    assert result.json["checked"]["resources"] == 2
+
+
+def test_missing_store(xb: Run) -> None:
+    assert xb("doctor").code == 3
+
+
+def test_hand_edit_reported_then_repaired_without_loss(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    edited = path.read_text().replace("Fictional accessible", "Hand edited")
+    path.write_text(edited)
+    report = xb("doctor")
+    assert report.code == 7 and "worktree_drift" in codes(report)
+    assert xb("get", ID).json["title"] == "Fictional accessible dialog guide"  # edit not trusted
+    repaired = xb("doctor", "--repair")
+    assert repaired.code == 0, repaired.stdout
+    assert "Fictional accessible" in path.read_text()
+    rescued = list((store_dir / ".git" / "xbrain" / "rescued").rglob(f"{ID}.yaml"))
+    assert [p.read_text() for p in rescued] == [edited]
+
+
+def test_deleted_worktree_file_is_restored(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    (store_dir / "index" / "summary.json").unlink()
+    assert "worktree_drift" in codes(xb("doctor"))
+    assert xb("doctor", "--repair").json["ok"] is True
+    assert (store_dir / "index" / "summary.json").exists()
+
+
+def test_tampered_catalog_is_rebuilt_by_commit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    from xbrain.gitstore import GitStore
+
+    xb("put", json_file(sample()))
+    with GitStore(store_dir) as git:
+        parent = git.head()
+        git.commit(parent, {"index/catalog/e6.json": b"{}\n"}, "tamper\n", "t <t@t>", 0)
+        commit = git.head()
+        assert commit is not None
+        git.refresh_worktree(commit, ["index/catalog/e6.json"])
+    report = xb("doctor")
+    assert "catalog_drift" in codes(report)
+    repaired = xb("doctor", "--repair")
+    assert repaired.json["ok"] is True
+    assert head(store_dir) != commit
+    assert xb("doctor").json["ok"] is True
+
+
+def test_untracked_files_are_reported_not_deleted(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    stray = store_dir / "resources" / "zz-notes.txt"
+    stray.write_text("mine")
+    os.chmod(stray, 0o600)
+    assert "untracked_file" in codes(xb("doctor"))
+    xb("doctor", "--repair")
+    assert stray.read_text() == "mine"
+
+
+def test_permissions_reported_and_fixed(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    os.chmod(store_dir / "xbrain.yaml", 0o644)
+    os.chmod(store_dir / "resources", 0o755)
+    assert "permissions" in codes(xb("doctor"))
+    assert xb("doctor", "--repair").json["ok"] is True
+    assert (store_dir / "xbrain.yaml").stat().st_mode & 0o077 == 0
+
+
+def test_stale_git_lock_removed_only_when_old(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    lock = store_dir / ".git" / "refs" / "heads" / "main.lock"
+    lock.write_text("")
+    os.chmod(lock, 0o600)
+    fresh = xb("doctor", "--repair")
+    assert "git_lock" in codes(fresh) and lock.exists()
+    old = time.time() - 3600
+    os.utime(lock, (old, old))
+    assert "git_lock" in codes(xb("doctor"))
+    assert xb("doctor", "--repair").json["ok"] is True
+    assert not lock.exists()
+    assert xb("put", json_file(sample(title="after", updatedAt="2027-01-01T00:00:00Z"))).code == 0
+
+
+def test_corrupted_object_detected(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    objects = [
+        p
+        for p in (store_dir / ".git" / "objects").rglob("*")
+        if p.is_file() and len(p.parent.name) == 2
+    ]
+    victim = objects[0]
+    os.chmod(victim, 0o600)
+    victim.write_bytes(b"garbage")
+    result = xb("doctor")
+    assert result.code == 7
+    assert (
+        codes(result) & {"git_object", "invalid_record", "catalog_drift"}
+        or result.json["ok"] is False
+    )

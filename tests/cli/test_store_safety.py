@@ -1,0 +1,80 @@
+"""Locking, privacy and the git working tree after every command."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Result, make, sample, snapshot_files
+
+Run = Callable[..., Result]
+
+
+def test_busy_store_fails_fast_then_waits(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time, filelock\n"
+            f"lock = filelock.FileLock({str(store_dir / '.git' / 'xbrain.lock')!r})\n"
+            "lock.acquire()\nprint('held', flush=True)\ntime.sleep(1.5)\nlock.release()\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        before = snapshot_files(store_dir)
+        busy = xb("put", json_file(make("b")))
+        assert (busy.code, busy.stderr) == (
+            6,
+            "Memory store is busy; retry after the other command finishes.\n",
+        )
+        assert snapshot_files(store_dir) == before
+        assert (
+            xb(
+                "get", "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+            ).code
+            == 0
+        )
+        waited = xb("put", json_file(make("b")), "--wait", "30")
+        assert waited.code == 0 and waited.json["added"] == 1
+    finally:
+        holder.wait(timeout=30)
+        holder.stdout.close()
+
+
+def test_everything_is_private(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+    xb("put", json_file([make(f"r{i}") for i in range(100)]))  # large enough to write a pack
+    xb("delete", make("r1")["source"]["id"])
+    for path in [store_dir, *store_dir.rglob("*")]:
+        mode = stat.S_IMODE(path.lstat().st_mode)
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+def test_existing_parent_permissions_untouched(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    os.chmod(parent, 0o755)
+    xb("put", json_file(sample()), store=parent / "store")
+    assert stat.S_IMODE(parent.stat().st_mode) == 0o755
+
+
+def test_python_m_xbrain_works(xb_proc: Run, json_file: Callable[[Any], str]) -> None:
+    result = xb_proc("put", json_file(sample()))
+    assert result.code == 0 and result.stderr == ""
+    assert result.json["added"] == 1
+    failed = xb_proc("get", "resource_" + "c" * 64)
+    assert failed.code == 3 and failed.stdout == "" and failed.stderr == "Resource not found.\n"
+    trace = xb_proc("get", "resource_" + "c" * 64, "--traceback")
+    assert "Traceback" in trace.stderr

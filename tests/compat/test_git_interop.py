@@ -1,0 +1,90 @@
+"""The real git binary agrees with what xbrain writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, make, sample
+from xbrain.model import resource_id
+
+pytestmark = [
+    pytest.mark.compat,
+    pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is not installed"),
+]
+Run = Callable[..., Result]
+ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+
+
+def git(store: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(store), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def build_history(xb: Run, json_file: Callable[[Any], str]) -> None:
+    """A store with edits, a design analysis, a packed batch and a deletion."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    xb("put", json_file(sample(text="First line.\nSecond line.\nThird line.")))
+    edited = sample(
+        text="First line.\nSecond line, edited.\nThird line.", updatedAt="2026-10-08T00:00:00Z"
+    )
+    xb("put", json_file(edited))
+    xb("put", json_file([make(f"bulk-{i}") for i in range(80)]))  # a pack, not loose objects
+    analysis = json.loads((EXAMPLES / "analysis.json").read_text())
+    analysis["resourceRevision"] = xb("inspect", ID).json["resourceRevision"]
+    assert xb("analyze", json_file(analysis)).code == 0
+    assert xb("delete", resource_id("web", "bulk-1")).json["deleted"] is True
+
+
+def test_fsck_status_and_log(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+    build_history(xb, json_file)
+    subprocess.run(
+        ["git", "-C", str(store_dir), "fsck", "--strict", "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
+    assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
+    patch = git(store_dir, "log", "-p", "--", f"resources/e6/{ID}.yaml")
+    assert "-  Second line.\n+  Second line, edited.\n" in patch
+    subjects = git(store_dir, "log", "--format=%s").splitlines()
+    assert subjects[-1] == "init: create xbrain store"
+    assert any(s.startswith("delete: delete resource_") for s in subjects)
+    trailers = git(store_dir, "log", "-1", "--format=%(trailers:key=Xbrain-Command,valueonly)")
+    assert trailers.strip() == "delete"
+
+
+def test_status_clean_after_every_command(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    steps = [
+        lambda: xb("put", json_file(sample())),
+        lambda: xb("put", json_file(sample())),
+        lambda: xb("put", json_file(sample(title="t2", updatedAt="2026-10-09T00:00:00Z"))),
+        lambda: xb("delete", ID),
+        lambda: xb("put", json_file(sample(updatedAt="2030-01-01T00:00:00Z"))),
+        lambda: xb("put", json_file([make(f"m{i}") for i in range(70)])),
+    ]
+    for step in steps:
+        assert step().code == 0
+        assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_git_clone_gives_same_files(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path, tmp_path: Path
+) -> None:
+    build_history(xb, json_file)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(store_dir), str(clone)], check=True)
+    for path in store_dir.rglob("*"):
+        if ".git" in path.relative_to(store_dir).parts or not path.is_file():
+            continue
+        assert (clone / path.relative_to(store_dir)).read_bytes() == path.read_bytes()
+    # and the clone is itself a readable store
+    assert xb("status", store=clone).json["resources"] == xb("status").json["resources"]

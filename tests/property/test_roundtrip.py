@@ -1,0 +1,80 @@
+"""Hypothesis: canonical forms round-trip exactly."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import sample
+from xbrain.codec import canonical_json, dump_yaml, load_yaml
+from xbrain.model import normalize_resource
+
+# Any text a user could store: everything but NUL and lone surrogates.
+text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=300
+)
+notes = st.lists(
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        max_size=40,
+    ),
+    max_size=6,
+)
+
+
+@given(
+    title=text,
+    body=text,
+    summary=text,
+    purpose=text,
+    use_when=notes,
+    limitations=notes,
+    reason=st.one_of(st.none(), text),
+)
+def test_resource_yaml_round_trip(
+    title: str,
+    body: str,
+    summary: str,
+    purpose: str,
+    use_when: list[str],
+    limitations: list[str],
+    reason: str | None,
+) -> None:
+    raw = sample(
+        title=title,
+        text=body,
+        summary=summary,
+        purpose=purpose,
+        useWhen=use_when,
+        limitations=limitations,
+        savedReason=reason,
+    )
+    resource = normalize_resource(raw).resource
+    data = dump_yaml(resource)
+    back = load_yaml(data)
+    assert back == resource
+    assert list(back) == list(resource)
+    assert normalize_resource(back).resource == resource  # reading re-normalizes to itself
+    assert dump_yaml(back) == data  # one canonical byte form
+
+
+def test_multiline_text_is_a_block_scalar() -> None:
+    resource = normalize_resource(sample(text="line one\nline two\nline three")).resource
+    assert "text: |-\n  line one\n  line two\n  line three\n" in dump_yaml(resource).decode()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | text,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(text, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(json_values)
+def test_canonical_json_round_trip(value: Any) -> None:
+    encoded = canonical_json(value)
+    assert json.loads(encoded) == value
+    assert "\n" not in encoded
