@@ -17,7 +17,7 @@ from typing import Any
 from . import layout
 from .codec import dump_yaml, load_yaml
 from .errors import CorruptStoreError, XbrainError
-from .gitstore import GitStore, file_mode_problems, fix_file_modes, private_umask
+from .gitstore import WORKTREE_TEMP, GitStore, file_mode_problems, fix_file_modes, private_umask
 from .messages import commit_message
 from .model import normalize_resource, normalize_tombstone
 from .schemas import schema_errors
@@ -129,6 +129,22 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
     """Run every check; with ``repair``, fix what is safe and report what was done."""
     problems: list[dict[str, Any]] = []
     repaired: list[dict[str, Any]] = []
+    if repair:
+        for lock in git.crashed_write_locks():
+            lock.unlink(missing_ok=True)
+            rel = str(lock.relative_to(git.path))
+            repaired.append(
+                _problem("git_lock", "Lock left by a killed xbrain write removed.", rel)
+            )
+    for leftover in git.pack_leftovers():
+        rel = str(leftover.relative_to(git.path))
+        if repair:
+            leftover.unlink(missing_ok=True)
+            repaired.append(_problem("pack_leftover", "Removed what a killed write left.", rel))
+        else:
+            problems.append(
+                _problem("pack_leftover", "Left by a killed write (unreferenced).", rel)
+            )
     for line in git.fsck():
         problems.append(_problem("git_object", line))
     head = git.head()
@@ -160,6 +176,15 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         problems.append(
             _problem("worktree_drift", "Working tree or index differs from main.", path)
         )
+    for path in [p for p in untracked if p.endswith(WORKTREE_TEMP)]:
+        untracked.remove(path)
+        if repair:
+            (git.path / path).unlink(missing_ok=True)
+            repaired.append(
+                _problem("worktree_leftover", "Removed a killed write's temp file.", path)
+            )
+        else:
+            problems.append(_problem("worktree_leftover", "Temp file of a killed write.", path))
     for path in untracked:
         problems.append(
             _problem("untracked_file", "File not in the store's history (left alone).", path)

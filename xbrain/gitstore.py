@@ -34,13 +34,14 @@ from dulwich.errors import (
     NotGitRepository,
     ObjectFormatException,
 )
+from dulwich.file import FileLocked
 from dulwich.index import Index, index_entry_from_stat
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
-from .errors import ConflictError, CorruptStoreError, NotFoundError
+from .errors import BusyError, ConflictError, CorruptStoreError, NotFoundError
 
 __all__ = ["CommitId", "CommitInfo", "GitStore", "Snapshot", "private_umask"]
 
@@ -51,6 +52,7 @@ FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 _PACK_THRESHOLD = 64  # more new objects than this go into one pack, not loose files
 _MARKER = "xbrain/worktree-pending.json"
+WORKTREE_TEMP = ".xbrain-tmp"
 
 
 _DAMAGE = (
@@ -360,23 +362,38 @@ class GitStore:
                     store.add_object(obj)
             self._write_marker(commit.id.decode(), list(changes))
             reflog = b"xbrain: " + message.splitlines()[0].encode()[:200]
-            if parent is None:
-                moved = self._repo.refs.add_if_new(
-                    MAIN, commit.id, committer=identity.encode(), message=reflog
-                )
-            else:
-                moved = self._repo.refs.set_if_equals(
-                    MAIN,
-                    ObjectID(parent.encode()),
-                    commit.id,
-                    committer=identity.encode(),
-                    message=reflog,
-                )
+            try:
+                moved = self._move_main(parent, commit, identity, reflog)
+            except FileLocked:
+                raise BusyError(
+                    "A git command is updating the store (refs/heads/main.lock); retry, or run "
+                    "xbrain doctor --repair if no git command is running."
+                ) from None
             if not moved:
                 raise ConflictError(
                     "The store changed during this write (outside xbrain?); retry the command."
                 )
             return CommitId(commit.id.decode())
+
+    def _move_main(
+        self, parent: CommitId | None, commit: Commit, identity: str, reflog: bytes
+    ) -> bool:
+        """CAS ``main`` from ``parent`` to ``commit`` (create it for the first commit)."""
+        if parent is None:
+            return bool(
+                self._repo.refs.add_if_new(
+                    MAIN, commit.id, committer=identity.encode(), message=reflog
+                )
+            )
+        return bool(
+            self._repo.refs.set_if_equals(
+                MAIN,
+                ObjectID(parent.encode()),
+                commit.id,
+                committer=identity.encode(),
+                message=reflog,
+            )
+        )
 
     # -- working tree ----------------------------------------------------------------------
 
@@ -392,6 +409,40 @@ class GitStore:
         temp = marker.with_suffix(".tmp")
         temp.write_text(json.dumps({"commit": commit, "paths": sorted(known)}))
         os.replace(temp, marker)
+
+    def crashed_write_locks(self) -> list[Path]:
+        """Git lock files left by an xbrain write that was killed mid-commit.
+
+        Only meaningful while holding the store lock: the pending marker proves an xbrain
+        write did not finish, and a ref/index lock no older than that marker is its own.
+        """
+        try:
+            since = self._marker_path().stat().st_mtime
+        except FileNotFoundError:
+            return []
+        candidates = [
+            self.control_dir / "refs" / "heads" / "main.lock",
+            self.control_dir / "index.lock",
+        ]
+        return [p for p in candidates if p.exists() and p.stat().st_mtime >= since]
+
+    def pack_leftovers(self) -> list[Path]:
+        """Files a killed pack write leaves in ``objects/pack`` (temp packs, index locks,
+        packs without an index). Nothing references their objects: the ref moves only
+        after the pack is complete."""
+        pack_dir = self.control_dir / "objects" / "pack"
+        if not pack_dir.is_dir():
+            return []
+        found = []
+        for path in pack_dir.iterdir():
+            name = path.name
+            if (
+                name.endswith(".lock")
+                or (name.startswith("tmp") and name.endswith(".pack"))
+                or (name.endswith(".pack") and not path.with_suffix(".idx").exists())
+            ):
+                found.append(path)
+        return sorted(found)
 
     def pending_worktree_paths(self) -> list[str]:
         """Paths a crashed write may have left stale in the working tree."""
@@ -422,14 +473,18 @@ class GitStore:
                 data = snap.blob(blob)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if not (target.is_file() and target.read_bytes() == data):
-                    temp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+                    # a fixed name: a write killed here leaves a file the retry replaces
+                    temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
                     with open(temp, "wb") as handle:
                         handle.write(data)
                     os.replace(temp, target)
                 index[path.encode()] = index_entry_from_stat(
                     os.lstat(target), blob.encode(), FILE_MODE
                 )
-            index.write()
+            try:
+                index.write()
+            except FileLocked:
+                return  # a git command holds the index: the marker stays, the next write retries
             with contextlib.suppress(FileNotFoundError):
                 self._marker_path().unlink()
 
@@ -458,7 +513,11 @@ class GitStore:
 
     def stale_git_locks(self) -> list[Path]:
         """Lock files git writers leave behind when killed (refs, index, config)."""
-        found = [p for p in self.control_dir.rglob("*.lock") if p.name != "xbrain.lock"]
+        found = [
+            p
+            for p in self.control_dir.rglob("*.lock")
+            if p.name != "xbrain.lock" and p.parent.name != "pack"
+        ]
         return sorted(found)
 
     def fsck(self) -> list[str]:

@@ -119,6 +119,8 @@ class Store:
         """Lock, stage, commit (if anything changed) and refresh the working tree."""
         self._create()
         with self._locked(), GitStore(self.path) as git:
+            for leftover in [*git.crashed_write_locks(), *git.pack_leftovers()]:
+                leftover.unlink(missing_ok=True)
             pending = git.pending_worktree_paths()
             if pending:
                 self._repair_worktree(git, pending)
