@@ -35,12 +35,12 @@ from dulwich.errors import (
     ObjectFormatException,
 )
 from dulwich.file import FileLocked
-from dulwich.index import Index, index_entry_from_stat
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
+from . import gitindex
 from .errors import BusyError, ConflictError, CorruptStoreError, NotFoundError
 
 __all__ = ["CommitId", "CommitInfo", "GitStore", "Snapshot", "private_umask"]
@@ -458,17 +458,16 @@ class GitStore:
         """Make the working tree and git index match ``commit`` at ``paths``."""
         snap = self.snapshot(commit)
         root = self.path
+        entries: dict[bytes, bytes | None] = {}
         with private_umask():
-            index = Index(self._repo.index_path())
             for path in paths:
                 target = root / path
                 blob = snap.blob_id(path)
                 if blob is None:
                     with contextlib.suppress(FileNotFoundError):
                         target.unlink()
-                    if path.encode() in index:
-                        del index[path.encode()]
                     _prune_empty_dirs(target.parent, root)
+                    entries[path.encode()] = None
                     continue
                 data = snap.blob(blob)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -478,15 +477,30 @@ class GitStore:
                     with open(temp, "wb") as handle:
                         handle.write(data)
                     os.replace(temp, target)
-                index[path.encode()] = index_entry_from_stat(
-                    os.lstat(target), blob.encode(), FILE_MODE
-                )
+                entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
             try:
-                index.write()
-            except FileLocked:
+                stamp = self.control_dir / "xbrain" / "index-stamp"
+                if not gitindex.update(Path(self._repo.index_path()), entries, stamp):
+                    self._update_index_slowly(entries)
+            except (gitindex.IndexLocked, FileLocked):
                 return  # a git command holds the index: the marker stays, the next write retries
             with contextlib.suppress(FileNotFoundError):
                 self._marker_path().unlink()
+
+    def _update_index_slowly(self, entries: dict[bytes, bytes | None]) -> None:
+        """dulwich's full rewrite, for index formats the fast editor leaves alone."""
+        from dulwich.index import Index, index_entry_from_stat
+
+        index = Index(self._repo.index_path())
+        for path, entry in entries.items():
+            if entry is None:
+                if path in index:
+                    del index[path]
+            else:
+                target = self.path / path.decode()
+                blob = entry[40:60].hex().encode()
+                index[path] = index_entry_from_stat(os.lstat(target), blob, FILE_MODE)
+        index.write()
 
     def worktree_files(self) -> Iterator[str]:
         """Every file in the working tree (relative paths), outside ``.git``."""
@@ -498,13 +512,18 @@ class GitStore:
 
     def index_paths(self) -> dict[str, str]:
         """Path → blob id of every git-index entry."""
-        index = Index(self._repo.index_path())
-        out: dict[str, str] = {}
-        for path, entry in index.items():
-            sha = getattr(entry, "sha", None)
-            if sha is not None:
-                out[path.decode()] = sha.decode()
-        return out
+        try:
+            return gitindex.read_entries(Path(self._repo.index_path()))
+        except (gitindex.Unsupported, ValueError):
+            from dulwich.index import Index
+
+            index = Index(self._repo.index_path())
+            out: dict[str, str] = {}
+            for path, entry in index.items():
+                sha = getattr(entry, "sha", None)
+                if sha is not None:
+                    out[path.decode()] = sha.decode()
+            return out
 
     @staticmethod
     def hash_blob(data: bytes) -> str:

@@ -1,0 +1,54 @@
+"""Hypothesis: the fast index editor agrees with dulwich's full parser."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+from dulwich.index import Index
+from hypothesis import given
+from hypothesis import strategies as st
+
+from xbrain import gitindex
+
+NAMES = [
+    "xbrain.yaml",
+    "index/summary.json",
+    *(f"index/catalog/{s}.json" for s in ("00", "0a", "e6", "ff")),
+    *(f"resources/{s}/resource_{s}{n}.yaml" for s in ("00", "0a", "e6", "ff") for n in "0123"),
+    *(f"tombstones/{s}/resource_{s}{n}.yaml" for s in ("0a", "e6") for n in "01"),
+]
+steps = st.lists(
+    st.dictionaries(st.sampled_from(NAMES), st.one_of(st.none(), st.sampled_from(["1", "2"])), min_size=1, max_size=5),
+    min_size=1,
+    max_size=12,
+)
+counter = itertools.count()
+
+
+@given(steps, st.booleans())
+def test_index_edits_match_model(tmp_path: Path, batches: list[dict[str, str | None]], git_wrote_first: bool) -> None:
+    root = tmp_path / f"case-{next(counter)}"
+    root.mkdir()
+    index_path, stamp = root / "index", root / "stamp"
+    probe = root / "probe"
+    probe.write_bytes(b"x")
+    info = os.lstat(probe)
+    if git_wrote_first:  # an index xbrain did not write: no stamp, the slow path first
+        Index(str(index_path), read=False).write()
+    model: dict[str, str] = {}
+    for batch in batches:
+        changes = {}
+        for name, blob in batch.items():
+            sha = None if blob is None else blob * 40
+            changes[name.encode()] = None if sha is None else gitindex.entry_bytes(name.encode(), info, sha)
+            if sha is None:
+                model.pop(name, None)
+            else:
+                model[name] = sha
+        assert gitindex.update(index_path, changes, stamp)
+        parsed = Index(str(index_path))
+        assert {path.decode(): entry.sha.decode() for path, entry in parsed.items()} == model
+        assert list(parsed.paths()) == sorted(path.encode() for path in model)
+        assert gitindex.read_entries(index_path) == model

@@ -1,0 +1,230 @@
+"""A small, fast editor for git's index file (versions 2 and 3).
+
+dulwich's ``Index`` parses and re-serializes every entry in Python, which makes each
+write cost O(entries) at ~13 µs an entry. xbrain changes a handful of paths per commit,
+so this module walks the entry table with one ``struct`` read per entry, splices in the
+changed entries and rewrites the file under git's own ``index.lock`` protocol.
+
+Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
+with an upper-case letter) are dropped, as git allows: they are caches git rebuilds.
+An index using a required extension (split index, sparse directories) or version 4 is
+left to dulwich (``update`` returns False).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["IndexLocked", "entry_bytes", "read_entries", "update"]
+
+_HEADER = struct.Struct(">4sLL")
+_FLAGS = struct.Struct(">H")
+_STAT = struct.Struct(">LLLLLLLLLL")
+_FILE_MODE = 0o100644
+
+
+class IndexLocked(Exception):
+    """``index.lock`` exists: a git command is writing the index."""
+
+
+class Unsupported(Exception):
+    """The index uses a feature this editor does not handle."""
+
+
+def entry_bytes(path: bytes, stat: os.stat_result, blob_sha_hex: str) -> bytes:
+    """One index entry (stage 0, regular file 0644) for ``path`` with ``stat``."""
+    mask = 0xFFFFFFFF
+    head = _STAT.pack(
+        int(stat.st_ctime) & mask,
+        stat.st_ctime_ns % 1_000_000_000,
+        int(stat.st_mtime) & mask,
+        stat.st_mtime_ns % 1_000_000_000,
+        stat.st_dev & mask,
+        stat.st_ino & mask,
+        _FILE_MODE,
+        stat.st_uid & mask,
+        stat.st_gid & mask,
+        stat.st_size & mask,
+    )
+    flags = _FLAGS.pack(min(len(path), 0xFFF))
+    raw = head + bytes.fromhex(blob_sha_hex) + flags + path
+    return raw + b"\0" * (8 - len(raw) % 8)
+
+
+def _parse(data: bytes) -> tuple[int, list[bytes], list[tuple[int, int]]]:
+    """(version, names, (start, end) of each entry)."""
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version not in (2, 3):
+        raise Unsupported(f"index version {version}")
+    names: list[bytes] = []
+    spans: list[tuple[int, int]] = []
+    offset = 12
+    for _ in range(count):
+        (flags,) = _FLAGS.unpack_from(data, offset + 60)
+        if flags & 0x4000:  # extended flags (version 3): intent-to-add, skip-worktree
+            raise Unsupported("extended entry flags")
+        length = flags & 0xFFF
+        name_at = offset + 62
+        if length == 0xFFF:
+            length = data.index(b"\0", name_at) - name_at
+        end = offset + ((62 + length + 8) & ~7)
+        names.append(data[name_at : name_at + length])
+        spans.append((offset, end))
+        offset = end
+    body_end = len(data) - 20
+    while offset < body_end:  # extensions
+        signature = data[offset : offset + 4]
+        (size,) = struct.unpack_from(">L", data, offset + 4)
+        if not signature[:1].isupper():
+            raise Unsupported(f"required index extension {signature!r}")
+        offset += 8 + size
+    return version, names, spans
+
+
+def read_entries(index_path: Path) -> dict[str, str]:
+    """Path → blob id of every stage-0 entry (empty when there is no index)."""
+    try:
+        data = index_path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    _, names, spans = _parse(data)
+    out = {}
+    for name, (start, _) in zip(names, spans, strict=True):
+        out[name.decode("utf-8", "surrogateescape")] = data[start + 40 : start + 60].hex()
+    return out
+
+
+def _name_at(data: bytes, start: int) -> bytes:
+    (flags,) = _FLAGS.unpack_from(data, start + 60)
+    return data[start + 62 : start + 62 + (flags & 0xFFF)]
+
+
+def _next(data: bytes, start: int) -> int:
+    (flags,) = _FLAGS.unpack_from(data, start + 60)
+    return int(start + ((62 + (flags & 0xFFF) + 8) & ~7))
+
+
+def _find_entry(data: bytes, needle: bytes, end: int) -> int | None:
+    """Offset of the first entry whose name starts with ``needle`` (exact when it ends in NUL).
+
+    Entry names start 62 bytes into an entry and entries are 8-byte aligned from offset
+    12, so a real match sits at ``pos % 8 == 2`` right after its flags; anything else is
+    a coincidence inside binary fields and is skipped.
+    """
+    pos = data.find(needle, 12, end)
+    while pos != -1:
+        start = pos - 62
+        if pos % 8 == 2 and start >= 12:
+            (flags,) = _FLAGS.unpack_from(data, pos - 2)
+            length = flags & 0xFFF
+            if (
+                length >= len(needle.rstrip(b"\0"))
+                and data[pos + length : pos + length + 1] == b"\0"
+            ):
+                return start
+        pos = data.find(needle, pos + 1, end)
+    return None
+
+
+def _insertion_point(data: bytes, path: bytes, end: int) -> int | None:
+    """Where a new entry for ``path`` goes, found from its directory's first entry."""
+    directory = path[: path.rfind(b"/") + 1]
+    if not directory:
+        return None
+    start = _find_entry(data, directory, end)
+    if start is None:
+        return None
+    while start < end:
+        name = _name_at(data, start)
+        if not name.startswith(directory) or name > path:
+            return start
+        start = _next(data, start)
+    return start
+
+
+def _fast_edits(
+    data: bytes, changes: Mapping[bytes, bytes | None]
+) -> list[tuple[int, int, int, bytes]] | None:
+    """(start, order, end, bytes) splices, or None when the slow path must decide."""
+    end = len(data) - 20
+    edits = []
+    for path, entry in sorted(changes.items()):
+        start = _find_entry(data, path + b"\0", end)
+        if start is not None:
+            edits.append((start, 1, _next(data, start), entry or b""))
+        elif entry is not None:
+            at = _insertion_point(data, path, end)
+            if at is None:
+                return None
+            edits.append((at, 0, at, entry))
+    return sorted(edits)
+
+
+def _write(index_path: Path, body: bytes, stamp: Path) -> None:
+    lock = index_path.with_name(index_path.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise IndexLocked(str(lock)) from None
+    trailer = hashlib.sha1(body).digest()
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+            handle.write(trailer)
+        os.replace(lock, index_path)
+    except BaseException:
+        lock.unlink(missing_ok=True)
+        raise
+    stamp.write_bytes(trailer)
+
+
+def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path) -> bool:
+    """Replace, add (entry bytes) or remove (None) entries by path; False if unsupported.
+
+    ``stamp`` remembers the checksum of the last index written here: while it matches,
+    the file has no extensions and edits are spliced in without walking every entry.
+    Raises IndexLocked when a git command holds ``index.lock``.
+    """
+    try:
+        data = index_path.read_bytes()
+    except FileNotFoundError:
+        data = _HEADER.pack(b"DIRC", 2, 0) + hashlib.sha1(_HEADER.pack(b"DIRC", 2, 0)).digest()
+    try:
+        ours = stamp.read_bytes() == data[-20:]
+    except OSError:
+        ours = False
+    edits = _fast_edits(data, changes) if ours else None
+    if edits is not None:
+        signature, version, count = _HEADER.unpack_from(data, 0)
+        pieces, cursor = [], 12
+        for start, _, end, replacement in edits:
+            pieces.append(data[cursor:start])
+            pieces.append(replacement)
+            count += (1 if replacement else 0) - (1 if end > start else 0)
+            cursor = end
+        pieces.append(data[cursor:-20])
+        _write(index_path, _HEADER.pack(signature, version, count) + b"".join(pieces), stamp)
+        return True
+    try:
+        version, names, spans = _parse(data)
+    except (Unsupported, struct.error, ValueError):
+        return False
+    entries = [data[start:end] for start, end in spans]
+    for path, entry in sorted(changes.items()):
+        at = bisect.bisect_left(names, path)
+        exists = at < len(names) and names[at] == path
+        if entry is None:
+            if exists:
+                del names[at], entries[at]
+        elif exists:
+            entries[at] = entry
+        else:
+            names.insert(at, path)
+            entries.insert(at, entry)
+    _write(index_path, _HEADER.pack(b"DIRC", version, len(entries)) + b"".join(entries), stamp)
+    return True
