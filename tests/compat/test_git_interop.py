@@ -90,7 +90,9 @@ def test_git_clone_gives_same_files(
     assert xb("status", store=clone).json["resources"] == xb("status").json["resources"]
 
 
-def test_index_written_by_git_then_xbrain(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+def test_index_written_by_git_then_xbrain(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
     xb("put", json_file([make(f"i{i}") for i in range(30)]))
     # git adds its own cache-tree extension; xbrain must keep the index valid around it
     subprocess.run(["git", "-C", str(store_dir), "read-tree", "HEAD"], check=True)
@@ -99,9 +101,15 @@ def test_index_written_by_git_then_xbrain(xb: Run, json_file: Callable[[Any], st
     assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
     assert git(store_dir, "ls-files") == git(store_dir, "ls-tree", "-r", "--name-only", "HEAD")
     # version 4 (path compression) is left to dulwich's slower, complete writer
-    subprocess.run(["git", "-C", str(store_dir), "update-index", "--index-version", "4"], check=True)
+    subprocess.run(
+        ["git", "-C", str(store_dir), "update-index", "--index-version", "4"], check=True
+    )
     xb("put", json_file(make("after-v4")))
     assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
     xb("delete", resource_id("web", "i3"))
     assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
-    subprocess.run(["git", "-C", str(store_dir), "fsck", "--strict", "--no-progress"], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(store_dir), "fsck", "--strict", "--no-progress"],
+        check=True,
+        capture_output=True,
+    )

@@ -20,7 +20,12 @@ NAMES = [
     *(f"tombstones/{s}/resource_{s}{n}.yaml" for s in ("0a", "e6") for n in "01"),
 ]
 steps = st.lists(
-    st.dictionaries(st.sampled_from(NAMES), st.one_of(st.none(), st.sampled_from(["1", "2"])), min_size=1, max_size=5),
+    st.dictionaries(
+        st.sampled_from(NAMES),
+        st.one_of(st.none(), st.sampled_from(["1", "2"])),
+        min_size=1,
+        max_size=5,
+    ),
     min_size=1,
     max_size=12,
 )
@@ -28,7 +33,9 @@ counter = itertools.count()
 
 
 @given(steps, st.booleans())
-def test_index_edits_match_model(tmp_path: Path, batches: list[dict[str, str | None]], git_wrote_first: bool) -> None:
+def test_index_edits_match_model(
+    tmp_path: Path, batches: list[dict[str, str | None]], git_wrote_first: bool
+) -> None:
     root = tmp_path / f"case-{next(counter)}"
     root.mkdir()
     index_path, stamp = root / "index", root / "stamp"
@@ -42,7 +49,9 @@ def test_index_edits_match_model(tmp_path: Path, batches: list[dict[str, str | N
         changes = {}
         for name, blob in batch.items():
             sha = None if blob is None else blob * 40
-            changes[name.encode()] = None if sha is None else gitindex.entry_bytes(name.encode(), info, sha)
+            changes[name.encode()] = (
+                None if sha is None else gitindex.entry_bytes(name.encode(), info, sha)
+            )
             if sha is None:
                 model.pop(name, None)
             else:

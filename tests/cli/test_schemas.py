@@ -1,0 +1,88 @@
+"""schema/: every schema is valid, every example validates, every CLI output validates."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.conftest import EXAMPLES, ROOT, Result
+from xbrain.codec import dump_yaml, load_yaml
+from xbrain.model import normalize_resource
+from xbrain.schemas import schema_dir, schema_errors
+
+Run = Callable[..., Result]
+ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+
+
+def test_schema_dir_is_the_repository_schema_folder() -> None:
+    assert (
+        schema_dir().resolve() == (ROOT / "schema").resolve()
+        or (schema_dir() / "resource.schema.json").exists()
+    )
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "schema").glob("*.schema.json")), ids=lambda p: p.name
+)
+def test_schemas_are_valid_draft_2020_12(path: Path) -> None:
+    Draft202012Validator.check_schema(json.loads(path.read_text()))
+
+
+EXAMPLE_SCHEMAS = {
+    "synthetic-resource.json": "put-input",
+    "batch.json": "put-input",
+    "analysis.json": "analyze-input",
+    "original-store.json": "original-store",
+}
+
+
+def test_every_example_is_covered() -> None:
+    assert {p.name for p in EXAMPLES.glob("*.json")} == set(EXAMPLE_SCHEMAS)
+
+
+@pytest.mark.parametrize(("name", "schema"), sorted(EXAMPLE_SCHEMAS.items()))
+def test_examples_validate(name: str, schema: str) -> None:
+    assert schema_errors(schema, json.loads((EXAMPLES / name).read_text())) == []
+
+
+@pytest.mark.parametrize("name", ["synthetic-resource.json", "batch.json"])
+def test_example_resources_round_trip(name: str) -> None:
+    data = json.loads((EXAMPLES / name).read_text())
+    for item in data if isinstance(data, list) else [data]:
+        resource = normalize_resource(item).resource
+        assert schema_errors("resource", resource) == []
+        assert load_yaml(dump_yaml(resource)) == resource
+        assert normalize_resource(resource).resource == resource
+
+
+def test_invalid_resource_is_caught_by_schema() -> None:
+    assert schema_errors("resource", {"id": "nope"})
+
+
+def validate(result: Result, schema: str) -> Any:
+    assert result.code == 0, result.stderr
+    data = result.json
+    assert schema_errors(schema, data) == [], data
+    return data
+
+
+def test_cli_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
+    validate(xb("init"), "init-output")
+    validate(xb("put", str(EXAMPLES / "synthetic-resource.json")), "put-output")
+    validate(xb("put", str(EXAMPLES / "batch.json")), "put-output")
+    validate(xb("get", ID), "get-output")
+    validate(xb("inspect", ID), "inspect-output")
+    validate(xb("analyze", str(EXAMPLES / "analysis.json")), "analyze-output")
+    validate(xb("status"), "status-output")
+    validate(xb("doctor"), "doctor-output")
+    validate(xb("delete", ID), "delete-output")
+    validate(xb("delete", ID), "delete-output")
+    out = tmp_path / "export.json"
+    validate(xb("export-store", str(out)), "export-store-output")
+    assert schema_errors("original-store", json.loads(out.read_text())) == []
+    validate(xb("import-store", str(out), store=tmp_path / "copy"), "import-store-output")
