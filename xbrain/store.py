@@ -24,12 +24,13 @@ from .errors import (
     InvalidInputError,
     NotFoundError,
     StaleError,
+    UsageError,
 )
 from .gitstore import GitStore
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
-from .view import Transaction, View, marker_bytes
+from .view import StoreConfig, Transaction, View, marker_bytes
 
 __all__ = ["Store"]
 
@@ -262,6 +263,23 @@ class Store:
                 return doctor.diagnose(git, repair=False)
         with self._locked(), GitStore(self.path) as git:
             return doctor.diagnose(git, repair=True)
+
+    def config(self, key: str | None = None, value: str | None = None) -> dict[str, Any]:
+        """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
+        from .view import set_config_value
+
+        if key is None:
+            with self._reading() as view:
+                settings = view.config() if view is not None else StoreConfig()
+            return {"identity": settings.identity, "limits": settings.limits(), "commit": None}
+        if value is None:
+            raise UsageError("Give a VALUE to set.")
+        with self._transaction("config") as txn:
+            marker = set_config_value(txn.read(layout.MARKER), key, value)
+            txn.write(layout.MARKER, marker)
+            txn.subject = f"config: set {key}"
+            settings = StoreConfig.from_marker(marker)
+        return {"identity": settings.identity, "limits": settings.limits(), "commit": txn.commit_id}
 
     def status(self) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""

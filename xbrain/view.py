@@ -9,6 +9,7 @@ them, so the catalog is always committed in the same commit as the change it des
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,36 @@ class StoreConfig:
             max_entries=max(DEFAULT_MAX_ENTRIES, int(limits.get("maxEntries", 0))),
             max_bytes=max(DEFAULT_MAX_BYTES, int(limits.get("maxBytes", 0))),
         )
+
+    def limits(self) -> dict[str, int]:
+        """The limits in force."""
+        return {"maxEntries": self.max_entries, "maxBytes": self.max_bytes}
+
+
+_IDENTITY_TEXT = re.compile(r"[^<>\x00-\x1f\x7f]{1,100}")
+CONFIG_KEYS = ("identity.name", "identity.email", "limits.maxEntries", "limits.maxBytes")
+
+
+def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
+    """The marker file with one setting changed (validated)."""
+    StoreConfig.from_marker(marker)
+    raw = load_yaml(marker or b"")
+    if key not in CONFIG_KEYS:
+        raise InvalidInputError(f"Unknown setting {key!r}; use one of: {', '.join(CONFIG_KEYS)}.")
+    section, name = key.split(".")
+    if section == "identity":
+        if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():
+            raise InvalidInputError(
+                f"Invalid {key}; use one line without < > or control characters."
+            )
+        parsed: Any = value
+    else:
+        floor = DEFAULT_MAX_ENTRIES if name == "maxEntries" else DEFAULT_MAX_BYTES
+        if not value.isdigit() or int(value) < floor:
+            raise InvalidInputError(f"Invalid {key}; limits can only be raised (at least {floor}).")
+        parsed = int(value)
+    raw.setdefault(section, {})[name] = parsed
+    return dump_yaml(raw)
 
 
 def marker_bytes() -> bytes:

@@ -98,7 +98,7 @@ def test_concurrent_writers(tmp_path: Path) -> None:
         batch = tmp_path / f"w{worker}.json"
         batch.write_text(json.dumps([make(f"w{worker}-{i}") for i in range(20)]))
         procs.append(spawn(store_dir, "put", str(batch), "--wait", "60"))
-    for worker in range(3):
+    for _ in range(3):
         procs.append(spawn(store_dir, "status"))
     assert [proc.wait(timeout=120) for proc in procs] == [0] * len(procs)
     store = Store(store_dir)

@@ -126,3 +126,18 @@ def import_store(ctx: click.Context, file: Path) -> None:
 def export_store(ctx: click.Context, file: Path, force: bool) -> None:
     """Write the store as an original single-file JSON store (private content, 0600)."""
     emit(open_store(ctx).export_store(file, force=force))
+
+
+@cli.command()
+@click.argument("key", required=False)
+@click.argument("value", required=False)
+@common_options
+@click.pass_context
+def config(ctx: click.Context, key: str | None, value: str | None) -> None:
+    """Show the store's settings, or set KEY to VALUE (one commit).
+
+    \b
+    Keys: identity.name, identity.email   the commit author (default xbrain)
+          limits.maxEntries, limits.maxBytes  raise the store's limits
+    """
+    emit(open_store(ctx).config(key, value))

@@ -1,0 +1,42 @@
+# The two commands a new machine needs (both do all set-up themselves):
+#   make demo   an example put + get + status on a throwaway store
+#   make test   lint, type-check and the whole test suite (what .ci/run runs)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: setup demo check git-binary test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
+
+check: setup
+	$(BIN)/ruff format --check xbrain tests bench examples
+	$(BIN)/ruff check xbrain tests bench examples
+	$(BIN)/mypy
+
+# The interoperability tests need the real git binary: install it when we can (CI runs
+# as root on Debian), otherwise those tests skip with a reason.
+git-binary:
+	@command -v git >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  apt-get update -qq && apt-get install -y -qq git >/dev/null; } || \
+	  echo "note: git is not installed; the compat tests will be skipped"
+
+test: check git-binary
+	$(BIN)/python -m pytest
+
+bench: setup
+	$(BIN)/python -m compileall -q xbrain
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,93 @@
+"""config (identity, limits) and limit enforcement before anything is written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result, head, make, sample, snapshot_files
+from xbrain.model import resource_id
+
+Run = Callable[..., Result]
+
+
+def test_config_identity_becomes_the_author(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    from xbrain.gitstore import GitStore
+
+    shown = xb("config").json
+    assert shown["identity"] == "xbrain <xbrain@localhost>"
+    assert shown["limits"] == {"maxEntries": 10000, "maxBytes": 20 * 1024 * 1024}
+    assert xb("config", "identity.name", "Ada Lovelace").code == 0
+    result = xb("config", "identity.email", "ada@example.org")
+    assert result.json["identity"] == "Ada Lovelace <ada@example.org>"
+    xb("put", json_file(sample()))
+    with GitStore(store_dir) as git:
+        commit = git.head()
+        assert commit is not None
+        assert git.commit_info(commit).author == "Ada Lovelace <ada@example.org>"
+    assert "identity:" in (store_dir / "xbrain.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "code"),
+    [
+        ("identity.name", "Eve <evil@x>", 4),
+        ("identity.name", "two\nlines", 4),
+        ("limits.maxEntries", "5", 4),
+        ("limits.maxBytes", "lots", 4),
+        ("user.name", "x", 4),
+    ],
+)
+def test_config_rejects_bad_values(
+    xb: Run, store_dir: Path, key: str, value: str, code: int
+) -> None:
+    xb("init")
+    before = head(store_dir)
+    assert xb("config", key, value).code == code
+    assert head(store_dir) == before
+
+
+def test_config_key_without_value_is_usage_error(xb: Run) -> None:
+    assert xb("config", "identity.name").code == 2
+
+
+def test_byte_limit_enforced_before_writing(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    body = "x" * 40_000
+    for batch in range(2):
+        items = [make(f"big-{batch}-{i}", text=body) for i in range(200)]
+        assert xb("put", json_file(items)).code == 0
+    before = snapshot_files(store_dir)
+    third = xb("put", json_file([make(f"big-2-{i}", text=body) for i in range(200)]))
+    assert (third.code, third.stderr) == (4, "Memory store exceeds 20 MiB.\n")
+    assert snapshot_files(store_dir) == before
+    assert xb("config", "limits.maxBytes", str(64 * 1024 * 1024)).code == 0
+    assert xb("put", json_file([make(f"big-2-{i}", text=body) for i in range(200)])).code == 0
+
+
+@pytest.mark.slow
+def test_entry_limit_enforced(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path
+) -> None:
+    items = [make(f"e{i}") for i in range(9_999)]
+    for item in items:
+        item["id"] = resource_id("web", item["source"]["id"])
+    source = tmp_path / "full.json"
+    source.write_text(
+        json.dumps({"version": 1, "resources": items, "tombstones": [], "receipts": {}})
+    )
+    assert xb("import-store", str(source)).code == 0
+    assert xb("put", json_file(make("last-one"))).json["total"] == 10_000
+    before = head(store_dir)
+    over = xb("put", json_file(make("one-too-many")))
+    assert (over.code, over.stderr) == (4, "Memory store exceeds 10,000 entries.\n")
+    assert head(store_dir) == before
+    # a delete turns a resource into a tombstone: still 10,000 entries, still allowed
+    assert xb("delete", items[0]["id"]).json["deleted"] is True

@@ -1,0 +1,66 @@
+"""Every xbrain command shown in the README runs as written; so does examples/demo.sh."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
+
+
+def readme_blocks() -> list[list[str]]:
+    blocks = []
+    for body in BLOCK.findall((ROOT / "README.md").read_text()):
+        lines = [line.split("  #")[0].strip() for line in body.splitlines()]
+        commands = [line for line in lines if line.startswith("xbrain ")]
+        if commands:
+            blocks.append(commands)
+    return blocks
+
+
+@pytest.mark.parametrize("commands", readme_blocks(), ids=lambda c: c[0][:40])
+def test_readme_commands_run(commands: list[str], tmp_path: Path) -> None:
+    env = {**os.environ, "XBRAIN_STORE": str(tmp_path / "store")}
+    for command in commands:
+        command = command.replace("/tmp/", f"{tmp_path}/")
+        command = shlex.quote(sys.executable) + " -m xbrain" + command.removeprefix("xbrain")
+        proc = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+        assert proc.stdout.strip().startswith("{"), command
+
+
+def test_demo_script(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "xbrain"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m xbrain "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        ["sh", str(ROOT / "examples" / "demo.sh")], env=env, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"added": 1' in proc.stdout
+    assert "Fictional accessible dialog guide" in proc.stdout
+
+
+def test_readme_lists_every_command() -> None:
+    from xbrain.cli import (
+        cli,
+        commands,  # noqa: F401
+    )
+
+    readme = (ROOT / "README.md").read_text()
+    for name in cli.list_commands(None):  # type: ignore[arg-type]
+        assert f"`xbrain {name}" in readme, name
