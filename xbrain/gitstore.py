@@ -201,8 +201,8 @@ class GitStore:
         The repository is built in a sibling temp directory and renamed into place, so a
         half-initialized store is never visible and a crash leaves only the temp dir.
         """
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with private_umask():
+        with private_umask():  # new parent directories are 0700 too (mkdir -p ignores mode)
+            path.parent.mkdir(parents=True, exist_ok=True)
             temp = Path(tempfile.mkdtemp(prefix=f".{path.name}.init-", dir=path.parent))
             try:
                 repo = Repo.init(str(temp), default_branch=b"main")

@@ -95,7 +95,11 @@ def read_original(path: Path, *, max_bytes: int = MAX_BYTES) -> OriginalStore:
 
 def write_private_file(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically with mode 0600 (temp file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    old_umask = os.umask(0o077)  # new parent directories 0700 (mkdir -p ignores mode)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    finally:
+        os.umask(old_umask)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:

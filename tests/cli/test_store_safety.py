@@ -66,8 +66,13 @@ def test_existing_parent_permissions_untouched(
     parent = tmp_path / "shared"
     parent.mkdir()
     os.chmod(parent, 0o755)
-    xb("put", json_file(sample()), store=parent / "store")
+    xb("put", json_file(sample()), store=parent / "new" / "nested" / "store")
     assert stat.S_IMODE(parent.stat().st_mode) == 0o755
+    for created in (parent / "new", parent / "new" / "nested"):
+        assert stat.S_IMODE(created.stat().st_mode) == 0o700
+    xb("export-store", str(parent / "out" / "deep" / "export.json"), store=parent / "new" / "nested" / "store")
+    assert stat.S_IMODE((parent / "out").stat().st_mode) == 0o700
+    assert stat.S_IMODE((parent / "out" / "deep" / "export.json").stat().st_mode) == 0o600
 
 
 def test_python_m_xbrain_works(xb_proc: Run, json_file: Callable[[Any], str]) -> None:
