@@ -70,7 +70,11 @@ def test_existing_parent_permissions_untouched(
     assert stat.S_IMODE(parent.stat().st_mode) == 0o755
     for created in (parent / "new", parent / "new" / "nested"):
         assert stat.S_IMODE(created.stat().st_mode) == 0o700
-    xb("export-store", str(parent / "out" / "deep" / "export.json"), store=parent / "new" / "nested" / "store")
+    xb(
+        "export-store",
+        str(parent / "out" / "deep" / "export.json"),
+        store=parent / "new" / "nested" / "store",
+    )
     assert stat.S_IMODE((parent / "out").stat().st_mode) == 0o700
     assert stat.S_IMODE((parent / "out" / "deep" / "export.json").stat().st_mode) == 0o600
 
