@@ -30,7 +30,7 @@ from .gitstore import GitStore
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
-from .view import StoreConfig, Transaction, View, marker_bytes
+from .view import DEFAULT_IDENTITY, StoreConfig, Transaction, View, marker_bytes
 
 __all__ = ["Store"]
 
@@ -95,7 +95,7 @@ class Store:
             self.path,
             {layout.MARKER: marker_bytes()},
             message,
-            "xbrain <xbrain@localhost>",
+            DEFAULT_IDENTITY,
             int(time.time()),
         )
 

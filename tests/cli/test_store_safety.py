@@ -87,3 +87,11 @@ def test_python_m_xbrain_works(xb_proc: Run, json_file: Callable[[Any], str]) ->
     assert failed.code == 3 and failed.stdout == "" and failed.stderr == "Resource not found.\n"
     trace = xb_proc("get", "resource_" + "c" * 64, "--traceback")
     assert "Traceback" in trace.stderr
+
+
+def test_usage_errors_are_one_line(xb_proc: Run) -> None:
+    for args in (["nonsense"], ["put"], ["get", "a", "b"], ["put", "x", "--wait", "-1"]):
+        result = xb_proc(*args)
+        assert result.code == 2, args
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and "--help" in result.stderr, result.stderr

@@ -155,7 +155,19 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: every error, usage errors included, is one line."""
     from . import commands  # noqa: F401  (registers the commands)
 
-    cli(prog_name="xbrain")
+    try:
+        code = cli.main(prog_name="xbrain", standalone_mode=False)
+    except click.UsageError as exc:
+        hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        click.echo(f"{' '.join(exc.format_message().split())}{hint}", err=True)
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        click.echo(" ".join(exc.format_message().split()), err=True)
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("Interrupted.", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
