@@ -279,6 +279,49 @@ class GitStore:
             message=obj.message.decode("utf-8", "replace"),
         )
 
+    def resolve(self, rev: str) -> CommitId:
+        """A commit from a revision: full or short id, ``main``, ``HEAD``, ``main~2``."""
+        from dulwich.objectspec import parse_commit, parse_object
+
+        obj: ShaFile | None = None
+        for parse in (parse_commit, parse_object):  # short ids / ~N and ^N
+            try:
+                obj = parse(self._repo, rev.encode())
+                break
+            except (KeyError, ValueError, NotImplementedError, *_DAMAGE):
+                continue
+        if obj is None:
+            raise NotFoundError(f"Unknown revision: {rev}")
+        if not isinstance(obj, Commit):
+            raise NotFoundError(f"Not a commit: {rev}")
+        return CommitId(obj.id.decode())
+
+    def has_commit(self, commit: str) -> bool:
+        """True when ``commit`` names a commit in this repository."""
+        try:
+            return isinstance(_load(self._repo, commit.encode()), Commit)
+        except CorruptStoreError:
+            return False
+
+    def changed_files(self, old: CommitId, new: CommitId, prefix: str) -> list[str]:
+        """Paths under ``prefix`` that differ between two commits (tree diff, pruned)."""
+        from dulwich.diff_tree import tree_changes
+
+        old_entry = Snapshot(self._repo, old)._entry(prefix)
+        new_entry = Snapshot(self._repo, new)._entry(prefix)
+        old_tree = old_entry[1] if old_entry and old_entry[0] == DIR_MODE else None
+        new_tree = new_entry[1] if new_entry and new_entry[0] == DIR_MODE else None
+        paths = set()
+        for change in tree_changes(
+            self._repo.object_store,
+            ObjectID(old_tree) if old_tree else None,
+            ObjectID(new_tree) if new_tree else None,
+        ):
+            for entry in (change.old, change.new):
+                if entry is not None and entry.path is not None:
+                    paths.add(f"{prefix}/{entry.path.decode()}")
+        return sorted(paths)
+
     # -- writing ---------------------------------------------------------------------------
 
     def _build_tree(

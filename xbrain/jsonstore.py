@@ -76,21 +76,24 @@ def parse_original(raw: Any, *, max_entries: int = MAX_ENTRIES) -> OriginalStore
     return out
 
 
-def read_original(path: Path, *, max_bytes: int = MAX_BYTES) -> OriginalStore:
+def read_original(
+    path: Path, *, max_bytes: int = MAX_BYTES, max_entries: int = MAX_ENTRIES
+) -> OriginalStore:
     """Read and validate an original store file; a missing file is an error here."""
+    too_big = InvalidInputError(f"Memory store exceeds {max_bytes // (1024 * 1024)} MiB.")
     try:
         if path.stat().st_size > max_bytes:
-            raise InvalidInputError("Memory store exceeds 20 MiB.")
+            raise too_big
         data = path.read_bytes()
     except FileNotFoundError:
         raise NotFoundError(f"No such file: {path}") from None
     if len(data) > max_bytes:
-        raise InvalidInputError("Memory store exceeds 20 MiB.")
+        raise too_big
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise InvalidInputError("Invalid memory store JSON; refusing to overwrite.") from None
-    return parse_original(raw)
+    return parse_original(raw, max_entries=max_entries)
 
 
 def write_private_file(path: Path, data: bytes) -> None:

@@ -26,7 +26,7 @@ from .errors import (
     StaleError,
     UsageError,
 )
-from .gitstore import GitStore
+from .gitstore import GitStore, private_umask
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
@@ -52,8 +52,11 @@ class Store:
         wait: float = 0.0,
         agent: str | None = None,
         clock: Callable[[], str] = now_timestamp,
+        cache_dir: Path | None = None,
     ) -> None:
         self.path = Path(path).absolute()
+        # the compiled Chinese dictionary; the CLI passes the user cache dir
+        self.cache_dir = cache_dir or self.path / ".git" / "xbrain" / "cache"
         self.wait = wait
         self.agent = validate_agent(agent)
         self.clock = clock
@@ -137,6 +140,21 @@ class Store:
             )
             git.refresh_worktree(commit, list(changes))
             txn.commit_id = str(commit)
+            if any(path.startswith(layout.RESOURCES_DIR + "/") for path in changes):
+                self._reindex_changes(git, snap.commit, commit, changes)
+
+    def _reindex_changes(
+        self, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
+    ) -> None:
+        from .search import after_commit
+        from .search.tokenize import Tokenizer
+
+        tokenizer = Tokenizer(self.cache_dir)
+        try:
+            with private_umask():
+                after_commit(git, tokenizer, parent, commit, changes)
+        finally:
+            tokenizer.close()
 
     @staticmethod
     def _repair_worktree(git: GitStore, paths: list[str]) -> None:
@@ -239,7 +257,9 @@ class Store:
         """Fill an empty store from an original single-file JSON store."""
         from . import transfer
 
-        data = transfer.load(Path(file))
+        with self._reading() as view:  # a store may have raised its limits
+            config = view.config() if view is not None else StoreConfig()
+        data = transfer.load(Path(file), config)
         with self._transaction("import-store") as txn:
             counts = transfer.fill(txn, data)
         return {"imported": str(Path(file).absolute()), **counts, "commit": txn.commit_id}
@@ -280,6 +300,68 @@ class Store:
             txn.subject = f"config: set {key}"
             settings = StoreConfig.from_marker(marker)
         return {"identity": settings.identity, "limits": settings.limits(), "commit": txn.commit_id}
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        domain: str | None = None,
+        feature: str | None = None,
+        style: str | None = None,
+        at: str | None = None,
+    ) -> dict[str, Any]:
+        """Ranked lexical candidates (private content), optionally as of revision ``at``."""
+        from . import search as recall
+        from .search.tokenize import Tokenizer
+
+        query = recall.validate_request(query, limit, domain, feature, style)
+        if not self.exists():
+            if at is not None:
+                raise NotFoundError(f"Unknown revision: {at}")
+            return recall.search_nothing()
+        tokenizer = Tokenizer(self.cache_dir)
+        try:
+            with GitStore(self.path) as git, private_umask():  # the index cache stays private
+                commit = git.resolve(at) if at is not None else git.head()
+                view = View(git.snapshot(commit))
+                view.config()
+                return recall.search(
+                    git,
+                    view,
+                    tokenizer,
+                    query,
+                    limit=limit,
+                    domain=domain,
+                    feature=feature,
+                    style=style,
+                    at=at is not None,
+                )
+        finally:
+            tokenizer.close()
+
+    def reindex(self) -> dict[str, Any]:
+        """Rebuild the search index from the committed resources."""
+        from . import search as recall
+        from .search.tokenize import Tokenizer
+
+        self._check_dir()
+        if not self.exists():
+            raise NotFoundError(f"No store at {self.path}; the first write creates it.")
+        tokenizer = Tokenizer(self.cache_dir)
+        started = time.perf_counter()
+        try:
+            with self._locked(), GitStore(self.path) as git, private_umask():
+                view = View(git.snapshot())
+                count = recall.reindex(git, view, tokenizer)
+                commit = view.snap.commit
+        finally:
+            tokenizer.close()
+        return {
+            "reindexed": count,
+            "commit": commit,
+            "milliseconds": round((time.perf_counter() - started) * 1000),
+        }
 
     def status(self) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""

@@ -14,7 +14,7 @@ from typing import Any
 from . import layout
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .jsonstore import OriginalStore, read_original, write_original
-from .view import Transaction, View
+from .view import StoreConfig, Transaction, View
 
 __all__ = ["collect", "fill"]
 
@@ -44,9 +44,9 @@ def is_empty(view: View) -> bool:
     )
 
 
-def load(path: Path) -> OriginalStore:
+def load(path: Path, config: StoreConfig) -> OriginalStore:
     """Read and validate the file to import (before any lock is taken)."""
-    return read_original(path)
+    return read_original(path, max_bytes=config.max_bytes, max_entries=config.max_entries)
 
 
 def fill(txn: Transaction, data: OriginalStore) -> dict[str, Any]:

@@ -128,7 +128,12 @@ def open_store(ctx: click.Context) -> Any:
 
     settings = ctx.ensure_object(Settings)
     agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
-    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent)
+    cache = os.environ.get("XBRAIN_CACHE_DIR")
+    if not cache:
+        from platformdirs import user_cache_dir
+
+        cache = user_cache_dir("xbrain", appauthor=False)
+    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=Path(cache))
 
 
 def emit(value: Any) -> None:

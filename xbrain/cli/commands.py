@@ -90,6 +90,43 @@ def delete(ctx: click.Context, resource_id: str) -> None:
 
 
 @cli.command()
+@click.argument("query", metavar="QUERY")
+@click.option("--limit", type=int, default=5, show_default=True, help="Results, 1–20.")
+@click.option("--domain", help="Only analyzed designs in this domain (e.g. web-ui).")
+@click.option("--feature", help="Only analyzed designs with a feature value/kind containing this.")
+@click.option("--style", help="Only analyzed designs with a style label containing this.")
+@click.option("--at", "at", metavar="REV", help="Search the store as it was at a commit.")
+@common_options
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: str,
+    limit: int,
+    domain: str | None,
+    feature: str | None,
+    style: str | None,
+    at: str | None,
+) -> None:
+    """Find resources for QUERY (English, Chinese or mixed). Prints private content.
+
+    Results need a positive score and at least 35% of the query's terms; ranking is
+    BM25F over title, purpose, useWhen and analyzed design labels (weight 4), summary
+    (2) and text (1). QUERY may be "" when a design filter is given. Each result carries
+    a citation {id, url, updatedAt}: cite the original URL.
+    """
+    store = open_store(ctx)
+    emit(store.search(query, limit=limit, domain=domain, feature=feature, style=style, at=at))
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the search index from the committed resources (it is derived data)."""
+    emit(open_store(ctx).reindex())
+
+
+@cli.command()
 @common_options
 @click.pass_context
 def status(ctx: click.Context) -> None:

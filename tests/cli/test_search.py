@@ -1,0 +1,297 @@
+"""search through the CLI: the original's behaviours (reference §4.5–4.8) on BM25F."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, make
+from xbrain.model import resource_id
+
+Run = Callable[..., Result]
+FIXTURE = {
+    "title": "Accessible React dialogs",
+    "purpose": "Build accessible dialog components",
+    "useWhen": ["React dialog accessibility audit", "检查对话框键盘导航"],
+    "summary": "Keyboard and focus checklist for React dialogs.",
+    "text": "A fictional guide to focus management and keyboard navigation.",
+}
+FIXTURE_ID = resource_id("web", "fixture")
+
+
+@pytest.fixture
+def seeded(xb: Run, json_file: Callable[[Any], str]) -> Run:
+    assert xb("put", json_file(make("fixture", **FIXTURE))).code == 0
+    return xb
+
+
+def hits(result: Result) -> list[str]:
+    assert result.code == 0, result.stderr
+    return [r["resource"]["id"] for r in result.json["results"]]
+
+
+def test_worked_example_and_output_shape(seeded: Run) -> None:
+    result = seeded("search", "help me audit React dialog accessibility")
+    data = result.json
+    assert data["mode"] == "lexical_candidates" and data["provider"] is None
+    assert data["guidance"].startswith("Check applicability")
+    (hit,) = data["results"]
+    assert hit["matched"] == ["audit", "react", "dialog", "accessibility"]
+    assert hit["score"] > 0
+    assert hit["citation"] == {
+        "id": FIXTURE_ID,
+        "url": "https://example.com/dialog-guide",
+        "updatedAt": "2026-10-07T00:00:00.000Z",
+    }
+    assert hit["resource"]["title"] == "Accessible React dialogs"
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("React dialog", True),
+        ("keyboard", True),  # summary and text
+        ("检查对话框键盘导航", True),
+        ("react quantum", True),  # 1 of 2 terms: 50% >= 35%
+        ("react quantum geology", False),  # 1 of 3: 33% < 35%
+        ("quantum geology", False),
+        ("the and for", False),  # only filler words
+        ("帮我找资源", False),  # only Chinese filler words
+        ("limitations", False),  # limitations are not searched
+        ("example.com", False),  # nor URLs
+    ],
+)
+def test_coverage_and_fields(seeded: Run, query: str, found: bool) -> None:
+    assert (hits(seeded("search", query)) == [FIXTURE_ID]) is found
+
+
+def test_coverage_boundary_seven_of_twenty(xb: Run, json_file: Callable[[Any], str]) -> None:
+    words = [f"word{i}" for i in range(20)]
+    xb("put", json_file(make("seven", text=" ".join(words[:7]))))
+    xb("put", json_file(make("six", text=" ".join(words[:6]))))
+    found = hits(xb("search", " ".join(words)))
+    assert found == [resource_id("web", "seven")]
+
+
+def test_matched_in_query_order(seeded: Run) -> None:
+    (hit,) = seeded("search", "accessibility quantum react").json["results"]
+    assert hit["matched"] == ["accessibility", "react"]
+
+
+def test_chinese_word_shared_with_resource(xb: Run, json_file: Callable[[Any], str]) -> None:
+    chinese = {
+        "summary": "",
+        "purpose": "检查弹出窗口",
+        "useWhen": ["做前端审查时"],
+        "limitations": [],
+    }
+    xb(
+        "put",
+        json_file(make("zh", title="对话框无障碍检查清单", text="键盘导航和焦点管理", **chinese)),
+    )
+    xb("put", json_file(make("en", title="Dialog accessibility checklist", text="keyboard focus")))
+    zh = resource_id("web", "zh")
+    assert hits(xb("search", "对话框")) == [zh]
+    assert hits(xb("search", "对话")) == [zh]  # inside the longer word, found by the search cut
+    assert hits(xb("search", "如何检查对话框的键盘导航")) == [zh]
+    assert zh not in hits(xb("search", "dialog keyboard checklist"))
+
+
+def test_ranking_prefers_the_document_that_answers(
+    xb: Run, json_file: Callable[[Any], str]
+) -> None:
+    """Siblings share a purpose line; the body that holds the words wins (BM25F)."""
+    purpose = "Reference notes for the storage engine"
+    for i in range(5):
+        xb(
+            "put",
+            json_file(
+                make(f"sibling-{i}", purpose=purpose, text=f"Chapter {i} about unrelated details.")
+            ),
+        )
+    xb(
+        "put",
+        json_file(
+            make(
+                "answer",
+                purpose=purpose,
+                text="Compaction merges storage segments and drops tombstones.",
+            )
+        ),
+    )
+    assert hits(xb("search", "storage compaction tombstones"))[0] == resource_id("web", "answer")
+
+
+def test_ties_break_by_id(xb: Run, json_file: Callable[[Any], str]) -> None:
+    ids = sorted(resource_id("web", f"twin-{i}") for i in range(4))
+    for i in range(4):
+        xb("put", json_file(make(f"twin-{i}", title="identical twin", text="same words")))
+    result = xb("search", "identical twin", "--limit", "20").json["results"]
+    assert [r["resource"]["id"] for r in result] == ids
+    assert len({r["score"] for r in result}) == 1
+
+
+def test_limit(xb: Run, json_file: Callable[[Any], str]) -> None:
+    xb("put", json_file([make(f"many-{i}", title="common word") for i in range(25)]))
+    assert len(hits(xb("search", "common"))) == 5
+    assert len(hits(xb("search", "common", "--limit", "20"))) == 20
+    assert len(hits(xb("search", "common", "--limit", "1"))) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["", "--limit", "5"],
+            "Use a query or design filter (max 2,000 characters), and limit 1–20.",
+        ),
+        (["   "], "Use a query or design filter (max 2,000 characters), and limit 1–20."),
+        (["x" * 2001], "Use a query or design filter (max 2,000 characters), and limit 1–20."),
+        (
+            ["react", "--limit", "0"],
+            "Use a query or design filter (max 2,000 characters), and limit 1–20.",
+        ),
+        (
+            ["react", "--limit", "21"],
+            "Use a query or design filter (max 2,000 characters), and limit 1–20.",
+        ),
+        (["react", "--domain", "food"], "Unknown design domain."),
+        (["react", "--style", "s" * 2001], "Invalid design filter."),
+    ],
+)
+def test_bad_requests(seeded: Run, args: list[str], message: str) -> None:
+    result = seeded("search", *args)
+    assert (result.code, result.stderr, result.stdout) == (4, message + "\n", "")
+
+
+def test_filters_on_analyzed_designs(xb: Run, json_file: Callable[[Any], str]) -> None:
+    xb("put", str(EXAMPLES / "batch.json"))  # the X resource has an analyzed web-ui design
+    x_id = resource_id("x", "123456789")
+    filter_only = xb("search", "", "--domain", "web-ui").json["results"]
+    assert [r["resource"]["id"] for r in filter_only] == [x_id]
+    assert filter_only[0]["score"] == 1 and filter_only[0]["matched"] == []
+    assert hits(xb("search", "", "--feature", "SPACING")) == [x_id]  # kind, case-insensitive
+    assert hits(xb("search", "", "--feature", "padding")) == [x_id]  # value substring
+    assert hits(xb("search", "", "--style", "MINI")) == [x_id]
+    assert hits(xb("search", "", "--domain", "app-ui")) == []
+    assert hits(xb("search", "卡片", "--domain", "web-ui")) == [x_id]
+    assert hits(xb("search", "accessibility", "--domain", "web-ui")) == []
+    assert hits(xb("search", "generous padding")) == [x_id]  # design labels are searchable
+    # a text change marks the design stale: it no longer matches filters or labels
+    changed = json.loads((EXAMPLES / "batch.json").read_text())[1]
+    xb("put", json_file({**changed, "text": "新的文字", "updatedAt": "2027-01-01T00:00:00Z"}))
+    assert hits(xb("search", "", "--domain", "web-ui")) == []
+    assert hits(xb("search", "generous padding")) == []
+
+
+def test_index_follows_every_write(xb: Run, json_file: Callable[[Any], str]) -> None:
+    rid = resource_id("web", "fixture")
+    xb("put", json_file(make("fixture", **FIXTURE)))
+    assert hits(xb("search", "accessible")) == [rid]  # builds the index
+    xb(
+        "put",
+        json_file(
+            make(
+                "fixture", **{**FIXTURE, "title": "Modal windows"}, updatedAt="2027-01-01T00:00:00Z"
+            )
+        ),
+    )
+    assert hits(xb("search", "modal")) == [rid]
+    xb("delete", rid)
+    assert hits(xb("search", "modal")) == []
+    xb("put", json_file(make("fixture", title="Restored modal", updatedAt="2028-01-01T00:00:00Z")))
+    assert hits(xb("search", "restored")) == [rid]
+
+
+def test_damaged_index_is_rebuilt_not_trusted(seeded: Run, store_dir: Path) -> None:
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    index.write_bytes(b"this is not a database" * 100)
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+
+
+def test_stale_index_is_caught_up(
+    seeded: Run, store_dir: Path, json_file: Callable[[Any], str]
+) -> None:
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    with sqlite3.connect(index) as conn:  # lie about the commit it reflects
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'commit'", ("0" * 40,))
+        conn.execute("DELETE FROM docs")
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+    # and a commit made outside xbrain (no index upkeep) is caught up by tree diff
+    from xbrain.gitstore import GitStore
+
+    with GitStore(store_dir) as git:
+        head = git.head()
+        path = f"resources/{FIXTURE_ID[9:11]}/{FIXTURE_ID}.yaml"
+        git.commit(head, {path: None}, "outside\n", "t <t@t>", 0)
+    assert hits(seeded("search", "react")) == []
+
+
+def test_reindex(seeded: Run) -> None:
+    result = seeded("reindex")
+    assert result.code == 0 and result.json["reindexed"] == 1
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+
+
+def test_search_at_a_past_commit(xb: Run, json_file: Callable[[Any], str], store_dir: Path) -> None:
+    xb("put", json_file(make("fixture", **FIXTURE)))
+    first = xb("status").json["commit"]
+    xb(
+        "put",
+        json_file(
+            make(
+                "fixture", **{**FIXTURE, "title": "Modal windows"}, updatedAt="2027-01-01T00:00:00Z"
+            )
+        ),
+    )
+    xb("delete", FIXTURE_ID)
+    assert hits(xb("search", "accessible")) == []
+    past = xb("search", "accessible", "--at", first)
+    assert hits(past) == [FIXTURE_ID]
+    assert past.json["results"][0]["resource"]["title"] == "Accessible React dialogs"
+    assert hits(xb("search", "modal", "--at", "main~1")) == [FIXTURE_ID]
+    assert hits(xb("search", "accessible", "--at", first[:10])) == [FIXTURE_ID]
+    assert xb("search", "react", "--at", "nonsense").code == 3
+
+
+def test_search_on_missing_store(xb: Run, store_dir: Path) -> None:
+    assert xb("search", "react").json["results"] == []
+    assert not store_dir.exists()
+
+
+def test_search_never_imports_or_prints_jieba(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    assert xb_proc("put", json_file(make("zh", title="对话框无障碍检查清单"))).code == 0
+    for query in ("dialog", "对话框"):
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                "-m",
+                "xbrain",
+                "search",
+                query,
+                "--store",
+                str(store_dir),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0
+        lines = result.stderr.splitlines()
+        assert all(line.startswith("import time:") for line in lines)  # nothing else on stderr
+        imported = {line.split("|")[-1].strip() for line in lines}
+        assert not any(name.startswith("jieba") for name in imported)

@@ -1,0 +1,95 @@
+"""The segmenter's cuts equal jieba's, on a sizeable sample and on random text."""
+
+from __future__ import annotations
+
+import gettext
+import logging
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xbrain.search.segment import Segmenter
+
+HAN = re.compile("[\u4e00-\u9fd5]+")
+LOCALE = Path("/usr/share/locale/zh_CN/LC_MESSAGES")
+
+
+@pytest.fixture(scope="module")
+def jieba() -> Any:
+    import jieba as real
+
+    real.setLogLevel(logging.ERROR)
+    real.initialize()
+    return real
+
+
+@pytest.fixture(scope="module")
+def segmenter(segment_cache: Path) -> Iterator[Segmenter]:
+    instance = Segmenter(segment_cache)
+    yield instance
+    instance.close()
+
+
+@pytest.fixture(scope="module")
+def words() -> list[str]:
+    from xbrain.search.segment import _jieba_files
+
+    dict_path, _ = _jieba_files()
+    lines = dict_path.read_text(encoding="utf-8").splitlines()
+    return [line.split(" ")[0] for line in lines[::7]]
+
+
+def check(segmenter: Segmenter, jieba: Any, text: str) -> None:
+    assert segmenter.cut(text) == jieba.lcut(text), text
+    assert segmenter.cut_for_search(text) == jieba.lcut_for_search(text), text
+
+
+def test_dictionary_sentences(segmenter: Segmenter, jieba: Any, words: list[str]) -> None:
+    """20,000 pseudo-sentences of dictionary words and unknown characters (HMM path)."""
+    rng = random.Random(42)
+    han_words = [w for w in words if HAN.fullmatch(w)]
+    rare = "".join(chr(c) for c in range(0x9F00, 0x9FD5))
+    for _ in range(20_000):
+        parts = [rng.choice(han_words) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.3:
+            parts.insert(
+                rng.randint(0, len(parts)),
+                "".join(rng.choice(rare) for _ in range(rng.randint(1, 3))),
+            )
+        check(segmenter, jieba, "".join(parts))
+
+
+@pytest.mark.skipif(
+    not LOCALE.is_dir(), reason="no zh_CN message catalogs installed on this machine"
+)
+def test_real_chinese_text(segmenter: Segmenter, jieba: Any) -> None:
+    """Every Han run of the installed zh_CN gettext catalogs (tens of thousands of runs)."""
+    runs: list[str] = []
+    for path in sorted(LOCALE.glob("*.mo")):
+        try:
+            with open(path, "rb") as handle:
+                catalog = gettext.GNUTranslations(handle)
+        except (OSError, UnicodeDecodeError):
+            continue
+        for value in catalog._catalog.values():  # type: ignore[attr-defined]
+            if isinstance(value, str):
+                runs.extend(HAN.findall(value))
+    assert len(runs) > 1000
+    for run in runs:
+        check(segmenter, jieba, run)
+
+
+@settings(max_examples=300)
+@given(
+    st.text(
+        alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FD5), min_size=1, max_size=30
+    )
+)
+def test_random_han_strings(segmenter: Segmenter, jieba: Any, text: str) -> None:
+    check(segmenter, jieba, text)

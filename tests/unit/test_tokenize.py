@@ -1,0 +1,69 @@
+"""The tokenizer: scripts, punctuation, numbers, stopwords, Chinese cuts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xbrain.search.tokenize import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
+    instance = Tokenizer(segment_cache)
+    yield instance
+    instance.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        (
+            "web-ui app_ui don't 3.14 e-mail foo.bar x@y.com",
+            ["web", "ui", "app_ui", "don't", "3.14", "e", "mail", "foo.bar", "x", "y.com"],
+        ),
+        ("Hello, WORLD! hello world.", ["hello", "world"]),
+        ("ｒｅａｃｔ ＡＰＩ １２３", ["react", "api", "123"]),
+        ("emoji 😀 🎉 party", ["emoji", "party"]),
+        ("Dialog’s focus", ["dialog's", "focus"]),
+        ("version 10.2.3 and 1,000 items", ["version", "10.2.3", "1", "000", "items"]),
+        ("naïve café Straße", ["naïve", "café", "straße"]),
+        ("检查对话框键盘导航", ["检查", "对话框", "键盘", "导航"]),
+        ("帮我找一个React对话框无障碍的资源", ["react", "对话框", "无障碍"]),
+        ("React对话框", ["react", "对话框"]),
+        ("日本語のテキスト", ["日本", "語", "の", "テキスト"]),
+        ("the and for 的 我", []),
+        ("...---!!!", []),
+        ("", []),
+    ],
+)
+def test_query_terms(tokenizer: Tokenizer, text: str, terms: list[str]) -> None:
+    assert tokenizer.query_terms(text) == terms
+
+
+def test_query_terms_are_deduplicated_in_order(tokenizer: Tokenizer) -> None:
+    assert tokenizer.query_terms("dialog React dialog REACT 对话框 对话框") == [
+        "dialog",
+        "react",
+        "对话框",
+    ]
+
+
+def test_indexed_chinese_includes_inner_words(tokenizer: Tokenizer) -> None:
+    counts = tokenizer.counts("中华人民共和国成立了")
+    assert {"中华", "人民", "共和国", "中华人民共和国"} <= set(counts)
+    assert tokenizer.query_terms("中华人民共和国") == ["中华人民共和国"]
+
+
+def test_original_stopwords_present() -> None:
+    assert len(ENGLISH_STOPWORDS) == 36 and len(CHINESE_STOPWORDS) == 13
+    assert {"resource", "please", "saved"} <= ENGLISH_STOPWORDS
+    assert {"帮我", "查找", "收藏"} <= CHINESE_STOPWORDS
+
+
+def test_english_only_text_never_loads_the_segmenter(tmp_path: Path) -> None:
+    tokenizer = Tokenizer(tmp_path / "cache")
+    assert tokenizer.query_terms("plain English words") == ["plain", "english", "words"]
+    assert not (tmp_path / "cache").exists()

@@ -1,0 +1,313 @@
+"""The derived search index: BM25F postings in SQLite, keyed by the commit they reflect.
+
+The index lives in ``.git/xbrain/search.sqlite`` and is never the only copy of anything:
+it is built from committed resources, records the commit it reflects, and is brought up
+to date (incrementally, from the tree diff) or rebuilt whenever that commit is not the
+one being searched. A write updates it in the same locked transaction as its commit.
+
+Ranking is BM25F over the original's fields and weights — analyzed design labels,
+title, purpose and useWhen 4, summary 2, text 1 (limitations, ids and URLs are not
+searched): each field's term frequency is length-normalized, weighted and summed into
+one pseudo-frequency per term, then saturated with ``k1`` and multiplied by the term's
+IDF. The SQL does the arithmetic so only the top hits reach Python.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .tokenize import Tokenizer
+
+__all__ = ["FIELDS", "Hit", "SearchIndex"]
+
+FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")
+WEIGHTS = (4.0, 4.0, 4.0, 4.0, 2.0, 1.0)
+LENGTH_NORMALIZATION = (0.5, 0.5, 0.5, 0.5, 0.75, 0.75)
+K1 = 1.2
+VERSION = "1"  # bump when tokenization or the stored layout changes: forces a rebuild
+COVERAGE = 0.35
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS docs (
+  doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, design TEXT,
+  {", ".join(f"l{i} INTEGER NOT NULL" for i in range(len(FIELDS)))}
+);
+CREATE TABLE IF NOT EXISTS postings (
+  term TEXT NOT NULL, doc INTEGER NOT NULL,
+  {", ".join(f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS)))},
+  PRIMARY KEY (term, doc)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc);
+CREATE TABLE IF NOT EXISTS totals (field INTEGER PRIMARY KEY, length INTEGER NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked resource: id, BM25F score, matched query-term positions."""
+
+    rid: str
+    score: float
+    matched: tuple[int, ...]
+
+
+def field_texts(resource: dict[str, Any]) -> tuple[str, ...]:
+    """The searchable text of each field, in FIELDS order."""
+    design = resource.get("design")
+    labels = ""
+    if design and design.get("status") == "analyzed":
+        labels = " ".join(
+            [f["value"] for f in design["features"]]
+            + [s["label"] for s in design["styles"]]
+            + [d["label"] for d in design["domains"]]
+        )
+    return (
+        labels,
+        resource["title"],
+        resource["purpose"],
+        " ".join(resource["useWhen"]),
+        resource["summary"],
+        resource["text"],
+    )
+
+
+def design_facets(resource: dict[str, Any]) -> str | None:
+    """What the --domain/--feature/--style filters look at (analyzed designs only)."""
+    design = resource.get("design")
+    if not design or design.get("status") != "analyzed":
+        return None
+    return json.dumps(
+        {
+            "domains": [d["label"] for d in design["domains"]],
+            "features": [[f["value"], f["kind"]] for f in design["features"]],
+            "styles": [s["label"] for s in design["styles"]],
+        },
+        ensure_ascii=False,
+    )
+
+
+def matches_filters(
+    facets: dict[str, Any], domain: str | None, feature: str | None, style: str | None
+) -> bool:
+    """The original's ``matchesDesign`` on stored facets."""
+    if domain and domain not in facets["domains"]:
+        return False
+    if feature and not any(
+        feature.lower() in value.lower() or feature.lower() in kind.lower()
+        for value, kind in facets["features"]
+    ):
+        return False
+    return not style or any(style.lower() in label.lower() for label in facets["styles"])
+
+
+def required_matches(count: int) -> int:
+    """The fewest matched terms with ``matched / count >= 0.35`` (as the original computes)."""
+    return next(m for m in range(count + 1) if m / count >= COVERAGE)
+
+
+class SearchIndex:
+    """An open index database (a file under ``.git/xbrain`` or ``:memory:``)."""
+
+    def __init__(self, location: Path | str, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.conn = sqlite3.connect(str(location), timeout=30, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuilt if ever lost
+        if self.meta("version") != VERSION:
+            self.reset()
+
+    def close(self) -> None:
+        """Close the database."""
+        self.conn.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- state -----------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        """A metadata value (``commit``, ``version``), None when absent."""
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a metadata value (inside the caller's transaction)."""
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def reset(self) -> None:
+        """Drop everything and start an empty index."""
+        with self.write():
+            for table in ("meta", "docs", "postings", "totals"):
+                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.conn.execute(statement)
+            self.conn.executemany(
+                "INSERT INTO totals VALUES (?, 0)", [(i,) for i in range(len(FIELDS))]
+            )
+            self.set_meta("version", VERSION)
+
+    def write(self) -> _Write:
+        """A write transaction (``BEGIN IMMEDIATE``: one writer at a time)."""
+        return _Write(self.conn)
+
+    def count(self) -> int:
+        """Number of indexed resources."""
+        return int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    # -- upkeep ----------------------------------------------------------------------------
+
+    def remove(self, rid: str) -> None:
+        """Forget one resource (inside a write transaction)."""
+        row = self.conn.execute(
+            f"SELECT doc, {', '.join(f'l{i}' for i in range(len(FIELDS)))} FROM docs WHERE rid = ?",
+            (rid,),
+        ).fetchone()
+        if row is None:
+            return
+        self.conn.execute("DELETE FROM postings WHERE doc = ?", (row[0],))
+        self.conn.execute("DELETE FROM docs WHERE doc = ?", (row[0],))
+        self.conn.executemany(
+            "UPDATE totals SET length = length - ? WHERE field = ?",
+            [(length, i) for i, length in enumerate(row[1:])],
+        )
+
+    def add(self, resource: dict[str, Any]) -> None:
+        """Index (or re-index) one resource (inside a write transaction)."""
+        self.remove(resource["id"])
+        counts = [self.tokenizer.counts(text) for text in field_texts(resource)]
+        lengths = [sum(c.values()) for c in counts]
+        cursor = self.conn.execute(
+            f"INSERT INTO docs (rid, design, {', '.join(f'l{i}' for i in range(len(FIELDS)))}) "
+            f"VALUES (?, ?, {', '.join('?' * len(FIELDS))})",
+            (resource["id"], design_facets(resource), *lengths),
+        )
+        doc = cursor.lastrowid
+        terms = set().union(*counts)
+        self.conn.executemany(
+            f"INSERT INTO postings VALUES (?, ?, {', '.join('?' * len(FIELDS))})",
+            [(term, doc, *(c.get(term, 0) for c in counts)) for term in terms],
+        )
+        self.conn.executemany(
+            "UPDATE totals SET length = length + ? WHERE field = ?",
+            [(length, i) for i, length in enumerate(lengths)],
+        )
+
+    def rebuild(self, resources: Iterable[dict[str, Any]], commit: str) -> int:
+        """Replace the whole index with ``resources`` as of ``commit``."""
+        count = 0
+        with self.write():  # one transaction: readers see the old index or the new one
+            self.reset()
+            for resource in resources:
+                self.add(resource)
+                count += 1
+            self.set_meta("commit", commit)
+        return count
+
+    # -- querying --------------------------------------------------------------------------
+
+    def _candidates(self, domain: str | None, feature: str | None, style: str | None) -> list[int]:
+        rows = self.conn.execute("SELECT doc, design FROM docs WHERE design IS NOT NULL")
+        return [
+            doc
+            for doc, facets in rows
+            if matches_filters(json.loads(facets), domain, feature, style)
+        ]
+
+    def search(
+        self,
+        terms: list[str],
+        limit: int,
+        domain: str | None = None,
+        feature: str | None = None,
+        style: str | None = None,
+    ) -> list[Hit]:
+        """Top ``limit`` hits: positive score, >= 35% of terms matched, ties by id."""
+        filtered = bool(domain or feature or style)
+        candidates = self._candidates(domain, feature, style) if filtered else None
+        if not terms:
+            if candidates is None:
+                return []
+            rows = self.conn.execute(
+                f"SELECT rid FROM docs WHERE doc IN ({', '.join('?' * len(candidates))}) "
+                "ORDER BY rid LIMIT ?",
+                (*candidates, limit),
+            )
+            return [Hit(rid, 1.0, ()) for (rid,) in rows]
+        total_docs = self.count()
+        if total_docs == 0 or candidates == []:
+            return []
+        totals = dict(self.conn.execute("SELECT field, length FROM totals").fetchall())
+        idfs = []
+        for term in terms:
+            (df,) = self.conn.execute(
+                "SELECT COUNT(*) FROM postings WHERE term = ?", (term,)
+            ).fetchone()
+            idfs.append(math.log(1 + (total_docs - df + 0.5) / (df + 0.5)))
+        parts, params = [], []
+        for i, (weight, b) in enumerate(zip(WEIGHTS, LENGTH_NORMALIZATION, strict=True)):
+            average = totals.get(i, 0) / total_docs or 1.0
+            parts.append(f"? * p.f{i} / (? + ? * d.l{i})")
+            params += [weight, 1.0 - b, b / average]
+        query_values = ", ".join("(?, ?, ?)" for _ in terms)
+        query_params = [value for pos, term in enumerate(terms) for value in (pos, term, idfs[pos])]
+        restrict = ""
+        if candidates is not None:
+            restrict = f" AND p.doc IN ({', '.join('?' * len(candidates))})"
+        sql = (
+            f"WITH q(pos, term, idf) AS (VALUES {query_values}) "
+            "SELECT s.rid, SUM(s.idf * s.x / (s.x + ?)) AS score, group_concat(s.pos) "
+            "FROM (SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, q.idf AS idf, "
+            f"{' + '.join(parts)} AS x "
+            f"FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc{restrict}) s "
+            "GROUP BY s.doc HAVING COUNT(*) >= ? AND score > 0 "
+            "ORDER BY round(score, 9) DESC, s.rid LIMIT ?"
+        )
+        # parameter order follows the text: q values, K1, field params, candidates, need, limit
+        ordered = [
+            *query_params,
+            K1,
+            *params,
+            *(candidates or []),
+            required_matches(len(terms)),
+            limit,
+        ]
+        hits = []
+        for rid, score, positions in self.conn.execute(sql, ordered):
+            matched = tuple(sorted(int(p) for p in str(positions).split(",")))
+            hits.append(Hit(rid, float(score), matched))
+        return hits
+
+
+class _Write:
+    """``with index.write():`` — BEGIN IMMEDIATE … COMMIT (ROLLBACK on error)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.outer = False
+
+    def __enter__(self) -> None:
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, value: object, trace: object) -> None:
+        if not self.outer:
+            return
+        if kind is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")

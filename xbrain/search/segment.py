@@ -1,0 +1,248 @@
+"""Chinese word segmentation identical to jieba's, without jieba's 1-second start-up.
+
+jieba builds a prefix dictionary of ~600k entries on every start. This module runs the
+same algorithm — the DAG of dictionary words, the max-log-probability route, and the HMM
+(Viterbi over B/M/E/S states) for runs of unknown single characters — over the same
+data, but reads that data from a compiled cache split by first character, so a process
+loads only the shards for the characters it actually segments.
+
+The cache is compiled once from the installed jieba package's own files (``dict.txt``
+and ``finalseg/prob_*.py``), keyed by their SHA-256, into the cache directory given by
+the caller. jieba itself is never imported here. Identity with ``jieba.cut`` and
+``jieba.cut_for_search`` on Han text is a tested property.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import marshal
+import math
+import os
+import struct
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Segmenter"]
+
+MIN_FLOAT = -3.14e100
+_MAGIC = b"XBJIEBA1"
+_PREV = {"B": "ES", "M": "MB", "S": "SE", "E": "BM"}
+_STATES = "BMES"
+
+
+def _jieba_files() -> tuple[Path, Path]:
+    spec = importlib.util.find_spec("jieba")  # locates the package without importing it
+    if spec is None or spec.origin is None:
+        raise RuntimeError("jieba is not installed; Chinese search needs its dictionary.")
+    root = Path(spec.origin).parent
+    return root / "dict.txt", root / "finalseg"
+
+
+def _literal(path: Path) -> Any:
+    """The ``P = {...}`` literal of one of jieba's finalseg model files."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "P":
+            return ast.literal_eval(node.value)
+    raise RuntimeError(f"Unexpected jieba model file: {path}")
+
+
+def _fingerprint(dict_path: Path, model_dir: Path) -> str:
+    """Names the cache after the source files' size and mtime (cheap on every start)."""
+    digest = hashlib.sha256()
+    for path in (dict_path, *(model_dir / f"prob_{n}.py" for n in ("start", "trans", "emit"))):
+        info = path.stat()
+        digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns};".encode())
+    return digest.hexdigest()[:16]
+
+
+def _compile(dict_path: Path, model_dir: Path, target: Path) -> None:
+    """Build the sharded cache exactly as jieba's ``gen_pfdict`` builds FREQ."""
+    freq: dict[str, int] = {}
+    total = 0
+    with open(dict_path, "rb") as handle:
+        for line in handle:
+            text = line.strip().decode("utf-8")
+            word, number = text.split(" ")[:2]
+            freq[word] = int(number)
+            total += int(number)
+            for end in range(len(word)):
+                fragment = word[: end + 1]
+                if fragment not in freq:
+                    freq[fragment] = 0
+    emit = _literal(model_dir / "prob_emit.py")
+    model = (_literal(model_dir / "prob_start.py"), _literal(model_dir / "prob_trans.py"))
+    shards: dict[str, dict[str, int]] = {}
+    for word, count in freq.items():
+        shards.setdefault(word[0], {})[word] = count
+    for state in _STATES:
+        for char in emit[state]:
+            shards.setdefault(char, {})
+    blobs: list[bytes] = []
+    table: dict[str, tuple[int, int]] = {}
+    offset = 0
+    for char, words in shards.items():
+        probs = tuple(emit[state].get(char, MIN_FLOAT) for state in _STATES)
+        blob = marshal.dumps((words, probs))
+        table[char] = (offset, len(blob))
+        blobs.append(blob)
+        offset += len(blob)
+    head = marshal.dumps((total, model, table))
+    old_umask = os.umask(0o077)  # a private cache directory, like everything xbrain makes
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    finally:
+        os.umask(old_umask)
+    fd, temp = tempfile.mkstemp(prefix=".jieba-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(_MAGIC + struct.pack(">Q", len(head)) + head)
+            for blob in blobs:
+                out.write(blob)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+class Segmenter:
+    """jieba's ``cut`` / ``cut_for_search`` (HMM on) over Han text, with lazy shards."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        dict_path, model_dir = _jieba_files()
+        self.path = cache_dir / f"jieba-{_fingerprint(dict_path, model_dir)}.bin"
+        if not self.path.exists():
+            _compile(dict_path, model_dir, self.path)
+        self._file = open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
+        if self._file.read(len(_MAGIC)) != _MAGIC:
+            raise RuntimeError(f"Damaged segmentation cache {self.path}; delete it.")
+        (size,) = struct.unpack(">Q", self._file.read(8))
+        total, model, table = marshal.loads(self._file.read(size))
+        self._base = len(_MAGIC) + 8 + size
+        self._logtotal = math.log(total)
+        self._start, self._trans = model
+        self._table: dict[str, tuple[int, int]] = table
+        self._shards: dict[str, tuple[dict[str, int], tuple[float, ...]]] = {}
+
+    def close(self) -> None:
+        """Release the cache file."""
+        self._file.close()
+
+    def _shard(self, char: str) -> tuple[dict[str, int], tuple[float, ...]]:
+        shard = self._shards.get(char)
+        if shard is None:
+            where = self._table.get(char)
+            if where is None:
+                shard = ({}, (MIN_FLOAT,) * 4)
+            else:
+                self._file.seek(self._base + where[0])
+                shard = marshal.loads(self._file.read(where[1]))
+            self._shards[char] = shard
+        return shard
+
+    def freq(self, word: str) -> int | None:
+        """jieba's ``FREQ.get(word)``: None when neither a word nor a prefix of one."""
+        return self._shard(word[0])[0].get(word) if word else None
+
+    def _route(self, text: str) -> list[int]:
+        n = len(text)
+        dag: list[list[int]] = []
+        for k in range(n):
+            words = self._shard(text[k])[0]
+            ends = []
+            i = k
+            fragment = text[k]
+            while i < n and fragment in words:
+                if words[fragment]:
+                    ends.append(i)
+                i += 1
+                fragment = text[k : i + 1]
+            dag.append(ends or [k])
+        route: list[tuple[float, int]] = [(0.0, 0)] * (n + 1)
+        logtotal = self._logtotal
+        for idx in range(n - 1, -1, -1):
+            words = self._shard(text[idx])[0]
+            route[idx] = max(
+                (math.log(words.get(text[idx : x + 1]) or 1) - logtotal + route[x + 1][0], x)
+                for x in dag[idx]
+            )
+        return [end for _, end in route[:n]]
+
+    def _viterbi(self, text: str) -> Iterator[str]:
+        emit = [dict(zip(_STATES, self._shard(char)[1], strict=True)) for char in text]
+        table = [{s: self._start[s] + emit[0][s] for s in _STATES}]
+        path = {s: [s] for s in _STATES}
+        for t in range(1, len(text)):
+            row: dict[str, float] = {}
+            new_path = {}
+            for state in _STATES:
+                prob, prev = max(
+                    (table[t - 1][p] + self._trans[p].get(state, MIN_FLOAT) + emit[t][state], p)
+                    for p in _PREV[state]
+                )
+                row[state] = prob
+                new_path[state] = path[prev] + [state]
+            table.append(row)
+            path = new_path
+        _, last = max((table[-1][state], state) for state in "ES")
+        begin = after = 0
+        for i, state in enumerate(path[last]):
+            if state == "B":
+                begin = i
+            elif state == "E":
+                yield text[begin : i + 1]
+                after = i + 1
+            elif state == "S":
+                yield text[i]
+                after = i + 1
+        if after < len(text):
+            yield text[after:]
+
+    def _flush(self, buf: str) -> Iterator[str]:
+        if len(buf) == 1:
+            yield buf
+        elif not self.freq(buf):
+            yield from self._viterbi(buf)
+        else:
+            yield from buf
+
+    def cut(self, text: str) -> list[str]:
+        """``jieba.lcut(text)`` for a run of Han characters (U+4E00–U+9FD5)."""
+        if not text:
+            return []
+        route = self._route(text)
+        out: list[str] = []
+        buf = ""
+        x = 0
+        while x < len(text):
+            y = route[x] + 1
+            if y - x == 1:
+                buf += text[x]
+            else:
+                if buf:
+                    out.extend(self._flush(buf))
+                    buf = ""
+                out.append(text[x:y])
+            x = y
+        if buf:
+            out.extend(self._flush(buf))
+        return out
+
+    def cut_for_search(self, text: str) -> list[str]:
+        """``jieba.lcut_for_search(text)`` for a run of Han characters."""
+        out: list[str] = []
+        for word in self.cut(text):
+            if len(word) > 2:
+                out.extend(
+                    word[i : i + 2] for i in range(len(word) - 1) if self.freq(word[i : i + 2])
+                )
+            if len(word) > 3:
+                out.extend(
+                    word[i : i + 3] for i in range(len(word) - 2) if self.freq(word[i : i + 3])
+                )
+            out.append(word)
+        return out

@@ -1,0 +1,140 @@
+"""Terms for search: lowercase words in any script, Chinese segmented like jieba.
+
+* Text is NFKC-normalized (full-width ``ｒｅａｃｔ`` is ``react``) and lowercased.
+* Han runs (U+4E00–U+9FD5, jieba's range) are segmented with :class:`Segmenter`: the
+  precise cut for queries, the search-engine cut (which adds the dictionary words inside
+  long words) for indexed text, so the query ``对话`` finds ``对话框``.
+* Other words follow a Unicode rule: letters, digits and ``_`` joined by an inner ``.``
+  or apostrophe (``3.14``, ``foo.bar``, ``don't``, ``app_ui``); hyphens split
+  (``web-ui`` → ``web``, ``ui``). Kana runs are words; other ideographs stand alone;
+  punctuation and emoji are dropped.
+* The original's 36 English and 13 Chinese stopwords are removed.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .segment import Segmenter
+
+__all__ = ["STOPWORDS", "Tokenizer"]
+
+ENGLISH_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "to",
+        "for",
+        "of",
+        "in",
+        "on",
+        "and",
+        "or",
+        "is",
+        "are",
+        "be",
+        "with",
+        "use",
+        "using",
+        "my",
+        "me",
+        "i",
+        "we",
+        "our",
+        "want",
+        "need",
+        "help",
+        "please",
+        "task",
+        "resource",
+        "resources",
+        "find",
+        "saved",
+        "how",
+        "can",
+        "do",
+        "this",
+        "that",
+        "it",
+    }
+)
+CHINESE_STOPWORDS = frozenset(
+    {
+        "做",
+        "一个",
+        "的",
+        "我",
+        "请",
+        "帮",
+        "帮我",
+        "如何",
+        "使用",
+        "资源",
+        "收藏",
+        "找",
+        "查找",
+    }
+)
+STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
+
+_IDEO = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
+_HIRAGANA = "\u3040-\u309f"
+_KATAKANA = "\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_KANA = _HIRAGANA + _KATAKANA
+_WORDCHAR = rf"[^\W{_IDEO}{_KANA}]"
+_TOKEN = re.compile(
+    rf"(?P<han>[\u4e00-\u9fd5]+)"
+    rf"|(?P<kana>[{_HIRAGANA}]+|[{_KATAKANA}]+)"
+    rf"|(?P<ideo>[{_IDEO}])"
+    rf"|(?P<word>{_WORDCHAR}+(?:[.'’]{_WORDCHAR}+)*)"
+)
+
+
+class Tokenizer:
+    """Turns text into terms; loads the Chinese segmenter only when Han text appears."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.cache_dir = cache_dir
+        self._segmenter: Segmenter | None = None
+
+    @property
+    def segmenter(self) -> Segmenter:
+        """The jieba-compatible segmenter (compiled into ``cache_dir`` on first use)."""
+        if self._segmenter is None:
+            from .segment import Segmenter
+
+            self._segmenter = Segmenter(self.cache_dir)
+        return self._segmenter
+
+    def close(self) -> None:
+        """Release the segmenter's cache file."""
+        if self._segmenter is not None:
+            self._segmenter.close()
+            self._segmenter = None
+
+    def _tokens(self, text: str, search_mode: bool) -> list[str]:
+        text = unicodedata.normalize("NFKC", text).lower()
+        out: list[str] = []
+        for match in _TOKEN.finditer(text):
+            han = match.group("han")
+            if han is None:
+                out.append(match.group().replace("’", "'"))
+            elif search_mode:
+                out.extend(self.segmenter.cut_for_search(han))
+            else:
+                out.extend(self.segmenter.cut(han))
+        return [token for token in out if token not in STOPWORDS]
+
+    def query_terms(self, text: str) -> list[str]:
+        """Distinct query terms in first-occurrence order (precise Chinese cut)."""
+        return list(dict.fromkeys(self._tokens(text, search_mode=False)))
+
+    def counts(self, text: str) -> Counter[str]:
+        """Term frequencies of indexed text (search-engine Chinese cut)."""
+        return Counter(self._tokens(text, search_mode=True))
