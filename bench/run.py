@@ -1,9 +1,10 @@
-"""xbrain benchmarks: fresh-process latency of the core commands, printed as a table.
+"""xbrain benchmarks: fresh-process latency of the core commands and of search, index
+upkeep per put, and retrieval quality — printed as tables.
 
-Run with ``make bench`` (or ``python bench/run.py [--runs N]`` after
-``python -m compileall xbrain``, as an installed wheel would be). Every case runs as a
-new process, the way an agent hook calls xbrain; each row is the median of N runs, with
-its ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
+Run with ``make bench`` (or ``python bench/run.py [--runs N] [--skip-large]`` after
+``python -m compileall xbrain``, as an installed wheel would be). Every latency case runs
+as a new process, the way an agent hook calls xbrain; each row is the median of N runs,
+with its ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from xbrain.model import resource_id
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus
+import retrieval
+
+from xbrain.model import normalize_resource, resource_id
+from xbrain.store import Store
 
 PY = sys.executable
 
@@ -56,33 +62,104 @@ def timed(cmd: list[str], runs: int, before: Callable[[int], None] | None = None
     return samples
 
 
-def make_store(root: Path, name: str, count: int) -> tuple[Path, float]:
-    """A store of ``count`` resources, filled by one import-store commit."""
+def make_store(root: Path, name: str, items: list[dict[str, object]]) -> tuple[Path, float]:
+    """A store filled by one import-store commit (limits raised for the large corpora)."""
     source = root / f"{name}.json"
-    document = {
-        "version": 1,
-        "resources": [resource(i) for i in range(count)],
-        "tombstones": [],
-        "receipts": {},
-    }
+    document = {"version": 1, "resources": items, "tombstones": [], "receipts": {}}
     source.write_text(json.dumps(document))
     store = root / name
+    if name.startswith(("search", "upkeep")):
+        for key, value in (("limits.maxEntries", 1_000_000), ("limits.maxBytes", 4 << 30)):
+            run = xbrain("config", key, str(value), "--store", str(store))
+            subprocess.run(run, check=True, capture_output=True)
     start = time.perf_counter()
-    subprocess.run(
-        xbrain("import-store", str(source), "--store", str(store)), check=True, capture_output=True
-    )
+    run = xbrain("import-store", str(source), "--store", str(store))
+    subprocess.run(run, check=True, capture_output=True)
     return store, (time.perf_counter() - start) * 1000
+
+
+def man_resources(count: int, max_text: int) -> list[dict[str, object]]:
+    """``count`` resources of real manual-page text: the Chinese sections, then English
+    ones, then copies under new ids until there are enough."""
+    base = corpus.resources("zh", None, max_text) + corpus.resources("en", None, max_text)
+    out = []
+    for i in range(count):
+        item = json.loads(json.dumps(base[i % len(base)]))
+        if i >= len(base):
+            item["source"]["id"] += f"/copy-{i // len(base)}"
+        out.append(item)
+    return out
+
+
+SEARCHES = (
+    ("English", "list directory contents sorted by time"),
+    ("Chinese", "列出目录内容并按时间排序"),
+    ("mixed", "ls 命令 显示 隐藏文件"),
+)
+Row = tuple[str, list[float], str]
+
+
+def search_rows(root: Path, runs: int, large: bool) -> tuple[list[Row], list[str]]:
+    """Fresh-process search on 10,000 (and 100,000) resources of real text."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    sizes = [(10_000, 4000, "≤ 100 / 120 ms")] + ([(100_000, 500, "≤ 150 ms")] if large else [])
+    for count, max_text, target in sizes:
+        store, import_ms = make_store(root, f"search-{count}", man_resources(count, max_text))
+        started = time.perf_counter()
+        subprocess.run(xbrain("reindex", "--store", str(store)), check=True, capture_output=True)
+        notes.append(
+            f"{count:,} man-page resources (text ≤ {max_text} chars): import "
+            f"{import_ms / 1000:.1f} s, index build {time.perf_counter() - started:.1f} s"
+        )
+        for label, query in SEARCHES:
+            cmd = xbrain("search", query, "--store", str(store))
+            rows.append((f"search {label}, {count:,}", timed(cmd, runs), target))
+    return rows, notes
+
+
+def upkeep_rows(root: Path, runs: int) -> list[Row]:
+    """Index upkeep per put: in-process put time with an index minus without one."""
+    store_dir, _ = make_store(root, "upkeep", man_resources(10_000, 4000))
+    subprocess.run(xbrain("reindex", "--store", str(store_dir)), check=True, capture_output=True)
+    item = man_resources(1, 4000)[0]  # a Chinese manual section
+    store = Store(store_dir, cache_dir=Path(os.environ["XBRAIN_CACHE_DIR"]))
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    samples: dict[bool, list[float]] = {True: [], False: []}
+    for i in range(runs * 2):
+        with_index = i % 2 == 0
+        if not with_index:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{index}{suffix}").unlink(missing_ok=True)
+        item["updatedAt"] = f"2027-01-01T00:00:{i:02d}.000Z"
+        start = time.perf_counter()
+        store.put([normalize_resource(item).resource])
+        samples[with_index].append((time.perf_counter() - start) * 1000)
+        if not with_index:
+            subprocess.run(
+                xbrain("reindex", "--store", str(store_dir)), check=True, capture_output=True
+            )
+    pairs = zip(sorted(samples[True]), sorted(samples[False]), strict=True)
+    return [
+        ("put in-process, index present", samples[True], ""),
+        ("put in-process, no index", samples[False], ""),
+        ("index upkeep per put (diff)", [a - b for a, b in pairs], "≤ 20 ms"),
+    ]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
-    runs = parser.parse_args().runs
+    parser.add_argument("--skip-large", action="store_true", help="skip the 100,000-resource store")
+    parser.add_argument("--queries", type=int, default=1000, help="known-item queries per language")
+    args = parser.parse_args()
+    runs = args.runs
     rows: list[tuple[str, list[float], str]] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-bench-") as tmp:
         root = Path(tmp)
-        small, _ = make_store(root, "store-100", 100)
-        large, import_ms = make_store(root, "store-10k", 10_000)
+        os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
+        small, _ = make_store(root, "store-100", [resource(i) for i in range(100)])
+        large, import_ms = make_store(root, "store-10k", [resource(i) for i in range(10_000)])
 
         rows.append(("python -c pass (floor)", timed([PY, "-c", "pass"], runs), ""))
         rows.append(("xbrain --help", timed(xbrain("--help"), runs), "≤ 60 ms"))
@@ -108,22 +185,39 @@ def main() -> None:
         rows.append(
             ("put batch of 1,000 (new)", timed(cmd, min(runs, 5), fresh_batch), "≤ 2,000 ms")
         )
+        found, notes = search_rows(root, runs, not args.skip_large)
+        rows += found
+        rows += upkeep_rows(root, runs)
+        quality = retrieval.evaluate("en", 1500, args.queries, root / "cache")
+        quality += retrieval.evaluate("zh", None, args.queries, root / "cache")
 
     floor = statistics.median(rows[0][1])
     print(
         f"xbrain benchmarks: median of {runs} fresh-process runs, python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores"
     )
-    print(f"setup: a 10,000-resource store imported in {import_ms:,.0f} ms (one commit)\n")
+    print(f"setup: a 10,000-resource store imported in {import_ms:,.0f} ms (one commit)")
+    for note in notes:
+        print(f"setup: {note}")
+    print()
     header = ("case", "median ms", "min", "max", "x floor", "target")
-    print("| {:<28} | {:>9} | {:>7} | {:>7} | {:>7} | {:<10} |".format(*header))
-    print(f"|{'-' * 30}|{'-' * 11}|{'-' * 9}|{'-' * 9}|{'-' * 9}|------------|")
+    print("| {:<32} | {:>9} | {:>7} | {:>7} | {:>7} | {:<14} |".format(*header))
+    print(f"|{'-' * 34}|{'-' * 11}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 16}|")
     for name, samples, target in rows:
         median = statistics.median(samples)
         print(
-            f"| {name:<28} | {median:9.1f} | {min(samples):7.1f} | {max(samples):7.1f} "
-            f"| {median / floor:7.1f} | {target:<10} |"
+            f"| {name:<32} | {median:9.1f} | {min(samples):7.1f} | {max(samples):7.1f} "
+            f"| {median / floor:7.1f} | {target:<14} |"
         )
+
+    print(
+        "\nRetrieval quality (known-item queries over manual-page sections; bench/retrieval.py)\n"
+    )
+    header = ("lang", "queries", "ranker", "docs", "n", "Recall@1", "Recall@5", "MRR@5")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in quality:
+        print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

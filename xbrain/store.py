@@ -146,7 +146,9 @@ class Store:
     def _reindex_changes(
         self, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
     ) -> None:
-        from .search import after_commit
+        if not (git.control_dir / "xbrain" / "search.sqlite").exists():
+            return  # no index yet: the first search builds it
+        from .search.service import after_commit
         from .search.tokenize import Tokenizer
 
         tokenizer = Tokenizer(self.cache_dir)
@@ -312,21 +314,31 @@ class Store:
         at: str | None = None,
     ) -> dict[str, Any]:
         """Ranked lexical candidates (private content), optionally as of revision ``at``."""
-        from . import search as recall
+        from .search import query as fast
+        from .search import service
         from .search.tokenize import Tokenizer
 
-        query = recall.validate_request(query, limit, domain, feature, style)
-        if not self.exists():
-            if at is not None:
-                raise NotFoundError(f"Unknown revision: {at}")
-            return recall.search_nothing()
+        query = fast.validate_request(query, limit, domain, feature, style)
+        filtered = bool(domain or feature or style)
         tokenizer = Tokenizer(self.cache_dir)
         try:
-            with GitStore(self.path) as git, private_umask():  # the index cache stays private
+            terms = tokenizer.query_terms(query)
+            if not self.exists() or (not terms and not filtered):
+                self._check_dir()
+                if at is not None:
+                    raise NotFoundError(f"Unknown revision: {at}")
+                return fast.answer([], terms)
+            if at is None:
+                answered = fast.current(
+                    self.path / ".git", tokenizer, terms, limit, domain, feature, style
+                )
+                if answered is not None:
+                    return answered
+            with GitStore(self.path) as git, private_umask():  # the index stays private
                 commit = git.resolve(at) if at is not None else git.head()
                 view = View(git.snapshot(commit))
                 view.config()
-                return recall.search(
+                return service.search(
                     git,
                     view,
                     tokenizer,
@@ -342,7 +354,7 @@ class Store:
 
     def reindex(self) -> dict[str, Any]:
         """Rebuild the search index from the committed resources."""
-        from . import search as recall
+        from .search import service
         from .search.tokenize import Tokenizer
 
         self._check_dir()
@@ -353,7 +365,7 @@ class Store:
         try:
             with self._locked(), GitStore(self.path) as git, private_umask():
                 view = View(git.snapshot())
-                count = recall.reindex(git, view, tokenizer)
+                count = service.reindex(git, view, tokenizer)
                 commit = view.snap.commit
         finally:
             tokenizer.close()

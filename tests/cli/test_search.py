@@ -274,6 +274,7 @@ def test_search_never_imports_or_prints_jieba(
     xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
     assert xb_proc("put", json_file(make("zh", title="对话框无障碍检查清单"))).code == 0
+    assert xb_proc("search", "warm").code == 0  # builds the index
     for query in ("dialog", "对话框"):
         result = subprocess.run(
             [
@@ -295,3 +296,6 @@ def test_search_never_imports_or_prints_jieba(
         assert all(line.startswith("import time:") for line in lines)  # nothing else on stderr
         imported = {line.split("|")[-1].strip() for line in lines}
         assert not any(name.startswith("jieba") for name in imported)
+        # the index is current after the put and the first search: the fast path answers
+        # without git or YAML machinery
+        assert not any(name.startswith(("dulwich", "ruamel")) for name in imported)

@@ -122,18 +122,23 @@ def store_path(ctx: click.Context) -> Path:
     return Path(user_data_dir("xbrain", appauthor=False)) / "store"
 
 
+def cache_dir() -> Path:
+    """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
+    cache = os.environ.get("XBRAIN_CACHE_DIR")
+    if not cache:
+        from platformdirs import user_cache_dir
+
+        cache = user_cache_dir("xbrain", appauthor=False)
+    return Path(cache)
+
+
 def open_store(ctx: click.Context) -> Any:
     """A library Store configured from the command line and environment."""
     from ..store import Store
 
     settings = ctx.ensure_object(Settings)
     agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
-    cache = os.environ.get("XBRAIN_CACHE_DIR")
-    if not cache:
-        from platformdirs import user_cache_dir
-
-        cache = user_cache_dir("xbrain", appauthor=False)
-    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=Path(cache))
+    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=cache_dir())
 
 
 def emit(value: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from . import cli, common_options, emit, open_store
+from . import cache_dir, cli, common_options, emit, open_store, store_path
 
 __all__: list[str] = []
 
@@ -114,8 +114,19 @@ def search(
     (2) and text (1). QUERY may be "" when a design filter is given. Each result carries
     a citation {id, url, updatedAt}: cite the original URL.
     """
-    store = open_store(ctx)
-    emit(store.search(query, limit=limit, domain=domain, feature=feature, style=style, at=at))
+    from ..search.query import search_store
+
+    found = search_store(
+        store_path(ctx),
+        cache_dir(),
+        query,
+        limit=limit,
+        domain=domain,
+        feature=feature,
+        style=style,
+        at=at,
+    )
+    emit(found)
 
 
 @cli.command()

@@ -131,9 +131,13 @@ class Tokenizer:
                 out.extend(self.segmenter.cut(han))
         return [token for token in out if token not in STOPWORDS]
 
+    def words(self, text: str) -> list[str]:
+        """Every term of ``text`` in order, repeats kept (precise Chinese cut)."""
+        return self._tokens(text, search_mode=False)
+
     def query_terms(self, text: str) -> list[str]:
         """Distinct query terms in first-occurrence order (precise Chinese cut)."""
-        return list(dict.fromkeys(self._tokens(text, search_mode=False)))
+        return list(dict.fromkeys(self.words(text)))
 
     def counts(self, text: str) -> Counter[str]:
         """Term frequencies of indexed text (search-engine Chinese cut)."""

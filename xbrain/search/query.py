@@ -1,0 +1,136 @@
+"""Request rules, the output shape, and the fast path of a fresh ``xbrain search``.
+
+When the store's index already reflects ``refs/heads/main`` — the usual case, since
+every write keeps it current — a search needs neither git objects nor YAML: it reads
+the ref, checks the index's commit inside one SQLite read transaction, ranks, and takes
+the resources from the index. Anything else (no index, another commit, an old layout,
+packed refs) returns None and the caller takes the full path through git.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInputError
+from ..schemas import load_schema
+from .index import VERSION, Hit, SearchIndex
+from .tokenize import Tokenizer
+
+__all__ = ["answer", "current", "search_store", "validate_request"]
+
+GUIDANCE = (
+    "Check applicability, limitations and freshness. Cite original source URLs only when "
+    "used. No relevant match means no recommendation."
+)
+MAX_QUERY = 2000
+REQUEST_ERROR = "Use a query or design filter (max 2,000 characters), and limit 1–20."
+INDEX_FILE = Path("xbrain") / "search.sqlite"
+
+
+def validate_request(
+    query: str, limit: int, domain: str | None, feature: str | None, style: str | None
+) -> str:
+    """The original's checks, in its order; returns the trimmed query."""
+    for value in (domain, feature, style):
+        if value is not None and (not isinstance(value, str) or len(value) > MAX_QUERY):
+            raise InvalidInputError("Invalid design filter.")
+    domains = load_schema("design")["properties"]["domains"]["items"]["properties"]["label"]["enum"]
+    if domain and domain not in domains:
+        raise InvalidInputError("Unknown design domain.")
+    query = query.strip()
+    if (not query and not (domain or feature or style)) or len(query) > MAX_QUERY:
+        raise InvalidInputError(REQUEST_ERROR)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
+        raise InvalidInputError(REQUEST_ERROR)
+    return query
+
+
+def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
+    """The original's output: ``{mode, provider, results, guidance}``."""
+    results = [
+        {
+            "resource": hit.resource,
+            "score": round(hit.score, 6),
+            "matched": [terms[pos] for pos in hit.matched],
+            "citation": {
+                "id": hit.resource["id"],
+                "url": hit.resource["source"]["url"],
+                "updatedAt": hit.resource["updatedAt"],
+            },
+        }
+        for hit in hits
+    ]
+    return {
+        "mode": "lexical_candidates",
+        "provider": None,
+        "results": results,
+        "guidance": GUIDANCE,
+    }
+
+
+def _head(control_dir: Path) -> str | None:
+    try:
+        value = (control_dir / "refs" / "heads" / "main").read_text().strip()
+    except OSError:
+        return None
+    return value if len(value) == 40 else None
+
+
+def current(
+    control_dir: Path,
+    tokenizer: Tokenizer,
+    terms: list[str],
+    limit: int,
+    domain: str | None,
+    feature: str | None,
+    style: str | None,
+) -> dict[str, Any] | None:
+    """The answer from an index that reflects ``main`` right now, else None."""
+    path = control_dir / INDEX_FILE
+    head = _head(control_dir)
+    if head is None or not path.is_file():
+        return None
+    try:
+        with SearchIndex(path, tokenizer, prepare=False) as index:
+            index.conn.execute("BEGIN")  # one snapshot for the check and the ranking
+            if index.meta("version") != VERSION or index.meta("commit") != head:
+                return None
+            return answer(index.search(terms, limit, domain, feature, style), terms)
+    except sqlite3.Error:
+        return None
+
+
+def search_store(
+    store_dir: Path,
+    cache_dir: Path,
+    query: str,
+    *,
+    limit: int = 5,
+    domain: str | None = None,
+    feature: str | None = None,
+    style: str | None = None,
+    at: str | None = None,
+) -> dict[str, Any]:
+    """Search a store: the fast path when it can answer, else ``Store.search``.
+
+    This is what the CLI calls, so that a search the index can answer never imports
+    git or YAML machinery.
+    """
+    trimmed = validate_request(query, limit, domain, feature, style)
+    if at is None:
+        tokenizer = Tokenizer(cache_dir)
+        try:
+            terms = tokenizer.query_terms(trimmed)
+            if terms or domain or feature or style:
+                fast = current(store_dir / ".git", tokenizer, terms, limit, domain, feature, style)
+                if fast is not None:
+                    return fast
+        finally:
+            tokenizer.close()
+    from ..store import Store
+
+    return Store(store_dir, cache_dir=cache_dir).search(
+        query, limit=limit, domain=domain, feature=feature, style=style, at=at
+    )

@@ -1,0 +1,147 @@
+"""Search through git: catch the index up (or rebuild it), ``--at``, write upkeep.
+
+``search`` brings the index to the commit being searched (or builds one in memory for
+``--at``), ranks with BM25F and returns the original's output shape. ``after_commit`` is
+the write path's hook that keeps the index in the same state as the commit it just made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .. import layout
+from ..codec import load_yaml
+from ..errors import XbrainError
+from ..gitstore import CommitId, GitStore
+from ..model import normalize_resource
+from ..view import View
+from .index import SearchIndex
+from .query import INDEX_FILE, answer
+from .tokenize import Tokenizer
+
+__all__ = ["after_commit", "index_path", "reindex", "search"]
+
+
+def index_path(git: GitStore) -> Path:
+    """Where a store keeps its search index."""
+    return git.control_dir / INDEX_FILE
+
+
+def _all_resources(view: View) -> Iterator[dict[str, Any]]:
+    for path, _ in view.snap.files(layout.RESOURCES_DIR):
+        resource = view.resource(Path(path).stem)
+        if resource is not None:
+            yield resource
+
+
+def _catch_up(index: SearchIndex, git: GitStore, view: View) -> None:
+    """Make the index reflect ``view``'s commit: incrementally when it can, else rebuild."""
+    head = view.snap.commit
+    assert head is not None
+    with index.write():
+        current = index.meta("commit")
+        if current == head:
+            return
+        if current is not None and git.has_commit(current):
+            for path in git.changed_files(CommitId(current), head, layout.RESOURCES_DIR):
+                rid = Path(path).stem
+                resource = view.resource(rid)
+                if resource is None:
+                    index.remove(rid)
+                else:
+                    index.add(resource)
+            index.set_meta("commit", head)
+            return
+    index.rebuild(_all_resources(view), head)
+
+
+@contextlib.contextmanager
+def open_index(git: GitStore, view: View, tokenizer: Tokenizer, at: bool) -> Iterator[SearchIndex]:
+    """The index for ``view``'s commit: the store's cache, or an in-memory one for ``--at``."""
+    if at:
+        with SearchIndex(":memory:", tokenizer) as memory:
+            memory.rebuild(_all_resources(view), str(view.snap.commit))
+            yield memory
+        return
+    path = index_path(git)
+    try:
+        index = SearchIndex(path, tokenizer)
+        _catch_up(index, git, view)
+    except sqlite3.DatabaseError:
+        # damaged or foreign: it is derived data, so start over from the commits
+        with contextlib.suppress(NameError, sqlite3.Error):
+            index.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        index = SearchIndex(path, tokenizer)
+        _catch_up(index, git, view)
+    try:
+        yield index
+    finally:
+        index.close()
+
+
+def search(
+    git: GitStore,
+    view: View,
+    tokenizer: Tokenizer,
+    query: str,
+    *,
+    limit: int = 5,
+    domain: str | None = None,
+    feature: str | None = None,
+    style: str | None = None,
+    at: bool = False,
+) -> dict[str, Any]:
+    """Ranked lexical candidates in the original's output shape."""
+    terms = tokenizer.query_terms(query)
+    if not terms and not (domain or feature or style):
+        return answer([], terms)
+    with open_index(git, view, tokenizer, at) as index:
+        return answer(index.search(terms, limit, domain, feature, style), terms)
+
+
+def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
+    """Rebuild the store's index from scratch for ``view``'s commit."""
+    path = index_path(git)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    with SearchIndex(path, tokenizer) as index:
+        return index.rebuild(_all_resources(view), str(view.snap.commit))
+
+
+def after_commit(
+    git: GitStore,
+    tokenizer: Tokenizer,
+    parent: str | None,
+    commit: str,
+    changes: dict[str, bytes | None],
+) -> None:
+    """Apply a commit's resource changes to an index that reflected its parent.
+
+    An index that is missing or reflects another commit is left alone (the next search
+    catches it up). Failures here never fail the write: the commit is already made and
+    the index is derived data.
+    """
+    path = index_path(git)
+    if not path.exists():
+        return
+    with (
+        contextlib.suppress(sqlite3.Error, OSError, XbrainError),
+        SearchIndex(path, tokenizer) as index,
+        index.write(),
+    ):
+        if index.meta("commit") == parent:
+            for file, data in changes.items():
+                if not file.startswith(layout.RESOURCES_DIR + "/"):
+                    continue
+                rid = Path(file).stem
+                if data is None:
+                    index.remove(rid)
+                else:
+                    index.add(normalize_resource(load_yaml(data)).resource)
+            index.set_meta("commit", commit)
