@@ -10,6 +10,7 @@ rebuilt catalog. It never deletes untracked files and never rewrites history.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,34 @@ def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
     return sorted(set(drift)), sorted(untracked)
 
 
+def _check_search_index(
+    git: GitStore, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+) -> None:
+    """A damaged search index is reported; repair deletes it (the next search rebuilds)."""
+    import sqlite3
+
+    path = git.control_dir / "xbrain" / "search.sqlite"
+    if not path.exists():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    except sqlite3.Error:
+        ok = False
+    if ok:
+        return
+    rel = str(path.relative_to(git.path))
+    if repair:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        repaired.append(_problem("search_index", "Damaged index removed; search rebuilds it.", rel))
+    else:
+        problems.append(
+            _problem("search_index", "The search index is damaged (derived data).", rel)
+        )
+
+
 def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
     """Run every check; with ``repair``, fix what is safe and report what was done."""
     problems: list[dict[str, Any]] = []
@@ -147,6 +176,7 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
             )
     for line in git.fsck():
         problems.append(_problem("git_object", line))
+    _check_search_index(git, repair, problems, repaired)
     head = git.head()
     try:
         view = View(git.snapshot(head))

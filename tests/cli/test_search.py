@@ -219,6 +219,21 @@ def test_damaged_index_is_rebuilt_not_trusted(seeded: Run, store_dir: Path) -> N
     assert hits(seeded("search", "react")) == [FIXTURE_ID]
 
 
+def test_doctor_reports_and_removes_a_damaged_index(seeded: Run, store_dir: Path) -> None:
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+    assert seeded("doctor").json["ok"] is True
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    index.write_bytes(b"garbage" * 1000)
+    report = seeded("doctor")
+    assert report.code == 7
+    assert {p["code"] for p in report.json["problems"]} == {"search_index"}
+    assert seeded("doctor", "--repair").json["ok"] is True
+    assert not index.exists()
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+
+
 def test_stale_index_is_caught_up(
     seeded: Run, store_dir: Path, json_file: Callable[[Any], str]
 ) -> None:

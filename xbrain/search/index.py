@@ -265,12 +265,17 @@ class SearchIndex:
         if total_docs == 0 or candidates == []:
             return []
         totals = dict(self.conn.execute("SELECT field, length FROM totals").fetchall())
-        idfs = []
-        for term in terms:
-            (df,) = self.conn.execute(
-                "SELECT COUNT(*) FROM postings WHERE term = ?", (term,)
-            ).fetchone()
-            idfs.append(math.log(1 + (total_docs - df + 0.5) / (df + 0.5)))
+        frequencies = [
+            self.conn.execute("SELECT COUNT(*) FROM postings WHERE term = ?", (t,)).fetchone()[0]
+            for t in terms
+        ]
+        idfs = [math.log(1 + (total_docs - df + 0.5) / (df + 0.5)) for df in frequencies]
+        need = required_matches(len(terms))
+        # Exact pruning by the coverage rule: a document matching none of the
+        # (len - need + 1) rarest terms matches at most need - 1 terms, so only documents
+        # in the rarest terms' postings can qualify. Common terms are then scored for
+        # those documents only.
+        rarest = sorted(range(len(terms)), key=lambda i: frequencies[i])[: len(terms) - need + 1]
         parts, params = [], []
         for i, (weight, b) in enumerate(zip(WEIGHTS, LENGTH_NORMALIZATION, strict=True)):
             average = totals.get(i, 0) / total_docs or 1.0
@@ -278,9 +283,12 @@ class SearchIndex:
             params += [weight, 1.0 - b, b / average]
         query_values = ", ".join("(?, ?, ?)" for _ in terms)
         query_params = [value for pos, term in enumerate(terms) for value in (pos, term, idfs[pos])]
-        restrict = ""
+        restrict = (
+            " AND p.doc IN (SELECT doc FROM postings WHERE term IN "
+            f"({', '.join('?' * len(rarest))}))"
+        )
         if candidates is not None:
-            restrict = f" AND p.doc IN ({', '.join('?' * len(candidates))})"
+            restrict += f" AND p.doc IN ({', '.join('?' * len(candidates))})"
         sql = (
             f"WITH q(pos, term, idf) AS (VALUES {query_values}) "
             "SELECT s.rid, SUM(s.idf * s.x / (s.x + ?)) "
@@ -292,14 +300,15 @@ class SearchIndex:
             "GROUP BY s.doc HAVING COUNT(*) >= ? AND score > 0 "
             "ORDER BY round(score, 9) DESC, s.rid LIMIT ?"
         )
-        # parameter order follows the text: q values, K1, field params, candidates, need, limit
+        # parameters in the order they appear in the text
         ordered = [
             *query_params,
             K1,
             *[len(terms)] * COORDINATION,
             *params,
+            *(terms[i] for i in rarest),
             *(candidates or []),
-            required_matches(len(terms)),
+            need,
             limit,
         ]
         hits = []

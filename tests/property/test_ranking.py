@@ -1,0 +1,95 @@
+"""Hypothesis: the SQL ranking equals a direct BM25F computation, pruning included."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xbrain.search.index import (
+    COORDINATION,
+    K1,
+    LENGTH_NORMALIZATION,
+    WEIGHTS,
+    SearchIndex,
+    field_texts,
+    required_matches,
+)
+from xbrain.search.tokenize import Tokenizer
+
+VOCABULARY = ["alpha", "beta", "gamma", "delta", "omega", "zeta", "kappa", "sigma"]
+words = st.lists(st.sampled_from(VOCABULARY), max_size=12).map(" ".join)
+documents = st.lists(st.tuples(words, words, words, words), min_size=1, max_size=12)
+queries = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6, unique=True)
+counter = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
+    instance = Tokenizer(segment_cache)
+    yield instance
+    instance.close()
+
+
+def resource(i: int, title: str, purpose: str, summary: str, text: str) -> dict[str, Any]:
+    return {
+        "id": f"resource_{i:064x}",
+        "source": {"provider": "p", "id": str(i), "url": "https://example.com/"},
+        "title": title,
+        "text": text,
+        "summary": summary,
+        "purpose": purpose,
+        "useWhen": [],
+        "limitations": [],
+        "savedReason": None,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+    }
+
+
+def reference(
+    docs: list[dict[str, Any]], terms: list[str], tokenizer: Tokenizer
+) -> list[tuple[str, float]]:
+    counts = [[tokenizer.counts(t) for t in field_texts(d)] for d in docs]
+    n = len(docs)
+    averages = [sum(sum(c[f].values()) for c in counts) / n or 1.0 for f in range(len(WEIGHTS))]
+    scored = []
+    for doc, fields in zip(docs, counts, strict=True):
+        score, matched = 0.0, 0
+        for term in terms:
+            df = sum(1 for c in counts if any(term in f for f in c))
+            x = sum(
+                w * f[term] / (1 - b + b * sum(f.values()) / avg)
+                for w, b, avg, f in zip(
+                    WEIGHTS, LENGTH_NORMALIZATION, averages, fields, strict=True
+                )
+            )
+            if x > 0:
+                matched += 1
+                score += math.log(1 + (n - df + 0.5) / (df + 0.5)) * x / (K1 + x)
+        score *= (matched / len(terms)) ** COORDINATION
+        if matched >= required_matches(len(terms)) and score > 0:
+            scored.append((doc["id"], score))
+    scored.sort(key=lambda item: (-round(item[1], 9), item[0]))
+    return scored
+
+
+@settings(max_examples=80)
+@given(documents, queries, st.integers(1, 20))
+def test_sql_ranking_matches_reference(
+    tokenizer: Tokenizer, corpus: list[tuple[str, str, str, str]], terms: list[str], limit: int
+) -> None:
+    docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
+    with SearchIndex(":memory:", tokenizer) as index:
+        index.rebuild(iter(docs), f"c{next(counter)}")
+        hits = index.search(terms, limit)
+    expected = reference(docs, terms, tokenizer)[:limit]
+    assert [hit.rid for hit in hits] == [rid for rid, _ in expected]
+    for hit, (_, score) in zip(hits, expected, strict=True):
+        assert hit.score == pytest.approx(score, rel=1e-9)
+        assert list(hit.matched) == sorted(hit.matched)
