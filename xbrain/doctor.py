@@ -145,8 +145,9 @@ def _check_search_index(
         return
     rel = str(path.relative_to(git.path))
     if repair:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        from .search.index import remove_index
+
+        remove_index(path)
         repaired.append(_problem("search_index", "Damaged index removed; search rebuilds it.", rel))
     else:
         problems.append(

@@ -25,7 +25,7 @@ from typing import Any
 
 from .tokenize import Tokenizer
 
-__all__ = ["FIELDS", "Hit", "SearchIndex"]
+__all__ = ["FIELDS", "Hit", "SearchIndex", "remove_index"]
 
 FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")
 WEIGHTS = (4.0, 4.0, 4.0, 4.0, 2.0, 1.0)
@@ -112,6 +112,12 @@ def matches_filters(
     ):
         return False
     return not style or any(style.lower() in label.lower() for label in facets["styles"])
+
+
+def remove_index(path: Path) -> None:
+    """Delete an index database and its WAL files (it is derived data)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def required_matches(count: int) -> int:

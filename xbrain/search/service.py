@@ -19,7 +19,7 @@ from ..errors import XbrainError
 from ..gitstore import CommitId, GitStore
 from ..model import normalize_resource
 from ..view import View
-from .index import SearchIndex
+from .index import SearchIndex, remove_index
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
 
@@ -69,20 +69,25 @@ def open_index(git: GitStore, view: View, tokenizer: Tokenizer, at: bool) -> Ite
         return
     path = index_path(git)
     try:
-        index = SearchIndex(path, tokenizer)
-        _catch_up(index, git, view)
+        index = _current(path, git, view, tokenizer)
     except sqlite3.DatabaseError:
         # damaged or foreign: it is derived data, so start over from the commits
-        with contextlib.suppress(NameError, sqlite3.Error):
-            index.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        index = SearchIndex(path, tokenizer)
-        _catch_up(index, git, view)
+        remove_index(path)
+        index = _current(path, git, view, tokenizer)
     try:
         yield index
     finally:
         index.close()
+
+
+def _current(path: Path, git: GitStore, view: View, tokenizer: Tokenizer) -> SearchIndex:
+    index = SearchIndex(path, tokenizer)
+    try:
+        _catch_up(index, git, view)
+    except BaseException:
+        index.close()
+        raise
+    return index
 
 
 def search(
@@ -108,8 +113,7 @@ def search(
 def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
     """Rebuild the store's index from scratch for ``view``'s commit."""
     path = index_path(git)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    remove_index(path)
     with SearchIndex(path, tokenizer) as index:
         return index.rebuild(_all_resources(view), str(view.snap.commit))
 
