@@ -98,7 +98,8 @@ def resources(
     seen_text: set[str] = set()
     for path in files:
         try:
-            source = gzip.open(path).read().decode("utf-8")
+            with gzip.open(path) as handle:
+                source = handle.read().decode("utf-8")
         except (OSError, UnicodeDecodeError, EOFError):
             continue
         parts = list(sections(source))
@@ -117,7 +118,7 @@ def resources(
                 {
                     "source": {
                         "provider": "man",
-                        "id": f"{language}/{path.parent.name}/{path.name.removesuffix('.gz')}/{index}",
+                        "id": f"{language}/{path.parent.name}/{path.stem}/{index}",
                         "url": f"https://manpages.example/{language}/{command}#{index}",
                     },
                     "title": f"{command}: {section}"[:500],

@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import layout
 from .codec import digest
@@ -30,6 +30,10 @@ from .gitstore import GitStore, private_umask
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
+
+if TYPE_CHECKING:
+    from .providers import Provider
+
 from .view import DEFAULT_IDENTITY, StoreConfig, Transaction, View, marker_bytes
 
 __all__ = ["Store"]
@@ -121,6 +125,14 @@ class Store:
     @contextlib.contextmanager
     def _transaction(self, command: str) -> Iterator[Transaction]:
         """Lock, stage, commit (if anything changed) and refresh the working tree."""
+        with self._session() as git:
+            txn = self._begin(git, command)
+            yield txn
+            self._commit(git, txn)
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[GitStore]:
+        """The store, created if missing, locked, with any interrupted write finished."""
         self._create()
         with self._locked(), GitStore(self.path) as git:
             for leftover in [*git.crashed_write_locks(), *git.pack_leftovers()]:
@@ -128,20 +140,25 @@ class Store:
             pending = git.pending_worktree_paths()
             if pending:
                 self._repair_worktree(git, pending)
-            snap = git.snapshot()
-            txn = Transaction(snap, View(snap).config(), command)
-            yield txn
-            changes = txn.finish()
-            if not changes:
-                return
-            message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
-            commit = git.commit(
-                snap.commit, changes, message, txn.settings.identity, int(time.time())
-            )
-            git.refresh_worktree(commit, list(changes))
-            txn.commit_id = str(commit)
-            if any(path.startswith(layout.RESOURCES_DIR + "/") for path in changes):
-                self._reindex_changes(git, snap.commit, commit, changes)
+            yield git
+
+    @staticmethod
+    def _begin(git: GitStore, command: str) -> Transaction:
+        snap = git.snapshot()
+        return Transaction(snap, View(snap).config(), command)
+
+    def _commit(self, git: GitStore, txn: Transaction) -> None:
+        """Commit what ``txn`` staged (nothing staged: no commit)."""
+        changes = txn.finish()
+        if not changes:
+            return
+        message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
+        parent = txn.snap.commit
+        commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
+        git.refresh_worktree(commit, list(changes))
+        txn.commit_id = str(commit)
+        if any(path.startswith(layout.RESOURCES_DIR + "/") for path in changes):
+            self._reindex_changes(git, parent, commit, changes)
 
     def _reindex_changes(
         self, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
@@ -286,6 +303,41 @@ class Store:
         with self._locked(), GitStore(self.path) as git:
             return doctor.diagnose(git, repair=True)
 
+    def receive(self, resource: Resource) -> dict[str, Any]:
+        """Accept a resource as a file-provider target: refuse a newer/conflicting copy.
+
+        Unlike ``put``, a tombstone here does not block it (the original provider rule).
+        """
+        from .providers.file import NEWER
+
+        resource = normalize_resource(resource).resource
+        with self._transaction("receive") as txn:
+            old = txn.resource(resource["id"])
+            if old is not None and digest(old) == digest(resource):
+                return {"changed": False, "commit": None}
+            if old is not None and (old["updatedAt"] >= resource["updatedAt"]):
+                raise ConflictError(NEWER)
+            txn.put_resource(resource)
+            txn.actions.append(
+                ("add" if old is None else "update", resource["id"], resource["title"])
+            )
+        return {"changed": True, "commit": txn.commit_id}
+
+    def forget(self, rid: str) -> dict[str, Any]:
+        """Remove a resource as a file-provider target: no tombstone, queue entry dropped."""
+        if not _is_id(rid):
+            raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+        with self._transaction("forget") as txn:
+            old = txn.resource(rid)
+            if old is not None:
+                txn.remove_resource(rid)
+                txn.actions.append(("remove", rid, old["title"]))
+            pending = txn.read_json(layout.PENDING, {})
+            if rid in pending:
+                del pending[rid]
+                txn.write_json(layout.PENDING, pending)
+        return {"changed": old is not None, "commit": txn.commit_id}
+
     def config(self, key: str | None = None, value: str | None = None) -> dict[str, Any]:
         """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
         from .view import set_config_value
@@ -312,23 +364,37 @@ class Store:
         feature: str | None = None,
         style: str | None = None,
         at: str | None = None,
+        provider: Provider | None = None,
     ) -> dict[str, Any]:
-        """Ranked lexical candidates (private content), optionally as of revision ``at``."""
+        """Ranked lexical candidates (private content), optionally as of revision ``at``.
+
+        With a ``provider``, its candidates are merged: local wins, local tombstones hide
+        remote copies, and the merged set is ranked together. A provider failure fails
+        the search.
+        """
         from .search import query as fast
         from .search import service
         from .search.tokenize import Tokenizer
 
         query = fast.validate_request(query, limit, domain, feature, style)
         filtered = bool(domain or feature or style)
+        remote = provider.search(query, limit) if provider is not None else None
         tokenizer = Tokenizer(self.cache_dir)
         try:
             terms = tokenizer.query_terms(query)
-            if not self.exists() or (not terms and not filtered):
+            if not terms and not filtered:
+                return {**fast.answer([], terms), "provider": provider and provider.kind}
+            if not self.exists():
                 self._check_dir()
                 if at is not None:
                     raise NotFoundError(f"Unknown revision: {at}")
-                return fast.answer([], terms)
-            if at is None:
+                from .search.index import SearchIndex
+
+                with SearchIndex(":memory:", tokenizer) as memory:  # remote candidates only
+                    memory.rebuild(iter(remote or []), "remote")
+                    hits = memory.search(terms, limit, domain, feature, style)
+                return {**fast.answer(hits, terms), "provider": provider and provider.kind}
+            if at is None and provider is None:
                 answered = fast.current(
                     self.path / ".git", tokenizer, terms, limit, domain, feature, style
                 )
@@ -338,7 +404,7 @@ class Store:
                 commit = git.resolve(at) if at is not None else git.head()
                 view = View(git.snapshot(commit))
                 view.config()
-                return service.search(
+                found = service.search(
                     git,
                     view,
                     tokenizer,
@@ -348,7 +414,9 @@ class Store:
                     feature=feature,
                     style=style,
                     at=at is not None,
+                    remote=remote,
                 )
+                return {**found, "provider": provider and provider.kind}
         finally:
             tokenizer.close()
 
@@ -375,7 +443,33 @@ class Store:
             "milliseconds": round((time.perf_counter() - started) * 1000),
         }
 
-    def status(self) -> dict[str, Any]:
+    def provider(self, config_file: Path) -> Provider:
+        """The provider a config file selects for this store (validated, not contacted)."""
+        from .providers import load_provider
+
+        provider: Provider = load_provider(Path(config_file), self.path, self.cache_dir)
+        return provider
+
+    def sync(
+        self, provider: Provider | None, rid: str | None = None, everything: bool = False
+    ) -> dict[str, Any]:
+        """Send resources and deletions to ``provider`` (one id, or ``everything``)."""
+        from .providers.sync import sync
+
+        if provider is None:
+            raise UsageError(
+                "Memory provider not configured; resources remain local and unsynced. "
+                "Select a personal provider explicitly."
+            )
+        if (rid is None) == (not everything):
+            raise UsageError("Select exactly one of --id RESOURCE_ID or --all.")
+        if not self.exists():
+            self._check_dir()
+            if rid is not None:
+                raise NotFoundError("Resource not found.")
+        return sync(self, provider, rid)
+
+    def status(self, provider: Provider | None = None) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""
         with self._reading() as view:
             summary = {"resources": 0, "tombstones": 0}
@@ -389,7 +483,12 @@ class Store:
                     progress = view.read_json(f"{layout.SOURCES_DIR}/{name}", {})
                     resumable += progress.get("active") is True
                 head = view.snap.commit
-        return {
+            remote = None
+            if provider is not None:
+                from .providers.sync import provider_status
+
+                remote = provider_status(view, provider)
+        result = {
             "resources": summary["resources"],
             "tombstones": summary["tombstones"],
             "pendingDistillation": len(pending),
@@ -398,8 +497,8 @@ class Store:
             "pending": summary["resources"] + summary["tombstones"],
             "remoteSync": "not_configured",
             "note": NOTE,
-            "commit": head,
         }
+        return {**result, **(remote or {}), "commit": head}
 
 
 def _is_id(rid: str) -> bool:

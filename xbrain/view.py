@@ -161,6 +161,13 @@ class View:
         entry: dict[str, Any] | None = self.catalog_shard(layout.shard(rid)).get(rid)
         return entry
 
+    def catalog(self) -> dict[str, dict[str, Any]]:
+        """Every catalog entry (all shards), by id."""
+        entries: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.snap.listdir(layout.CATALOG_DIR)):
+            entries.update(self.catalog_shard(name.removesuffix(".json")))
+        return entries
+
     def summary(self) -> dict[str, int]:
         """Entry and byte totals."""
         data: dict[str, int] = self.read_json(
@@ -258,6 +265,11 @@ class Transaction(View):
         self.write(layout.record_path("resource", rid), None)
         self.write(layout.record_path("tombstone", rid), dump_yaml(tombstone))
         self._set_entry(rid, catalog_entry("tombstone", tombstone))
+
+    def remove_resource(self, rid: str) -> None:
+        """Stage the removal of a live resource without a tombstone (provider-side delete)."""
+        self.write(layout.record_path("resource", rid), None)
+        self._set_entry(rid, None)
 
     def finish(self) -> dict[str, bytes | None]:
         """Write catalog shards and summary, enforce limits, return the changes."""

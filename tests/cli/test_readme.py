@@ -30,8 +30,14 @@ def readme_blocks() -> list[list[str]]:
 @pytest.mark.parametrize("commands", readme_blocks(), ids=lambda c: c[0][:40])
 def test_readme_commands_run(commands: list[str], tmp_path: Path) -> None:
     env = {**os.environ, "XBRAIN_STORE": str(tmp_path / "store")}
+    for name in ("provider-command.json", "provider-file.json"):  # keep their files in tmp
+        text = (ROOT / "examples" / name).read_text().replace("/tmp/", f"{tmp_path}/")
+        text = text.replace('"examples/', f'"{ROOT}/examples/')
+        (tmp_path / name).write_text(text)
     for command in commands:
         command = command.replace("/tmp/", f"{tmp_path}/")
+        for name in ("provider-command.json", "provider-file.json"):
+            command = command.replace(f"examples/{name}", str(tmp_path / name))
         command = shlex.quote(sys.executable) + " -m xbrain" + command.removeprefix("xbrain")
         proc = subprocess.run(
             command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True

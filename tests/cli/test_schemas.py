@@ -38,6 +38,8 @@ EXAMPLE_SCHEMAS = {
     "batch.json": "put-input",
     "analysis.json": "analyze-input",
     "original-store.json": "original-store",
+    "provider-file.json": "provider-config",
+    "provider-command.json": "provider-config",
 }
 
 
@@ -80,6 +82,17 @@ def test_cli_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
     validate(xb("analyze", str(EXAMPLES / "analysis.json")), "analyze-output")
     validate(xb("status"), "status-output")
     validate(xb("doctor"), "doctor-output")
+    validate(xb("search", "keyboard dialog"), "search-output")
+    validate(xb("search", "", "--domain", "web-ui"), "search-output")
+    validate(xb("reindex"), "reindex-output")
+    validate(xb("config"), "config-output")
+    cfg = tmp_path / "provider.json"
+    cfg.write_text(
+        json.dumps({"kind": "file", "scope": "personal", "path": str(tmp_path / "remote.json")})
+    )
+    validate(xb("sync", "--all", "--provider-config", str(cfg)), "sync-output")
+    validate(xb("status", "--provider-config", str(cfg)), "status-output")
+    validate(xb("search", "keyboard", "--provider-config", str(cfg)), "search-output")
     validate(xb("delete", ID), "delete-output")
     validate(xb("delete", ID), "delete-output")
     out = tmp_path / "export.json"

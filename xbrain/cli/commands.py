@@ -96,6 +96,11 @@ def delete(ctx: click.Context, resource_id: str) -> None:
 @click.option("--feature", help="Only analyzed designs with a feature value/kind containing this.")
 @click.option("--style", help="Only analyzed designs with a style label containing this.")
 @click.option("--at", "at", metavar="REV", help="Search the store as it was at a commit.")
+@click.option(
+    "--provider-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Also ask this personal provider and merge its candidates (local wins).",
+)
 @common_options
 @click.pass_context
 def search(
@@ -106,6 +111,7 @@ def search(
     feature: str | None,
     style: str | None,
     at: str | None,
+    provider_config: Path | None,
 ) -> None:
     """Find resources for QUERY (English, Chinese or mixed). Prints private content.
 
@@ -125,6 +131,7 @@ def search(
         feature=feature,
         style=style,
         at=at,
+        provider_config=provider_config,
     )
     emit(found)
 
@@ -137,12 +144,46 @@ def reindex(ctx: click.Context) -> None:
     emit(open_store(ctx).reindex())
 
 
+PROVIDER_OPTION = click.option(
+    "--provider-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A personal provider config (kind file or command); see README.",
+)
+
+
 @cli.command()
+@PROVIDER_OPTION
 @common_options
 @click.pass_context
-def status(ctx: click.Context) -> None:
-    """Counts of resources, tombstones and pending work."""
-    emit(open_store(ctx).status())
+def status(ctx: click.Context, provider_config: Path | None) -> None:
+    """Counts of resources, tombstones and pending work (and sync state with a provider)."""
+    store = open_store(ctx)
+    provider = store.provider(provider_config) if provider_config else None
+    emit(store.status(provider))
+
+
+@cli.command()
+@click.option("--id", "rid", metavar="ID", help="Send one resource (or its deletion).")
+@click.option("--all", "everything", is_flag=True, help="Send everything not yet confirmed.")
+@PROVIDER_OPTION
+@common_options
+@click.pass_context
+def sync(
+    ctx: click.Context, rid: str | None, everything: bool, provider_config: Path | None
+) -> None:
+    """Send resources and deletions to a personal provider you chose explicitly.
+
+    Only a provider's confirmation records a receipt (committed in receipts/); entries
+    already confirmed are skipped, resources queued for distillation are held back, and
+    failures are listed while the rest continue. Exits 1 when anything failed or was
+    held back; the JSON result is printed either way.
+    """
+    store = open_store(ctx)
+    provider = store.provider(provider_config) if provider_config else None
+    result = store.sync(provider, rid=rid, everything=everything)
+    emit(result)
+    if result["failures"] or result["skippedPending"]:
+        ctx.exit(1)
 
 
 @cli.command()

@@ -247,6 +247,25 @@ class SearchIndex:
             if matches_filters(json.loads(facets), domain, feature, style)
         ]
 
+    def search_with(
+        self,
+        extra: list[dict[str, Any]],
+        terms: list[str],
+        limit: int,
+        domain: str | None = None,
+        feature: str | None = None,
+        style: str | None = None,
+    ) -> list[Hit]:
+        """Rank as if ``extra`` resources were indexed too (rolled back afterwards)."""
+        self.conn.execute("SAVEPOINT merged")
+        try:
+            for resource in extra:
+                self.add(resource)
+            return self.search(terms, limit, domain, feature, style)
+        finally:
+            self.conn.execute("ROLLBACK TO merged")
+            self.conn.execute("RELEASE merged")
+
     def search(
         self,
         terms: list[str],

@@ -112,14 +112,15 @@ def search_store(
     feature: str | None = None,
     style: str | None = None,
     at: str | None = None,
+    provider_config: Path | None = None,
 ) -> dict[str, Any]:
     """Search a store: the fast path when it can answer, else ``Store.search``.
 
     This is what the CLI calls, so that a search the index can answer never imports
-    git or YAML machinery.
+    git or YAML machinery. With a provider, the slow path merges its candidates.
     """
     trimmed = validate_request(query, limit, domain, feature, style)
-    if at is None:
+    if at is None and provider_config is None:
         tokenizer = Tokenizer(cache_dir)
         try:
             terms = tokenizer.query_terms(trimmed)
@@ -131,6 +132,8 @@ def search_store(
             tokenizer.close()
     from ..store import Store
 
-    return Store(store_dir, cache_dir=cache_dir).search(
-        query, limit=limit, domain=domain, feature=feature, style=style, at=at
+    store = Store(store_dir, cache_dir=cache_dir)
+    provider = store.provider(provider_config) if provider_config is not None else None
+    return store.search(
+        query, limit=limit, domain=domain, feature=feature, style=style, at=at, provider=provider
     )

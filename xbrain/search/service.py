@@ -101,13 +101,24 @@ def search(
     feature: str | None = None,
     style: str | None = None,
     at: bool = False,
+    remote: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Ranked lexical candidates in the original's output shape."""
+    """Ranked lexical candidates in the original's output shape.
+
+    ``remote`` resources (a provider's search results) join the ranking unless the local
+    store has the id, live or deleted: the local copy wins and a local tombstone hides
+    the remote one.
+    """
     terms = tokenizer.query_terms(query)
     if not terms and not (domain or feature or style):
         return answer([], terms)
+    extra = [r for r in remote or [] if view.entry(r["id"]) is None]
     with open_index(git, view, tokenizer, at) as index:
-        return answer(index.search(terms, limit, domain, feature, style), terms)
+        if extra:
+            hits = index.search_with(extra, terms, limit, domain, feature, style)
+        else:
+            hits = index.search(terms, limit, domain, feature, style)
+        return answer(hits, terms)
 
 
 def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
