@@ -338,6 +338,64 @@ class Store:
                 txn.write_json(layout.PENDING, pending)
         return {"changed": old is not None, "commit": txn.commit_id}
 
+    def read_view(self, read: Callable[[View], Any]) -> Any:
+        """Run ``read`` on a view of the head commit (None when there is no store)."""
+        with self._reading() as view:
+            return None if view is None else read(view)
+
+    def capture(
+        self,
+        bookmarks_file: Path,
+        *,
+        skip_invalid: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Capture a gallery bookmark library (read-only) as one commit."""
+        from .ingest.bookmarks import read_library
+        from .ingest.capture import capture
+
+        bookmarks = read_library(Path(bookmarks_file))
+        with self._transaction("capture") as txn:
+            result = capture(
+                txn,
+                bookmarks,
+                self.clock(),
+                apply_resources,
+                skip_invalid=skip_invalid,
+                progress=progress,
+            )
+        return {**result, "commit": txn.commit_id}
+
+    def pull(
+        self,
+        source_config: Path,
+        *,
+        max_pages: int = 10,
+        restart: bool = False,
+        progress: Callable[[int], None] | None = None,
+    ) -> dict[str, Any]:
+        """Pull pages from a source adapter; one commit per committed page."""
+        from .ingest.pull import pull
+        from .ingest.source import load_source_config
+
+        source = load_source_config(Path(source_config))
+        return pull(self, source, max_pages, restart, self.clock, progress)
+
+    def pending(self, limit: int = 20) -> dict[str, Any]:
+        """Queued resources waiting for distillation (private content)."""
+        from .ingest.queue import pending
+
+        with self._reading() as view:
+            return pending(view, limit)
+
+    def distill(self, entries: Any) -> dict[str, Any]:
+        """Apply agent distillations to queued resources (all or nothing)."""
+        from .ingest.queue import distill
+
+        with self._transaction("distill") as txn:
+            result = distill(txn, entries, self.clock())
+        return {**result, "commit": txn.commit_id}
+
     def config(self, key: str | None = None, value: str | None = None) -> dict[str, Any]:
         """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
         from .view import set_config_value
