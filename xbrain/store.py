@@ -352,9 +352,12 @@ class Store:
     ) -> dict[str, Any]:
         """Capture a gallery bookmark library (read-only) as one commit."""
         from .ingest.bookmarks import read_library
-        from .ingest.capture import capture
+        from .ingest.capture import capture, check_rows
 
         bookmarks = read_library(Path(bookmarks_file))
+        if not self.exists() and not skip_invalid:
+            self._check_dir()
+            check_rows(bookmarks, self.clock())  # a failing first capture creates nothing
         with self._transaction("capture") as txn:
             result = capture(
                 txn,
@@ -390,8 +393,11 @@ class Store:
 
     def distill(self, entries: Any) -> dict[str, Any]:
         """Apply agent distillations to queued resources (all or nothing)."""
-        from .ingest.queue import distill
+        from .ingest.queue import STALE, distill
 
+        if not self.exists():
+            self._check_dir()
+            raise StaleError(STALE)  # nothing is queued in a store that does not exist
         with self._transaction("distill") as txn:
             result = distill(txn, entries, self.clock())
         return {**result, "commit": txn.commit_id}

@@ -20,7 +20,7 @@ from ..timestamps import later_of
 from ..view import Transaction
 from .bookmarks import Bookmark, js_slice
 
-__all__ = ["capture", "captured_design"]
+__all__ = ["capture", "captured_design", "check_rows"]
 
 REVIEW = "Source text changed; review previous distillation before use."
 UNANALYZED = "Captured source images have not been visually inspected."
@@ -79,6 +79,15 @@ def _resource(bookmark: Bookmark, old: Resource | None, now: str) -> Resource:
     if old is not None and digest(new) != digest(old):
         new["updatedAt"] = later_of(now, old["updatedAt"])
     return new
+
+
+def check_rows(bookmarks: list[Bookmark], now: str) -> None:
+    """Validate every row as a first capture would (no store yet: nothing is old)."""
+    for bookmark in bookmarks:
+        try:
+            _resource(bookmark, None, now)
+        except XbrainError as exc:
+            raise InvalidInputError(f"Bookmark {bookmark.id}: {exc.message}") from exc
 
 
 def capture(
