@@ -348,7 +348,7 @@ class Store:
         bookmarks_file: Path,
         *,
         skip_invalid: bool = False,
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
         """Capture a gallery bookmark library (read-only) as one commit."""
         from .ingest.bookmarks import read_library
@@ -375,7 +375,7 @@ class Store:
         *,
         max_pages: int = 10,
         restart: bool = False,
-        progress: Callable[[int], None] | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> dict[str, Any]:
         """Pull pages from a source adapter; one commit per committed page."""
         from .ingest.pull import pull

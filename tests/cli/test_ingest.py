@@ -486,3 +486,51 @@ def test_tombstoned_item_is_never_resurrected_by_pull(xb: Run, tmp_path: Path) -
     assert xb("get", resource_id("notes", "item-0")).code == 3
     assert result.json["state"] == "complete"
     assert os.environ.get("XBRAIN_TEST_NESTED") is None
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path: Path, store_dir: Path) -> None:
+    import pty
+    import subprocess
+
+    path = library(tmp_path)
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "xbrain",
+            "capture",
+            "--bookmarks",
+            str(path),
+            "--store",
+            str(store_dir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    )
+    out, _ = proc.communicate(timeout=60)
+    os.close(follower)
+    shown = b""
+    try:
+        while chunk := os.read(leader, 4096):
+            shown += chunk
+    except OSError:
+        pass
+    os.close(leader)
+    assert proc.returncode == 0
+    assert json.loads(out)["added"] == 3  # stdout stays one JSON document
+    assert b"capture" in shown  # the bar went to the terminal on stderr
+    plain = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "xbrain",
+            "capture",
+            "--bookmarks",
+            str(path),
+            "--store",
+            str(store_dir),
+        ],
+        capture_output=True,
+    )
+    assert plain.stderr == b""  # not a terminal: no bar

@@ -232,11 +232,23 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
     emit(open_store(ctx).config(key, value))
 
 
-def _progress_bar(total: int | None, label: str) -> Any:
-    """A progress bar on stderr only when stderr is a terminal (else nothing)."""
-    if not sys.stderr.isatty():
-        return None
-    return click.progressbar(length=total, label=label, file=sys.stderr)
+class _Progress:
+    """A progress bar on stderr, only when stderr is a terminal; made on first use."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+
+    def __call__(self, step: int, total: int) -> None:
+        if not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+        self.bar.update(step)
+
+    def finish(self) -> None:
+        if self.bar is not None:
+            self.bar.render_finish()
 
 
 @cli.command()
@@ -262,12 +274,11 @@ def capture(ctx: click.Context, bookmarks: Path | None, skip_invalid: bool) -> N
             "Capture requires --bookmarks FILE; no library is selected automatically."
         )
     store = open_store(ctx)
-    bar = _progress_bar(None, "capture")
-    result = store.capture(
-        bookmarks, skip_invalid=skip_invalid, progress=bar.update if bar is not None else None
-    )
-    if bar is not None:
-        bar.render_finish()
+    progress = _Progress("capture")
+    try:
+        result = store.capture(bookmarks, skip_invalid=skip_invalid, progress=progress)
+    finally:
+        progress.finish()
     emit(result)
     if result.get("invalid"):
         ctx.exit(1)
@@ -295,15 +306,11 @@ def pull(ctx: click.Context, source_config: Path | None, max_pages: int, restart
     if source_config is None:
         raise click.UsageError("Select an authorized source adapter with --source-config.")
     store = open_store(ctx)
-    bar = _progress_bar(max_pages, "pull")
-    result = store.pull(
-        source_config,
-        max_pages=max_pages,
-        restart=restart,
-        progress=bar.update if bar is not None else None,
-    )
-    if bar is not None:
-        bar.render_finish()
+    progress = _Progress("pull")
+    try:
+        result = store.pull(source_config, max_pages=max_pages, restart=restart, progress=progress)
+    finally:
+        progress.finish()
     emit(result)
     if result["state"] == "failed":
         ctx.exit(1)

@@ -97,15 +97,18 @@ def capture(
     apply: Callable[[Transaction, list[Resource]], dict[str, Any]],
     *,
     skip_invalid: bool = False,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Stage the capture of ``bookmarks`` (one transaction, one commit)."""
+    """Stage the capture of ``bookmarks`` (one transaction, one commit).
+
+    ``progress(step, total)`` is called once per bookmark.
+    """
     resources: list[Resource] = []
     invalid: list[dict[str, str]] = []
     skipped = 0
     for bookmark in bookmarks:
         if progress is not None:
-            progress(1)
+            progress(1, len(bookmarks))
         rid = resource_id("x", bookmark.id)
         if txn.tombstone(rid) is not None:
             skipped += 1

@@ -138,7 +138,7 @@ def pull(
     max_pages: int,
     restart: bool,
     now: Callable[[], str],
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Pull up to ``max_pages`` pages; ``complete``, ``paused`` or ``failed``."""
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or not 1 <= max_pages <= 100:
@@ -224,7 +224,7 @@ def pull(
         for name in ("received", "added", "updated", "unchanged", "skippedDeleted", "skippedOlder"):
             totals[name] += counts[name]
         if progress is not None:
-            progress(1)
+            progress(1, max_pages)
         if cursor is None:
             return result("complete")
     return result("paused", note=PAUSED)
