@@ -303,7 +303,7 @@ class GitStore:
         except CorruptStoreError:
             return False
 
-    def changed_files(self, old: CommitId, new: CommitId, prefix: str) -> list[str]:
+    def changed_files(self, old: CommitId | None, new: CommitId, prefix: str) -> list[str]:
         """Paths under ``prefix`` that differ between two commits (tree diff, pruned)."""
         from dulwich.diff_tree import tree_changes
 

@@ -26,7 +26,7 @@ from .errors import (
     StaleError,
     UsageError,
 )
-from .gitstore import GitStore, private_umask
+from .gitstore import CommitId, GitStore, private_umask
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
@@ -337,6 +337,87 @@ class Store:
                 del pending[rid]
                 txn.write_json(layout.PENDING, pending)
         return {"changed": old is not None, "commit": txn.commit_id}
+
+    # -- history ---------------------------------------------------------------------------
+
+    def log(self, rid: str | None = None, limit: int = 20) -> dict[str, Any]:
+        """Commits (newest first) of the store, or those that changed one resource."""
+        from .history import log
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+            raise InvalidInputError("limit must be 1–1,000.")
+        if rid is not None and not _is_id(rid):
+            raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+        with self._reading() as view:
+            if view is None:
+                return {"id": rid, "commits": []}
+            with GitStore(self.path) as git, private_umask():
+                return {"id": rid, "commits": log(git, rid, limit)}
+
+    def show(self, rid: str, at: str) -> dict[str, Any]:
+        """A resource (or its tombstone) as of revision ``at``."""
+        with self._reading() as view:
+            if view is None:
+                raise NotFoundError(f"Unknown revision: {at}")
+            with GitStore(self.path) as git:
+                past = View(git.snapshot(git.resolve(at)))
+                resource = past.resource(rid) if _is_id(rid) else None
+                tombstone = past.tombstone(rid) if _is_id(rid) and resource is None else None
+                commit = past.snap.commit
+        if resource is None and tombstone is None:
+            raise NotFoundError(f"Resource not found at {at}.")
+        state = {"resource": resource} if resource is not None else {"tombstone": tombstone}
+        return {"id": rid, "commit": commit, "state": "live" if resource else "deleted", **state}
+
+    def diff(self, rid: str, old: str | None = None, new: str | None = None) -> dict[str, Any]:
+        """How a resource changed between two revisions (default: its last change)."""
+        from .history import diff, log
+
+        if not _is_id(rid):
+            raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+        with self._reading() as view:
+            if view is None:
+                raise NotFoundError("Resource not found.")
+            with GitStore(self.path) as git, private_umask():
+                to: CommitId | None = git.resolve(new) if new is not None else git.head()
+                since: CommitId | None
+                if old is not None:
+                    since = git.resolve(old)
+                else:
+                    changes = log(git, rid, 1) if new is None else []
+                    if new is not None or not changes:
+                        raise UsageError("Give the revision to compare with (xbrain diff ID REV).")
+                    parents = changes[0]["parents"]
+                    since = parents[0] if parents else None
+                    to = changes[0]["commit"]
+                return diff(View(git.snapshot(since)), View(git.snapshot(to)), rid)
+
+    def restore(self, rid: str, at: str) -> dict[str, Any]:
+        """Write a resource's content as of ``at`` as a new revision (history untouched)."""
+        past = self.show(rid, at)
+        if past["state"] != "live":
+            raise ConflictError(f"The resource was deleted at {at}; nothing to restore.")
+        with self._transaction("restore") as txn:
+            current = txn.resource(rid)
+            deleted = txn.tombstone(rid)
+            after = max(
+                (
+                    r
+                    for r in (current and current["updatedAt"], deleted and deleted["deletedAt"])
+                    if r
+                ),
+                default=past["resource"]["updatedAt"],
+            )
+            restored = {**past["resource"], "updatedAt": later_of(self.clock(), after)}
+            if current is not None and {**current, "updatedAt": ""} == {
+                **restored,
+                "updatedAt": "",
+            }:
+                return {"restored": False, "id": rid, "from": past["commit"], "commit": None}
+            txn.put_resource(restored)
+            txn.actions.append(("restore", rid, restored["title"]))
+            txn.subject = f"restore: {rid} from {str(past['commit'])[:12]}"
+        return {"restored": True, "id": rid, "from": past["commit"], "commit": txn.commit_id}
 
     def read_view(self, read: Callable[[View], Any]) -> Any:
         """Run ``read`` on a view of the head commit (None when there is no store)."""

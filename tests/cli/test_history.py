@@ -1,0 +1,110 @@
+"""log, show, diff and restore through the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Result, head, sample
+
+Run = Callable[..., Result]
+ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+
+
+def build(xb: Run, json_file: Callable[[Any], str]) -> list[str]:
+    """add, edit (as an agent), delete: returns the three commits."""
+    commits = []
+    commits.append(xb("put", json_file(sample(text="Line one.\nLine two."))).json["commit"])
+    edited = sample(
+        text="Line one.\nLine two, edited.\nLine three.",
+        title="Edited",
+        updatedAt="2026-11-01T00:00:00Z",
+    )
+    commits.append(xb("put", json_file(edited), "--agent", "claude-code").json["commit"])
+    commits.append(xb("delete", ID).json["commit"])
+    return commits
+
+
+def test_log_of_store_and_resource(xb: Run, json_file: Callable[[Any], str]) -> None:
+    added, edited, deleted = build(xb, json_file)
+    entries = xb("log", ID).json["commits"]
+    assert [e["commit"] for e in entries] == [deleted, edited, added]
+    assert [e["command"] for e in entries] == ["delete", "put", "put"]
+    assert entries[1]["agent"] == "claude-code" and entries[0]["agent"] is None
+    assert entries[1]["summary"].startswith(f'put: update {ID} "Edited"')
+    store_log = xb("log", "--limit", "2").json["commits"]
+    assert [e["commit"] for e in store_log] == [deleted, edited]
+    assert xb("log", "--limit", "0").code == 4
+
+
+def test_show_at_revisions(xb: Run, json_file: Callable[[Any], str]) -> None:
+    added, edited, _ = build(xb, json_file)
+    assert (
+        xb("show", ID, "--at", added).json["resource"]["title"]
+        == "Fictional accessible dialog guide"
+    )
+    assert xb("show", ID, "--at", "main~1").json["resource"]["title"] == "Edited"
+    assert xb("show", ID, "--at", edited[:8]).json["state"] == "live"
+    gone = xb("show", ID, "--at", "main").json
+    assert gone["state"] == "deleted" and gone["tombstone"]["id"] == ID
+    assert xb("show", ID, "--at", "nonsense").code == 3
+
+
+def test_diff_fields_and_lines(xb: Run, json_file: Callable[[Any], str]) -> None:
+    added, edited, _ = build(xb, json_file)
+    result = xb("diff", ID, added, edited).json
+    changed = {c["field"]: c for c in result["changes"]}
+    assert set(changed) == {"title", "text", "updatedAt"}
+    assert changed["title"] == {
+        "field": "title",
+        "before": "Fictional accessible dialog guide",
+        "after": "Edited",
+    }
+    assert (
+        "-Line two." in changed["text"]["lines"]
+        and "+Line two, edited." in changed["text"]["lines"]
+    )
+    last = xb("diff", ID).json  # its last change: the deletion
+    assert last["from"]["state"] == "live" and last["to"]["state"] == "deleted"
+    since = xb("diff", ID, added).json  # from a revision to now
+    assert since["to"]["state"] == "deleted"
+
+
+def test_restore_writes_a_new_revision(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    added, edited, deleted = build(xb, json_file)
+    restored = xb("restore", ID, "--at", edited)
+    assert restored.code == 0 and restored.json["restored"] is True
+    resource = xb("get", ID).json
+    assert resource["title"] == "Edited"
+    assert resource["updatedAt"] > "2026-11-01T00:00:00.000Z"
+    entries = xb("log", ID).json["commits"]
+    assert [e["commit"] for e in entries][1:] == [deleted, edited, added]  # history kept
+    assert entries[0]["command"] == "restore"
+    again = xb("restore", ID, "--at", edited)
+    assert again.json["restored"] is False and again.json["commit"] is None
+    before = head(store_dir)
+    assert xb("restore", ID, "--at", deleted).code == 5  # nothing to restore from a deletion
+    assert head(store_dir) == before
+
+
+def test_log_sees_commits_made_outside_xbrain_and_survives_losing_its_cache(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    from xbrain.gitstore import GitStore
+
+    build(xb, json_file)
+    assert len(xb("log", ID).json["commits"]) == 3
+    with GitStore(store_dir) as git:
+        parent = git.head()
+        path = f"tombstones/e6/{ID}.yaml"
+        git.commit(
+            parent, {path: None}, "outside: drop tombstone\n", "someone <s@example.invalid>", 0
+        )
+    entries = xb("log", ID).json["commits"]
+    assert entries[0]["summary"] == "outside: drop tombstone" and entries[0]["command"] is None
+    for cache in (store_dir / ".git" / "xbrain").glob("history*.sqlite"):
+        cache.unlink()
+    assert len(xb("log", ID).json["commits"]) == 4

@@ -1,0 +1,221 @@
+"""History of the store and of one resource: log, show, diff, restore.
+
+``log ID`` must stay fast in a store with many thousands of commits, so which resources
+each commit touched is kept in a derived SQLite table (``.git/xbrain/history.sqlite``),
+filled by walking the commits it has not seen yet (each diffed against its parents,
+pruned by unchanged subtrees). Like the search index it is never the only copy of
+anything: delete it and the next ``log`` rebuilds it from the commits.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .gitstore import CommitId, CommitInfo, GitStore
+from .view import View
+
+__all__ = ["diff", "log"]
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS commits (id TEXT PRIMARY KEY, generation INTEGER, time INTEGER,"
+    " parents TEXT, author TEXT, message TEXT)",
+    "CREATE TABLE IF NOT EXISTS changes (rid TEXT NOT NULL, id TEXT NOT NULL,"
+    " PRIMARY KEY (rid, id))",
+)
+LONG_FIELDS = ("text", "summary", "purpose")
+
+
+def _trailers(message: str) -> dict[str, str]:
+    out = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith("Xbrain-"):
+            out[key] = value.strip()
+    return out
+
+
+def _entry(info: CommitInfo) -> dict[str, Any]:
+    trailers = _trailers(info.message)
+    return {
+        "commit": info.id,
+        "time": info.time,
+        "author": info.author,
+        "command": trailers.get("Xbrain-Command"),
+        "agent": trailers.get("Xbrain-Agent"),
+        "summary": info.message.splitlines()[0] if info.message else "",
+        "parents": list(info.parents),
+    }
+
+
+def _rids(paths: list[str]) -> set[str]:
+    return {Path(p).stem for p in paths if p.endswith(".yaml")}
+
+
+class History:
+    """The derived commit → changed-resource table."""
+
+    def __init__(self, git: GitStore) -> None:
+        self.git = git
+        path = git.control_dir / "xbrain" / "history-v2.sqlite"
+        path.parent.mkdir(exist_ok=True)
+        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        for statement in _SCHEMA:
+            self.conn.execute(statement)
+
+    def close(self) -> None:
+        """Close the table."""
+        self.conn.close()
+
+    def _known(self, commit: str) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM commits WHERE id = ?", (commit,)).fetchone()
+            is not None
+        )
+
+    def catch_up(self, head: CommitId) -> None:
+        """Record every commit reachable from ``head`` not recorded yet."""
+        todo, fresh = [head], []
+        seen: set[str] = set()
+        while todo:
+            commit = todo.pop()
+            if commit in seen or self._known(commit):
+                continue
+            seen.add(commit)
+            info = self.git.commit_info(commit)
+            fresh.append(info)
+            todo.extend(info.parents)
+        if not fresh:
+            return
+        # generation = 1 + the deepest parent: a newest-first order that respects ancestry
+        generations: dict[str, int] = {}
+        for info in fresh:
+            for parent in info.parents:
+                row = self.conn.execute(
+                    "SELECT generation FROM commits WHERE id = ?", (parent,)
+                ).fetchone()
+                if row is not None:
+                    generations[parent] = int(row[0])
+        unresolved = list(reversed(fresh))  # parents mostly come last in a walk from head
+        while unresolved:
+            waiting = []
+            for info in unresolved:
+                if all(p in generations for p in info.parents):
+                    generations[info.id] = 1 + max(
+                        (generations[p] for p in info.parents), default=0
+                    )
+                else:
+                    waiting.append(info)
+            unresolved = waiting
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for info in fresh:
+                bases: list[CommitId | None] = list(info.parents) or [None]
+                changed: set[str] = set()
+                for base in bases:
+                    for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR):
+                        changed |= _rids(self.git.changed_files(base, info.id, prefix))
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO commits VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        info.id,
+                        generations[info.id],
+                        info.time,
+                        " ".join(info.parents),
+                        info.author,
+                        info.message,
+                    ),
+                )
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO changes VALUES (?, ?)",
+                    [(rid, info.id) for rid in changed],
+                )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def commits(self, head: CommitId, rid: str | None, limit: int) -> list[dict[str, Any]]:
+        """Newest first: every commit, or those that changed ``rid``, reachable from head."""
+        self.catch_up(head)
+        if rid is None:
+            rows = self.conn.execute(
+                "SELECT id FROM commits ORDER BY generation DESC, time DESC, id LIMIT ?",
+                (limit * 4 + 50,),
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT c.id FROM changes x JOIN commits c ON c.id = x.id WHERE x.rid = ? "
+                "ORDER BY c.generation DESC, c.time DESC, c.id",
+                (rid,),
+            )
+        reachable = self._reachable(head)
+        out = []
+        for (commit,) in rows:
+            if commit in reachable:
+                out.append(_entry(self.git.commit_info(CommitId(commit))))
+                if len(out) == limit:
+                    break
+        return out
+
+    def _reachable(self, head: CommitId) -> set[str]:
+        parents = dict(self.conn.execute("SELECT id, parents FROM commits").fetchall())
+        seen: set[str] = set()
+        todo = [str(head)]
+        while todo:
+            commit = todo.pop()
+            if commit in seen:
+                continue
+            seen.add(commit)
+            todo.extend(p for p in (parents.get(commit) or "").split() if p)
+        return seen
+
+
+def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:
+    """``xbrain log [ID]``."""
+    head = git.head()
+    if head is None:
+        return []
+    history = History(git)
+    try:
+        return history.commits(head, rid, limit)
+    finally:
+        history.close()
+
+
+def _state(view: View, rid: str) -> dict[str, Any] | None:
+    resource = view.resource(rid)
+    if resource is not None:
+        return {"state": "live", "resource": resource}
+    tombstone = view.tombstone(rid)
+    if tombstone is not None:
+        return {"state": "deleted", "tombstone": tombstone}
+    return None
+
+
+def diff(old: View, new: View, rid: str) -> dict[str, Any]:
+    """Field-level changes of one resource between two commits, with line diffs."""
+    before, after = old.resource(rid), new.resource(rid)
+    fields: list[dict[str, Any]] = []
+    keys: Iterator[str] = iter(dict.fromkeys([*(before or {}), *(after or {})]))
+    for key in keys:
+        a = (before or {}).get(key)
+        b = (after or {}).get(key)
+        if a == b:
+            continue
+        change: dict[str, Any] = {"field": key, "before": a, "after": b}
+        if key in LONG_FIELDS and isinstance(a, str) and isinstance(b, str):
+            change["lines"] = list(
+                difflib.unified_diff(a.splitlines(), b.splitlines(), "before", "after", lineterm="")
+            )
+        fields.append(change)
+    return {
+        "id": rid,
+        "from": {"commit": old.snap.commit, **(_state(old, rid) or {"state": "absent"})},
+        "to": {"commit": new.snap.commit, **(_state(new, rid) or {"state": "absent"})},
+        "changes": fields,
+    }
