@@ -41,7 +41,7 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from . import gitindex
-from .errors import BusyError, ConflictError, CorruptStoreError, NotFoundError
+from .errors import BusyError, ConflictError, CorruptStoreError, NotFoundError, ProviderError
 
 __all__ = ["CommitId", "CommitInfo", "GitStore", "Snapshot", "private_umask"]
 
@@ -322,6 +322,89 @@ class GitStore:
                     paths.add(f"{prefix}/{entry.path.decode()}")
         return sorted(paths)
 
+    # -- remotes ---------------------------------------------------------------------------
+
+    def remotes(self) -> dict[str, str]:
+        """Configured remotes: name → URL."""
+        config = self._repo.get_config()
+        out = {}
+        for section in config.sections():
+            if len(section) == 2 and section[0] == b"remote":
+                with contextlib.suppress(KeyError):
+                    out[section[1].decode()] = config.get(section, b"url").decode()
+        return out
+
+    def set_remote(self, name: str, url: str | None) -> None:
+        """Add (or with None remove) a remote in the repository config."""
+        from dulwich import porcelain
+
+        with private_umask():
+            if url is None:
+                porcelain.remote_remove(self._repo, name)
+            else:
+                porcelain.remote_add(self._repo, name, url)
+
+    def fetch(self, location: str) -> CommitId | None:
+        """Fetch from a remote name or URL; the remote's main (None if it has none)."""
+        import io
+
+        from dulwich import porcelain
+
+        try:
+            with private_umask():
+                result = porcelain.fetch(
+                    self._repo,
+                    location,
+                    outstream=io.StringIO(),
+                    errstream=io.BytesIO(),
+                    quiet=True,
+                )
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise ProviderError(f"Could not fetch from {location}: {type(exc).__name__}.") from None
+        sha = result.refs.get(MAIN)
+        return None if sha is None else CommitId(sha.decode())
+
+    def push(self, location: str) -> None:
+        """Push main to a remote; a rejected ref is an error, never silent."""
+        import io
+
+        from dulwich import porcelain
+        from dulwich.errors import SendPackError
+
+        try:
+            result = porcelain.push(
+                self._repo,
+                location,
+                refspecs=[MAIN],
+                outstream=io.BytesIO(),
+                errstream=io.BytesIO(),
+            )
+        except porcelain.DivergedBranches:
+            raise ConflictError(
+                "The remote has commits this store lacks; run xbrain remote pull first."
+            ) from None
+        except (SendPackError, porcelain.Error, OSError) as exc:
+            raise ProviderError(f"Could not push to {location}: {exc}".rstrip(": ")) from None
+        for ref, error in (getattr(result, "ref_status", None) or {}).items():
+            if error:
+                raise ProviderError(f"The remote refused {ref.decode()}: {error}")
+
+    def is_ancestor(self, older: CommitId, newer: CommitId) -> bool:
+        """True when ``older`` is reachable from ``newer``."""
+        from dulwich.graph import can_fast_forward
+
+        return bool(
+            can_fast_forward(self._repo, ObjectID(older.encode()), ObjectID(newer.encode()))
+        )
+
+    def move_main(self, old: CommitId | None, new: CommitId, identity: str, message: str) -> None:
+        """Fast-forward ``main`` (compare-and-swap), e.g. to a fetched commit."""
+        target = _load(self._repo, new.encode())
+        assert isinstance(target, Commit)
+        self._write_marker(new, [p for p, _ in self.snapshot(new).files()])
+        if not self._move_main(old, target, identity, b"xbrain: " + message.encode()[:200]):
+            raise ConflictError("The store changed during this write; retry the command.")
+
     # -- writing ---------------------------------------------------------------------------
 
     def _build_tree(
@@ -369,8 +452,11 @@ class GitStore:
         message: str,
         identity: str,
         when: int,
+        merged: CommitId | None = None,
     ) -> CommitId:
         """Commit ``changes`` (path → bytes, or None to delete) on top of ``parent``.
+
+        ``merged`` adds a second parent (a merge commit).
 
         Moves ``main`` only if it still equals ``parent``; otherwise ConflictError and
         nothing visible changed.
@@ -391,6 +477,8 @@ class GitStore:
             commit = Commit()
             commit.tree = ObjectID(tree_id)
             commit.parents = [ObjectID(parent.encode())] if parent else []
+            if merged is not None:
+                commit.parents.append(ObjectID(merged.encode()))
             commit.author = commit.committer = identity.encode()
             commit.author_time = commit.commit_time = when
             commit.author_timezone = commit.commit_timezone = 0

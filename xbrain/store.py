@@ -419,6 +419,69 @@ class Store:
             txn.subject = f"restore: {rid} from {str(past['commit'])[:12]}"
         return {"restored": True, "id": rid, "from": past["commit"], "commit": txn.commit_id}
 
+    # -- remotes ---------------------------------------------------------------------------
+
+    def _existing(self) -> None:
+        self._check_dir()
+        if not self.exists():
+            raise NotFoundError(f"No store at {self.path}; the first write creates it.")
+
+    def remote_add(self, name: str, url: str) -> dict[str, Any]:
+        """Remember a git remote (a path or URL you chose) for backups or other devices."""
+        from .remote import describe, validate_name, validate_remote_url
+
+        validate_name(name)
+        validate_remote_url(url)
+        with self._session() as git:
+            if name in git.remotes():
+                raise ConflictError(f"A remote named {name} exists; remove it first.")
+            git.set_remote(name, url)
+            return {"remotes": describe(git)}
+
+    def remote_remove(self, name: str) -> dict[str, Any]:
+        """Forget a remote (nothing on the remote changes)."""
+        from .remote import describe
+
+        self._existing()
+        with self._session() as git:
+            if name not in git.remotes():
+                raise NotFoundError(f"No remote named {name}.")
+            git.set_remote(name, None)
+            return {"remotes": describe(git)}
+
+    def remote_list(self) -> dict[str, Any]:
+        """The configured remotes."""
+        from .remote import describe
+
+        if not self.exists():
+            self._check_dir()
+            return {"remotes": []}
+        with GitStore(self.path) as git:
+            return {"remotes": describe(git)}
+
+    def remote_push(self, name: str = "origin") -> dict[str, Any]:
+        """Push main to a remote (a backup); refused if the remote has diverged."""
+        self._existing()
+        with GitStore(self.path) as git:
+            if name not in git.remotes():
+                raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+            git.push(name)
+            return {"pushed": name, "commit": git.head()}
+
+    def remote_pull(self, name: str = "origin") -> dict[str, Any]:
+        """Fetch a remote and fast-forward or merge deterministically."""
+        from .remote import pull
+
+        self._existing()
+        return {"remote": name, **pull(self, name)}
+
+    def remote_verify(self, name: str = "origin") -> dict[str, Any]:
+        """Prove the remote restores: clone it aside, check objects, records and catalog."""
+        from .remote import verify
+
+        self._existing()
+        return verify(self, name)
+
     def read_view(self, read: Callable[[View], Any]) -> Any:
         """Run ``read`` on a view of the head commit (None when there is no store)."""
         with self._reading() as view:
@@ -644,6 +707,16 @@ class Store:
             "note": NOTE,
         }
         return {**result, **(remote or {}), "commit": head}
+
+
+def clone(url: str, directory: Path) -> dict[str, Any]:
+    """Restore a store from a remote into a new directory (with ``origin`` set)."""
+    from .remote import clone_into
+
+    target = Path(directory).absolute()
+    clone_into(url, target)
+    store = Store(target)
+    return {"store": str(target), "status": store.status()}
 
 
 def _is_id(rid: str) -> bool:
