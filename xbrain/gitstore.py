@@ -232,6 +232,12 @@ class GitStore:
             finally:
                 shutil.rmtree(temp, ignore_errors=True)
 
+    @staticmethod
+    def init_bare(path: Path) -> None:
+        """An empty, private bare repository (a backup target on a local disk)."""
+        with private_umask():
+            Repo.init_bare(str(path), mkdir=True, default_branch=b"main").close()
+
     def close(self) -> None:
         """Release the repository's file handles."""
         self._repo.close()
@@ -372,13 +378,14 @@ class GitStore:
         from dulwich.errors import SendPackError
 
         try:
-            result = porcelain.push(
-                self._repo,
-                location,
-                refspecs=[MAIN],
-                outstream=io.BytesIO(),
-                errstream=io.BytesIO(),
-            )
+            with private_umask():  # the remote-tracking ref it writes stays private
+                result = porcelain.push(
+                    self._repo,
+                    location,
+                    refspecs=[MAIN],
+                    outstream=io.BytesIO(),
+                    errstream=io.BytesIO(),
+                )
         except porcelain.DivergedBranches:
             raise ConflictError(
                 "The remote has commits this store lacks; run xbrain remote pull first."
@@ -401,8 +408,10 @@ class GitStore:
         """Fast-forward ``main`` (compare-and-swap), e.g. to a fetched commit."""
         target = _load(self._repo, new.encode())
         assert isinstance(target, Commit)
-        self._write_marker(new, [p for p, _ in self.snapshot(new).files()])
-        if not self._move_main(old, target, identity, b"xbrain: " + message.encode()[:200]):
+        with private_umask():
+            self._write_marker(new, [p for p, _ in self.snapshot(new).files()])
+            moved = self._move_main(old, target, identity, b"xbrain: " + message.encode()[:200])
+        if not moved:
             raise ConflictError("The store changed during this write; retry the command.")
 
     # -- writing ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from . import layout
 from .codec import digest, load_yaml
 from .errors import InvalidInputError, NotFoundError, XbrainError
-from .gitstore import CommitId, GitStore, private_umask
+from .gitstore import CommitId, GitStore, fix_file_modes, private_umask
 from .messages import commit_message
 from .model import normalize_resource, normalize_tombstone
 from .urls import parse_url, secret_parameter
@@ -185,7 +185,8 @@ def _derived(
         out[layout.catalog_path(shard)] = (
             layout.dump_catalog(shards[shard]) if shard in shards else None
         )
-    out[layout.SUMMARY] = layout.dump_json(summary)
+    if any(summary.values()) or ours.read(layout.SUMMARY) or theirs.read(layout.SUMMARY):
+        out[layout.SUMMARY] = layout.dump_json(summary)
     return out
 
 
@@ -302,9 +303,7 @@ def clone_into(location: str, target: Path) -> None:
         raise InvalidInputError(f"Clone target is not empty: {target}")
     with private_umask():
         try:
-            repo = porcelain.clone(
-                location, str(target), checkout=True, errstream=io.BytesIO(), outstream=io.BytesIO()
-            )
+            repo = porcelain.clone(location, str(target), checkout=True, errstream=io.BytesIO())
         except Exception as exc:
             raise_clone_error(location, exc)
         try:
@@ -315,6 +314,7 @@ def clone_into(location: str, target: Path) -> None:
             config.write_to_path()
         finally:
             repo.close()
+    fix_file_modes(target)  # dulwich's checkout sets modes from the tree (0644)
     if not (target / layout.MARKER).exists():
         raise InvalidInputError(f"{location} is not an xbrain store.")
 

@@ -463,8 +463,13 @@ class Store:
         """Push main to a remote (a backup); refused if the remote has diverged."""
         self._existing()
         with GitStore(self.path) as git:
-            if name not in git.remotes():
+            url = git.remotes().get(name)
+            if url is None:
                 raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+            local = Path(url.removeprefix("file://"))
+            if ("://" not in url or url.startswith("file://")) and local.is_absolute():
+                if not local.exists():  # a backup on a local disk: start it
+                    GitStore.init_bare(local)
             git.push(name)
             return {"pushed": name, "commit": git.head()}
 

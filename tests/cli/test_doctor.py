@@ -25,6 +25,11 @@ def test_clean_store_is_ok(xb: Run) -> None:
     assert result.json["checked"]["resources"] == 2
 
 
+def test_new_empty_store_is_ok(xb: Run) -> None:
+    assert xb("init").code == 0
+    assert xb("doctor").json["ok"] is True
+
+
 def test_missing_store(xb: Run) -> None:
     assert xb("doctor").code == 3
 

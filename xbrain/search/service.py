@@ -81,6 +81,7 @@ def open_index(git: GitStore, view: View, tokenizer: Tokenizer, at: bool) -> Ite
 
 
 def _current(path: Path, git: GitStore, view: View, tokenizer: Tokenizer) -> SearchIndex:
+    path.parent.mkdir(exist_ok=True)  # a fresh clone has no .git/xbrain yet
     index = SearchIndex(path, tokenizer)
     try:
         _catch_up(index, git, view)
@@ -125,6 +126,7 @@ def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
     """Rebuild the store's index from scratch for ``view``'s commit."""
     path = index_path(git)
     remove_index(path)
+    path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
         return index.rebuild(_all_resources(view), str(view.snap.commit))
 

@@ -1,0 +1,280 @@
+"""Remotes: backup, restore on a new machine, two devices converging, git interop."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES, Result, head, make, sample
+from xbrain.gitstore import GitStore
+from xbrain.model import resource_id
+from xbrain.remote import merge_files
+from xbrain.view import View
+
+Run = Callable[..., Result]
+ID = resource_id("web", "fictional-dialog-guide")
+needs_git = pytest.mark.skipif(
+    shutil.which("git") is None, reason="the git binary is not installed"
+)
+
+
+def bare(tmp_path: Path) -> Path:
+    from dulwich.repo import Repo
+
+    path = tmp_path / "backup.git"
+    Repo.init_bare(str(path), mkdir=True, default_branch=b"main").close()
+    return path
+
+
+def tree(store: Path) -> str:
+    with GitStore(store) as git:
+        commit = git.head()
+        assert commit is not None
+        snap = git.snapshot(commit)
+        return str(snap.tree_id)
+
+
+@pytest.fixture
+def devices(xb: Run, tmp_path: Path) -> tuple[Path, Path, Path]:
+    remote = bare(tmp_path)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb("put", str(EXAMPLES / "batch.json"), store=a).code == 0
+    assert xb("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    cloned = xb("clone", str(remote), str(b), store=None)
+    assert cloned.code == 0, cloned.stderr
+    return a, b, remote
+
+
+def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path) -> None:
+    xb("init")
+    assert xb("remote", "add", "backup", str(tmp_path / "x.git")).json["remotes"] == [
+        {"name": "backup", "url": str(tmp_path / "x.git")}
+    ]
+    assert xb("remote", "add", "backup", "/elsewhere").code == 5
+    for url in (
+        "https://user:pw@example.com/repo.git",
+        "https://token@example.com/r.git",
+        "https://example.com/r.git?access_token=x",
+    ):
+        result = xb("remote", "add", "other", url)
+        assert result.code == 4 and "pw" not in result.stderr
+    assert xb("remote", "add", "bad name", "/x").code == 4
+    assert xb("remote", "add", "ssh", "ssh://git@example.com/me/memory.git").code == 0
+    assert [r["name"] for r in xb("remote", "list").json["remotes"]] == ["backup", "ssh"]
+    assert xb("remote", "remove", "backup").json["remotes"] == [
+        {"name": "ssh", "url": "ssh://git@example.com/me/memory.git"}
+    ]
+    assert xb("remote", "remove", "nope").code == 3
+    assert xb("remote", "push", "nope").code == 3
+
+
+def test_clone_reproduces_status_search_and_get(xb: Run, devices: tuple[Path, Path, Path]) -> None:
+    a, b, _ = devices
+    assert xb("status", store=b).json["resources"] == xb("status", store=a).json["resources"] == 2
+    x_id = resource_id("x", "123456789")
+    assert xb("get", x_id, store=b).json == xb("get", x_id, store=a).json
+    assert xb("search", "卡片", store=b).json == xb("search", "卡片", store=a).json
+    assert xb("doctor", store=b).json["ok"] is True
+    for path in [b, *b.rglob("*")]:
+        assert path.lstat().st_mode & 0o077 == 0, path
+
+
+def test_two_devices_converge(
+    xb: Run, json_file: Callable[[Any], str], devices: tuple[Path, Path, Path]
+) -> None:
+    a, b, _ = devices
+    x_id = resource_id("x", "123456789")
+    a11y = resource_id("web", "fictional-accessibility-guide")
+    # a: edits a11y (older), deletes x; b: edits a11y later, adds a new one
+    assert (
+        xb(
+            "put",
+            json_file(
+                make(
+                    "fictional-accessibility-guide",
+                    title="Edited on A",
+                    updatedAt="2027-01-01T00:00:00Z",
+                )
+            ),
+            store=a,
+        ).code
+        == 0
+    )
+    assert xb("delete", x_id, store=a).code == 0
+    assert (
+        xb(
+            "put",
+            json_file(
+                make(
+                    "fictional-accessibility-guide",
+                    title="Edited on B",
+                    updatedAt="2027-02-01T00:00:00Z",
+                )
+            ),
+            store=b,
+        ).code
+        == 0
+    )
+    assert xb("put", json_file(sample()), store=b).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    diverged = xb("remote", "push", store=b)
+    assert diverged.code == 5  # b must pull first
+    assert xb("remote", "pull", store=b).json["state"] == "merged"
+    assert xb("remote", "push", store=b).code == 0
+    assert xb("remote", "pull", store=a).json["state"] == "fast_forward"
+    assert tree(a) == tree(b)
+    for store in (a, b):
+        assert xb("get", a11y, store=store).json["title"] == "Edited on B"  # newer wins
+        assert xb("get", x_id, store=store).code == 3  # the deletion travelled
+        assert xb("get", ID, store=store).code == 0
+        report = xb("doctor", store=store).json
+        assert report["ok"] is True, report["problems"]
+    # restore on one side after the deletion: a newer edit beats the tombstone
+    restored = json.loads((EXAMPLES / "batch.json").read_text())[1]
+    restored["updatedAt"] = "2030-01-01T00:00:00Z"
+    assert xb("put", json_file(restored), store=b).code == 0
+    assert xb("put", json_file(make("only-on-a")), store=a).code == 0
+    xb("remote", "push", store=a)
+    assert xb("remote", "pull", store=b).json["state"] == "merged"
+    xb("remote", "push", store=b)
+    xb("remote", "pull", store=a)
+    assert tree(a) == tree(b)
+    assert xb("get", x_id, store=a).code == 0
+    assert xb("remote", "pull", store=a).json["state"] == "up_to_date"
+
+
+def test_verify_detects_corruption_and_tampering(xb: Run, devices: tuple[Path, Path, Path]) -> None:
+    a, _, remote = devices
+    assert xb("remote", "verify", store=a).json["ok"] is True
+    with GitStore(a) as git:  # a commit whose catalog lies, pushed to the backup
+        parent = git.head()
+        commit = git.commit(parent, {"index/catalog/b9.json": b"{}\n"}, "tamper\n", "t <t@t>", 0)
+        git.refresh_worktree(commit, ["index/catalog/b9.json"])
+    xb("remote", "push", store=a)
+    report = xb("remote", "verify", store=a)
+    assert report.code == 7 and {p["code"] for p in report.json["problems"]} == {"catalog_drift"}
+    packs = list((remote / "objects").rglob("*.pack"))
+    loose = [p for p in (remote / "objects").rglob("*") if p.is_file() and len(p.parent.name) == 2]
+    victim = (loose or packs)[0]
+    os.chmod(victim, 0o600)
+    victim.write_bytes(b"garbage")
+    broken = xb("remote", "verify", store=a)
+    assert broken.code != 0
+
+
+@needs_git
+def test_git_interop_clone_log_and_commits_from_git(
+    xb: Run, devices: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    a, _, remote = devices
+    work = tmp_path / "git-clone"
+    subprocess.run(["git", "clone", "-q", str(remote), str(work)], check=True)
+    log = subprocess.run(
+        ["git", "-C", str(work), "log", "--format=%s"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "put: add 2" in log
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Git User",
+        "GIT_AUTHOR_EMAIL": "g@example.invalid",
+        "GIT_COMMITTER_NAME": "Git User",
+        "GIT_COMMITTER_EMAIL": "g@example.invalid",
+    }
+    x_path = next(work.glob("resources/b9/*.yaml"))
+    text = (
+        x_path.read_text()
+        .replace("title: 一条虚构的设计推文", "title: 改过的标题")
+        .replace("2026-10-08T12:00:00.000Z", "2028-01-01T00:00:00.000Z")
+    )
+    x_path.write_text(text)
+    subprocess.run(["git", "-C", str(work), "commit", "-qam", "hand edit"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "main"], check=True, env=env)
+    pulled = xb("remote", "pull", store=a)
+    assert pulled.json["state"] == "fast_forward"
+    assert xb("get", resource_id("x", "123456789"), store=a).json["title"] == "改过的标题"
+    assert xb("doctor", store=a).json["ok"] is True  # the catalog was re-derived
+    assert xb("search", "改过", store=a).json["results"]
+    # an invalid edit is refused and nothing is merged
+    x_path.write_text(
+        x_path.read_text().replace(
+            "https://x.com/i/web/status/123456789", "http://insecure.example/"
+        )
+    )
+    subprocess.run(["git", "-C", str(work), "commit", "-qam", "bad edit"], check=True, env=env)
+    subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "main"], check=True, env=env)
+    before = head(a)
+    refused = xb("remote", "pull", store=a)
+    assert refused.code == 4 and "nothing merged" in refused.stderr
+    assert head(a) == before
+
+
+# -- merge laws ----------------------------------------------------------------------------
+
+ops = st.lists(
+    st.tuples(
+        st.sampled_from(["put", "delete"]),
+        st.sampled_from(["a", "b", "c"]),
+        st.sampled_from(["2027-01-01T00:00:00Z", "2027-06-01T00:00:00Z", "2028-01-01T00:00:00Z"]),
+        st.sampled_from(["one", "two"]),
+    ),
+    max_size=5,
+)
+
+
+def apply_ops(store: Any, sequence: list[tuple[str, str, str, str]]) -> None:
+    from xbrain.errors import XbrainError
+
+    for op, source, when, title in sequence:
+        try:
+            if op == "put":
+                store.put([make(source, title=title, updatedAt=when)])
+            else:
+                store.delete(resource_id("web", source))
+        except XbrainError:
+            pass
+
+
+@settings(max_examples=15)
+@given(ops, ops)
+def test_merge_is_commutative_and_idempotent(
+    tmp_path_factory: pytest.TempPathFactory, left: list[Any], right: list[Any]
+) -> None:
+    from xbrain.store import Store
+
+    root = tmp_path_factory.mktemp("merge")
+    base = Store(root / "base")
+    base.put([make("a"), make("b")])
+    stores = []
+    for name, sequence in (("left", left), ("right", right)):
+        shutil.copytree(root / "base", root / name, symlinks=True)
+        store = Store(root / name)
+        apply_ops(store, sequence)
+        stores.append(root / name)
+
+    def merged(ours: Path, theirs: Path) -> dict[str, bytes]:
+        with GitStore(ours) as og, GitStore(theirs) as tg:
+            ov, tv = View(og.snapshot()), View(tg.snapshot())
+            files = {p: ov.read(p) for p, _ in ov.snap.files()}
+            for path, data in merge_files(ov, tv).items():
+                if data is None:
+                    files.pop(path, None)
+                else:
+                    files[path] = data
+        return {p: d for p, d in files.items() if d is not None}
+
+    left_first = merged(stores[0], stores[1])
+    right_first = merged(stores[1], stores[0])
+    assert left_first == right_first
+    with GitStore(stores[0]) as git:
+        view = View(git.snapshot())
+        assert merge_files(view, view) == {}
