@@ -467,9 +467,9 @@ class Store:
             if url is None:
                 raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
             local = Path(url.removeprefix("file://"))
-            if ("://" not in url or url.startswith("file://")) and local.is_absolute():
-                if not local.exists():  # a backup on a local disk: start it
-                    GitStore.init_bare(local)
+            is_path = "://" not in url or url.startswith("file://")
+            if is_path and local.is_absolute() and not local.exists():
+                GitStore.init_bare(local)  # a backup on a local disk: start it
             git.push(name)
             return {"pushed": name, "commit": git.head()}
 
