@@ -25,6 +25,7 @@ from .errors import (
     NotFoundError,
     StaleError,
     UsageError,
+    XbrainError,
 )
 from .gitstore import CommitId, GitStore, private_umask
 from .messages import commit_message, validate_agent
@@ -419,6 +420,73 @@ class Store:
             txn.subject = f"restore: {rid} from {str(past['commit'])[:12]}"
         return {"restored": True, "id": rid, "from": past["commit"], "commit": txn.commit_id}
 
+    def adopt(self) -> dict[str, Any]:
+        """Validate and commit hand edits of record files in the working tree.
+
+        Valid edited or new ``resources/``/``tombstones/`` files are committed in their
+        canonical form (one commit); invalid ones, deletions and other files are reported
+        and left alone.
+        """
+        from .codec import load_yaml
+        from .model import normalize_tombstone
+
+        self._existing()
+        adopted: list[dict[str, str]] = []
+        rejected: list[dict[str, str]] = []
+        with self._transaction("adopt") as txn:
+            committed = dict(txn.snap.files())
+            git_root = self.path
+            candidates = sorted(
+                {p for p in _worktree_files(git_root)}
+                | {p for p in committed if p.startswith(("resources/", "tombstones/"))}
+            )
+            for path in candidates:
+                target = git_root / path
+                data = target.read_bytes() if target.is_file() else None
+                if data is not None and GitStore.hash_blob(data) == committed.get(path):
+                    continue
+                kind = (
+                    "resource"
+                    if path.startswith("resources/")
+                    else "tombstone"
+                    if path.startswith("tombstones/")
+                    else None
+                )
+                if kind is None:
+                    rejected.append({"path": path, "error": "Not a record file; left alone."})
+                    continue
+                if data is None:
+                    rejected.append(
+                        {"path": path, "error": "Deleted by hand; use xbrain delete instead."}
+                    )
+                    continue
+                try:
+                    raw = load_yaml(data)
+                    record = (
+                        normalize_resource(raw).resource
+                        if kind == "resource"
+                        else normalize_tombstone(raw)
+                    )
+                    if layout.record_path(kind, record["id"]) != path:
+                        raise InvalidInputError("File name or folder does not match its id.")
+                    if kind == "resource" and txn.tombstone(record["id"]) is not None:
+                        raise InvalidInputError(
+                            "The resource is deleted; restore it with xbrain put."
+                        )
+                except XbrainError as exc:
+                    rejected.append({"path": path, "error": exc.message})
+                    continue
+                except Exception:
+                    rejected.append({"path": path, "error": "Not valid YAML."})
+                    continue
+                if kind == "resource":
+                    txn.put_resource(record)
+                else:
+                    txn.put_tombstone(record)
+                txn.actions.append(("adopt", record["id"], record.get("title")))
+                adopted.append({"path": path, "id": record["id"]})
+        return {"adopted": adopted, "rejected": rejected, "commit": txn.commit_id}
+
     # -- remotes ---------------------------------------------------------------------------
 
     def _existing(self) -> None:
@@ -722,6 +790,11 @@ def clone(url: str, directory: Path) -> dict[str, Any]:
     clone_into(url, target)
     store = Store(target)
     return {"store": str(target), "status": store.status()}
+
+
+def _worktree_files(root: Path) -> list[str]:
+    with GitStore(root) as git:
+        return [p for p in git.worktree_files() if not Path(p).name.endswith(".xbrain-tmp")]
 
 
 def _is_id(rid: str) -> bool:

@@ -139,3 +139,47 @@ def test_corrupted_object_detected(
         codes(result) & {"git_object", "invalid_record", "catalog_drift"}
         or result.json["ok"] is False
     )
+
+
+def test_adopt_commits_valid_hand_edits_and_reports_invalid(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb(
+        "put",
+        json_file(
+            [
+                sample(),
+                {
+                    **sample(),
+                    "source": {"provider": "web", "id": "second", "url": "https://example.com/2"},
+                },
+            ]
+        ),
+    )
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    path.write_text(
+        path.read_text().replace(
+            "title: Fictional accessible dialog guide", "title: 'Hand edited: title'"
+        )
+    )
+    second = next(p for p in (store_dir / "resources").rglob("*.yaml") if p != path)
+    second.write_text(
+        second.read_text().replace("url: https://example.com/2", "url: http://insecure.example/")
+    )
+    (store_dir / "notes.txt").write_text("mine")
+    before = head(store_dir)
+    result = xb("adopt")
+    assert result.code == 1
+    assert [a["id"] for a in result.json["adopted"]] == [ID]
+    errors = {r["path"]: r["error"] for r in result.json["rejected"]}
+    assert (
+        errors[str(second.relative_to(store_dir))]
+        == "Source URLs must use HTTPS without embedded credentials."
+    )
+    assert "notes.txt" in errors
+    assert head(store_dir) != before
+    assert xb("get", ID).json["title"] == "Hand edited: title"
+    assert "insecure" in second.read_text()  # the invalid edit is left for the user
+    report = xb("doctor").json  # the rejected edit and the stray file remain visible
+    codes_left = {p["code"] for p in report["problems"]} - {"permissions"}  # files the test wrote
+    assert codes_left == {"worktree_drift", "untracked_file"}

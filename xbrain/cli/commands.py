@@ -467,3 +467,18 @@ def clone_command(url: str, directory: Path) -> None:
     from ..store import clone
 
     emit(clone(url, directory))
+
+
+@cli.command()
+@common_options
+@click.pass_context
+def adopt(ctx: click.Context) -> None:
+    """Validate and commit hand edits of record files in the working tree.
+
+    Valid files are committed in canonical form; invalid ones are listed under
+    "rejected" (exit 1) and left untouched.
+    """
+    result = open_store(ctx).adopt()
+    emit(result)
+    if result["rejected"]:
+        ctx.exit(1)
