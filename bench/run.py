@@ -1,5 +1,5 @@
-"""xbrain benchmarks: fresh-process latency of the core commands and of search, index
-upkeep per put, and retrieval quality — printed as tables.
+"""xbrain benchmarks: fresh-process latency of the core commands, search, backups and
+history, index upkeep per put, and retrieval quality — printed as tables.
 
 Run with ``make bench`` (or ``python bench/run.py [--runs N] [--skip-large]`` after
 ``python -m compileall xbrain``, as an installed wheel would be). Every latency case runs
@@ -147,12 +147,118 @@ def upkeep_rows(root: Path, runs: int) -> list[Row]:
     ]
 
 
+def core_rows(root: Path, small: Path, large: Path, runs: int) -> list[Row]:
+    """Start-up, put into 100 and 10,000, get, status, a 1,000-resource batch."""
+    rows: list[Row] = []
+    rows.append(("xbrain --help", timed(xbrain("--help"), runs), "≤ 60 ms"))
+    for label, store in (("100", small), ("10,000", large)):
+        item = root / f"put-{label}.json"
+
+        def newer(i: int, item: Path = item) -> None:
+            # a newer updatedAt every run, so every run commits an update
+            item.write_text(json.dumps(resource(7, f"2026-02-01T00:00:{i:02d}.000Z")))
+
+        cmd = xbrain("put", str(item), "--store", str(store))
+        rows.append((f"put 1 into {label} (update)", timed(cmd, runs, newer), "≤ 150 ms"))
+    rid = resource_id("bench", "item-7")
+    rows.append(("get from 10,000", timed(xbrain("get", rid, "--store", str(large)), runs), ""))
+    rows.append(("status of 10,000", timed(xbrain("status", "--store", str(large)), runs), ""))
+
+    batch = root / "batch.json"
+
+    def fresh_batch(i: int) -> None:
+        batch.write_text(json.dumps([resource(100_000 + i * 1000 + j) for j in range(1000)]))
+
+    cmd = xbrain("put", str(batch), "--store", str(root / "batch-store"))
+    rows.append(("put batch of 1,000 (new)", timed(cmd, min(runs, 5), fresh_batch), "≤ 2,000 ms"))
+    return rows
+
+
+def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]]:
+    """Backups of the 10,000-resource store, and log in a store with 10,000 commits."""
+    from dulwich.repo import Repo
+
+    from xbrain.gitstore import GitStore
+
+    rows: list[Row] = []
+    notes: list[str] = []
+    pushes, clones = [], []
+    for i in range(min(runs, 3)):
+        remote = root / f"backup-{i}.git"
+        Repo.init_bare(str(remote), mkdir=True, default_branch=b"main").close()
+        subprocess.run(
+            xbrain("remote", "remove", "origin", "--store", str(store)), capture_output=True
+        )
+        subprocess.run(
+            xbrain("remote", "add", "origin", str(remote), "--store", str(store)),
+            check=True,
+            capture_output=True,
+        )
+        pushes += timed(xbrain("remote", "push", "--store", str(store)), 1)
+        clones += timed(xbrain("clone", str(remote), str(root / f"restored-{i}")), 1)
+    rows.append(("remote push 10,000 (full)", pushes, ""))
+    rows.append(("clone 10,000", clones, ""))
+    item = root / "remote-item.json"
+
+    def newer_on_origin(i: int) -> None:  # one new commit on the remote, then pull it
+        item.write_text(json.dumps(resource(8, f"2026-03-01T00:00:{i:02d}.000Z")))
+        subprocess.run(
+            xbrain("put", str(item), "--store", str(root / "restored-0")),
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            xbrain("remote", "push", "--store", str(root / "restored-0")),
+            check=True,
+            capture_output=True,
+        )
+
+    rows.append(
+        (
+            "remote pull (1 new commit)",
+            timed(xbrain("remote", "pull", "--store", str(store)), runs, newer_on_origin),
+            "",
+        )
+    )
+
+    deep = root / "deep-history"
+    subprocess.run(xbrain("init", "--store", str(deep)), check=True, capture_output=True)
+    started = time.perf_counter()
+    with GitStore(deep) as git:
+        git._repo.object_store.fsync_object_files = False  # building the fixture only
+        parent = git.head()
+        for i in range(10_000):
+            rid = resource_id("bench", f"deep-{i % 500}")
+            path = f"resources/{rid[9:11]}/{rid}.yaml"
+            parent = git.commit(
+                parent, {path: f"id: {rid}\nrevision: {i}\n".encode()}, f"bench {i}\n", "b <b@b>", i
+            )
+    notes.append(f"a store with 10,000 commits built in {time.perf_counter() - started:.1f} s")
+    rid = resource_id("bench", "deep-7")
+    first = timed(xbrain("log", rid, "--store", str(deep)), 1)
+    rows.append(("log ID, 10,000 commits (first)", first, ""))
+    rows.append(
+        (
+            "log ID, 10,000 commits",
+            timed(xbrain("log", rid, "--store", str(deep)), runs),
+            "≤ 300 ms",
+        )
+    )
+    return rows, notes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
     parser.add_argument("--skip-large", action="store_true", help="skip the 100,000-resource store")
     parser.add_argument("--queries", type=int, default=1000, help="known-item queries per language")
+    parser.add_argument(
+        "--sections",
+        default="core,search,upkeep,remote,quality",
+        help="comma-separated subset of: core, search, upkeep, remote, quality",
+    )
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     runs = args.runs
     rows: list[tuple[str, list[float], str]] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-bench-") as tmp:
@@ -162,34 +268,23 @@ def main() -> None:
         large, import_ms = make_store(root, "store-10k", [resource(i) for i in range(10_000)])
 
         rows.append(("python -c pass (floor)", timed([PY, "-c", "pass"], runs), ""))
-        rows.append(("xbrain --help", timed(xbrain("--help"), runs), "≤ 60 ms"))
-        for label, store in (("100", small), ("10,000", large)):
-            item = root / f"put-{label}.json"
-
-            def newer(i: int, item: Path = item) -> None:
-                # a newer updatedAt every run, so every run commits an update
-                item.write_text(json.dumps(resource(7, f"2026-02-01T00:00:{i:02d}.000Z")))
-
-            cmd = xbrain("put", str(item), "--store", str(store))
-            rows.append((f"put 1 into {label} (update)", timed(cmd, runs, newer), "≤ 150 ms"))
-        rid = resource_id("bench", "item-7")
-        rows.append(("get from 10,000", timed(xbrain("get", rid, "--store", str(large)), runs), ""))
-        rows.append(("status of 10,000", timed(xbrain("status", "--store", str(large)), runs), ""))
-
-        batch = root / "batch.json"
-
-        def fresh_batch(i: int) -> None:
-            batch.write_text(json.dumps([resource(100_000 + i * 1000 + j) for j in range(1000)]))
-
-        cmd = xbrain("put", str(batch), "--store", str(root / "batch-store"))
-        rows.append(
-            ("put batch of 1,000 (new)", timed(cmd, min(runs, 5), fresh_batch), "≤ 2,000 ms")
-        )
-        found, notes = search_rows(root, runs, not args.skip_large)
-        rows += found
-        rows += upkeep_rows(root, runs)
-        quality = retrieval.evaluate("en", 1500, args.queries, root / "cache")
-        quality += retrieval.evaluate("zh", None, args.queries, root / "cache")
+        notes: list[str] = []
+        quality: list[tuple[str, ...]] = []
+        if "core" in sections:
+            rows += core_rows(root, small, large, runs)
+        if "search" in sections:
+            found, search_notes = search_rows(root, runs, not args.skip_large)
+            rows += found
+            notes += search_notes
+        if "upkeep" in sections:
+            rows += upkeep_rows(root, runs)
+        if "remote" in sections:
+            found, remote_notes = remote_rows(root, large, runs)
+            rows += found
+            notes += remote_notes
+        if "quality" in sections:
+            quality = retrieval.evaluate("en", 1500, args.queries, root / "cache")
+            quality += retrieval.evaluate("zh", None, args.queries, root / "cache")
 
     floor = statistics.median(rows[0][1])
     print(
@@ -210,6 +305,8 @@ def main() -> None:
             f"| {median / floor:7.1f} | {target:<14} |"
         )
 
+    if not quality:
+        return
     print(
         "\nRetrieval quality (known-item queries over manual-page sections; bench/retrieval.py)\n"
     )

@@ -278,3 +278,33 @@ def test_merge_is_commutative_and_idempotent(
     with GitStore(stores[0]) as git:
         view = View(git.snapshot())
         assert merge_files(view, view) == {}
+
+
+def test_git_protocol_through_a_local_dulwich_daemon(xb: Run, tmp_path: Path) -> None:
+    """git:// against dulwich's own server on 127.0.0.1 (no other network)."""
+    import threading
+
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend, TCPGitServer
+
+    remote = bare(tmp_path)
+    repo = Repo(str(remote))
+    server = TCPGitServer(DictBackend({b"/": repo}), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"git://127.0.0.1:{server.server_address[1]}/"
+        a, b = tmp_path / "a", tmp_path / "b"
+        assert xb("put", str(EXAMPLES / "batch.json"), store=a).code == 0
+        assert xb("remote", "add", "origin", url, store=a).code == 0
+        pushed = xb("remote", "push", store=a)
+        assert pushed.code == 0, pushed.stderr
+        cloned = xb("clone", url, str(b), store=None)
+        assert cloned.code == 0, cloned.stderr
+        assert cloned.json["status"]["resources"] == 2
+        assert xb("remote", "verify", store=a).json["ok"] is True
+        assert tree(a) == tree(b)
+    finally:
+        server.shutdown()
+        server.server_close()
+        repo.close()
