@@ -9,6 +9,7 @@ anything: delete it and the next ``log`` rebuilds it from the commits.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import sqlite3
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ _SCHEMA = (
     " PRIMARY KEY (rid, id))",
 )
 LONG_FIELDS = ("text", "summary", "purpose")
+HISTORY_FILE = "history-v2.sqlite"
 
 
 def _trailers(message: str) -> dict[str, str]:
@@ -61,7 +63,7 @@ class History:
 
     def __init__(self, git: GitStore) -> None:
         self.git = git
-        path = git.control_dir / "xbrain" / "history-v2.sqlite"
+        path = git.control_dir / "xbrain" / HISTORY_FILE
         path.parent.mkdir(exist_ok=True)
         self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         for statement in _SCHEMA:
@@ -173,6 +175,47 @@ class History:
             seen.add(commit)
             todo.extend(p for p in (parents.get(commit) or "").split() if p)
         return seen
+
+
+def record(git: GitStore, commit: CommitId, paths: list[str]) -> None:
+    """Add a commit xbrain just made (its parent already recorded) to the table.
+
+    Keeps ``log`` from ever walking history that xbrain itself wrote; anything else
+    (a missing table, an unrecorded parent) is left to the next ``log``'s catch-up.
+    """
+    path = git.control_dir / "xbrain" / HISTORY_FILE
+    if not path.exists():
+        return
+    info = git.commit_info(commit)
+    with contextlib.closing(sqlite3.connect(str(path), timeout=30, isolation_level=None)) as conn:
+        parents = [
+            conn.execute("SELECT generation FROM commits WHERE id = ?", (p,)).fetchone()
+            for p in info.parents
+        ]
+        if any(row is None for row in parents):
+            return
+        generation = 1 + max((int(row[0]) for row in parents if row), default=0)
+        with conn:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT OR REPLACE INTO commits VALUES (?, ?, ?, ?, ?, ?)",
+                (info.id, generation, info.time, " ".join(info.parents), info.author, info.message),
+            )
+            conn.executemany(
+                "INSERT OR IGNORE INTO changes VALUES (?, ?)",
+                [(rid, info.id) for rid in sorted(_rids(paths))],
+            )
+
+
+def start(git: GitStore) -> None:
+    """Create the table for a new store (so xbrain's own commits never need a walk)."""
+    history = History(git)
+    try:
+        head = git.head()
+        if head is not None:
+            history.catch_up(head)
+    finally:
+        history.close()
 
 
 def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:

@@ -99,13 +99,18 @@ class Store:
         if self.exists():
             return
         message = commit_message("init", [], self.agent, subject="init: create xbrain store")
-        GitStore.create(
+        created = GitStore.create(
             self.path,
             {layout.MARKER: marker_bytes()},
             message,
             DEFAULT_IDENTITY,
             int(time.time()),
         )
+        if created:  # start the history table, so log never walks what xbrain wrote
+            from .history import start
+
+            with GitStore(self.path) as git, private_umask():
+                start(git)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -160,6 +165,13 @@ class Store:
         txn.commit_id = str(commit)
         if any(path.startswith(layout.RESOURCES_DIR + "/") for path in changes):
             self._reindex_changes(git, parent, commit, changes)
+        if (git.control_dir / "xbrain" / "history-v2.sqlite").exists():
+            import sqlite3
+
+            from .history import record
+
+            with contextlib.suppress(sqlite3.Error, OSError, XbrainError), private_umask():
+                record(git, commit, list(changes))
 
     def _reindex_changes(
         self, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]

@@ -108,3 +108,17 @@ def test_log_sees_commits_made_outside_xbrain_and_survives_losing_its_cache(
     for cache in (store_dir / ".git" / "xbrain").glob("history*.sqlite"):
         cache.unlink()
     assert len(xb("log", ID).json["commits"]) == 4
+
+
+def test_writes_record_history_so_log_never_walks_them(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    import sqlite3
+
+    commits = build(xb, json_file)
+    table = store_dir / ".git" / "xbrain" / "history-v2.sqlite"
+    with sqlite3.connect(table) as conn:  # before any log: init + the three writes
+        recorded = {row[0] for row in conn.execute("SELECT id FROM commits")}
+        changed = {row[0] for row in conn.execute("SELECT id FROM changes WHERE rid = ?", (ID,))}
+    assert set(commits) <= recorded and len(recorded) == 4
+    assert changed == set(commits)
