@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NewType
+from typing import Any, NewType, cast
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -371,38 +371,70 @@ class GitStore:
         return None if sha is None else CommitId(sha.decode())
 
     def push(self, location: str) -> None:
-        """Push main to a remote; a rejected ref is an error, never silent."""
-        import io
+        """Push main as a compare-and-swap: only if the remote's main is our ancestor.
 
-        from dulwich import porcelain
-        from dulwich.errors import SendPackError
+        The check runs inside the push, on the refs the remote reports at that moment,
+        so a device that pushed meanwhile is never overwritten. A refused ref is an
+        error, never silent.
+        """
+        from dulwich.client import get_transport_and_path
+        from dulwich.errors import HangupException, SendPackError
+
+        url = self.remotes().get(location, location)
+        head = self.head()
+        if head is None:
+            raise ConflictError("Nothing to push: the store has no commits.")
+        diverged: list[bool] = []
+
+        def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+            unchanged = {name: sha for name, sha in refs.items() if name != Ref(b"HEAD")}
+            current = refs.get(MAIN)
+            if current is not None and current != head.encode():
+                known = ObjectID(current) in self._repo.object_store
+                if not known or not self.is_ancestor(CommitId(current.decode()), head):
+                    diverged.append(True)
+                    return unchanged  # change nothing
+            return {**unchanged, MAIN: ObjectID(head.encode())}
 
         try:
-            with private_umask():  # the remote-tracking ref it writes stays private
-                result = porcelain.push(
-                    self._repo,
-                    location,
-                    refspecs=[MAIN],
-                    outstream=io.BytesIO(),
-                    errstream=io.BytesIO(),
-                )
-        except porcelain.DivergedBranches:
+            client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+            result = client.send_pack(
+                path.encode() if isinstance(path, str) else path,
+                update_refs,
+                generate_pack_data=cast(Any, self._repo.generate_pack_data),
+            )
+        except (SendPackError, HangupException, OSError, ValueError) as exc:
+            raise ProviderError(f"Could not push to {location}: {exc}".rstrip(": ")) from None
+        if diverged:
             raise ConflictError(
                 "The remote has commits this store lacks; run xbrain remote pull first."
-            ) from None
-        except (SendPackError, porcelain.Error, OSError) as exc:
-            raise ProviderError(f"Could not push to {location}: {exc}".rstrip(": ")) from None
+            )
         for ref, error in (getattr(result, "ref_status", None) or {}).items():
             if error:
                 raise ProviderError(f"The remote refused {ref.decode()}: {error}")
+        with private_umask():  # remember what the remote now has
+            self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = (
+                ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN]
+            )
 
     def is_ancestor(self, older: CommitId, newer: CommitId) -> bool:
-        """True when ``older`` is reachable from ``newer``."""
-        from dulwich.graph import can_fast_forward
+        """True when ``older`` is reachable from ``newer`` (or equal).
 
-        return bool(
-            can_fast_forward(self._repo, ObjectID(older.encode()), ObjectID(newer.encode()))
-        )
+        A plain walk over parents: dulwich's date-ordered ``can_fast_forward`` answers
+        wrongly when commits share a timestamp, which xbrain's second-resolution commits
+        often do (found by the two-device test).
+        """
+        seen: set[str] = set()
+        todo = [str(newer)]
+        while todo:
+            commit = todo.pop()
+            if commit == older:
+                return True
+            if commit in seen:
+                continue
+            seen.add(commit)
+            todo.extend(self.commit_info(CommitId(commit)).parents)
+        return False
 
     def move_main(self, old: CommitId | None, new: CommitId, identity: str, message: str) -> None:
         """Fast-forward ``main`` (compare-and-swap), e.g. to a fetched commit."""

@@ -9,14 +9,12 @@ anything: delete it and the next ``log`` rebuilds it from the commits.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from . import layout
+from . import journal, layout
 from .gitstore import CommitId, CommitInfo, GitStore
 from .view import View
 
@@ -54,8 +52,7 @@ def _entry(info: CommitInfo) -> dict[str, Any]:
     }
 
 
-def _rids(paths: list[str]) -> set[str]:
-    return {Path(p).stem for p in paths if p.endswith(".yaml")}
+_rids = journal.rids_of
 
 
 class History:
@@ -113,14 +110,18 @@ class History:
                 else:
                     waiting.append(info)
             unresolved = waiting
+        noted = journal.read(self.git.control_dir)
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             for info in fresh:
-                bases: list[CommitId | None] = list(info.parents) or [None]
                 changed: set[str] = set()
-                for base in bases:
-                    for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR):
-                        changed |= _rids(self.git.changed_files(base, info.id, prefix))
+                if info.id in noted:  # written by xbrain: no tree diff needed
+                    changed = noted[info.id]
+                else:
+                    bases: list[CommitId | None] = list(info.parents) or [None]
+                    for base in bases:
+                        for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR):
+                            changed |= _rids(self.git.changed_files(base, info.id, prefix))
                 self.conn.execute(
                     "INSERT OR REPLACE INTO commits VALUES (?, ?, ?, ?, ?, ?)",
                     (
@@ -175,47 +176,6 @@ class History:
             seen.add(commit)
             todo.extend(p for p in (parents.get(commit) or "").split() if p)
         return seen
-
-
-def record(git: GitStore, commit: CommitId, paths: list[str]) -> None:
-    """Add a commit xbrain just made (its parent already recorded) to the table.
-
-    Keeps ``log`` from ever walking history that xbrain itself wrote; anything else
-    (a missing table, an unrecorded parent) is left to the next ``log``'s catch-up.
-    """
-    path = git.control_dir / "xbrain" / HISTORY_FILE
-    if not path.exists():
-        return
-    info = git.commit_info(commit)
-    with contextlib.closing(sqlite3.connect(str(path), timeout=30, isolation_level=None)) as conn:
-        parents = [
-            conn.execute("SELECT generation FROM commits WHERE id = ?", (p,)).fetchone()
-            for p in info.parents
-        ]
-        if any(row is None for row in parents):
-            return
-        generation = 1 + max((int(row[0]) for row in parents if row), default=0)
-        with conn:
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute(
-                "INSERT OR REPLACE INTO commits VALUES (?, ?, ?, ?, ?, ?)",
-                (info.id, generation, info.time, " ".join(info.parents), info.author, info.message),
-            )
-            conn.executemany(
-                "INSERT OR IGNORE INTO changes VALUES (?, ?)",
-                [(rid, info.id) for rid in sorted(_rids(paths))],
-            )
-
-
-def start(git: GitStore) -> None:
-    """Create the table for a new store (so xbrain's own commits never need a walk)."""
-    history = History(git)
-    try:
-        head = git.head()
-        if head is not None:
-            history.catch_up(head)
-    finally:
-        history.close()
 
 
 def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:

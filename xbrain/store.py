@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import layout
+from . import journal, layout
 from .codec import digest
 from .design import carry_design, normalize_design
 from .errors import (
@@ -99,18 +99,13 @@ class Store:
         if self.exists():
             return
         message = commit_message("init", [], self.agent, subject="init: create xbrain store")
-        created = GitStore.create(
+        GitStore.create(
             self.path,
             {layout.MARKER: marker_bytes()},
             message,
             DEFAULT_IDENTITY,
             int(time.time()),
         )
-        if created:  # start the history table, so log never walks what xbrain wrote
-            from .history import start
-
-            with GitStore(self.path) as git, private_umask():
-                start(git)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -165,13 +160,8 @@ class Store:
         txn.commit_id = str(commit)
         if any(path.startswith(layout.RESOURCES_DIR + "/") for path in changes):
             self._reindex_changes(git, parent, commit, changes)
-        if (git.control_dir / "xbrain" / "history-v2.sqlite").exists():
-            import sqlite3
-
-            from .history import record
-
-            with contextlib.suppress(sqlite3.Error, OSError, XbrainError), private_umask():
-                record(git, commit, list(changes))
+        with contextlib.suppress(OSError), private_umask():
+            journal.note(git.control_dir, commit, list(changes))
 
     def _reindex_changes(
         self, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]

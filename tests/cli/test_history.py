@@ -110,15 +110,22 @@ def test_log_sees_commits_made_outside_xbrain_and_survives_losing_its_cache(
     assert len(xb("log", ID).json["commits"]) == 4
 
 
-def test_writes_record_history_so_log_never_walks_them(
-    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+def test_log_reads_the_journal_instead_of_diffing_xbrain_commits(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path, monkeypatch: Any
 ) -> None:
-    import sqlite3
+    from xbrain.gitstore import GitStore
 
     commits = build(xb, json_file)
-    table = store_dir / ".git" / "xbrain" / "history-v2.sqlite"
-    with sqlite3.connect(table) as conn:  # before any log: init + the three writes
-        recorded = {row[0] for row in conn.execute("SELECT id FROM commits")}
-        changed = {row[0] for row in conn.execute("SELECT id FROM changes WHERE rid = ?", (ID,))}
-    assert set(commits) <= recorded and len(recorded) == 4
-    assert changed == set(commits)
+    journal = (store_dir / ".git" / "xbrain" / "history.journal").read_text().splitlines()
+    assert [line.split()[0] for line in journal] == commits
+    assert all(line.split()[1:] == [ID] for line in journal)
+    diffed: list[str] = []
+    original = GitStore.changed_files
+
+    def counting(self: GitStore, old: Any, new: Any, prefix: str) -> list[str]:
+        diffed.append(str(new))
+        return original(self, old, new, prefix)
+
+    monkeypatch.setattr(GitStore, "changed_files", counting)
+    assert [e["commit"] for e in xb("log", ID).json["commits"]] == commits[::-1]
+    assert set(diffed) <= {xb("log", "--limit", "10").json["commits"][-1]["commit"]}  # only init

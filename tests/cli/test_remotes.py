@@ -129,8 +129,10 @@ def test_two_devices_converge(
     assert xb("remote", "push", store=a).code == 0
     diverged = xb("remote", "push", store=b)
     assert diverged.code == 5  # b must pull first
-    assert xb("remote", "pull", store=b).json["state"] == "merged"
-    assert xb("remote", "push", store=b).code == 0
+    pulled = xb("remote", "pull", store=b).json
+    assert pulled["state"] == "merged"
+    pushed = xb("remote", "push", store=b)
+    assert pushed.code == 0, (pushed.stderr, pulled, _graph(b), _graph(remote_of(b)))
     assert xb("remote", "pull", store=a).json["state"] == "fast_forward"
     assert tree(a) == tree(b)
     for store in (a, b):
@@ -151,6 +153,18 @@ def test_two_devices_converge(
     assert tree(a) == tree(b)
     assert xb("get", x_id, store=a).code == 0
     assert xb("remote", "pull", store=a).json["state"] == "up_to_date"
+
+
+def _graph(path: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(path), "log", "--all", "--oneline", "--graph", "--format=%h %s %ct"],
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def remote_of(store: Path) -> Path:
+    return store.parent / "backup.git"
 
 
 def test_verify_detects_corruption_and_tampering(xb: Run, devices: tuple[Path, Path, Path]) -> None:
