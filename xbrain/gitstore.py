@@ -403,6 +403,11 @@ class GitStore:
                 update_refs,
                 generate_pack_data=cast(Any, self._repo.generate_pack_data),
             )
+        except FileLocked:
+            raise ProviderError(
+                "The remote refused refs/heads/main: it is locked (another push?); "
+                f"retry {location}."
+            ) from None
         except (SendPackError, HangupException, OSError, ValueError) as exc:
             raise ProviderError(f"Could not push to {location}: {exc}".rstrip(": ")) from None
         if diverged:

@@ -322,3 +322,17 @@ def test_git_protocol_through_a_local_dulwich_daemon(xb: Run, tmp_path: Path) ->
         server.shutdown()
         server.server_close()
         repo.close()
+
+
+def test_a_refused_push_is_an_error_not_silence(
+    xb: Run, json_file: Callable[[Any], str], devices: tuple[Path, Path, Path]
+) -> None:
+    a, _, remote = devices
+    xb("put", json_file(sample()), store=a)
+    before = (remote / "refs" / "heads" / "main").read_text()
+    (remote / "refs" / "heads" / "main.lock").write_text("")  # another writer holds the ref
+    refused = xb("remote", "push", store=a)
+    assert refused.code == 8 and "refused refs/heads/main" in refused.stderr
+    assert (remote / "refs" / "heads" / "main").read_text() == before
+    (remote / "refs" / "heads" / "main.lock").unlink()
+    assert xb("remote", "push", store=a).code == 0
