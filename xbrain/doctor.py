@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from . import layout
-from .codec import dump_yaml, load_yaml
+from .codec import dump_yaml
 from .errors import CorruptStoreError, XbrainError
 from .gitstore import WORKTREE_TEMP, GitStore, file_mode_problems, fix_file_modes, private_umask
 from .messages import commit_message
-from .model import normalize_resource, normalize_tombstone
+from .model import parse_record
 from .schemas import schema_errors
 from .view import View, catalog_entry
 
@@ -50,17 +50,9 @@ def _check_records(view: View, problems: list[dict[str, Any]]) -> dict[str, dict
                 continue
             data = view.snap.blob(blob)
             try:
-                raw = load_yaml(data)
-                record = (
-                    normalize_resource(raw).resource
-                    if kind == "resource"
-                    else normalize_tombstone(raw)
-                )
+                record = parse_record(kind, data)
             except XbrainError as exc:
                 problems.append(_problem("invalid_record", str(exc), path))
-                continue
-            except Exception:
-                problems.append(_problem("invalid_record", "Not valid YAML.", path))
                 continue
             if record["id"] != rid:
                 problems.append(_problem("misplaced_record", "File name differs from id.", path))

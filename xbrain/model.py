@@ -26,6 +26,7 @@ __all__ = [
     "ResourceId",
     "normalize_resource",
     "normalize_tombstone",
+    "parse_record",
     "resource_id",
     "revision",
 ]
@@ -127,3 +128,17 @@ def normalize_tombstone(raw: Any) -> dict[str, str]:
     if not ID_PATTERN.fullmatch(raw["id"]):
         raise InvalidInputError("Invalid or duplicate tombstone.")
     return {"id": raw["id"], "deletedAt": parse_timestamp(raw.get("deletedAt"), "deletedAt")}
+
+
+def parse_record(kind: str, data: bytes) -> dict[str, Any]:
+    """A stored record file (``resource`` or ``tombstone``), parsed and re-normalized.
+
+    Invalid content raises InvalidInputError — unreadable YAML as ``Not valid YAML.``
+    """
+    from .codec import load_yaml
+
+    try:
+        raw = load_yaml(data)
+    except Exception as exc:  # ruamel raises many kinds; all mean the same here
+        raise InvalidInputError("Not valid YAML.") from exc
+    return normalize_resource(raw).resource if kind == "resource" else normalize_tombstone(raw)

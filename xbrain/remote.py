@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import layout
-from .codec import digest, load_yaml
+from .codec import digest
 from .errors import InvalidInputError, NotFoundError, XbrainError
 from .gitstore import CommitId, GitStore, fix_file_modes, private_umask
 from .messages import commit_message
-from .model import normalize_resource, normalize_tombstone
+from .model import parse_record
 from .urls import parse_url, secret_parameter
 from .view import View, catalog_entry
 
@@ -77,11 +77,7 @@ def _record(view: View, rid: str) -> tuple[str, dict[str, Any], bytes] | None:
     for kind in ("resource", "tombstone"):
         data = view.read(layout.record_path(kind, rid))
         if data is not None:
-            raw = load_yaml(data)
-            record = (
-                normalize_resource(raw).resource if kind == "resource" else normalize_tombstone(raw)
-            )
-            return kind, record, data
+            return kind, parse_record(kind, data), data
     return None
 
 
@@ -199,29 +195,15 @@ def validate_incoming(git: GitStore, ours: CommitId, theirs: CommitId) -> None:
             if data is None:
                 continue
             rid = Path(path).stem
+            kind = "resource" if prefix == layout.RESOURCES_DIR else "tombstone"
             try:
-                raw = load_yaml(data)
-                record = (
-                    normalize_resource(raw).resource
-                    if prefix == layout.RESOURCES_DIR
-                    else normalize_tombstone(raw)
-                )
-                if (
-                    record["id"] != rid
-                    or layout.record_path(
-                        "resource" if prefix == layout.RESOURCES_DIR else "tombstone", rid
-                    )
-                    != path
-                ):
+                record = parse_record(kind, data)
+                if record["id"] != rid or layout.record_path(kind, rid) != path:
                     raise InvalidInputError("the file name does not match its id")
             except XbrainError as exc:
                 raise InvalidInputError(
                     f"Remote commit {theirs[:12]} has an invalid record {path}: {exc}; "
                     "nothing merged."
-                ) from None
-            except Exception:
-                raise InvalidInputError(
-                    f"Remote commit {theirs[:12]} has an unreadable record {path}; nothing merged."
                 ) from None
 
 

@@ -429,8 +429,7 @@ class Store:
         canonical form (one commit); invalid ones, deletions and other files are reported
         and left alone.
         """
-        from .codec import load_yaml
-        from .model import normalize_tombstone
+        from .model import parse_record
 
         self._existing()
         adopted: list[dict[str, str]] = []
@@ -463,12 +462,7 @@ class Store:
                     )
                     continue
                 try:
-                    raw = load_yaml(data)
-                    record = (
-                        normalize_resource(raw).resource
-                        if kind == "resource"
-                        else normalize_tombstone(raw)
-                    )
+                    record = parse_record(kind, data)
                     if layout.record_path(kind, record["id"]) != path:
                         raise InvalidInputError("File name or folder does not match its id.")
                     if kind == "resource" and txn.tombstone(record["id"]) is not None:
@@ -477,9 +471,6 @@ class Store:
                         )
                 except XbrainError as exc:
                     rejected.append({"path": path, "error": exc.message})
-                    continue
-                except Exception:
-                    rejected.append({"path": path, "error": "Not valid YAML."})
                     continue
                 if kind == "resource":
                     txn.put_resource(record)

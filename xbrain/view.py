@@ -17,7 +17,7 @@ from . import layout
 from .codec import canonical_json, digest, dump_yaml, load_yaml
 from .errors import CorruptStoreError, InvalidInputError, XbrainError
 from .gitstore import Snapshot
-from .model import Resource, normalize_resource, normalize_tombstone
+from .model import Resource, parse_record
 
 __all__ = ["LimitError", "StoreConfig", "Transaction", "View"]
 
@@ -181,14 +181,9 @@ class View:
         if data is None:
             return None
         try:
-            raw = load_yaml(data)
-            if kind == "resource":
-                return normalize_resource(raw).resource
-            return normalize_tombstone(raw)
+            return parse_record(kind, data)
         except XbrainError as exc:
             raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
-        except Exception as exc:
-            raise CorruptStoreError(f"Stored record {path} is not valid YAML.") from exc
 
     def resource(self, rid: str) -> Resource | None:
         """A live resource, re-normalized, or None."""
