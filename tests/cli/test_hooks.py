@@ -73,8 +73,11 @@ def test_budget_limit_and_session_dedup(
             [make(f"k{i}", title=f"Keyboard note {i}", text="keyboard " * 50) for i in range(8)]
         ),
     )
+    session = f"dedup-{uuid.uuid4().hex}"
     first = json.loads(
-        hook(store_dir, payload("keyboard"), XBRAIN_HOOK_LIMIT="5", XBRAIN_HOOK_BUDGET="700").stdout
+        hook(
+            store_dir, payload("keyboard", session), XBRAIN_HOOK_LIMIT="5", XBRAIN_HOOK_BUDGET="700"
+        ).stdout
     )
     context = first["hookSpecificOutput"]["additionalContext"]
     assert len(context) <= 700 and context.count("\n- ") >= 1
