@@ -20,8 +20,8 @@ demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
 
 check: setup
-	$(BIN)/ruff format --check xbrain tests bench examples
-	$(BIN)/ruff check xbrain tests bench examples
+	$(BIN)/ruff format --check xbrain tests bench examples hooks
+	$(BIN)/ruff check xbrain tests bench examples hooks
 	$(BIN)/mypy
 
 # The interoperability tests need the real git binary: install it when we can (CI runs
