@@ -17,9 +17,9 @@ from tests.conftest import ROOT
 BLOCK = re.compile(r"```sh\n(.*?)```", re.DOTALL)
 
 
-def readme_blocks() -> list[list[str]]:
+def readme_blocks(name: str = "README.md") -> list[list[str]]:
     blocks = []
-    for body in BLOCK.findall((ROOT / "README.md").read_text()):
+    for body in BLOCK.findall((ROOT / name).read_text()):
         lines = [line.split("  #")[0].strip() for line in body.splitlines()]
         commands = [line for line in lines if line.startswith("xbrain ")]
         if commands:
@@ -44,6 +44,28 @@ def test_readme_commands_run(commands: list[str], tmp_path: Path) -> None:
         )
         assert proc.returncode == 0, f"{command}\n{proc.stderr}"
         assert proc.stdout.strip().startswith("{"), command
+
+
+def test_skill_commands_run_in_order(tmp_path: Path) -> None:
+    """Every command SKILL.md shows runs, in order, on one store (sync ones excepted)."""
+    env = {**os.environ, "XBRAIN_STORE": str(tmp_path / "store")}
+    commands = [c for block in readme_blocks("SKILL.md") for c in block]
+    assert len(commands) >= 5
+    for command in commands:
+        command = shlex.quote(sys.executable) + " -m xbrain" + command.removeprefix("xbrain")
+        proc = subprocess.run(
+            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+        assert proc.stdout.strip().startswith("{"), command
+
+
+def test_skill_front_matter() -> None:
+    text = (ROOT / "SKILL.md").read_text()
+    head = text.split("---")[1]
+    assert "\nname: xbrain\n" in head and "\ndescription: " in head
+    assert len(text.splitlines()) < 500
+    assert "savedReason" in text and "never" in text.lower()
 
 
 def test_demo_script(tmp_path: Path) -> None:
