@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import layout
 from .codec import digest
-from .errors import InvalidInputError, NotFoundError, XbrainError
+from .errors import InvalidInputError, NotFoundError, ProviderError, XbrainError
 from .gitstore import CommitId, GitStore, fix_file_modes, private_umask
 from .messages import commit_message
 from .model import parse_record
@@ -286,8 +286,8 @@ def clone_into(location: str, target: Path) -> None:
     with private_umask():
         try:
             repo = porcelain.clone(location, str(target), checkout=True, errstream=io.BytesIO())
-        except Exception as exc:
-            raise_clone_error(location, exc)
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise ProviderError(f"Could not clone {location}: {type(exc).__name__}.") from None
         try:
             config = repo.get_config()
             config.set((b"core",), b"sharedRepository", b"0600")
@@ -299,13 +299,6 @@ def clone_into(location: str, target: Path) -> None:
     fix_file_modes(target)  # dulwich's checkout sets modes from the tree (0644)
     if not (target / layout.MARKER).exists():
         raise InvalidInputError(f"{location} is not an xbrain store.")
-
-
-def raise_clone_error(location: str, exc: Exception) -> None:
-    """A clone failure as one clear line."""
-    from .errors import ProviderError
-
-    raise ProviderError(f"Could not clone {location}: {type(exc).__name__}.") from None
 
 
 def describe(git: GitStore) -> list[dict[str, str]]:

@@ -668,12 +668,7 @@ class Store:
                     memory.rebuild(iter(remote or []), "remote")
                     hits = memory.search(terms, limit, domain, feature, style)
                 return {**fast.answer(hits, terms), "provider": provider and provider.kind}
-            if at is None and provider is None:
-                answered = fast.current(
-                    self.path / ".git", tokenizer, terms, limit, domain, feature, style
-                )
-                if answered is not None:
-                    return answered
+            # (no fast path here: it only saves imports, which a library caller has paid)
             with GitStore(self.path) as git, private_umask():  # the index stays private
                 commit = git.resolve(at) if at is not None else git.head()
                 view = View(git.snapshot(commit))

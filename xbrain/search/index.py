@@ -247,25 +247,6 @@ class SearchIndex:
             if matches_filters(json.loads(facets), domain, feature, style)
         ]
 
-    def search_with(
-        self,
-        extra: list[dict[str, Any]],
-        terms: list[str],
-        limit: int,
-        domain: str | None = None,
-        feature: str | None = None,
-        style: str | None = None,
-    ) -> list[Hit]:
-        """Rank as if ``extra`` resources were indexed too (rolled back afterwards)."""
-        self.conn.execute("SAVEPOINT merged")
-        try:
-            for resource in extra:
-                self.add(resource)
-            return self.search(terms, limit, domain, feature, style)
-        finally:
-            self.conn.execute("ROLLBACK TO merged")
-            self.conn.execute("RELEASE merged")
-
     def search(
         self,
         terms: list[str],
@@ -273,8 +254,22 @@ class SearchIndex:
         domain: str | None = None,
         feature: str | None = None,
         style: str | None = None,
+        extra: list[dict[str, Any]] | None = None,
     ) -> list[Hit]:
-        """Top ``limit`` hits: positive score, >= 35% of terms matched, ties by id."""
+        """Top ``limit`` hits: positive score, >= 35% of terms matched, ties by id.
+
+        ``extra`` resources (a provider's candidates) are ranked as if indexed too, inside
+        a savepoint that is rolled back, so they share the collection's statistics.
+        """
+        if extra:
+            self.conn.execute("SAVEPOINT merged")
+            try:
+                for resource in extra:
+                    self.add(resource)
+                return self.search(terms, limit, domain, feature, style)
+            finally:
+                self.conn.execute("ROLLBACK TO merged")
+                self.conn.execute("RELEASE merged")
         filtered = bool(domain or feature or style)
         candidates = self._candidates(domain, feature, style) if filtered else None
         if not terms:

@@ -117,7 +117,8 @@ def search_store(
     """Search a store: the fast path when it can answer, else ``Store.search``.
 
     This is what the CLI calls, so that a search the index can answer never imports
-    git or YAML machinery. With a provider, the slow path merges its candidates.
+    git or YAML machinery; the fast path lives only here. With a provider or ``at``,
+    ``Store.search`` does the work.
     """
     trimmed = validate_request(query, limit, domain, feature, style)
     if at is None and provider_config is None:

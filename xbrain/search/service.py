@@ -115,11 +115,7 @@ def search(
         return answer([], terms)
     extra = [r for r in remote or [] if view.entry(r["id"]) is None]
     with open_index(git, view, tokenizer, at) as index:
-        if extra:
-            hits = index.search_with(extra, terms, limit, domain, feature, style)
-        else:
-            hits = index.search(terms, limit, domain, feature, style)
-        return answer(hits, terms)
+        return answer(index.search(terms, limit, domain, feature, style, extra), terms)
 
 
 def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
