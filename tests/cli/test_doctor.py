@@ -135,10 +135,7 @@ def test_corrupted_object_detected(
     victim.write_bytes(b"garbage")
     result = xb("doctor")
     assert result.code == 7
-    assert (
-        codes(result) & {"git_object", "invalid_record", "catalog_drift"}
-        or result.json["ok"] is False
-    )
+    assert "git_object" in codes(result)
 
 
 def test_adopt_commits_valid_hand_edits_and_reports_invalid(
