@@ -1,8 +1,8 @@
 """One exception root for everything xbrain reports to a user.
 
 Every error carries a process exit code (the table in the README) and a stable string
-``code`` that agents can match on. Library code raises these; only the CLI turns them
-into a stderr line and an exit status.
+``code`` that agents can match on. Library code raises these; only the front ends (the CLI, the MCP
+server) turn them into a message, through ``describe``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ __all__ = [
     "StaleError",
     "UsageError",
     "XbrainError",
+    "describe",
 ]
 
 
@@ -87,3 +88,19 @@ class ProviderError(XbrainError):
 
     exit_code = 8
     code = "provider"
+
+
+def describe(exc: BaseException) -> tuple[str, int]:
+    """The one-line message and exit code a user is shown for ``exc``.
+
+    Unexpected exceptions get a generic line: their text may quote private content.
+    """
+    if isinstance(exc, XbrainError):
+        message, code = exc.message, exc.exit_code
+    elif isinstance(exc, KeyboardInterrupt):
+        message, code = "Interrupted.", 130
+    elif isinstance(exc, OSError):
+        message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
+    else:
+        message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
+    return " ".join(message.split()) or "Request failed.", code

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..errors import XbrainError
+from ..errors import describe
 
 __all__ = ["main"]
 
@@ -35,25 +35,21 @@ class XbrainGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except XbrainError as exc:
-            _report(ctx, exc.message, exc.exit_code)
-        except KeyboardInterrupt:
-            _report(ctx, "Interrupted.", 130)
-        except OSError as exc:
-            _report(ctx, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
         except (click.exceptions.Exit, click.ClickException, click.Abort):
             raise
-        except Exception as exc:
-            _report(ctx, f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1)
+        except (Exception, KeyboardInterrupt) as exc:
+            if show_tracebacks(ctx):
+                traceback.print_exc()
+            message, code = describe(exc)
+            click.echo(message, err=True)
+            ctx.exit(code)
         return None
 
 
-def _report(ctx: click.Context, message: str, code: int) -> None:
+def show_tracebacks(ctx: click.Context) -> bool:
+    """--traceback or $XBRAIN_TRACEBACK."""
     settings = ctx.find_object(Settings)
-    if (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK"):
-        traceback.print_exc()
-    click.echo(" ".join(message.split()) or "Request failed.", err=True)
-    ctx.exit(code)
+    return (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK")
 
 
 class Settings:

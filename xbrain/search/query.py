@@ -30,7 +30,7 @@ INDEX_FILE = Path("xbrain") / "search.sqlite"
 
 
 def validate_request(
-    query: str, limit: int, domain: str | None, feature: str | None, style: str | None
+    query: Any, limit: int, domain: str | None, feature: str | None, style: str | None
 ) -> str:
     """The original's checks, in its order; returns the trimmed query."""
     for value in (domain, feature, style):
@@ -39,12 +39,14 @@ def validate_request(
     domains = load_schema("design")["properties"]["domains"]["items"]["properties"]["label"]["enum"]
     if domain and domain not in domains:
         raise InvalidInputError("Unknown design domain.")
-    query = query.strip()
-    if (not query and not (domain or feature or style)) or len(query) > MAX_QUERY:
+    if not isinstance(query, str):
+        raise InvalidInputError(REQUEST_ERROR)
+    trimmed = query.strip()
+    if (not trimmed and not (domain or feature or style)) or len(trimmed) > MAX_QUERY:
         raise InvalidInputError(REQUEST_ERROR)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
         raise InvalidInputError(REQUEST_ERROR)
-    return query
+    return trimmed
 
 
 def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
