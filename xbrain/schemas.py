@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import XbrainError
 
-__all__ = ["load_schema", "schema_dir", "schema_errors"]
+__all__ = ["inline_schema", "load_schema", "schema_dir", "schema_errors"]
 
 _BASE = "https://xbrain.local/schema/"
 
@@ -57,3 +57,54 @@ def schema_errors(name: str, instance: Any) -> list[str]:
         where = "/".join(str(part) for part in error.path) or "(root)"
         errors.append(f"{where}: {error.message}")
     return errors
+
+
+# Keywords that only describe a schema; everything else constrains the instance.
+_ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$comment", "title", "description", "default", "examples"}
+)
+
+
+def inline_schema(name: str) -> dict[str, Any]:
+    """Schema ``name`` made self-contained: every ``$ref`` replaced by what it names.
+
+    For consumers that do not resolve references (MCP clients take a tool's schema as
+    one document). The result has no ``$ref``, ``$defs`` or nested ``$id``; a reference
+    with constraining siblings becomes ``allOf`` so its meaning is kept exactly.
+    """
+    root = dict(_inline(load_schema(name), name, ()))
+    root.pop("$defs", None)
+    return root
+
+
+def _inline(node: Any, doc: str, seen: tuple[str, ...]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, doc, seen) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" not in node:
+        return {key: _inline(value, doc, seen) for key, value in node.items()}
+    target_doc, target = _resolve(node["$ref"], doc)
+    if target in seen:
+        raise XbrainError(f"Schema reference cycle through {target} cannot be inlined.")
+    body = _inline(_pointer(load_schema(target_doc), target), target_doc, (*seen, target))
+    body = {k: v for k, v in body.items() if k not in ("$id", "$schema", "$defs")}
+    siblings = {k: _inline(v, doc, seen) for k, v in node.items() if k != "$ref"}
+    if set(siblings) - _ANNOTATIONS:
+        return {**siblings, "allOf": [*siblings.get("allOf", []), body]}
+    return {**body, **siblings}
+
+
+def _resolve(ref: str, doc: str) -> tuple[str, str]:
+    """``file.schema.json#/pointer`` or ``#/pointer`` → (schema stem, full reference)."""
+    path, _, pointer = ref.partition("#")
+    stem = path.removesuffix(".schema.json") if path else doc
+    return stem, f"{stem}#{pointer}"
+
+
+def _pointer(document: dict[str, Any], reference: str) -> Any:
+    node: Any = document
+    pointer = reference.partition("#")[2]
+    for part in filter(None, pointer.split("/")):
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node

@@ -13,7 +13,7 @@ from jsonschema import Draft202012Validator
 from tests.conftest import EXAMPLES, ROOT, Result
 from xbrain.codec import dump_yaml, load_yaml
 from xbrain.model import normalize_resource
-from xbrain.schemas import schema_dir, schema_errors
+from xbrain.schemas import inline_schema, schema_dir, schema_errors
 
 Run = Callable[..., Result]
 ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
@@ -73,7 +73,40 @@ def validate(result: Result, schema: str) -> Any:
     assert result.code == 0, result.stderr
     data = result.json
     assert schema_errors(schema, data) == [], data
+    assert Draft202012Validator(inline_schema(schema)).is_valid(data)  # what MCP clients get
     return data
+
+
+@pytest.mark.parametrize(
+    "path", sorted((ROOT / "schema").glob("*.schema.json")), ids=lambda p: p.name
+)
+def test_inlined_schemas_are_self_contained(path: Path) -> None:
+    inlined = inline_schema(path.name.removesuffix(".schema.json"))
+    assert "$ref" not in json.dumps(inlined) and "$defs" not in inlined
+    Draft202012Validator.check_schema(inlined)
+
+
+def mutations(value: Any) -> list[Any]:
+    """The value with each top-level field (of it, or of its first item) removed or mistyped."""
+    if isinstance(value, list):
+        return [[first, *value[1:]] for first in mutations(value[0])]
+    out: list[Any] = []
+    for key in value:
+        out.append({k: v for k, v in value.items() if k != key})
+        out += [{**value, key: wrong} for wrong in (12345, None, "x", [])]
+    return out
+
+
+@pytest.mark.parametrize(("name", "schema"), sorted(EXAMPLE_SCHEMAS.items()))
+def test_inlined_schemas_judge_like_the_originals(name: str, schema: str) -> None:
+    inlined = Draft202012Validator(inline_schema(schema))
+    example = json.loads((EXAMPLES / name).read_text())
+    verdicts = [
+        (inlined.is_valid(case), schema_errors(schema, case) == [])
+        for case in [example, *mutations(example)]
+    ]
+    assert all(a == b for a, b in verdicts)
+    assert (True, True) in verdicts and (False, False) in verdicts
 
 
 def test_cli_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
