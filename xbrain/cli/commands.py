@@ -482,3 +482,25 @@ def adopt(ctx: click.Context) -> None:
     emit(result)
     if result["rejected"]:
         ctx.exit(1)
+
+
+@cli.command("mcp")
+@common_options
+@click.pass_context
+def mcp_command(ctx: click.Context) -> None:
+    """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
+
+    Tools: search, get, status (read-only), put, delete. The store is fixed at start-up
+    (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
+    Errors come back as tool errors with the CLI's messages. There is no sync or push
+    tool: sending data off the machine stays an explicit command of yours. A busy store
+    is waited for up to --wait seconds (default 5 here). Logs go to stderr only.
+    """
+    from ..mcp_server import Tools, serve
+    from . import Settings, show_tracebacks
+
+    settings = ctx.ensure_object(Settings)
+    store = open_store(ctx)
+    wait = settings.wait if settings.wait is not None else 5.0
+    tools = Tools(store.path, store.cache_dir, wait=wait, agent=store.agent)
+    serve(tools, show_tracebacks=show_tracebacks(ctx))

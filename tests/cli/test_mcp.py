@@ -1,0 +1,323 @@
+"""`xbrain mcp`, driven through the official MCP SDK's own client over stdio."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp", reason="the MCP tests need the mcp extra (pip install 'xbrain[mcp]')")
+
+import anyio
+import filelock
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.conftest import EXAMPLES, Result, head, make, sample, snapshot_files
+from xbrain.mcp_server import Tools
+from xbrain.schemas import inline_schema, schema_errors
+
+Run = Callable[..., Result]
+ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+TOOLS = {"search", "get", "put", "delete", "status"}
+
+
+@asynccontextmanager
+async def connect(store: Path | None, *extra: str, mode: str = "auto") -> AsyncIterator[Client]:
+    """A client session with ``python -m xbrain mcp`` as a child process."""
+    args = ["-m", "xbrain", "mcp", *extra]
+    if store is not None:
+        args += ["--store", str(store)]
+    params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+    async with Client(params, mode=mode, read_timeout_seconds=60) as client:
+        yield client
+
+
+def session(store: Path | None, body: Callable[[Client], Awaitable[None]], *extra: str) -> None:
+    async def run() -> None:
+        async with connect(store, *extra) as client:
+            await body(client)
+
+    anyio.run(run)
+
+
+def structured(result: Any) -> Any:
+    assert not result.is_error, result.content
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error and result.structured_content is None
+    (content,) = result.content
+    text: str = content.text
+    return text
+
+
+def cli_error(xb: Run, *args: str, input: Any = None) -> str:
+    result = xb(*args, input=input)
+    assert result.code != 0 and result.stdout == ""
+    return result.stderr.strip()
+
+
+def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path) -> None:
+    listed: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        assert client.server_info is not None and client.server_info.name == "xbrain"
+        assert "citation.url" in (client.instructions or "")
+        for tool in (await client.list_tools()).tools:
+            listed[tool.name] = tool
+
+    session(store_dir, body)
+    assert set(listed) == TOOLS  # and in particular no sync, push or remote tool
+    stems = {"search": "mcp-search-input", "put": "mcp-put-input", "status": "mcp-status-input"}
+    outputs = {name: f"{name}-output" for name in TOOLS}
+    hints = {  # read-only, destructive, idempotent
+        "search": (True, False, True),
+        "get": (True, False, True),
+        "status": (True, False, True),
+        "put": (False, False, True),
+        "delete": (False, True, True),
+    }
+    for name, tool in listed.items():
+        assert tool.input_schema == inline_schema(stems.get(name, "mcp-id-input"))
+        assert tool.output_schema == inline_schema(outputs[name])
+        for schema in (tool.input_schema, tool.output_schema):
+            assert schema["type"] == "object" and "$ref" not in json.dumps(schema)
+            Draft202012Validator.check_schema(schema)
+        annotations = tool.annotations
+        assert annotations is not None
+        assert (
+            annotations.read_only_hint,
+            annotations.destructive_hint,
+            annotations.idempotent_hint,
+            annotations.open_world_hint,
+        ) == (*hints[name], False)
+        assert tool.description and "sync" not in tool.name
+    item = listed["put"].input_schema["properties"]["resources"]["items"]
+    assert "savedReason" in item["required"] and "never invent" in (
+        item["properties"]["savedReason"]["description"].lower()
+    )
+
+
+def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["empty"] = structured(await client.call_tool("status", {}))
+        seen["put"] = structured(
+            await client.call_tool("put", {"resources": [sample(), make("other")]})
+        )
+        seen["again"] = structured(await client.call_tool("put", {"resources": [sample()]}))
+        seen["search"] = structured(
+            await client.call_tool("search", {"query": "React dialog focus", "limit": 2})
+        )
+        seen["get"] = structured(await client.call_tool("get", {"id": ID}))
+        seen["status"] = structured(await client.call_tool("status", {}))
+        seen["delete"] = structured(await client.call_tool("delete", {"id": ID}))
+        seen["gone"] = error_text(await client.call_tool("get", {"id": ID}))
+        seen["after"] = structured(await client.call_tool("search", {"query": "React dialog"}))
+
+    session(store_dir, body, "--agent", "mcp-test")
+    for name, schema in [
+        ("empty", "status-output"),
+        ("put", "put-output"),
+        ("search", "search-output"),
+        ("get", "get-output"),
+        ("delete", "delete-output"),
+    ]:
+        assert schema_errors(schema, seen[name]) == []
+    assert seen["empty"]["resources"] == 0
+    assert (seen["put"]["added"], seen["put"]["total"]) == (2, 2)
+    assert seen["again"]["unchanged"] == 1 and seen["again"]["commit"] is None
+    (hit,) = [r for r in seen["search"]["results"] if r["citation"]["id"] == ID]
+    assert hit["citation"]["url"] == sample()["source"]["url"]
+    assert seen["get"] == hit["resource"]
+    assert seen["status"]["resources"] == 2
+    assert seen["delete"] == {
+        "deleted": True,
+        "remoteSync": "pending_explicit_sync",
+        "commit": head(store_dir),
+    }
+    assert seen["gone"] == cli_error(xb, "get", ID) == "Resource not found."
+    assert ID not in {r["citation"]["id"] for r in seen["after"]["results"]}
+    # the CLI sees exactly what the tools wrote, as commits with the agent named
+    status = xb("status").json
+    assert (status["resources"], status["tombstones"]) == (1, 1)
+    log = xb("log").json["commits"]
+    assert [e["command"] for e in log[:2]] == ["delete", "put"]
+    assert {e["agent"] for e in log[:2]} == {"mcp-test"}
+    assert xb_proc("doctor").code == 0
+    for path in [store_dir, *store_dir.rglob("*")]:  # the server's writes are private too
+        assert stat.S_IMODE(path.lstat().st_mode) & 0o077 == 0, path
+
+
+def test_errors_are_tool_errors_with_the_cli_messages(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    assert xb("put", json_file(sample())).code == 0
+    before = snapshot_files(store_dir)
+    invalid = sample(title=7)
+    stale = sample(updatedAt="2020-01-01T00:00:00.000Z", title="older")
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("put", {"resources": [invalid]}, cli_error(xb, "put", json_file(invalid))),
+        ("put", {"resources": [stale]}, cli_error(xb, "put", json_file(stale))),
+        ("put", {"resources": []}, cli_error(xb, "put", json_file([]))),
+        (
+            "put",
+            {"resources": [sample(), sample()]},
+            cli_error(xb, "put", json_file([sample(), sample()])),
+        ),
+        ("search", {"query": "x", "limit": 21}, cli_error(xb, "search", "x", "--limit", "21")),
+        ("search", {"query": "   "}, cli_error(xb, "search", "   ")),
+        (
+            "search",
+            {"query": "x", "domain": "moon"},
+            cli_error(xb, "search", "x", "--domain", "moon"),
+        ),
+        ("get", {"id": "resource_nope"}, cli_error(xb, "get", "resource_nope")),
+        ("delete", {"id": "nope"}, cli_error(xb, "delete", "nope")),
+        # argument shapes the CLI cannot express get messages of the same kind
+        ("search", {"query": 5}, cli_error(xb, "search", "   ")),
+        ("search", {"query": "x", "limit": "3"}, cli_error(xb, "search", "x", "--limit", "0")),
+        ("status", {"store": "/elsewhere"}, "Unknown argument for status: store."),
+        ("get", {}, "Missing argument for get: id."),
+        ("put", {"resource": sample()}, "Unknown argument for put: resource."),
+    ]
+    got: list[str] = []
+
+    async def body(client: Client) -> None:
+        for name, arguments, _ in cases:
+            got.append(error_text(await client.call_tool(name, arguments)))
+        with pytest.raises(MCPError, match="Unknown tool: sync"):
+            await client.call_tool("sync", {"all": True})
+
+    session(store_dir, body)
+    assert got == [expected for _, _, expected in cases]
+    assert "Request failed." not in got and all("\n" not in line for line in got)
+    assert snapshot_files(store_dir) == before  # nothing written by any failure
+
+
+def test_store_is_fixed_at_start_up(xb: Run, tmp_path: Path, store_dir: Path) -> None:
+    other = tmp_path / "other"
+    xb("put", str(EXAMPLES / "synthetic-resource.json"), store=other)
+    counts: list[int] = []
+
+    async def body(client: Client) -> None:
+        counts.append(structured(await client.call_tool("status", {}))["resources"])
+        structured(await client.call_tool("put", {"resources": [make("x"), make("y")]}))
+        counts.append(structured(await client.call_tool("status", {}))["resources"])
+
+    os.environ["XBRAIN_STORE"] = str(other)  # --store wins over the environment
+    try:
+        session(store_dir, body)
+    finally:
+        del os.environ["XBRAIN_STORE"]
+    assert counts == [0, 2]
+    assert xb("status", store=other).json["resources"] == 1
+    assert xb("status").json["resources"] == 2
+
+
+def test_busy_store_is_a_tool_error_and_writes_nothing(xb: Run, store_dir: Path) -> None:
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    before = snapshot_files(store_dir)
+    messages: list[str] = []
+    lock = filelock.FileLock(str(store_dir / ".git" / "xbrain.lock"))
+
+    async def body(client: Client) -> None:
+        with lock:
+            result = await client.call_tool("put", {"resources": [make("z")]})
+            messages.append(error_text(result))
+            assert snapshot_files(store_dir) == before
+        messages.append(str(structured(await client.call_tool("put", {"resources": [make("z")]}))))
+
+    with lock:
+        busy_cli = xb("put", str(EXAMPLES / "batch.json"), "--wait", "0")
+    session(store_dir, body, "--wait", "0.2")
+    assert messages[0] == busy_cli.stderr.strip()
+    assert busy_cli.code == 6 and "busy" in messages[0]
+    assert "'added': 1" in messages[1]
+
+
+def test_legacy_handshake_clients_work_too(xb: Run, store_dir: Path) -> None:
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    found: list[Any] = []
+
+    async def run() -> None:
+        async with connect(store_dir, mode="legacy") as client:
+            assert client.protocol_version < "2026"
+            found.append(structured(await client.call_tool("search", {"query": "dialog focus"})))
+
+    anyio.run(run)
+    assert [r["citation"]["id"] for r in found[0]["results"]] == [ID]
+
+
+def test_put_over_ten_mib_is_refused_before_the_store(tmp_path: Path, store_dir: Path) -> None:
+    tools = Tools(store_dir, tmp_path / "cache", wait=0, agent=None)
+    big = sample(text="x" * (10 * 1024 * 1024))
+    with pytest.raises(Exception, match=r"^Input exceeds 10 MiB\.$"):
+        tools.call("put", {"resources": [big]})
+    assert not store_dir.exists()
+
+
+def test_without_the_extra_the_command_says_how_to_install_it(store_dir: Path) -> None:
+    code = "import sys; sys.modules['mcp'] = None; from xbrain.cli import main; main()"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "mcp", "--store", str(store_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        "The MCP server needs the optional mcp package: pip install 'xbrain[mcp]'.\n"
+    )
+
+
+def test_help_explains_the_server(xb: Run) -> None:
+    text = xb("mcp", "--help", store=None).stdout
+    for phrase in ("stdio", "xbrain[mcp]", "--store", "no sync or push"):
+        assert phrase in " ".join(text.split())
+
+
+TRANSCRIPT = EXAMPLES / "agent-session.md"
+STEP = re.compile(
+    r"\*\*Agent calls `(\w+)`:\*\*\s*```json\n(.*?)```\s*\*\*xbrain returns:\*\*\s*```json\n(.*?)```",
+    re.S,
+)
+
+
+def masked(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: "<commit>" if k == "commit" and v else masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    return value
+
+
+def test_example_transcript_replays_exactly(store_dir: Path) -> None:
+    steps = STEP.findall(TRANSCRIPT.read_text())
+    assert [name for name, _, _ in steps] == ["put", "search", "search", "delete"]
+    replies: list[Any] = []
+
+    async def body(client: Client) -> None:
+        for name, arguments, _ in steps:
+            replies.append(structured(await client.call_tool(name, json.loads(arguments))))
+
+    session(store_dir, body)
+    for (_, _, recorded), reply in zip(steps, replies, strict=True):
+        assert masked(reply) == masked(json.loads(recorded))
+    cited = replies[1]["results"][0]["citation"]["url"]
+    assert cited in TRANSCRIPT.read_text().split("**Agent:**")[2]  # the answer cites the URL
