@@ -2,9 +2,10 @@
 history, index upkeep per put, and retrieval quality — printed as tables.
 
 Run with ``make bench`` (or ``python bench/run.py [--runs N] [--skip-large]`` after
-``python -m compileall xbrain``, as an installed wheel would be). Every latency case runs
-as a new process, the way an agent hook calls xbrain; each row is the median of N runs,
-with its ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
+``python -m compileall xbrain``, as an installed wheel would be). Every CLI case runs as a
+new process, the way an agent hook calls xbrain; the MCP rows time warm calls to one
+long-lived ``xbrain mcp`` (and its start-up). Each row is the median of N runs, with its
+ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -247,6 +248,56 @@ def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
     return rows, notes
 
 
+def mcp_rows(store: Path, large: Path, runs: int) -> list[Row]:
+    """``xbrain mcp``: session start-up, then warm tool calls in one long-lived server.
+
+    ``store`` holds 10,000 man-page resources (as the search rows); ``large`` the 10,000
+    synthetic ones (as the core rows), so each row has a fresh-process CLI twin above.
+    """
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    def params(at: Path) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=PY, args=["-m", "xbrain", "mcp", "--store", str(at)], env=dict(os.environ)
+        )
+
+    starts: list[float] = []
+    calls: dict[str, list[float]] = {}
+
+    async def call(client: Client, label: str, name: str, arguments: dict[str, object]) -> None:
+        start = time.perf_counter()
+        result = await client.call_tool(name, arguments)
+        calls.setdefault(label, []).append((time.perf_counter() - start) * 1000)
+        if result.is_error:
+            raise SystemExit(f"MCP benchmark call failed: {name}: {result.content}")
+
+    async def run() -> None:
+        for _ in range(runs):
+            start = time.perf_counter()
+            async with Client(params(store)) as client:
+                await client.list_tools()
+                starts.append((time.perf_counter() - start) * 1000)
+        async with Client(params(store)) as client:
+            for label, query in SEARCHES:
+                await call(client, "", "search", {"query": query})  # first call: warm-up
+                for _ in range(runs):
+                    await call(client, f"MCP search {label}, 10,000", "search", {"query": query})
+        async with Client(params(large)) as client:
+            rid = resource_id("bench", "item-7")
+            for i in range(runs):
+                await call(client, "MCP get from 10,000", "get", {"id": rid})
+                item = resource(7, f"2026-04-01T00:00:{i:02d}.000Z")
+                await call(client, "MCP put 1 into 10,000 (update)", "put", {"resources": [item]})
+
+    anyio.run(run)
+    calls.pop("")
+    return [("MCP start + list tools", starts, "")] + [
+        (label, samples, "") for label, samples in calls.items()
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
@@ -254,8 +305,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="known-item queries per language")
     parser.add_argument(
         "--sections",
-        default="core,search,upkeep,remote,quality",
-        help="comma-separated subset of: core, search, upkeep, remote, quality",
+        default="core,search,upkeep,remote,mcp,quality",
+        help="comma-separated subset of: core, search, upkeep, remote, mcp, quality",
     )
     args = parser.parse_args()
     sections = set(args.sections.split(","))
@@ -282,6 +333,14 @@ def main() -> None:
             found, remote_notes = remote_rows(root, large, runs)
             rows += found
             notes += remote_notes
+        if "mcp" in sections:
+            man = root / "search-10000"
+            if not man.exists():
+                man, _ = make_store(root, "search-10000", man_resources(10_000, 4000))
+                subprocess.run(
+                    xbrain("reindex", "--store", str(man)), check=True, capture_output=True
+                )
+            rows += mcp_rows(man, large, runs)
         if "quality" in sections:
             quality = retrieval.evaluate("en", 1500, args.queries, root / "cache")
             quality += retrieval.evaluate("zh", None, args.queries, root / "cache")

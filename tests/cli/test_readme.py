@@ -92,3 +92,35 @@ def test_readme_lists_every_command() -> None:
     readme = (ROOT / "README.md").read_text()
     for name in cli.list_commands(None):  # type: ignore[arg-type]
         assert f"`xbrain {name}" in readme, name
+
+
+def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> None:
+    """The `mcpServers` snippet is valid JSON whose command serves the five tools."""
+    pytest.importorskip("mcp", reason="needs the mcp extra")
+    import json
+
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    blocks = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    (config,) = [json.loads(b) for b in blocks if '"mcpServers"' in b]
+    server = config["mcpServers"]["xbrain"]
+    assert server["command"] == "xbrain" and server["args"][:2] == ["mcp", "--store"]
+    args = ["-m", "xbrain", *server["args"][:2], str(tmp_path / "store")]
+    names: list[str] = []
+
+    async def run() -> None:
+        params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+        async with Client(params) as client:
+            names.extend(tool.name for tool in (await client.list_tools()).tools)
+
+    anyio.run(run)
+    assert sorted(names) == ["delete", "get", "put", "search", "status"]
+    scripts = {"UserPromptSubmit": "claude_recall.py", "SessionStart": "claude_session_start.py"}
+    (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
+    assert set(hooks) == set(scripts)
+    for event, script in scripts.items():
+        (entry,) = hooks[event]
+        assert entry["hooks"][0]["command"].endswith(f"hooks/{script}")
+        assert (ROOT / "hooks" / script).is_file()
