@@ -1,8 +1,8 @@
 """One exception root for everything xbrain reports to a user.
 
 Every error carries a process exit code (the table in the README) and a stable string
-``code`` that agents can match on. Library code raises these; only the front ends (the CLI, the MCP
-server) turn them into a message, through ``describe``.
+``code`` that agents can match on. Library code raises these; only the front ends (the
+CLI, the MCP server) turn them into a message, through ``describe``.
 """
 
 from __future__ import annotations

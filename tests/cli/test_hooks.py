@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import stat
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +85,10 @@ def test_budget_limit_and_session_dedup(
     context = first["hookSpecificOutput"]["additionalContext"]
     assert len(context) <= 700 and context.count("\n- ") >= 1
     shown = context.count("\n- ")
+    state = Path(os.environ["XBRAIN_CACHE_DIR"]) / "hook-sessions" / f"{session}.json"
+    assert len(json.loads(state.read_text())) == shown  # remembered under the cache dir
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
+    assert stat.S_IMODE(state.parent.stat().st_mode) == 0o700
     second = json.loads(hook(store_dir, payload("keyboard", session), XBRAIN_HOOK_LIMIT="5").stdout)
     again = second["hookSpecificOutput"]["additionalContext"]
     assert again.count("\n- ") == 5
@@ -130,3 +137,98 @@ def test_session_start_reminder() -> None:
     assert (
         output["hookEventName"] == "SessionStart" and "xbrain search" in output["additionalContext"]
     )
+
+
+def fake_xbrain(folder: Path, body: str) -> Path:
+    """An executable standing in for the xbrain CLI."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "fakexb"
+    script.write_text(f"#!{sys.executable}\nimport os, sys, time\n{body}\n")
+    script.chmod(0o700)
+    return script
+
+
+def test_busy_store_still_answers_or_stays_silent(xb: Run, store_dir: Path) -> None:
+    import filelock
+
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    with filelock.FileLock(str(store_dir / ".git" / "xbrain.lock")):
+        result = hook(store_dir, payload("keyboard dialog", f"busy-{uuid.uuid4().hex}"))
+    assert result.returncode == 0 and result.stderr == ""
+    # searching takes no lock, so a busy store (a write in progress) still recalls
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "https://example.com/dialog-guide" in context
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("sys.exit(1)", "the CLI fails"),
+        ("print('not json')", "garbage output"),
+        ("print('{\"results\": 5}')", "wrong shape"),
+        ("sys.stdout.write('x' * 10_000_000)", "a flood"),
+    ],
+)
+def test_cli_failures_mean_no_output(tmp_path: Path, body: str, why: str) -> None:
+    script = fake_xbrain(tmp_path / "bin", body)
+    result = hook(tmp_path / "store", payload("keyboard"), XBRAIN_BIN=str(script))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", ""), why
+
+
+def test_a_hung_search_is_killed_at_the_timeout(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    script = fake_xbrain(
+        tmp_path / "bin", f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)"
+    )
+    started = time.monotonic()
+    result = hook(
+        tmp_path / "store", payload("keyboard"), XBRAIN_BIN=str(script), XBRAIN_HOOK_TIMEOUT="1"
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert time.monotonic() - started < 20
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)  # killed and reaped, not left running
+
+
+def test_xbrain_bin_may_be_a_name_on_path(tmp_path: Path) -> None:
+    answer = {
+        "results": [
+            {
+                "resource": {"id": "resource_" + "a" * 64, "title": "On PATH", "purpose": "p"},
+                "citation": {
+                    "url": "https://example.com/on-path",
+                    "updatedAt": "2026-11-30T00:00:00Z",
+                },
+            }
+        ]
+    }
+    folder = fake_xbrain(tmp_path / "bin", f"print({json.dumps(json.dumps(answer))})").parent
+    path = f"{folder}{os.pathsep}{os.environ['PATH']}"
+    result = hook(
+        tmp_path / "store", payload("keyboard", "on-path"), XBRAIN_BIN="fakexb", PATH=path
+    )
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        "- On PATH" in context
+        and "cite: https://example.com/on-path (updated 2026-11-30)" in context
+    )
+
+
+def load_recall() -> Any:
+    spec = importlib.util.spec_from_file_location("claude_recall", RECALL)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("spawn", [True, False], ids=["posix_spawn", "subprocess fallback"])
+def test_run_returns_stdout_only_on_success(monkeypatch: pytest.MonkeyPatch, spawn: bool) -> None:
+    recall = load_recall()
+    if not spawn:
+        monkeypatch.delattr(os, "posix_spawnp")
+    ok = recall.run(
+        [sys.executable, "-c", "import sys; print('hi'); print('x', file=sys.stderr)"], 30
+    )
+    assert ok == b"hi\n"
+    assert recall.run([sys.executable, "-c", "print('hi'); raise SystemExit(3)"], 30) is None
