@@ -321,3 +321,35 @@ def test_example_transcript_replays_exactly(store_dir: Path) -> None:
         assert masked(reply) == masked(json.loads(recorded))
     cited = replies[1]["results"][0]["citation"]["url"]
     assert cited in TRANSCRIPT.read_text().split("**Agent:**")[2]  # the answer cites the URL
+
+
+def test_started_by_hand_it_says_so_and_ctrl_c_stops_it(store_dir: Path) -> None:
+    import pty
+    import select
+    import signal
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the server on a terminal, as a user would start it
+        os.execv(sys.executable, [sys.executable, "-m", "xbrain", "mcp", "--store", str(store_dir)])
+    out = b""
+    deadline = time.monotonic() + 30
+    while b"Ctrl-C" not in out and time.monotonic() < deadline:
+        if select.select([fd], [], [], 0.5)[0]:
+            out += os.read(fd, 1024)
+    os.kill(pid, signal.SIGINT)
+    while True:
+        try:
+            ready = select.select([fd], [], [], 10)[0]
+            chunk = os.read(fd, 1024) if ready else b""
+        except OSError:  # the terminal closed with the child
+            break
+        if not chunk:
+            break
+        out += chunk
+    status = os.waitpid(pid, 0)[1]
+    os.close(fd)
+    text = out.decode().replace("\r\n", "\n")
+    assert text == f"xbrain mcp: serving {store_dir} over stdio; Ctrl-C to stop.\nInterrupted.\n"
+    assert os.waitstatus_to_exitcode(status) == 130
+    assert not store_dir.exists()  # starting and stopping writes nothing

@@ -503,4 +503,6 @@ def mcp_command(ctx: click.Context) -> None:
     store = open_store(ctx)
     wait = settings.wait if settings.wait is not None else 5.0
     tools = Tools(store.path, store.cache_dir, wait=wait, agent=store.agent)
+    if sys.stdin.isatty():  # started by hand rather than by an MCP client
+        click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)
     serve(tools, show_tracebacks=show_tracebacks(ctx))
