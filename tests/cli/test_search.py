@@ -171,6 +171,18 @@ def test_bad_requests(seeded: Run, args: list[str], message: str) -> None:
     assert (result.code, result.stderr, result.stdout) == (4, message + "\n", "")
 
 
+def test_query_from_stdin(seeded: Run) -> None:
+    direct = seeded("search", "keyboard dialog")
+    piped = seeded("search", "-", input="keyboard dialog\n")
+    assert direct.json["results"] and (piped.code, piped.json) == (0, direct.json)
+    chinese = "说" * 2000  # 2,000 characters in 6,000 bytes: allowed
+    assert seeded("search", "-", input=chinese.encode()).code == 0
+    for data in (b"\xff\xfe", "x" * 2001, ("说" * 2001).encode(), b"a" * 9000, b""):
+        bad = seeded("search", "-", input=data)
+        assert (bad.code, bad.stdout) == (4, ""), data[:10]
+        assert bad.stderr.startswith("Use a query or design filter")
+
+
 def test_filters_on_analyzed_designs(xb: Run, json_file: Callable[[Any], str]) -> None:
     xb("put", str(EXAMPLES / "batch.json"))  # the X resource has an analyzed web-ui design
     x_id = resource_id("x", "123456789")

@@ -117,15 +117,16 @@ def search(
 
     Results need a positive score and at least 35% of the query's terms; ranking is
     BM25F over title, purpose, useWhen and analyzed design labels (weight 4), summary
-    (2) and text (1). QUERY may be "" when a design filter is given. Each result carries
-    a citation {id, url, updatedAt}: cite the original URL.
+    (2) and text (1). QUERY may be "" when a design filter is given, or - to read it
+    from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
+    original URL.
     """
-    from ..search.query import search_store
+    from ..search.query import read_query, search_store
 
     found = search_store(
         store_path(ctx),
         cache_dir(),
-        query,
+        read_query(sys.stdin.buffer) if query == "-" else query,
         limit=limit,
         domain=domain,
         feature=feature,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import InvalidInputError
 from ..schemas import load_schema
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
-__all__ = ["answer", "current", "search_store", "validate_request"]
+__all__ = ["answer", "current", "read_query", "search_store", "validate_request"]
 
 GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
@@ -47,6 +47,17 @@ def validate_request(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
         raise InvalidInputError(REQUEST_ERROR)
     return trimmed
+
+
+def read_query(stream: BinaryIO) -> str:
+    """A query given on stdin (``xbrain search -``): UTF-8, trimmed like any query."""
+    data = stream.read(4 * MAX_QUERY + 2)
+    if len(data) > 4 * MAX_QUERY + 1:  # more bytes than 2,000 characters and a newline
+        raise InvalidInputError(REQUEST_ERROR)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(REQUEST_ERROR) from None
 
 
 def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
