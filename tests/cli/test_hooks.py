@@ -202,7 +202,8 @@ def test_xbrain_bin_may_be_a_name_on_path(tmp_path: Path) -> None:
             }
         ]
     }
-    folder = fake_xbrain(tmp_path / "bin", f"print({json.dumps(json.dumps(answer))})").parent
+    body = f"assert sys.argv[1:3] == ['search', '-'] and sys.stdin.read() == 'keyboard'\nprint({json.dumps(json.dumps(answer))})"
+    folder = fake_xbrain(tmp_path / "bin", body).parent
     path = f"{folder}{os.pathsep}{os.environ['PATH']}"
     result = hook(
         tmp_path / "store", payload("keyboard", "on-path"), XBRAIN_BIN="fakexb", PATH=path
@@ -223,12 +224,19 @@ def load_recall() -> Any:
 
 
 @pytest.mark.parametrize("spawn", [True, False], ids=["posix_spawn", "subprocess fallback"])
-def test_run_returns_stdout_only_on_success(monkeypatch: pytest.MonkeyPatch, spawn: bool) -> None:
+def test_search_child_gets_the_query_on_stdin(monkeypatch: pytest.MonkeyPatch, spawn: bool) -> None:
     recall = load_recall()
     if not spawn:
         monkeypatch.delattr(os, "posix_spawnp")
-    ok = recall.run(
-        [sys.executable, "-c", "import sys; print('hi'); print('x', file=sys.stderr)"], 30
+    echo = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().upper()); print('x', file=sys.stderr)"
+    assert (
+        recall.Search([sys.executable, "-c", echo]).answer("héllo", 30) == "héllo".encode().upper()
     )
-    assert ok == b"hi\n"
-    assert recall.run([sys.executable, "-c", "print('hi'); raise SystemExit(3)"], 30) is None
+    failing = recall.Search([sys.executable, "-c", "print('partial'); raise SystemExit(3)"])
+    assert failing.answer("q", 30) is None
+    started = time.monotonic()
+    assert (
+        recall.Search([sys.executable, "-c", "import time; time.sleep(60)"]).answer("q", 0.5)
+        is None
+    )
+    assert time.monotonic() - started < 20
