@@ -353,3 +353,19 @@ def test_started_by_hand_it_says_so_and_ctrl_c_stops_it(store_dir: Path) -> None
     assert text == f"xbrain mcp: serving {store_dir} over stdio; Ctrl-C to stop.\nInterrupted.\n"
     assert os.waitstatus_to_exitcode(status) == 130
     assert not store_dir.exists()  # starting and stopping writes nothing
+
+
+def test_a_cancelled_put_commits_all_or_nothing_and_the_server_goes_on(store_dir: Path) -> None:
+    batch = [make(f"c{i}", text="cancel " * 200) for i in range(1000)]
+    counts: list[int] = []
+
+    async def body(client: Client) -> None:
+        with anyio.move_on_after(0.05):  # the client gives up while the put is running
+            await client.call_tool("put", {"resources": batch})
+        counts.append(structured(await client.call_tool("status", {}))["resources"])
+        structured(await client.call_tool("put", {"resources": [sample()]}))
+        counts.append(structured(await client.call_tool("status", {}))["resources"])
+
+    session(store_dir, body)
+    assert counts[0] in (0, 1000)  # never a part of the batch
+    assert counts[1] == counts[0] + 1
