@@ -68,18 +68,16 @@ def handle(request: dict[str, Any], path: Path) -> dict[str, Any]:
     data = load(path)
     space = data.setdefault(request["namespace"], {})
     operation = request.get("operation")
-    if operation == "upsert":
-        space[request["id"]] = {"revision": request["revision"], "resource": request["resource"]}
+    if operation in ("upsert", "delete"):
+        if operation == "upsert":
+            space[request["id"]] = {
+                "revision": request["revision"],
+                "resource": request["resource"],
+            }
+        else:
+            space.pop(request["id"], None)
         save(path, data)
-        return {
-            "protocol": PROTOCOL,
-            "ok": True,
-            "id": request["id"],
-            "revision": request["revision"],
-        }
-    if operation == "delete":
-        space.pop(request["id"], None)
-        save(path, data)
+        # the confirmation echoes exactly the id and revision it stored
         return {
             "protocol": PROTOCOL,
             "ok": True,

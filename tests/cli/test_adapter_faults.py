@@ -59,23 +59,20 @@ MESSAGES = {
 }
 
 
+def command_config(tmp_path: Path, command: list[str], namespace: str, **extra: Any) -> str:
+    """A personal command-provider config file running ``command``."""
+    cfg = tmp_path / "provider.json"
+    value = {"kind": "command", "scope": "personal", "namespace": namespace, "command": command}
+    cfg.write_text(json.dumps({**value, **extra}))
+    return str(cfg)
+
+
 def adapter_config(tmp_path: Path, body: str, **extra: Any) -> str:
     script = tmp_path / "adapter.py"
     script.write_text(body)
-    cfg = tmp_path / "provider.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "kind": "command",
-                "scope": "personal",
-                "namespace": "faults",
-                "command": [sys.executable, str(script)],
-                "timeoutMs": 1000,
-                **extra,
-            }
-        )
+    return command_config(
+        tmp_path, [sys.executable, str(script)], "faults", **{"timeoutMs": 1000, **extra}
     )
-    return str(cfg)
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
@@ -139,19 +136,9 @@ def test_shell_text_stays_inert(xb: Run, json_file: Callable[[Any], str], tmp_pa
     evil = f"$(touch {victim}) `touch {victim}` ; touch {victim}"
     xb("put", json_file(sample(title=evil, text=evil)))
     data = tmp_path / "remote.json"
-    cfg = tmp_path / "cmd.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "kind": "command",
-                "scope": "personal",
-                "namespace": "n",
-                "command": [sys.executable, str(ADAPTER), "--data", str(data)],
-            }
-        )
-    )
-    assert xb("sync", "--all", "--provider-config", str(cfg)).json["confirmed"] == 1
-    assert xb("search", "touch", "--provider-config", str(cfg)).code == 0
+    cfg = command_config(tmp_path, [sys.executable, str(ADAPTER), "--data", str(data)], "n")
+    assert xb("sync", "--all", "--provider-config", cfg).json["confirmed"] == 1
+    assert xb("search", "touch", "--provider-config", cfg).code == 0
     assert not victim.exists()
     stored = json.loads(data.read_text())["n"]
     assert stored[resource_id("web", "fictional-dialog-guide")]["resource"]["title"] == evil
@@ -236,17 +223,7 @@ def test_sigkill_during_long_sync_then_retry(tmp_path: Path) -> None:
         f"result = subprocess.run([sys.executable, {str(ADAPTER)!r}, '--data', {str(data)!r}], input=line, capture_output=True, text=True)\n"
         "sys.stdout.write(result.stdout)\n"
     )
-    cfg = tmp_path / "cmd.json"
-    cfg.write_text(
-        json.dumps(
-            {
-                "kind": "command",
-                "scope": "personal",
-                "namespace": "n",
-                "command": [sys.executable, str(script)],
-            }
-        )
-    )
+    cfg = command_config(tmp_path, [sys.executable, str(script)], "n")
     batch = tmp_path / "batch.json"
     batch.write_text(json.dumps([make(f"k{i}") for i in range(250)]))
     env = {**os.environ}

@@ -497,18 +497,11 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path, store_dir: Path) -> Non
     import subprocess
 
     path = library(tmp_path)
+    capture = [sys.executable, "-m", "xbrain", "capture", "--bookmarks", str(path)]
+    capture += ["--store", str(store_dir)]
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "xbrain",
-            "capture",
-            "--bookmarks",
-            str(path),
-            "--store",
-            str(store_dir),
-        ],
+        capture,
         stdout=subprocess.PIPE,
         stderr=follower,
     )
@@ -524,17 +517,5 @@ def test_progress_bar_only_on_a_terminal(tmp_path: Path, store_dir: Path) -> Non
     assert proc.returncode == 0
     assert json.loads(out)["added"] == 3  # stdout stays one JSON document
     assert b"capture" in shown  # the bar went to the terminal on stderr
-    plain = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "xbrain",
-            "capture",
-            "--bookmarks",
-            str(path),
-            "--store",
-            str(store_dir),
-        ],
-        capture_output=True,
-    )
+    plain = subprocess.run(capture, capture_output=True)
     assert plain.stderr == b""  # not a terminal: no bar
