@@ -11,6 +11,7 @@ rebuilt catalog. It never deletes untracked files and never rewrites history.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,15 +19,26 @@ from typing import Any
 from . import layout
 from .codec import dump_yaml
 from .errors import CorruptStoreError, XbrainError
-from .gitstore import WORKTREE_TEMP, GitStore, file_mode_problems, fix_file_modes, private_umask
+from .gitstore import (
+    FILE_MODE,
+    WORKTREE_TEMP,
+    CommitId,
+    GitStore,
+    file_mode_problems,
+    fix_file_modes,
+    private_umask,
+    read_worktree_file,
+)
 from .messages import commit_message
 from .model import parse_record
+from .paths import component_problem, path_problem
 from .schemas import schema_errors
-from .view import View, catalog_entry
+from .view import StoreConfig, View, catalog_entry
 
 __all__ = ["diagnose"]
 
 STALE_LOCK_SECONDS = 60
+MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 
 
 def _problem(code: str, message: str, path: str | None = None) -> dict[str, Any]:
@@ -69,6 +81,31 @@ def _check_records(view: View, problems: list[dict[str, Any]]) -> dict[str, dict
     return catalog
 
 
+def _check_tree(git: GitStore, head: CommitId | None, problems: list[dict[str, Any]]) -> None:
+    """Paths of ``main`` that have no place in a store, and state files that do not validate.
+
+    A store only gets such paths from a commit made outside xbrain; they are reported,
+    never written to the working tree.
+    """
+    from .intake import content_problem
+
+    if head is None:
+        return
+    for leaf in git.walk_leaves(None, head):
+        path = b"/".join(leaf.parts).decode("utf-8", "backslashreplace")
+        unsafe = next(filter(None, (component_problem(p) for p in leaf.parts)), None)
+        kind = None if unsafe else layout.classify(path)
+        if unsafe or leaf.mode != FILE_MODE or kind is None:
+            why = unsafe or (
+                "not a regular file" if leaf.mode != FILE_MODE else "not in the layout"
+            )
+            problems.append(_problem("unsafe_path", f"Not a store file ({why}).", path))
+        elif kind not in ("resource", "tombstone", "marker"):
+            problem = content_problem(kind, path, git.snapshot(head).blob(leaf.sha))
+            if problem is not None:
+                problems.append(_problem("invalid_state", problem, path))
+
+
 def _check_catalog(
     view: View, expected: dict[str, dict[str, Any]], problems: list[dict[str, Any]]
 ) -> dict[str, bytes | None]:
@@ -106,13 +143,8 @@ def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
     index = git.index_paths()
     drift = []
     for path, blob in committed.items():
-        target = git.path / path
-        try:
-            data = target.read_bytes()
-        except OSError:
-            drift.append(path)
-            continue
-        if GitStore.hash_blob(data) != blob or index.get(path) != blob:
+        data = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)  # links never followed
+        if data is None or GitStore.hash_blob(data) != blob or index.get(path) != blob:
             drift.append(path)
     drift.extend(path for path in index if path not in committed)
     untracked = [path for path in git.worktree_files() if path not in committed]
@@ -174,7 +206,12 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
     head = git.head()
     try:
         view = View(git.snapshot(head))
-        config = view.config()
+        try:
+            config = view.config()
+        except CorruptStoreError as exc:
+            problems.append(_problem("invalid_config", str(exc), layout.MARKER))
+            config = StoreConfig()
+        _check_tree(git, head, problems)
         expected = _check_records(view, problems)
         fixes = _check_catalog(view, expected, problems)
     except CorruptStoreError as exc:
@@ -191,11 +228,22 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         )
         problems = [p for p in problems if p["code"] != "catalog_drift"]
 
+    for link in git.worktree_links():
+        if repair:
+            os.unlink(git.path / link)  # the link only; whatever it points at is untouched
+            repaired.append(_problem("worktree_link", "Symbolic link removed.", link))
+        else:
+            problems.append(
+                _problem(
+                    "worktree_link", "A symbolic link in the working tree (not xbrain's).", link
+                )
+            )
     if git.pending_worktree_paths():
         problems.append(
             _problem("worktree_pending", "An interrupted write left the working tree behind.")
         )
     drift, untracked = _worktree_drift(git, view)
+    drift = [path for path in drift if path_problem(path) is None]  # never written
     for path in drift:
         problems.append(
             _problem("worktree_drift", "Working tree or index differs from main.", path)
@@ -217,11 +265,11 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         rescue = git.control_dir / "xbrain" / "rescued" / time.strftime("%Y%m%dT%H%M%S")
         with private_umask():
             for path in drift:
-                current = git.path / path
-                if current.is_file():
+                current = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)
+                if current is not None:
                     copy = rescue / path
                     copy.parent.mkdir(parents=True, exist_ok=True)
-                    copy.write_bytes(current.read_bytes())
+                    copy.write_bytes(current)
         git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
         for path in drift:
             repaired.append(

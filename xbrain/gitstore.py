@@ -16,11 +16,13 @@ Invariants:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
 import stat
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -41,15 +43,26 @@ from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from . import gitindex
-from .errors import BusyError, ConflictError, CorruptStoreError, NotFoundError, ProviderError
+from .errors import (
+    BusyError,
+    ConflictError,
+    CorruptStoreError,
+    InvalidInputError,
+    NotFoundError,
+    ProviderError,
+    XbrainError,
+)
+from .paths import path_problem
+from .urls import redact_url
 
-__all__ = ["CommitId", "CommitInfo", "GitStore", "Snapshot", "private_umask"]
+__all__ = ["CommitId", "CommitInfo", "GitStore", "Leaf", "Snapshot", "private_umask"]
 
 CommitId = NewType("CommitId", str)
 
 MAIN = Ref(b"refs/heads/main")
 FILE_MODE = 0o100644
 DIR_MODE = 0o040000
+MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree
 _PACK_THRESHOLD = 64  # more new objects than this go into one pack, not loose files
 _MARKER = "xbrain/worktree-pending.json"
 WORKTREE_TEMP = ".xbrain-tmp"
@@ -80,6 +93,16 @@ def _load(repo: Repo, sha: bytes) -> ShaFile:
         ) from exc
 
 
+def _disk_full() -> XbrainError:
+    return XbrainError("The disk is full (no space left on device); nothing was committed.")
+
+
+def _remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
+    """One line for a failed network operation; never echoes credentials."""
+    detail = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    return ProviderError(redact_url(f"Could not {action} {location}: {detail}."))
+
+
 @contextlib.contextmanager
 def private_umask() -> Iterator[None]:
     """Create every file 0600 / directory 0700 (including git's own) inside the block."""
@@ -99,6 +122,15 @@ class CommitInfo:
     author: str
     time: int
     message: str
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One non-directory entry of a tree: raw name components, git mode, object id."""
+
+    parts: tuple[bytes, ...]
+    mode: int
+    sha: str
 
 
 class Snapshot:
@@ -205,17 +237,7 @@ class GitStore:
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = Path(tempfile.mkdtemp(prefix=f".{path.name}.init-", dir=path.parent))
             try:
-                repo = Repo.init(str(temp), default_branch=b"main")
-                try:
-                    config = repo.get_config()
-                    # git's own writes (status, gc) stay private too
-                    config.set((b"core",), b"sharedRepository", b"0600")
-                    config.set((b"core",), b"fsync", b"objects,reference")
-                    config.set((b"gc",), b"auto", b"0")
-                    config.set((b"gc",), b"autoDetach", False)
-                    config.write_to_path()
-                finally:
-                    repo.close()
+                GitStore.init_private(temp)
                 store = GitStore(temp)
                 try:
                     commit = store.commit(None, dict(files), message, identity, when)
@@ -231,6 +253,22 @@ class GitStore:
                 return True
             finally:
                 shutil.rmtree(temp, ignore_errors=True)
+
+    @staticmethod
+    def init_private(path: Path) -> None:
+        """An empty repository with a working tree, branch ``main`` and private settings."""
+        with private_umask():
+            repo = Repo.init(str(path), default_branch=b"main")
+            try:
+                config = repo.get_config()
+                # git's own writes (status, gc) stay private too
+                config.set((b"core",), b"sharedRepository", b"0600")
+                config.set((b"core",), b"fsync", b"objects,reference")
+                config.set((b"gc",), b"auto", b"0")
+                config.set((b"gc",), b"autoDetach", False)
+                config.write_to_path()
+            finally:
+                repo.close()
 
     @staticmethod
     def init_bare(path: Path) -> None:
@@ -328,6 +366,58 @@ class GitStore:
                     paths.add(f"{prefix}/{entry.path.decode()}")
         return sorted(paths)
 
+    def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
+        """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
+
+        Subtrees whose id equals ``base``'s at the same path are skipped (the store's own
+        tree is trusted), so a pull walks only what it brings. Names come raw: the caller
+        decides which are acceptable. A tree nested deeper than any store path is refused.
+        """
+        new_tree = self.snapshot(commit).tree_id
+        old_tree = self.snapshot(base).tree_id if base is not None else None
+        stack: list[tuple[tuple[bytes, ...], bytes, bytes | None]] = []
+        if new_tree is not None:
+            stack.append(((), new_tree, old_tree))
+        while stack:
+            prefix, sha, old = stack.pop()
+            if sha == old:
+                continue
+            if len(prefix) > MAX_DEPTH:
+                shown = b"/".join(prefix).decode("utf-8", "backslashreplace")
+                raise InvalidInputError(f"Refused: {shown!r} is nested too deeply for a store.")
+            tree = _load(self._repo, sha)
+            if not isinstance(tree, Tree):
+                raise CorruptStoreError("A tree of the incoming commit is damaged.")
+            before: dict[bytes, tuple[int, bytes]] = {}
+            if old is not None:
+                old_obj = _load(self._repo, old)
+                if isinstance(old_obj, Tree):
+                    before = {i.path: (i.mode, i.sha) for i in old_obj.iteritems()}
+            for item in tree.iteritems():
+                parts = (*prefix, item.path)
+                was = before.get(item.path)
+                if stat.S_ISDIR(item.mode):
+                    stack.append((parts, item.sha, was[1] if was and was[0] == DIR_MODE else None))
+                elif was != (item.mode, item.sha):
+                    yield Leaf(parts, item.mode, item.sha.decode())
+
+    def diff_paths(self, old: CommitId | None, new: CommitId) -> list[str]:
+        """Every file path that differs between two commits (added, changed or removed)."""
+        from dulwich.diff_tree import tree_changes
+
+        old_tree = self.snapshot(old).tree_id if old is not None else None
+        new_tree = self.snapshot(new).tree_id
+        paths = set()
+        for change in tree_changes(
+            self._repo.object_store,
+            ObjectID(old_tree) if old_tree else None,
+            ObjectID(new_tree) if new_tree else None,
+        ):
+            for entry in (change.old, change.new):
+                if entry is not None and entry.path is not None:
+                    paths.add(entry.path.decode("utf-8", "surrogateescape"))
+        return sorted(paths)
+
     # -- remotes ---------------------------------------------------------------------------
 
     def remotes(self) -> dict[str, str]:
@@ -351,24 +441,109 @@ class GitStore:
                 porcelain.remote_add(self._repo, name, url)
 
     def fetch(self, location: str) -> CommitId | None:
-        """Fetch from a remote name or URL; the remote's main (None if it has none)."""
-        import io
+        """Fetch the remote's ``main`` (a remote name or a URL); its commit, or None.
 
-        from dulwich import porcelain
+        Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
+        repository made by ``git init --bare`` (HEAD: master) restores too. The objects
+        land in the object store, unreferenced until the caller has checked them; a
+        named remote's ``refs/remotes/<name>/main`` records what was seen.
+        """
+        from dulwich.client import get_transport_and_path
+
+        url = self.remotes().get(location, location)
+        seen: list[ObjectID] = []
+
+        def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+            sha = refs.get(MAIN)
+            if sha is None:
+                return []
+            seen.append(sha)
+            return [] if sha in self._repo.object_store else [sha]
 
         try:
             with private_umask():
-                result = porcelain.fetch(
+                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+                client.fetch(
+                    path.encode() if isinstance(path, str) else path,
                     self._repo,
-                    location,
-                    outstream=io.StringIO(),
-                    errstream=io.BytesIO(),
-                    quiet=True,
+                    determine_wants=wants,
+                    progress=lambda _data: None,
                 )
+        except XbrainError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise _disk_full() from None
+            raise _remote_failure("fetch from", location, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise ProviderError(f"Could not fetch from {location}: {type(exc).__name__}.") from None
-        sha = result.refs.get(MAIN)
-        return None if sha is None else CommitId(sha.decode())
+            raise _remote_failure("fetch from", location, exc) from None
+        if not seen:
+            return None
+        if location in self.remotes():
+            with private_umask():
+                self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = seen[0]
+        return CommitId(seen[0].decode())
+
+    @contextlib.contextmanager
+    def quarantine(self) -> Iterator[GitStore]:
+        """A scratch repository for fetched objects, borrowing this store's (alternates).
+
+        What a remote sends lands there, never in the store, until the caller has
+        checked it and calls :meth:`accept_objects` (git's own receive quarantine).
+        The scratch directory is removed afterwards; one a killed process left behind
+        is removed by the next call.
+        """
+        scratch = self.control_dir / "xbrain" / "incoming"
+        sweep_dead(scratch)
+        with private_umask():
+            scratch.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=scratch))
+            try:
+                Repo.init_bare(str(work), default_branch=b"main").close()
+                info = work / "objects" / "info"
+                info.mkdir(parents=True, exist_ok=True)
+                own = os.path.abspath(self.control_dir / "objects")
+                (info / "alternates").write_text(own + "\n")
+                incoming = GitStore(work)
+                head = self.head()
+                if head is not None:  # so the remote sends only what the store lacks
+                    incoming._repo.refs[MAIN] = ObjectID(head.encode())
+            except BaseException:
+                shutil.rmtree(work, ignore_errors=True)
+                raise
+        try:
+            yield incoming
+        finally:
+            incoming.close()
+            shutil.rmtree(work, ignore_errors=True)
+
+    def accept_objects(self, incoming: GitStore) -> None:
+        """Move the objects of a checked quarantine into this store (packs, then loose)."""
+        source = incoming.control_dir / "objects"
+        target = self.control_dir / "objects"
+        with private_umask():
+            pack_dir = source / "pack"
+            names = sorted(os.listdir(pack_dir)) if pack_dir.is_dir() else []
+            (target / "pack").mkdir(exist_ok=True)
+            # the index last: a pack without its index is a leftover, never half-visible
+            for name in sorted(names, key=lambda n: (n.endswith(".idx"), n)):
+                if name.startswith("pack-"):
+                    _private_file(pack_dir / name)  # dulwich makes packs 0444
+                    os.replace(pack_dir / name, target / "pack" / name)
+            for fan in sorted(source.iterdir()):
+                if len(fan.name) == 2 and fan.is_dir():
+                    (target / fan.name).mkdir(exist_ok=True)
+                    for obj in fan.iterdir():
+                        if not (target / fan.name / obj.name).exists():
+                            _private_file(obj)
+                            os.replace(obj, target / fan.name / obj.name)
+
+    def note_remote_head(self, name: str, commit: CommitId) -> None:
+        """Record ``refs/remotes/<name>/main`` (what the remote was last seen holding)."""
+        with private_umask():
+            self._repo.refs[Ref(b"refs/remotes/" + name.encode() + b"/main")] = ObjectID(
+                commit.encode()
+            )
 
     def push(self, location: str) -> None:
         """Push main as a compare-and-swap: only if the remote's main is our ancestor.
@@ -378,7 +553,6 @@ class GitStore:
         error, never silent.
         """
         from dulwich.client import get_transport_and_path
-        from dulwich.errors import HangupException, SendPackError
 
         url = self.remotes().get(location, location)
         head = self.head()
@@ -396,20 +570,32 @@ class GitStore:
                     return unchanged  # change nothing
             return {**unchanged, MAIN: ObjectID(head.encode())}
 
+        started = time.time()
         try:
-            client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
-            result = client.send_pack(
-                path.encode() if isinstance(path, str) else path,
-                update_refs,
-                generate_pack_data=cast(Any, self._repo.generate_pack_data),
-            )
+            with private_umask():
+                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+                result = client.send_pack(
+                    path.encode() if isinstance(path, str) else path,
+                    update_refs,
+                    generate_pack_data=cast(Any, self._repo.generate_pack_data),
+                )
         except FileLocked:
             raise ProviderError(
                 "The remote refused refs/heads/main: it is locked (another push?); "
-                f"retry {location}."
+                f"retry {redact_url(location)}."
             ) from None
-        except (SendPackError, HangupException, OSError, ValueError) as exc:
-            raise ProviderError(f"Could not push to {location}: {exc}".rstrip(": ")) from None
+        except XbrainError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise _disk_full() from None
+            raise _remote_failure("push to", location, exc) from None
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise _remote_failure("push to", location, exc) from None
+        finally:
+            local = _local_repository(url)
+            if local is not None:
+                _privatize_written(local, started)
         if diverged:
             raise ConflictError(
                 "The remote has commits this store lacks; run xbrain remote pull first."
@@ -417,6 +603,8 @@ class GitStore:
         for ref, error in (getattr(result, "ref_status", None) or {}).items():
             if error:
                 raise ProviderError(f"The remote refused {ref.decode()}: {error}")
+        if local is not None:
+            _point_unborn_head_at_main(local)
         with private_umask():  # remember what the remote now has
             self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = (
                 ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN]
@@ -440,16 +628,6 @@ class GitStore:
             seen.add(commit)
             todo.extend(self.commit_info(CommitId(commit)).parents)
         return False
-
-    def move_main(self, old: CommitId | None, new: CommitId, identity: str, message: str) -> None:
-        """Fast-forward ``main`` (compare-and-swap), e.g. to a fetched commit."""
-        target = _load(self._repo, new.encode())
-        assert isinstance(target, Commit)
-        with private_umask():
-            self._write_marker(new, [p for p, _ in self.snapshot(new).files()])
-            moved = self._move_main(old, target, identity, b"xbrain: " + message.encode()[:200])
-        if not moved:
-            raise ConflictError("The store changed during this write; retry the command.")
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -507,6 +685,20 @@ class GitStore:
         Moves ``main`` only if it still equals ``parent``; otherwise ConflictError and
         nothing visible changed.
         """
+        commit = self.write_commit(parent, changes, message, identity, when, merged)
+        self.move_main(parent, commit, identity, message, paths=list(changes))
+        return commit
+
+    def write_commit(
+        self,
+        parent: CommitId | None,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        identity: str,
+        when: int,
+        merged: CommitId | None = None,
+    ) -> CommitId:
+        """Store a commit of ``changes`` on top of ``parent`` without moving any ref."""
         with private_umask():
             objects: list[ShaFile] = []
             base = None
@@ -531,26 +723,66 @@ class GitStore:
             commit.encoding = b"UTF-8"
             commit.message = message.encode()
             objects.append(commit)
-            store = self._repo.object_store
+            self._add_objects(objects)
+            return CommitId(commit.id.decode())
+
+    def _add_objects(self, objects: list[ShaFile]) -> None:
+        """Write objects (one pack when many), clearing what a killed writer left.
+
+        Callers hold the store lock, so an object's ``.lock`` file can only be the
+        leftover of a writer that died: it is removed and the write retried once.
+        """
+        store = self._repo.object_store
+        try:
             if len(objects) > _PACK_THRESHOLD:
                 store.add_objects([(obj, None) for obj in objects])
-            else:
-                for obj in objects:
+                return
+            for obj in objects:
+                try:
                     store.add_object(obj)
-            self._write_marker(commit.id.decode(), list(changes))
-            reflog = b"xbrain: " + message.splitlines()[0].encode()[:200]
+                except FileLocked as exc:
+                    Path(os.fsdecode(exc.lockfilename)).unlink(missing_ok=True)
+                    store.add_object(obj)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise _disk_full() from None
+            raise
+
+    def move_main(
+        self,
+        old: CommitId | None,
+        new: CommitId,
+        identity: str,
+        message: str,
+        paths: list[str] | None = None,
+    ) -> None:
+        """Compare-and-swap ``main`` from ``old`` to ``new`` (a stored commit).
+
+        ``paths`` are the working-tree files the move makes stale (default: all of
+        ``new``); they are recorded first, so a crash right after is finished later.
+        """
+        target = _load(self._repo, new.encode())
+        assert isinstance(target, Commit)
+        reflog = b"xbrain: " + message.splitlines()[0].encode()[:200] if message else b"xbrain"
+        with private_umask():
+            self._write_marker(
+                new, paths if paths is not None else [p for p, _ in self.snapshot(new).files()]
+            )
             try:
-                moved = self._move_main(parent, commit, identity, reflog)
+                moved = self._move_main(old, target, identity, reflog)
             except FileLocked:
                 raise BusyError(
                     "A git command is updating the store (refs/heads/main.lock); retry, or run "
                     "xbrain doctor --repair if no git command is running."
                 ) from None
-            if not moved:
-                raise ConflictError(
-                    "The store changed during this write (outside xbrain?); retry the command."
-                )
-            return CommitId(commit.id.decode())
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise _disk_full() from None
+                raise
+        if not moved:
+            raise ConflictError(
+                "The store changed during this write (outside xbrain?); retry the command."
+            )
 
     def _move_main(
         self, parent: CommitId | None, commit: Commit, identity: str, reflog: bytes
@@ -632,13 +864,18 @@ class GitStore:
         return paths
 
     def refresh_worktree(self, commit: CommitId | None, paths: list[str]) -> None:
-        """Make the working tree and git index match ``commit`` at ``paths``."""
+        """Make the working tree and git index match ``commit`` at ``paths``.
+
+        Never follows a symbolic link: a link where a directory or file belongs is an
+        error (``doctor --repair`` removes it), and files are replaced, not written
+        through. Paths that are not plain store paths are never written.
+        """
         snap = self.snapshot(commit)
         root = self.path
         entries: dict[bytes, bytes | None] = {}
         with private_umask():
             for path in paths:
-                target = root / path
+                target = self._worktree_target(path, create=True)
                 blob = snap.blob_id(path)
                 if blob is None:
                     with contextlib.suppress(FileNotFoundError):
@@ -647,12 +884,10 @@ class GitStore:
                     entries[path.encode()] = None
                     continue
                 data = snap.blob(blob)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if not (target.is_file() and target.read_bytes() == data):
+                if _read_regular(target, len(data)) != data:
                     # a fixed name: a write killed here leaves a file the retry replaces
                     temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
-                    with open(temp, "wb") as handle:
-                        handle.write(data)
+                    _write_new(temp, data)
                     os.replace(temp, target)
                 entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
             try:
@@ -661,8 +896,54 @@ class GitStore:
                     self._update_index_slowly(entries)
             except (gitindex.IndexLocked, FileLocked):
                 return  # a git command holds the index: the marker stays, the next write retries
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise _disk_full() from None
+                raise
             with contextlib.suppress(FileNotFoundError):
                 self._marker_path().unlink()
+
+    def _worktree_target(self, path: str, *, create: bool) -> Path:
+        """``root/path`` after checking that no component is a link or a foreign name."""
+        problem = path_problem(path)
+        if problem is not None:
+            raise CorruptStoreError(
+                f"Refusing to write {path!r} in the working tree: it is {problem}."
+            )
+        current = self.path
+        for part in path.split("/")[:-1]:
+            current = current / part
+            try:
+                info = os.lstat(current)
+            except FileNotFoundError:
+                if not create:
+                    continue
+                os.mkdir(current, 0o700)
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                rel = current.relative_to(self.path)
+                raise CorruptStoreError(
+                    f"{rel} in the working tree is a symbolic link or a file, not a directory; "
+                    "run xbrain doctor --repair."
+                )
+        return self.path / path
+
+    def check_worktree_paths(self, paths: list[str]) -> None:
+        """Fail before a commit when a path could not be written safely afterwards."""
+        for path in paths:
+            self._worktree_target(path, create=False)
+
+    def worktree_links(self) -> list[str]:
+        """Symbolic links in the working tree (outside ``.git``): never xbrain's own."""
+        found = []
+        for directory, dirs, names in os.walk(self.path):
+            if directory == str(self.path):
+                dirs[:] = [d for d in dirs if d != ".git"]
+            for name in [*dirs, *names]:
+                full = os.path.join(directory, name)
+                if os.path.islink(full):
+                    found.append(os.path.relpath(full, self.path))
+        return sorted(found)
 
     def _update_index_slowly(self, entries: dict[bytes, bytes | None]) -> None:
         """dulwich's full rewrite, for index formats the fast editor leaves alone."""
@@ -726,6 +1007,40 @@ class GitStore:
         return problems
 
 
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes when it holds at most ``limit`` of them (links not followed)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return handle.read(limit + 1)
+
+
+def read_worktree_file(path: Path, limit: int) -> bytes | None:
+    """Public form of the bounded, link-refusing read (doctor, adopt)."""
+    return _read_regular(path, limit)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a fresh private file; a link planted at ``path`` is removed, not followed."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise _disk_full() from None
+        raise
+
+
 def _prune_empty_dirs(directory: Path, root: Path) -> None:
     while directory != root and directory.is_dir():
         try:
@@ -752,3 +1067,67 @@ def fix_file_modes(root: Path) -> None:
     for rel in file_mode_problems(root):
         path = root / rel
         os.chmod(path, os.lstat(path).st_mode & 0o700)
+
+
+def _private_file(path: Path) -> None:
+    """Drop group and other permission bits (0444 → 0400)."""
+    os.chmod(path, os.lstat(path).st_mode & 0o700)
+
+
+def sweep_dead(scratch: Path) -> None:
+    """Remove ``<pid>-…`` scratch directories whose process is gone (killed mid-way)."""
+    if not scratch.is_dir():
+        return
+    for entry in scratch.iterdir():
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _local_repository(url: str) -> Path | None:
+    """The directory of a remote on this machine (a path or file:// URL), else None."""
+    if "://" in url and not url.startswith("file://"):
+        return None
+    path = Path(url.removeprefix("file://"))
+    if not path.is_absolute() or not path.is_dir():
+        return None
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def _privatize_written(repo_dir: Path, since: float) -> None:
+    """Take group/other bits off what a push just wrote into a local repository.
+
+    dulwich chmods packs to 0444 whatever the umask, and a bare repository the user
+    made with ``git init --bare`` is 0755: a backup must be as private as the store.
+    Files older than the push are left as they were.
+    """
+    for directory, dirs, names in os.walk(repo_dir):
+        for name in [*dirs, *names]:
+            path = os.path.join(directory, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                if (
+                    not stat.S_ISLNK(info.st_mode)
+                    and info.st_mode & 0o077
+                    and max(info.st_mtime, info.st_ctime) >= since - 1
+                ):
+                    os.chmod(path, info.st_mode & 0o700)
+
+
+def _point_unborn_head_at_main(repo_dir: Path) -> None:
+    """A fresh ``git init --bare`` names ``master``: point its unborn HEAD at ``main``."""
+    with contextlib.suppress(Exception), Repo(str(repo_dir)) as remote:
+        chain, sha = remote.refs.follow(Ref(b"HEAD"))
+        if sha is None and chain and chain[-1] != MAIN:
+            with private_umask():
+                remote.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN)

@@ -19,13 +19,16 @@ cost follows what it changed, not how big the store is.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 __all__ = [
+    "KINDS",
     "MARKER",
     "PENDING",
     "SUMMARY",
     "catalog_path",
+    "classify",
     "dump_catalog",
     "record_path",
     "shard",
@@ -41,6 +44,39 @@ RESOURCES_DIR = "resources"
 TOMBSTONES_DIR = "tombstones"
 CATALOG_DIR = "index/catalog"
 CAPTURES_DIR = "ingestion/captures"
+
+
+_HEX2 = r"[0-9a-f]{2}"
+_KEY = r"[0-9a-f]{64}"
+
+
+def _record(directory: str, kind: str) -> str:
+    # the shard folder must be the id's own first two hex digits
+    return rf"{directory}/(?P<{kind}_shard>{_HEX2})/resource_(?P={kind}_shard)[0-9a-f]{{62}}\.yaml"
+
+
+# Every path a store may hold, by kind; a path matching none has no place in a store.
+_PATTERNS = {
+    "marker": re.escape(MARKER),
+    "resource": _record(RESOURCES_DIR, "resource"),
+    "tombstone": _record(TOMBSTONES_DIR, "tombstone"),
+    "catalog": rf"{CATALOG_DIR}/{_HEX2}\.json",
+    "summary": re.escape(SUMMARY),
+    "receipts": rf"{RECEIPTS_DIR}/{_KEY}\.json",
+    "source": rf"{SOURCES_DIR}/{_KEY}\.json",
+    "captures": rf"{CAPTURES_DIR}/{_HEX2}\.json",
+    "pending": re.escape(PENDING),
+}
+_CLASSIFY = re.compile("|".join(f"(?P<{k}>{v})" for k, v in _PATTERNS.items()), re.ASCII)
+KINDS = tuple(_PATTERNS)
+
+
+def classify(path: str) -> str | None:
+    """Which kind of file ``path`` is in the store's layout, or None when it has no place."""
+    match = _CLASSIFY.fullmatch(path)
+    if match is None:
+        return None
+    return next(kind for kind in KINDS if match.group(kind) is not None)
 
 
 def shard(rid: str) -> str:

@@ -16,20 +16,25 @@ records do not validate is refused and nothing is merged.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import layout
-from .codec import digest
-from .errors import InvalidInputError, NotFoundError, ProviderError, XbrainError
-from .gitstore import CommitId, GitStore, fix_file_modes, private_umask
+from .codec import digest, dump_yaml
+from .errors import InvalidInputError, NotFoundError
+from .gitstore import CommitId, GitStore, private_umask, sweep_dead
+from .intake import check_commit
 from .messages import commit_message
 from .model import parse_record
-from .urls import parse_url, secret_parameter
-from .view import View, catalog_entry
+from .timestamps import later_of
+from .urls import parse_url, redact_url, secret_parameter
+from .view import LimitError, View, catalog_entry
 
 if TYPE_CHECKING:
     from .store import Store
@@ -41,25 +46,33 @@ RECORD_DIRS = (layout.RESOURCES_DIR + "/", layout.TOMBSTONES_DIR + "/")
 DERIVED = ("index/", layout.RECEIPTS_DIR + "/", "ingestion/")
 
 
+_SCP = re.compile(r"(?P<userinfo>[^/@:\s]+(?::[^/@\s]*)?)@(?P<host>[^/:\s]+):(?!//)")
+CREDENTIALS = "Remote URLs must not embed credentials; use your ssh agent or git credential helper."
+
+
 def validate_remote_url(url: str) -> str:
-    """Any URL dulwich supports, but never with credentials or secret parameters."""
-    if not isinstance(url, str) or not url.strip() or "\n" in url:
+    """Any URL dulwich supports, but never with credentials or secret parameters.
+
+    Messages never quote a credential (the URL is redacted).
+    """
+    if not isinstance(url, str) or not url.strip() or "\n" in url or "\0" in url:
         raise InvalidInputError("Give a remote URL or path.")
     if "://" in url:
         try:
             parsed = parse_url(url)
         except InvalidInputError:
-            raise InvalidInputError(f"Invalid remote URL: {url}") from None
+            raise InvalidInputError(f"Invalid remote URL: {redact_url(url)}") from None
         if parsed.password or (parsed.protocol in ("https:", "http:") and parsed.username):
-            raise InvalidInputError(
-                "Remote URLs must not embed credentials; "
-                "use your ssh agent or git credential helper."
-            )
+            raise InvalidInputError(CREDENTIALS)
         secret = secret_parameter(parsed)
         if secret:
             raise InvalidInputError(
                 f'Remote URLs must not carry secret query parameters; remove "{secret}".'
             )
+        return url
+    scp = _SCP.match(url)  # user@host:path (ssh); user:password@host:path is refused
+    if scp and ":" in scp.group("userinfo"):
+        raise InvalidInputError(CREDENTIALS)
     return url
 
 
@@ -186,84 +199,156 @@ def _derived(
     return out
 
 
-def validate_incoming(git: GitStore, ours: CommitId, theirs: CommitId) -> None:
-    """Every record the remote changed must validate; else nothing is merged."""
-    view = View(git.snapshot(theirs))
-    for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR):
-        for path in git.changed_files(ours, theirs, prefix):
-            data = view.read(path)
-            if data is None:
-                continue
-            rid = Path(path).stem
-            kind = "resource" if prefix == layout.RESOURCES_DIR else "tombstone"
-            try:
-                record = parse_record(kind, data)
-                if record["id"] != rid or layout.record_path(kind, rid) != path:
-                    raise InvalidInputError("the file name does not match its id")
-            except XbrainError as exc:
-                raise InvalidInputError(
-                    f"Remote commit {theirs[:12]} has an invalid record {path}: {exc}; "
-                    "nothing merged."
-                ) from None
+def _vanished(ours: View, theirs: View, now: str) -> dict[str, bytes | None]:
+    """Records ``theirs`` lost without a tombstone (``git rm`` elsewhere): tombstones.
+
+    A deleted resource gets a tombstone, so capture or pull cannot resurrect it; a
+    tombstone removed by hand is kept.
+    """
+    changes: dict[str, bytes | None] = {}
+    for rid in sorted(_ids(ours) - _ids(theirs)):
+        record = _record(ours, rid)
+        assert record is not None
+        kind, value, data = record
+        if kind == "resource":
+            tombstone = {"id": rid, "deletedAt": later_of(now, value["updatedAt"])}
+            changes[layout.record_path("tombstone", rid)] = dump_yaml(tombstone)
+        else:
+            changes[layout.record_path("tombstone", rid)] = data
+    return changes
+
+
+def check_limits(view: View, origin: str) -> None:
+    """Refuse a pulled or cloned state that holds more than the store's limits."""
+    settings, totals = view.config(), view.summary()
+    entries = totals["resources"] + totals["tombstones"]
+    if entries > settings.max_entries:
+        raise LimitError(
+            f"{origin} would leave {entries:,} resources and tombstones, over this store's "
+            f"limit of {settings.max_entries:,}; raise it with xbrain config "
+            "limits.maxEntries N and retry. Nothing changed."
+        )
+    if totals["bytes"] > settings.max_bytes:
+        raise LimitError(
+            f"{origin} would leave {totals['bytes']:,} bytes of records, over this store's "
+            f"limit of {settings.max_bytes:,}; raise it with xbrain config limits.maxBytes N "
+            "and retry. Nothing changed."
+        )
+
+
+def _integrate(
+    git: GitStore,
+    ours: CommitId | None,
+    theirs: CommitId,
+    subject: str,
+    agent: str | None,
+    now: str,
+) -> tuple[str, CommitId]:
+    """The commit ``main`` should move to after checking ``theirs``: (state, commit).
+
+    Fast-forward: ``theirs`` itself, plus tombstones for records it dropped without one
+    and a re-derived catalog when git users edited records. Otherwise a merge commit.
+    """
+    when = int(time.time())
+    if ours is None or git.is_ancestor(ours, theirs):
+        head = theirs
+        identity = View(git.snapshot(theirs)).config().identity
+        if ours is not None:
+            tombstones = _vanished(View(git.snapshot(ours)), View(git.snapshot(theirs)), now)
+            if tombstones:
+                message = commit_message(
+                    "remote-pull",
+                    [],
+                    agent,
+                    subject=f"{subject}: tombstones for "
+                    f"{len(tombstones)} records removed without xbrain",
+                )
+                head = git.write_commit(head, tombstones, message, identity, when)
+        view = View(git.snapshot(head))
+        fixes = merge_files(view, view)
+        if fixes:  # a commit made with plain git: re-derive the catalog etc.
+            message = commit_message(
+                "remote-pull", [], agent, subject=f"{subject}: re-derive index"
+            )
+            head = git.write_commit(head, fixes, message, identity, when)
+        return "fast_forward" if ours is not None else "cloned", head
+    identity = View(git.snapshot(ours)).config().identity
+    changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)))
+    message = commit_message("remote-pull", [], agent, subject=f"{subject}: merge {theirs[:12]}")
+    return "merged", git.write_commit(ours, changes, message, identity, when, merged=theirs)
 
 
 # -- commands ------------------------------------------------------------------------------
 
 
 def pull(store: Store, name: str) -> dict[str, Any]:
-    """Fetch (outside the lock), then fast-forward or merge (inside it)."""
+    """Fetch into a quarantine (outside the lock), then check, and fast-forward or merge.
+
+    Nothing the remote sent enters the object store, the working tree or a ref before
+    :func:`xbrain.intake.check_commit` accepted it; a merge over the limits is refused.
+    """
     with GitStore(store.path) as git:
-        location = git.remotes().get(name)
-        if location is None:
+        url = git.remotes().get(name)
+        if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
-        theirs = git.fetch(name)
-    if theirs is None:
-        return {"state": "remote_empty", "commit": None}
-    with store._session() as git:
-        ours = git.head()
-        assert ours is not None
-        if ours == theirs or git.is_ancestor(theirs, ours):
-            return {"state": "up_to_date", "commit": ours}
-        validate_incoming(git, ours, theirs)
-        identity = View(git.snapshot()).config().identity
-        if git.is_ancestor(ours, theirs):
-            git.move_main(ours, theirs, identity, f"remote pull {name}: fast-forward")
-            git.refresh_worktree(
-                theirs,
-                sorted({p for p, _ in git.snapshot(theirs).files()} | set(git.index_paths())),
-            )
-            state, head = "fast_forward", theirs
-            fixes = merge_files(View(git.snapshot(theirs)), View(git.snapshot(theirs)))
-            if fixes:  # a commit made with plain git: re-derive the catalog etc.
-                message = commit_message(
-                    "remote-pull", [], None, subject=f"remote pull {name}: re-derive index"
+        with git.quarantine() as incoming:
+            theirs = incoming.fetch(url)  # network I/O outside the store lock
+            if theirs is None:
+                return {"state": "remote_empty", "commit": None}
+            with store._session() as locked:
+                ours = locked.head()
+                assert ours is not None
+                if ours == theirs or incoming.is_ancestor(theirs, ours):
+                    locked.note_remote_head(name, theirs)
+                    return {"state": "up_to_date", "commit": ours}
+                check_commit(incoming, ours, theirs, f"remote {name}")
+                locked.accept_objects(incoming)
+                state, head = _integrate(
+                    locked, ours, theirs, f"remote pull {name}", store.agent, store.clock()
                 )
-                head = git.commit(theirs, fixes, message, identity, int(time.time()))
-                git.refresh_worktree(head, list(fixes))
-        else:
-            changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)))
-            message = commit_message(
-                "remote-pull", [], store.agent, subject=f"remote pull {name}: merge {theirs[:12]}"
-            )
-            head = git.commit(ours, changes, message, identity, int(time.time()), merged=theirs)
-            git.refresh_worktree(head, sorted(set(changes)))
-            state = "merged"
+                check_limits(View(locked.snapshot(head)), f"Pulling {name}")
+                paths = locked.diff_paths(ours, head)
+                identity = View(locked.snapshot(ours)).config().identity
+                locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
+                locked.note_remote_head(name, theirs)
+                locked.refresh_worktree(head, paths)
     return {"state": state, "commit": head}
 
 
 def verify(store: Store, name: str) -> dict[str, Any]:
-    """Clone the remote into a temporary directory and check it restores completely."""
+    """Clone the remote aside (checked like any clone) and prove it restores completely.
+
+    The copy lives under ``.git/xbrain/verify/`` and is removed afterwards; copies a
+    killed verify left behind are removed by the next one.
+    """
     from . import doctor
 
     with GitStore(store.path) as git:
         location = git.remotes().get(name)
+        scratch = git.control_dir / "xbrain" / "verify"
     if location is None:
         raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
-    with tempfile.TemporaryDirectory(prefix="xbrain-verify-") as tmp:
-        target = Path(tmp) / "copy"
-        clone_into(location, target)
+    sweep_dead(scratch)
+    with private_umask():
+        scratch.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=scratch))
+    try:
+        target = work / "copy"
+        try:
+            clone_into(location, target, rederive=False)
+        except InvalidInputError as exc:
+            refused = {"code": "refused", "message": exc.message}
+            return {
+                "ok": False,
+                "remote": name,
+                "commit": None,
+                "checked": None,
+                "problems": [refused],
+            }
         with GitStore(target) as copy:
             report = doctor.diagnose(copy, repair=False)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     problems = [p for p in report["problems"] if p["code"] not in ("untracked_file", "permissions")]
     return {
         "ok": not problems,
@@ -274,31 +359,57 @@ def verify(store: Store, name: str) -> dict[str, Any]:
     }
 
 
-def clone_into(location: str, target: Path) -> None:
-    """Clone a store (working tree included), privately."""
-    import io
+def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitId:
+    """Restore a store from ``location`` into ``target`` (missing, or an empty directory).
 
-    from dulwich import porcelain
-
+    The repository is built in a private sibling directory: fetch ``main`` only, check
+    every path and file it brings (:func:`xbrain.intake.check_commit`), re-derive the
+    catalog (unless ``rederive`` is False, as ``verify`` wants the remote's own), write
+    the working tree, then rename it into place. On any failure everything it created
+    is removed and a directory it did not create is left as it was.
+    """
     validate_remote_url(location)
-    if target.exists() and any(target.iterdir()):
+    shown = redact_url(location)
+    target = Path(os.path.abspath(target))
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise InvalidInputError(f"Clone target is not empty: {target}")
+    created = _missing_parents(target.parent)
     with private_umask():
-        try:
-            repo = porcelain.clone(location, str(target), checkout=True, errstream=io.BytesIO())
-        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise ProviderError(f"Could not clone {location}: {type(exc).__name__}.") from None
-        try:
-            config = repo.get_config()
-            config.set((b"core",), b"sharedRepository", b"0600")
-            config.set((b"core",), b"fsync", b"objects,reference")
-            config.set((b"gc",), b"auto", b"0")
-            config.write_to_path()
-        finally:
-            repo.close()
-    fix_file_modes(target)  # dulwich's checkout sets modes from the tree (0644)
-    if not (target / layout.MARKER).exists():
-        raise InvalidInputError(f"{location} is not an xbrain store.")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.clone-", dir=target.parent))
+    try:
+        GitStore.init_private(temp)
+        with GitStore(temp) as git:
+            theirs = git.fetch(location)
+            if theirs is None:
+                raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
+            check_commit(git, None, theirs, shown)
+            head = theirs
+            if rederive:
+                _, head = _integrate(git, None, theirs, "clone", None, "")
+            check_limits(View(git.snapshot(head)), f"Cloning {shown}")
+            identity = View(git.snapshot(head)).config().identity
+            git.move_main(None, head, identity, "clone")
+            git.set_remote("origin", location)
+            git.note_remote_head("origin", theirs)
+            git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()])
+        os.rename(temp, target)
+        return head
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+
+
+def _missing_parents(directory: Path) -> list[Path]:
+    """The ancestors of ``directory`` (itself included) that do not exist, outermost first."""
+    missing = []
+    while not directory.exists() and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    return list(reversed(missing))
 
 
 def describe(git: GitStore) -> list[dict[str, str]]:

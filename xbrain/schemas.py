@@ -47,11 +47,18 @@ def _validator(name: str) -> Any:
         contents = load_schema(path.name.removesuffix(".schema.json"))
         resources.append((_BASE + path.name, Resource.from_contents(contents)))
     registry: Any = Registry().with_resources(resources)
+    if "#" in name:  # "file#def": one definition of a file's $defs
+        file, definition = name.split("#", 1)
+        root = {"$ref": f"{_BASE}{file}.schema.json#/$defs/{definition}"}
+        return Draft202012Validator(root, registry=registry)
     return Draft202012Validator(load_schema(name), registry=registry)
 
 
 def schema_errors(name: str, instance: Any) -> list[str]:
-    """Every violation of schema ``name`` by ``instance``, as readable one-liners."""
+    """Every violation of schema ``name`` by ``instance``, as readable one-liners.
+
+    ``name`` is a file stem (``resource``) or ``stem#definition`` for one of its ``$defs``.
+    """
     errors = []
     for error in sorted(_validator(name).iter_errors(instance), key=lambda e: list(e.path)):
         where = "/".join(str(part) for part in error.path) or "(root)"

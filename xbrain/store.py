@@ -155,6 +155,7 @@ class Store:
             return
         message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
         parent = txn.snap.commit
+        git.check_worktree_paths(list(changes))  # a planted link fails before the commit
         commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
         git.refresh_worktree(commit, list(changes))
         txn.commit_id = str(commit)

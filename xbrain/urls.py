@@ -7,13 +7,22 @@ same string the original produced. Beyond the original, a URL whose query (or
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
 from .errors import InvalidInputError
 
-__all__ = ["canonical_source_url", "parse_url", "secret_parameter", "source_url", "validate_https"]
+__all__ = [
+    "canonical_source_url",
+    "is_secret_name",
+    "parse_url",
+    "redact_url",
+    "secret_parameter",
+    "source_url",
+    "validate_https",
+]
 
 SECRET_PARAMETERS = frozenset(
     {
@@ -42,6 +51,74 @@ SECRET_PARAMETERS = frozenset(
     }
 )
 
+# Words that make any name a credential wherever they stand in it (access-token,
+# X-Amz-Security-Token, client_secret, db.password, privateKey, …).
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "tokens",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "passphrase",
+        "pwd",
+        "signature",
+        "credential",
+        "credentials",
+        "apikey",
+        "sessionid",
+        "authorization",
+        "cookie",
+    }
+)
+_SECRET_JOINED = frozenset(name.replace("_", "").replace("-", "") for name in SECRET_PARAMETERS) | {
+    "privatekey",
+    "accesskey",
+    "secretkey",
+    "authkey",
+    "bearer",
+}
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def is_secret_name(name: str) -> bool:
+    """One rule for every URL parameter, argument and config key: is ``name`` a credential?
+
+    Case- and separator-insensitive: ``API_KEY``, ``api-key``, ``apiKey`` and ``key[]``
+    are the same name; a name containing a credential word (``X-Amz-Security-Token``,
+    ``access-token``, ``db.password``) is one too.
+    """
+    text = str(name).strip().removesuffix("[]")
+    words = [w.lower() for w in _WORDS.findall(text)]
+    joined = "".join(words)
+    if not joined:
+        return False
+    if joined in _SECRET_JOINED or any(w in _SECRET_WORDS for w in words):
+        return True
+    # two-word credentials written apart: api key, access key, private key, auth token
+    pairs = {a + b for a, b in itertools.pairwise(words)}
+    return bool(pairs & _SECRET_JOINED)
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s@]*@")
+_SCP_USERINFO = re.compile(r"(?<![\w/:@.-])[^\s/@:]+:[^\s/@]*@(?=[^\s/:@]+:)")
+_PARAMETER = re.compile(r"([?&;#])([^=&;#\s]+)=([^&;#\s]*)")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with URL userinfo and secret parameter values replaced by ``***``.
+
+    Applied to every message that may quote a URL (remote add, clone, fetch, push).
+    """
+    text = _USERINFO.sub(lambda m: m.group(1) + "***@", text)
+    text = _SCP_USERINFO.sub("***@", text)
+    return _PARAMETER.sub(
+        lambda m: f"{m.group(1)}{m.group(2)}=***" if is_secret_name(m.group(2)) else m.group(0),
+        text,
+    )
+
+
 _X_HOSTS = frozenset({"x.com", "www.x.com", "twitter.com", "www.twitter.com", "mobile.twitter.com"})
 _X_PATH = re.compile(
     r"/(?:[A-Za-z0-9_]{1,15}|i/web)/status/(\d+)(?:/(?:photo|video)/\d+)?/?", re.ASCII
@@ -60,15 +137,18 @@ def parse_url(value: str) -> Any:
 
 
 def secret_parameter(url: Any) -> str | None:
-    """The first credential-named query (or fragment) parameter of a parsed URL."""
-    for part in (url.search, url.hash):
-        text = part[1:] if part else ""
-        if not text:
-            continue
-        for name, _ in parse_qsl(text, keep_blank_values=True):
-            lowered = str(name).strip().lower()
-            if lowered in SECRET_PARAMETERS:
-                return lowered
+    """The first credential-named parameter of a parsed URL.
+
+    Looks at the query and the ``#a=b`` fragment, split on ``&`` and ``;``, and at
+    path parameters (``/x;token=…``).
+    """
+    texts = [part[1:] for part in (url.search, url.hash) if part]
+    texts += [seg.split(";", 1)[1] for seg in str(url.pathname).split("/") if ";" in seg]
+    for text in texts:
+        for piece in re.split(r"[&;]", text):
+            name = unquote(piece.split("=", 1)[0])
+            if is_secret_name(name):
+                return name.strip().lower()
     return None
 
 

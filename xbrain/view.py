@@ -53,15 +53,20 @@ class StoreConfig:
             raise CorruptStoreError(
                 f"Unsupported store format (expected {layout.FORMAT}); upgrade xbrain."
             )
-        identity = raw.get("identity") or {}
-        limits = raw.get("limits") or {}
+        identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
+        if not isinstance(identity, dict) or not isinstance(limits, dict):
+            raise CorruptStoreError("Invalid xbrain.yaml (identity/limits); run xbrain doctor.")
         name, email = identity.get("name"), identity.get("email")
+        if not all(v is None or _IDENTITY_TEXT.fullmatch(str(v)) for v in (name, email)):
+            raise CorruptStoreError("Invalid xbrain.yaml (identity); run xbrain doctor.")
+        raised = []
+        for key, floor in (("maxEntries", DEFAULT_MAX_ENTRIES), ("maxBytes", DEFAULT_MAX_BYTES)):
+            value = limits.get(key, floor)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise CorruptStoreError(f"Invalid xbrain.yaml (limits.{key}); run xbrain doctor.")
+            raised.append(max(floor, value))
         ident = f"{name} <{email}>" if name and email else DEFAULT_IDENTITY
-        return cls(
-            identity=ident,
-            max_entries=max(DEFAULT_MAX_ENTRIES, int(limits.get("maxEntries", 0))),
-            max_bytes=max(DEFAULT_MAX_BYTES, int(limits.get("maxBytes", 0))),
-        )
+        return cls(identity=ident, max_entries=raised[0], max_bytes=raised[1])
 
     def limits(self) -> dict[str, int]:
         """The limits in force."""

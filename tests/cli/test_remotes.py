@@ -228,7 +228,7 @@ def test_git_interop_clone_log_and_commits_from_git(
     subprocess.run(["git", "-C", str(work), "push", "-q", "origin", "main"], check=True, env=env)
     before = head(a)
     refused = xb("remote", "pull", store=a)
-    assert refused.code == 4 and "nothing merged" in refused.stderr
+    assert refused.code == 4 and "nothing changed" in refused.stderr
     assert head(a) == before
 
 
