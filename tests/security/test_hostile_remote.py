@@ -387,7 +387,7 @@ def _hostile_commit(remote: Path, entries: list[tuple[bytes, int, str]]) -> None
                 data = b"x" * (3 * 1024 * 1024) if payload == "big" else b"/dev/zero"
                 obj = Blob.from_string(data)
                 repo.object_store.add_object(obj)
-                root.add(name, mode if mode != 0o160000 else mode, obj.id)
+                root.add(name, mode, obj.id)
         repo.object_store.add_object(root)
         commit = Commit()
         commit.tree, commit.parents = root.id, [parent]
