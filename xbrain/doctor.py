@@ -242,6 +242,20 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         problems.append(
             _problem("worktree_pending", "An interrupted write left the working tree behind.")
         )
+    if not git.index_sorted(repair=False):
+        if repair:
+            git.index_sorted(repair=True)
+            repaired.append(
+                _problem("index_order", "Git index entries put back in order.", ".git/index")
+            )
+        else:
+            problems.append(
+                _problem(
+                    "index_order",
+                    "Git index entries are out of order (git fsck fails).",
+                    ".git/index",
+                )
+            )
     drift, untracked = _worktree_drift(git, view)
     drift = [path for path in drift if path_problem(path) is None]  # never written
     for path in drift:

@@ -94,7 +94,10 @@ def describe(exc: BaseException) -> tuple[str, int]:
     """The one-line message and exit code a user is shown for ``exc``.
 
     Unexpected exceptions get a generic line: their text may quote private content.
+    Any URL credential or secret parameter a message might quote is redacted.
     """
+    from .urls import redact_url
+
     if isinstance(exc, XbrainError):
         message, code = exc.message, exc.exit_code
     elif isinstance(exc, KeyboardInterrupt):
@@ -103,4 +106,4 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
-    return " ".join(message.split()) or "Request failed.", code
+    return redact_url(" ".join(message.split())) or "Request failed.", code

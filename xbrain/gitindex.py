@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import os
 import struct
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["IndexLocked", "entry_bytes", "read_entries", "update"]
+__all__ = ["IndexLocked", "entry_bytes", "in_order", "read_entries", "sort_entries", "update"]
 
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
@@ -149,19 +150,24 @@ def _insertion_point(data: bytes, path: bytes, end: int) -> int | None:
 
 def _fast_edits(
     data: bytes, changes: Mapping[bytes, bytes | None]
-) -> list[tuple[int, int, int, bytes]] | None:
-    """(start, order, end, bytes) splices, or None when the slow path must decide."""
+) -> list[tuple[int, int, bytes, int, bytes]] | None:
+    """(start, order, path, end, bytes) splices, or None when the slow path must decide.
+
+    Several new entries at one insertion point must go in path order (git sorts the
+    index by path bytes): the path is part of the sort key, before the entry's bytes,
+    which start with stat data.
+    """
     end = len(data) - 20
     edits = []
     for path, entry in sorted(changes.items()):
         start = _find_entry(data, path + b"\0", end)
         if start is not None:
-            edits.append((start, 1, _next(data, start), entry or b""))
+            edits.append((start, 1, path, _next(data, start), entry or b""))
         elif entry is not None:
             at = _insertion_point(data, path, end)
             if at is None:
                 return None
-            edits.append((at, 0, at, entry))
+            edits.append((at, 0, path, at, entry))
     return sorted(edits)
 
 
@@ -202,7 +208,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
         pieces, cursor = [], 12
-        for start, _, end, replacement in edits:
+        for start, _, _, end, replacement in edits:
             pieces.append(data[cursor:start])
             pieces.append(replacement)
             count += (1 if replacement else 0) - (1 if end > start else 0)
@@ -228,3 +234,25 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
             entries.insert(at, entry)
     _write(index_path, _HEADER.pack(b"DIRC", version, len(entries)) + b"".join(entries), stamp)
     return True
+
+
+def in_order(index_path: Path) -> bool:
+    """True when the entries are sorted by path bytes, as git requires."""
+    try:
+        data = index_path.read_bytes()
+    except FileNotFoundError:
+        return True
+    _, names, _ = _parse(data)
+    return all(a < b for a, b in itertools.pairwise(names))
+
+
+def sort_entries(index_path: Path, stamp: Path) -> None:
+    """Rewrite the index with its entries in path order (what ``doctor --repair`` does).
+
+    Optional extensions are dropped (git rebuilds them); entries keep their bytes.
+    """
+    data = index_path.read_bytes()
+    version, names, spans = _parse(data)
+    ordered = sorted(zip(names, spans, strict=True))
+    body = b"".join(data[start:end] for _, (start, end) in ordered)
+    _write(index_path, _HEADER.pack(b"DIRC", version, len(ordered)) + body, stamp)

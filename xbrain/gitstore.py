@@ -99,8 +99,9 @@ def _disk_full() -> XbrainError:
 
 def _remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
     """One line for a failed network operation; never echoes credentials."""
-    detail = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-    return ProviderError(redact_url(f"Could not {action} {location}: {detail}."))
+    text = " ".join(str(exc).split())
+    detail = text if 0 < len(text) <= 160 else type(exc).__name__
+    return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
 
 
 @contextlib.contextmanager
@@ -440,13 +441,14 @@ class GitStore:
             else:
                 porcelain.remote_add(self._repo, name, url)
 
-    def fetch(self, location: str) -> CommitId | None:
+    def fetch(self, location: str, label: str | None = None) -> CommitId | None:
         """Fetch the remote's ``main`` (a remote name or a URL); its commit, or None.
 
         Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
         repository made by ``git init --bare`` (HEAD: master) restores too. The objects
         land in the object store, unreferenced until the caller has checked them; a
-        named remote's ``refs/remotes/<name>/main`` records what was seen.
+        named remote's ``refs/remotes/<name>/main`` records what was seen. ``label``
+        names the remote in messages (default: ``location``, redacted).
         """
         from dulwich.client import get_transport_and_path
 
@@ -474,9 +476,9 @@ class GitStore:
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 raise _disk_full() from None
-            raise _remote_failure("fetch from", location, exc) from None
+            raise _remote_failure("fetch from", label or location, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise _remote_failure("fetch from", location, exc) from None
+            raise _remote_failure("fetch from", label or location, exc) from None
         if not seen:
             return None
         if location in self.remotes():
@@ -967,6 +969,19 @@ class GitStore:
             rel = os.path.relpath(directory, self.path)
             for name in names:
                 yield name if rel == "." else f"{rel}/{name}"
+
+    def index_sorted(self, repair: bool) -> bool:
+        """Whether the git index is in path order; with ``repair``, put it in order."""
+        path, stamp = Path(self._repo.index_path()), self.control_dir / "xbrain" / "index-stamp"
+        try:
+            if gitindex.in_order(path):
+                return True
+            if repair:
+                with private_umask():
+                    gitindex.sort_entries(path, stamp)
+        except (gitindex.Unsupported, gitindex.IndexLocked, ValueError):
+            return True  # an index git wrote in a form this editor leaves to git
+        return False
 
     def index_paths(self) -> dict[str, str]:
         """Path → blob id of every git-index entry."""

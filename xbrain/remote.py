@@ -292,7 +292,7 @@ def pull(store: Store, name: str) -> dict[str, Any]:
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
         with git.quarantine() as incoming:
-            theirs = incoming.fetch(url)  # network I/O outside the store lock
+            theirs = incoming.fetch(url, name)  # network I/O outside the store lock
             if theirs is None:
                 return {"state": "remote_empty", "commit": None}
             with store._session() as locked:

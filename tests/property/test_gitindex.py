@@ -61,3 +61,33 @@ def test_index_edits_match_model(
         assert {path.decode(): entry.sha.decode() for path, entry in parsed.items()} == model
         assert list(parsed.paths()) == sorted(path.encode() for path in model)
         assert gitindex.read_entries(index_path) == model
+
+
+@given(steps)
+def test_new_entries_at_one_point_stay_in_path_order(
+    tmp_path: Path, batches: list[dict[str, str | None]]
+) -> None:
+    """Entries with different stat data inserted at one point (issue 11, item 7).
+
+    Before the fix the splice sorted new entries by their bytes, which start with stat
+    data: a later file could land before an earlier path and git fsck failed.
+    """
+    root = tmp_path / f"order-{next(counter)}"
+    root.mkdir()
+    index_path, stamp = root / "index", root / "stamp"
+    stats = []
+    for n in range(3):  # files whose ctime/size differ, in an order unrelated to names
+        probe = root / f"probe{n}"
+        probe.write_bytes(b"x" * (3 - n))
+        stats.append(os.lstat(probe))
+    for step, batch in enumerate(batches):
+        changes = {
+            name.encode(): None
+            if blob is None
+            else gitindex.entry_bytes(name.encode(), stats[(step + i) % 3], blob * 40)
+            for i, (name, blob) in enumerate(sorted(batch.items(), reverse=True))
+        }
+        assert gitindex.update(index_path, changes, stamp)
+        names = list(gitindex.read_entries(index_path))
+        assert names == sorted(names, key=str.encode)
+        assert gitindex.in_order(index_path)

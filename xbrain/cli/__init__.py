@@ -162,7 +162,12 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point: every error, usage errors included, is one line."""
+    import logging
+
     from . import commands  # noqa: F401  (registers the commands)
+
+    # libraries (urllib3 retries, …) must not print on stderr: one line per error only
+    logging.getLogger().addHandler(logging.NullHandler())
 
     try:
         code = cli.main(prog_name="xbrain", standalone_mode=False)

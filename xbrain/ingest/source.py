@@ -17,6 +17,7 @@ from typing import Any
 
 from ..adapters import Messages, run_adapter
 from ..codec import digest
+from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError, ProviderError
 from ..model import normalize_resource
 from ..text import utf16_length
@@ -99,9 +100,7 @@ def load_source_config(file: Path) -> SourceConfig:
         or not os.path.isabs(command[0])
     ):
         raise InvalidInputError("Adapter command must name an absolute trusted executable.")
-    from ..providers.config import _reject_secrets  # the same no-credentials rule
-
-    _reject_secrets({"command": command})
+    reject_credentials(raw, "Source configs")  # the same no-credentials rule
     key = digest(
         {
             "command": command,

@@ -16,17 +16,15 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..codec import digest
+from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError
-from ..urls import SECRET_PARAMETERS, parse_url, secret_parameter
 
 __all__ = ["ProviderConfig", "load_provider_config"]
 
 MAX_CHARS = 16_000
 _NAMESPACE = re.compile(r"[a-zA-Z0-9_-]{1,100}", re.ASCII)
-_ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z][A-Za-z0-9_-]*)=(.+)", re.DOTALL)
 SCOPE_ERROR = (
     "Provider config must explicitly select scope: personal. Shared memory is not supported."
 )
@@ -57,35 +55,6 @@ def canonical_path(path: Path) -> Path:
     return canonical_path(path.parent) / path.name
 
 
-def _reject_secrets(raw: dict[str, Any]) -> None:
-    for name, value in raw.items():
-        if name.lower() in SECRET_PARAMETERS and value not in (None, ""):
-            raise InvalidInputError(
-                f'Provider configs must not hold credentials ("{name}"); '
-                "let the adapter read them from its own keychain or environment."
-            )
-    for arg in raw.get("command") or []:
-        if not isinstance(arg, str):
-            continue
-        match = _ASSIGNMENT.fullmatch(arg)
-        if match and match.group(1).lower().replace("-", "_") in SECRET_PARAMETERS | {"api_key"}:
-            raise InvalidInputError(
-                f'Adapter arguments must not carry credentials ("{match.group(1)}"); '
-                "let the adapter read them from its own keychain or environment."
-            )
-        if "://" in arg:
-            try:
-                url = parse_url(arg)
-            except InvalidInputError:
-                continue
-            secret = secret_parameter(url)
-            if url.username or url.password or secret:
-                raise InvalidInputError(
-                    "Adapter arguments must not carry URLs with credentials or secret "
-                    f'parameters ("{secret or "user:password"}").'
-                )
-
-
 def load_provider_config(file: Path, store_path: Path) -> ProviderConfig:
     """Read and validate ``file``; ``store_path`` is the local store (the differ rule)."""
     try:
@@ -102,7 +71,7 @@ def load_provider_config(file: Path, store_path: Path) -> ProviderConfig:
         raise InvalidInputError("Invalid provider config JSON.") from None
     if not isinstance(raw, dict) or raw.get("scope") != "personal":
         raise InvalidInputError(SCOPE_ERROR)
-    _reject_secrets(raw)
+    reject_credentials(raw, "Provider configs")
     if raw.get("kind") == "file":
         path = raw.get("path")
         if not isinstance(path, str) or not os.path.isabs(path):

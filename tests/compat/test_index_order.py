@@ -1,0 +1,119 @@
+"""The git index xbrain keeps stays valid for git itself (issue 11, item 7).
+
+After three 1,000-resource puts ``git fsck --strict`` used to fail with "unordered stage
+entries in index", and a plain ``git commit`` then wrote unsorted trees.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import Result, make
+
+pytestmark = [
+    pytest.mark.compat,
+    pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is not installed"),
+]
+Run = Callable[..., Result]
+
+
+def git(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(store), *args], capture_output=True, text=True)
+
+
+def assert_git_is_happy(store: Path) -> None:
+    fsck = git(store, "fsck", "--strict")
+    assert fsck.returncode == 0, fsck.stderr
+    status = git(store, "status", "--porcelain")
+    assert status.returncode == 0 and status.stdout == "", status.stdout
+
+
+def test_large_batches_keep_the_index_sorted(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    for batch in range(3):
+        items = [make(f"big-{batch}-{i}") for i in range(1000)]
+        assert xb("put", json_file(items)).code == 0
+    assert_git_is_happy(store_dir)
+    (store_dir / "notes.txt").write_text("a file committed by git\n")
+    assert git(store_dir, "add", "notes.txt").returncode == 0
+    env_commit = git(
+        store_dir, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "by git"
+    )
+    assert env_commit.returncode == 0, env_commit.stderr
+    assert git(store_dir, "fsck", "--strict").returncode == 0
+
+
+operations = st.lists(
+    st.lists(
+        st.tuples(st.sampled_from(["put", "delete"]), st.integers(0, 40)),
+        min_size=1,
+        max_size=25,
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+@settings(max_examples=8)
+@given(batches=operations)
+def test_random_batches_leave_git_fsck_and_status_clean(
+    xb: Run,
+    json_file: Callable[[Any], str],
+    tmp_path_factory: pytest.TempPathFactory,
+    batches: list[list[tuple[str, int]]],
+) -> None:
+    store = tmp_path_factory.mktemp("order") / "store"
+    assert xb("init", store=store).code == 0
+    version = 0
+    for batch in batches:
+        version += 1
+        puts = {n for op, n in batch if op == "put"}
+        if puts:
+            items = [
+                make(f"r{n}", updatedAt=f"2030-01-{version:02d}T00:00:00Z", title=f"t{n}-{version}")
+                for n in sorted(puts)
+            ]
+            assert xb("put", json_file(items), store=store).code == 0
+        for op, n in batch:
+            if op == "delete" and n not in puts:
+                rid = make(f"r{n}")
+                from xbrain.model import resource_id
+
+                assert (
+                    xb(
+                        "delete",
+                        resource_id(rid["source"]["provider"], rid["source"]["id"]),
+                        store=store,
+                    ).code
+                    == 0
+                )
+    assert_git_is_happy(store)
+
+
+def test_doctor_detects_and_repairs_an_unordered_index(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    from xbrain import gitindex
+
+    assert xb("put", json_file([make(f"d{i}") for i in range(5)])).code == 0
+    index = store_dir / ".git" / "index"
+    data = index.read_bytes()
+    _, names, spans = gitindex._parse(data)
+    body = b"".join(data[s:e] for s, e in reversed(spans))
+    gitindex._write(index, data[:12] + body, store_dir / ".git" / "xbrain" / "index-stamp")
+    assert git(store_dir, "fsck", "--strict").returncode != 0
+    report = xb("doctor")
+    assert "index_order" in {p["code"] for p in report.json["problems"]}
+    repaired = xb("doctor", "--repair")
+    assert "index_order" in {p["code"] for p in repaired.json["repaired"]}
+    assert xb("doctor").json["ok"] is True
+    assert_git_is_happy(store_dir)
