@@ -73,9 +73,7 @@ def test_random_batches_leave_git_fsck_and_status_clean(
 ) -> None:
     store = tmp_path_factory.mktemp("order") / "store"
     assert xb("init", store=store).code == 0
-    version = 0
-    for batch in batches:
-        version += 1
+    for version, batch in enumerate(batches, start=1):
         puts = {n for op, n in batch if op == "put"}
         if puts:
             items = [
@@ -107,7 +105,7 @@ def test_doctor_detects_and_repairs_an_unordered_index(
     assert xb("put", json_file([make(f"d{i}") for i in range(5)])).code == 0
     index = store_dir / ".git" / "index"
     data = index.read_bytes()
-    _, names, spans = gitindex._parse(data)
+    _, _, spans = gitindex._parse(data)
     body = b"".join(data[s:e] for s, e in reversed(spans))
     gitindex._write(index, data[:12] + body, store_dir / ".git" / "xbrain" / "index-stamp")
     assert git(store_dir, "fsck", "--strict").returncode != 0

@@ -167,7 +167,7 @@ def test_local_backups_are_private(xb: Run, tmp_path: Path, store_dir: Path) -> 
     written = [
         p
         for p in remote.rglob("*")
-        if p not in before or p.stat().st_mtime > 0 and p.is_relative_to(remote / "objects")
+        if p not in before or (p.stat().st_mtime > 0 and p.is_relative_to(remote / "objects"))
     ]
     leaky = [
         str(p)
