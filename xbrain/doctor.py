@@ -299,10 +299,13 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
         problems = [p for p in problems if p["code"] != "permissions"]
 
     now = time.time()
+    objects = git.control_dir / "objects"
     for lock in git.stale_git_locks():
         age = now - lock.stat().st_mtime
         rel = str(lock.relative_to(git.path))
-        if age < STALE_LOCK_SECONDS:
+        # under the store lock an object's lock can only be a dead xbrain writer's
+        dead_writer = repair and lock.is_relative_to(objects)
+        if age < STALE_LOCK_SECONDS and not dead_writer:
             problems.append(_problem("git_lock", "A git writer holds this lock right now.", rel))
         elif repair:
             lock.unlink(missing_ok=True)

@@ -872,6 +872,18 @@ class GitStore:
         error (``doctor --repair`` removes it), and files are replaced, not written
         through. Paths that are not plain store paths are never written.
         """
+        try:
+            self._refresh(commit, paths)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            shown = commit[:12] if commit else "empty"
+            raise XbrainError(
+                f"The disk filled up while updating the working tree; the change is committed "
+                f"(main is {shown}). Free some space, then run xbrain doctor --repair."
+            ) from None
+
+    def _refresh(self, commit: CommitId | None, paths: list[str]) -> None:
         snap = self.snapshot(commit)
         root = self.path
         entries: dict[bytes, bytes | None] = {}
@@ -898,10 +910,6 @@ class GitStore:
                     self._update_index_slowly(entries)
             except (gitindex.IndexLocked, FileLocked):
                 return  # a git command holds the index: the marker stays, the next write retries
-            except OSError as exc:
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-                    raise _disk_full() from None
-                raise
             with contextlib.suppress(FileNotFoundError):
                 self._marker_path().unlink()
 
@@ -1048,11 +1056,9 @@ def _write_new(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-    except OSError as exc:
+    except OSError:
         with contextlib.suppress(OSError):
             os.unlink(path)
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise _disk_full() from None
         raise
 
 

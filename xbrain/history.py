@@ -58,11 +58,13 @@ _rids = journal.rids_of
 class History:
     """The derived commit → changed-resource table."""
 
-    def __init__(self, git: GitStore) -> None:
+    def __init__(self, git: GitStore, *, in_memory: bool = False) -> None:
         self.git = git
         path = git.control_dir / "xbrain" / HISTORY_FILE
-        path.parent.mkdir(exist_ok=True)
-        self.conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        if not in_memory:
+            path.parent.mkdir(exist_ok=True)
+        target = ":memory:" if in_memory else str(path)
+        self.conn = sqlite3.connect(target, timeout=30, isolation_level=None)
         for statement in _SCHEMA:
             self.conn.execute(statement)
 
@@ -183,11 +185,19 @@ def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:
     head = git.head()
     if head is None:
         return []
-    history = History(git)
     try:
-        return history.commits(head, rid, limit)
-    finally:
-        history.close()
+        history = History(git)
+        try:
+            return history.commits(head, rid, limit)
+        finally:
+            history.close()
+    except (sqlite3.OperationalError, OSError):
+        # a read-only store or a full disk: the table is derived, so build it in memory
+        history = History(git, in_memory=True)
+        try:
+            return history.commits(head, rid, limit)
+        finally:
+            history.close()
 
 
 def _state(view: View, rid: str) -> dict[str, Any] | None:

@@ -69,11 +69,19 @@ def open_index(git: GitStore, view: View, tokenizer: Tokenizer, at: bool) -> Ite
         return
     path = index_path(git)
     try:
-        index = _current(path, git, view, tokenizer)
-    except sqlite3.DatabaseError:
-        # damaged or foreign: it is derived data, so start over from the commits
-        remove_index(path)
-        index = _current(path, git, view, tokenizer)
+        try:
+            index = _current(path, git, view, tokenizer)
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:
+            # damaged or foreign: it is derived data, so start over from the commits
+            remove_index(path)
+            index = _current(path, git, view, tokenizer)
+    except (sqlite3.OperationalError, OSError):
+        # the index cannot be written (a read-only store, a full disk): a search never
+        # needs to write, so answer from an index built in memory
+        index = SearchIndex(":memory:", tokenizer)
+        index.rebuild(_all_resources(view), str(view.snap.commit))
     try:
         yield index
     finally:

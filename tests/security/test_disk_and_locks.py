@@ -1,0 +1,135 @@
+"""Leftovers of killed writes, a full disk and a read-only store (issue 11, items 10, 16)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, head, make, write_json
+
+Run = Callable[..., Result]
+
+
+def _blob_ids(xb: Run, tmp_path: Path, item: dict[str, object]) -> set[str]:
+    """The loose objects a put of ``item`` writes (learned on a scratch store)."""
+    scratch = tmp_path / "scratch"
+    xb("init", store=scratch)
+    before = {p for p in (scratch / ".git" / "objects").rglob("*") if p.is_file()}
+    assert xb("put", "-", input=item, store=scratch).code == 0
+    after = {p for p in (scratch / ".git" / "objects").rglob("*") if p.is_file()}
+    return {p.parent.name + p.name for p in after - before if len(p.parent.name) == 2}
+
+
+def test_an_object_lock_left_by_a_killed_write_does_not_block_the_retry(
+    xb: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """Before the fix the retry failed with Internal error (FileLocked) until doctor --repair."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    item = make("killed-mid-write")
+    locks = {}
+    for sha in _blob_ids(xb, tmp_path, item):  # the resource's blob is the same everywhere
+        lock = store_dir / ".git" / "objects" / sha[:2] / (sha[2:] + ".lock")
+        lock.parent.mkdir(mode=0o700, exist_ok=True)
+        lock.write_bytes(b"partial")
+        locks[sha] = lock
+    result = xb("put", "-", input=item)
+    assert result.code == 0, result.stderr
+    assert result.json["added"] == 1
+    written = [
+        sha for sha in locks if (store_dir / ".git" / "objects" / sha[:2] / sha[2:]).exists()
+    ]
+    assert written  # the retry wrote the very objects the killed write had locked
+    assert all(not locks[sha].exists() for sha in written)
+    for lock in locks.values():  # (trees and commits differ between stores)
+        lock.unlink(missing_ok=True)
+    report = xb("doctor").json
+    assert report["ok"] is True, report["problems"]
+
+
+def test_doctor_repair_removes_fresh_object_locks_under_the_store_lock(
+    xb: Run, store_dir: Path
+) -> None:
+    xb("put", str(EXAMPLES / "batch.json"))
+    lock = store_dir / ".git" / "objects" / "ab" / ("c" * 38 + ".lock")
+    lock.parent.mkdir(mode=0o700, exist_ok=True)
+    lock.write_bytes(b"")
+    assert "git_lock" in {p["code"] for p in xb("doctor").json["problems"]}
+    repaired = xb("doctor", "--repair").json["repaired"]
+    assert "git_lock" in {p["code"] for p in repaired} and not lock.exists()
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, size: str) -> Iterator[Path]:
+    path.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _fill(directory: Path) -> Path:
+    filler = directory / "filler"
+    with contextlib.suppress(OSError), open(filler, "wb") as handle:
+        while True:
+            handle.write(b"\0" * 65536)
+    return filler
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+
+
+@needs_root
+def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    with tmpfs(tmp_path / "small", "3m") as disk:
+        store = disk / "store"
+        assert xb_proc("put", str(EXAMPLES / "batch.json"), store=store).code == 0
+        assert xb_proc("search", "dialog", store=store).code == 0  # the index exists
+        filler = _fill(disk)
+        big = [make(f"full-{i}", text=f"{i} " + os.urandom(8000).hex()) for i in range(40)]
+        source = write_json(tmp_path / "big.json", big)
+        before = head(store)
+        result = xb_proc("put", str(source), store=store)
+        assert result.code == 1, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "disk" in lines[0], result.stderr
+        assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+        committed = head(store) != before
+        assert ("is committed" in lines[0]) == committed
+        # reads still answer on a full disk (the index cannot grow: searched in memory)
+        assert xb_proc("status", store=store).code == 0
+        found = xb_proc("search", "dialog", store=store)
+        assert found.code == 0 and found.json["results"], found.stderr
+        filler.unlink()
+        retry = xb_proc("put", str(source), store=store)
+        assert retry.code == 0, retry.stderr
+        assert xb_proc("doctor", "--repair", store=store).code in (0, 7)
+        assert xb_proc("doctor", store=store).json["ok"] is True
+
+
+@needs_root
+def test_search_and_log_work_on_a_read_only_store(xb_proc: Run, tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "ro", "8m") as disk:
+        store = disk / "store"
+        assert xb_proc("put", str(EXAMPLES / "batch.json"), store=store).code == 0
+        for derived in (store / ".git" / "xbrain").glob("*.sqlite*"):
+            derived.unlink()  # nothing derived yet: both must build it somewhere
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        found = xb_proc("search", "dialog", store=store)
+        assert found.code == 0 and found.json["results"], found.stderr
+        log = xb_proc("log", store=store)
+        assert log.code == 0 and log.json["commits"], log.stderr
+        put = xb_proc("put", "-", input=make("ro"), store=store)
+        assert put.code != 0 and len(put.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in put.stderr
