@@ -1,5 +1,5 @@
 """``python -m xbrain``."""
 
-from .cli import main
+from .launch import main
 
 main()

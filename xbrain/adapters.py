@@ -11,7 +11,6 @@ killed. Each failure has the caller's own one-line message.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -21,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .codec import canonical_json
-from .errors import ProviderError
+from .errors import InvalidInputError, ProviderError
+from .inputs import parse_json
 
 __all__ = ["Messages", "run_adapter"]
 
@@ -75,39 +75,48 @@ def run_adapter(
             while os.read(process.stderr.fileno(), 65536):
                 pass
 
-    readers = [threading.Thread(target=f, daemon=True) for f in (read_stdout, drain_stderr)]
-    for reader in readers:
-        reader.start()
-    try:
+    write_failed = threading.Event()
+
+    def write_stdin() -> None:  # in a thread: an adapter that never reads cannot stall us
+        assert process.stdin is not None
         try:
-            assert process.stdin is not None
             process.stdin.write(line)
             process.stdin.close()
-        except OSError:
-            raise ProviderError(messages.stdin) from None
-        deadline = time.monotonic() + timeout
-        while readers[0].is_alive() and not overflow.is_set():
+        except (OSError, ValueError):
+            write_failed.set()
+
+    threads = [
+        threading.Thread(target=f, daemon=True) for f in (read_stdout, drain_stderr, write_stdin)
+    ]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + timeout  # covers the whole exchange, the request included
+    try:
+        while (threads[0].is_alive() or threads[2].is_alive()) and not overflow.is_set():
             if time.monotonic() > deadline:
                 raise ProviderError(messages.timeout)
-            readers[0].join(0.02)
+            threads[0].join(0.02)
         if overflow.is_set():
             raise ProviderError(messages.size)
+        if write_failed.is_set():
+            raise ProviderError(messages.stdin)
         try:
             code = process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             raise ProviderError(messages.timeout) from None
     finally:
         _kill_group(process)
-        for reader in readers:  # the pipes reach EOF once the group is gone
-            reader.join(1.0)
+        for thread in threads:  # the pipes reach EOF once the group is gone
+            thread.join(1.0)
         for stream in (process.stdout, process.stderr, process.stdin):
             if stream is not None:
-                stream.close()
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
     if code != 0:
         raise ProviderError(messages.failed)
     try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return parse_json(b"".join(chunks), messages.json)
+    except InvalidInputError:
         raise ProviderError(messages.json) from None
 
 

@@ -1,16 +1,78 @@
-"""Reading JSON documents given to commands (a file path or a byte stream), bounded."""
+"""Reading what a user or a process hands over: bounded, regular files only, sane JSON.
+
+Every file argument is read through :func:`read_file`: at most ``limit + 1`` bytes (so
+``/dev/zero`` or a growing file cannot exhaust memory), and only regular files — a FIFO,
+a device or a directory is refused before a byte is read (opening never blocks).
+:func:`parse_json` refuses nesting deeper than any document xbrain reads, so no later
+step can hit Python's recursion limit.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from .errors import InvalidInputError, NotFoundError
 
-__all__ = ["MAX_INPUT", "read_json_input"]
+__all__ = ["MAX_DEPTH", "MAX_INPUT", "parse_json", "read_file", "read_json_input"]
 
 MAX_INPUT = 10 * 1024 * 1024
+MAX_DEPTH = 64
+
+
+def read_file(path: Path, limit: int, too_big: str) -> bytes:
+    """The bytes of regular file ``path`` if it holds at most ``limit`` of them.
+
+    Missing: NotFoundError. Not a regular file or larger than ``limit``:
+    InvalidInputError (``too_big`` is the message for the latter).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise NotFoundError(f"No such file: {path}") from None
+    except IsADirectoryError:
+        raise InvalidInputError(f"Not a regular file: {path}") from None
+    except OSError as exc:
+        raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise InvalidInputError(f"Not a regular file: {path}")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise InvalidInputError(too_big)
+    return data
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """True when ``value`` nests lists/objects deeper than ``limit`` (iterative walk)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def parse_json(data: bytes | str, invalid: str) -> Any:
+    """One JSON document; ``invalid`` is the message for anything unreadable or too deep."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        value = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise InvalidInputError(invalid) from None
+    if depth_exceeds(value):
+        raise InvalidInputError(invalid.rstrip(".") + f" (nested deeper than {MAX_DEPTH}).")
+    return value
 
 
 def read_json_input(source: Path | BinaryIO, *, limit: int = MAX_INPUT) -> Any:
@@ -19,19 +81,9 @@ def read_json_input(source: Path | BinaryIO, *, limit: int = MAX_INPUT) -> Any:
     Errors: ``Input exceeds 10 MiB.``, ``Invalid resource JSON.``, or not found.
     """
     if isinstance(source, Path):
-        try:
-            if source.stat().st_size > limit:
-                raise InvalidInputError("Input exceeds 10 MiB.")
-            data = source.read_bytes()
-        except FileNotFoundError:
-            raise NotFoundError(f"No such file: {source}") from None
-        except IsADirectoryError:
-            raise InvalidInputError(f"Not a file: {source}") from None
+        data = read_file(source, limit, "Input exceeds 10 MiB.")
     else:
         data = source.read(limit + 1)
     if len(data) > limit:
         raise InvalidInputError("Input exceeds 10 MiB.")
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise InvalidInputError("Invalid resource JSON.") from None
+    return parse_json(data, "Invalid resource JSON.")

@@ -7,7 +7,6 @@ original's layout, ``JSON.stringify(value, null, 2) + "\\n"``, privately and ato
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -15,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from .codec import json_document
-from .errors import InvalidInputError, NotFoundError
+from .errors import InvalidInputError
+from .inputs import parse_json, read_file
 from .model import Resource, normalize_resource, normalize_tombstone
 from .state import normalize_ingestion, normalize_receipts
 
@@ -81,18 +81,8 @@ def read_original(
 ) -> OriginalStore:
     """Read and validate an original store file; a missing file is an error here."""
     too_big = InvalidInputError(f"Memory store exceeds {max_bytes // (1024 * 1024)} MiB.")
-    try:
-        if path.stat().st_size > max_bytes:
-            raise too_big
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise NotFoundError(f"No such file: {path}") from None
-    if len(data) > max_bytes:
-        raise too_big
-    try:
-        raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise InvalidInputError("Invalid memory store JSON; refusing to overwrite.") from None
+    data = read_file(path, max_bytes, too_big.message)
+    raw = parse_json(data, "Invalid memory store JSON; refusing to overwrite.")
     return parse_original(raw, max_entries=max_entries)
 
 

@@ -9,6 +9,7 @@ empty; the first write creates it.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,7 +28,8 @@ from .errors import (
     UsageError,
     XbrainError,
 )
-from .gitstore import CommitId, GitStore, private_umask
+from .gitstore import CommitId, GitStore, private_umask, read_worktree_file
+from .intake import MAX_BYTES
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
@@ -443,8 +445,13 @@ class Store:
                 | {p for p in committed if p.startswith(("resources/", "tombstones/"))}
             )
             for path in candidates:
-                target = git_root / path
-                data = target.read_bytes() if target.is_file() else None
+                # links are never followed; nothing larger than a record is read
+                data = read_worktree_file(git_root / path, MAX_BYTES["resource"])
+                if data is None and os.path.lexists(git_root / path):
+                    rejected.append(
+                        {"path": path, "error": "Not a regular file, or too large; left alone."}
+                    )
+                    continue
                 if data is not None and GitStore.hash_blob(data) == committed.get(path):
                     continue
                 kind = (

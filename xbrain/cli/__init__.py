@@ -74,7 +74,7 @@ def common_options(func: Any) -> Any:
     options = [
         click.option(
             "--store",
-            type=click.Path(path_type=Path, file_okay=False),
+            type=click.Path(path_type=Path),  # a file here is "not a store" (exit 7)
             expose_value=False,
             callback=_remember,
             help="Store directory [default: $XBRAIN_STORE, else the platform data dir].",

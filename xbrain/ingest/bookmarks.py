@@ -9,13 +9,13 @@ to 4,000 and at most 8 https media entries. The file is only ever read.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError
+from ..inputs import parse_json, read_file
 from ..urls import canonical_source_url, parse_url
 
 __all__ = ["Bookmark", "js_slice", "read_library"]
@@ -90,7 +90,8 @@ def _text(row: dict[str, Any]) -> str:
 
 def _media(row: dict[str, Any]) -> tuple[dict[str, str], ...]:
     out = []
-    for item in row.get("media") or []:
+    media = row.get("media")
+    for item in media if isinstance(media, list) else []:
         if not isinstance(item, dict) or item.get("type") not in ("image", "video"):
             continue
         url = safe_url(item.get("url"))
@@ -112,13 +113,10 @@ def normalize_row(row: dict[str, Any]) -> Bookmark | None:
 def read_library(path: Path) -> list[Bookmark]:
     """Read and validate a bookmark library (missing file: an error, unlike the original)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise InvalidInputError("Store exceeds 100 MiB.")
-        raw = json.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
+        data = read_file(path, MAX_BYTES, "Store exceeds 100 MiB.")
+    except NotFoundError:
         raise NotFoundError(f"No such bookmark file: {path}") from None
-    except (UnicodeDecodeError, ValueError):
-        raise InvalidInputError("Invalid bookmark library JSON.") from None
+    raw = parse_json(data, "Invalid bookmark library JSON.")
     if (
         not isinstance(raw, dict)
         or raw.get("version") != 1

@@ -8,7 +8,6 @@ with ``timeoutMs`` from the config.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from ..adapters import Messages, run_adapter
 from ..codec import digest
 from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError, ProviderError
+from ..inputs import parse_json, read_file
 from ..model import normalize_resource
 from ..text import utf16_length
 from ..timestamps import parse_timestamp
@@ -68,13 +68,10 @@ class Page:
 def load_source_config(file: Path) -> SourceConfig:
     """Read and validate a source config."""
     try:
-        if Path(file).stat().st_size > 16_000:
-            raise InvalidInputError("Source config exceeds 16 KiB.")
-        raw = json.loads(Path(file).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = read_file(Path(file), 16_000, "Source config exceeds 16 KiB.")
+    except NotFoundError:
         raise NotFoundError(f"No such source config: {file}") from None
-    except (OSError, UnicodeDecodeError, ValueError):
-        raise InvalidInputError("Invalid source config JSON.") from None
+    raw = parse_json(data, "Invalid source config JSON.")
     account = raw.get("account") if isinstance(raw, dict) else None
     if (
         not isinstance(raw, dict)

@@ -11,7 +11,6 @@ parameters are rejected.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from pathlib import Path
 from ..codec import digest
 from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError
+from ..inputs import parse_json, read_file
 
 __all__ = ["ProviderConfig", "load_provider_config"]
 
@@ -57,18 +57,17 @@ def canonical_path(path: Path) -> Path:
 
 def load_provider_config(file: Path, store_path: Path) -> ProviderConfig:
     """Read and validate ``file``; ``store_path`` is the local store (the differ rule)."""
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    try:  # 16,000 characters are at most 64,000 UTF-8 bytes
+        data = read_file(Path(file), 4 * MAX_CHARS, "Provider config exceeds 16 KiB.")
+    except NotFoundError:
         raise NotFoundError(f"No such provider config: {file}") from None
-    except (OSError, UnicodeDecodeError):
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         raise InvalidInputError("Invalid provider config JSON.") from None
     if len(text) > MAX_CHARS:
         raise InvalidInputError("Provider config exceeds 16 KiB.")
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        raise InvalidInputError("Invalid provider config JSON.") from None
+    raw = parse_json(text, "Invalid provider config JSON.")
     if not isinstance(raw, dict) or raw.get("scope") != "personal":
         raise InvalidInputError(SCOPE_ERROR)
     reject_credentials(raw, "Provider configs")

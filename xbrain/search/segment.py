@@ -15,6 +15,7 @@ the caller. jieba itself is never imported here. Identity with ``jieba.cut`` and
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import importlib.util
 import marshal
@@ -109,38 +110,67 @@ def _compile(dict_path: Path, model_dir: Path, target: Path) -> None:
         raise
 
 
+_DAMAGE = (ValueError, EOFError, TypeError, KeyError, struct.error, OverflowError)
+
+
 class Segmenter:
     """jieba's ``cut`` / ``cut_for_search`` (HMM on) over Han text, with lazy shards."""
 
     def __init__(self, cache_dir: Path) -> None:
-        dict_path, model_dir = _jieba_files()
-        self.path = cache_dir / f"jieba-{_fingerprint(dict_path, model_dir)}.bin"
-        if not self.path.exists():
-            _compile(dict_path, model_dir, self.path)
-        self._file = open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
-        if self._file.read(len(_MAGIC)) != _MAGIC:
-            raise RuntimeError(f"Damaged segmentation cache {self.path}; delete it.")
-        (size,) = struct.unpack(">Q", self._file.read(8))
-        total, model, table = marshal.loads(self._file.read(size))
-        self._base = len(_MAGIC) + 8 + size
-        self._logtotal = math.log(total)
-        self._start, self._trans = model
-        self._table: dict[str, tuple[int, int]] = table
+        self._sources = _jieba_files()
+        self.path = cache_dir / f"jieba-{_fingerprint(*self._sources)}.bin"
         self._shards: dict[str, tuple[dict[str, int], tuple[float, ...]]] = {}
+        if not self.path.exists():
+            _compile(*self._sources, self.path)
+        try:
+            self._open()
+        except _DAMAGE:  # a damaged cache is derived data: build it again
+            self._rebuild()
+
+    def _open(self) -> None:
+        self._file = open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
+        try:
+            if self._file.read(len(_MAGIC)) != _MAGIC:
+                raise ValueError("not a segmentation cache")
+            (size,) = struct.unpack(">Q", self._file.read(8))
+            total, model, table = marshal.loads(self._file.read(size))
+            self._base = len(_MAGIC) + 8 + size
+            self._logtotal = math.log(total)
+            self._start, self._trans = model
+            self._table: dict[str, tuple[int, int]] = dict(table)
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _rebuild(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):
+            self._file.close()
+        self._shards.clear()
+        _compile(*self._sources, self.path)
+        self._open()
 
     def close(self) -> None:
         """Release the cache file."""
         self._file.close()
 
+    def _read_shard(self, char: str) -> tuple[dict[str, int], tuple[float, ...]]:
+        where = self._table.get(char)
+        if where is None:
+            return ({}, (MIN_FLOAT,) * 4)
+        self._file.seek(self._base + where[0])
+        words, probs = marshal.loads(self._file.read(where[1]))
+        if not isinstance(words, dict) or not isinstance(probs, tuple) or len(probs) != 4:
+            raise ValueError("damaged shard")
+        return words, probs
+
     def _shard(self, char: str) -> tuple[dict[str, int], tuple[float, ...]]:
         shard = self._shards.get(char)
         if shard is None:
-            where = self._table.get(char)
-            if where is None:
-                shard = ({}, (MIN_FLOAT,) * 4)
-            else:
-                self._file.seek(self._base + where[0])
-                shard = marshal.loads(self._file.read(where[1]))
+            try:
+                shard = self._read_shard(char)
+            except _DAMAGE:
+                self._rebuild()
+                shard = self._read_shard(char)
             self._shards[char] = shard
         return shard
 

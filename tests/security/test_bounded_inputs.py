@@ -1,0 +1,193 @@
+"""Inputs are bounded, only regular files are read, and every failure has its exit code.
+
+Issue 11, items 12 (unbounded reads), 14 (the adapter deadline), 16 (exit codes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.test_adapter_faults import adapter_config
+from tests.conftest import EXAMPLES, Result, make, snapshot_files, write_json
+
+Run = Callable[..., Result]
+
+
+def _commands(target: str) -> list[tuple[str, ...]]:
+    return [
+        ("put", target),
+        ("analyze", target),
+        ("distill", target),
+        ("capture", "--bookmarks", target),
+        ("import-store", target),
+        ("status", "--provider-config", target),
+        ("pull", "--source-config", target),
+    ]
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_special_files_are_refused_before_reading(
+    xb_proc: Run, tmp_path: Path, store_dir: Path, special: str
+) -> None:
+    """put /dev/zero used to grow to 5.6 GB in 8 s; a FIFO blocked forever."""
+    xb_proc("put", str(EXAMPLES / "batch.json"))
+    target = special
+    if special == "fifo":
+        target = str(tmp_path / "pipe")
+        os.mkfifo(target)
+    before = snapshot_files(store_dir)
+    for args in _commands(target):
+        started = time.monotonic()
+        result = xb_proc(*args)
+        assert result.code == 4, (args, result.stderr)
+        assert "Not a regular file" in result.stderr, (args, result.stderr)
+        assert time.monotonic() - started < 20
+    assert snapshot_files(store_dir) == before
+
+
+def test_oversized_files_are_cut_at_the_limit(xb: Run, tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    with open(big, "wb") as handle:
+        handle.truncate(11 * 1024 * 1024)  # sparse: 11 MiB of zeros
+    assert xb("put", str(big)).stderr.strip() == "Input exceeds 10 MiB."
+    assert (
+        xb("status", "--provider-config", str(big)).stderr.strip()
+        == "Provider config exceeds 16 KiB."
+    )
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+MEDIUM = "[" * 500 + "]" * 500  # parses, but is deeper than anything xbrain reads
+
+
+@pytest.mark.parametrize("payload", [DEEP, MEDIUM, '{"a":' * 3000 + "1" + "}" * 3000])
+def test_deep_json_is_invalid_input_not_an_internal_error(
+    xb: Run, tmp_path: Path, payload: str
+) -> None:
+    """RecursionError used to surface as Internal error (exit 1)."""
+    path = tmp_path / "deep.json"
+    path.write_text(payload)
+    for args in (
+        ("put", str(path)),
+        ("analyze", str(path)),
+        ("distill", str(path)),
+        ("capture", "--bookmarks", str(path)),
+        ("import-store", str(path)),
+        ("status", "--provider-config", str(path)),
+        ("pull", "--source-config", str(path)),
+    ):
+        result = xb(*args)
+        assert result.code == 4, (args, result.stderr)
+        assert "Internal error" not in result.stderr
+    assert xb("put", "-", input=payload).code == 4
+
+
+def test_deep_adapter_output_is_a_provider_failure(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
+    body = "import sys\nsys.stdin.readline()\nsys.stdout.write('[' * 100000 + ']' * 100000)\n"
+    config = adapter_config(tmp_path, body)
+    xb("put", json_file(make("deep")))
+    result = xb("sync", "--all", "--provider-config", config)
+    assert result.code in (1, 8) and "Internal error" not in result.stderr
+    assert result.json["confirmed"] == 0 and result.json["failures"], result.stdout
+
+
+def test_capture_with_a_non_list_media_field(xb: Run, tmp_path: Path) -> None:
+    library = json.loads((EXAMPLES / "bookmarks.json").read_text())
+    library["bookmarks"][0]["media"] = 5
+    result = xb("capture", "--bookmarks", str(write_json(tmp_path / "b.json", library)))
+    assert result.code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "import time\ntime.sleep(60)\n",  # never reads stdin, never exits
+        "import os, time\nos.close(1)\ntime.sleep(60)\n",  # closes stdout, never exits
+    ],
+)
+def test_adapter_deadline_covers_requests_over_64_kib(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, body: str
+) -> None:
+    """Item 14: a 64 KiB+ request was written before the deadline loop; the lock was held 40 s."""
+    put = xb("put", json_file(make("big", text="字" * 40_000, summary="词" * 9_000)))
+    assert put.code == 0, put.stderr  # the sync request is ~150 KB of UTF-8
+    config = adapter_config(tmp_path, body)  # timeoutMs 1000
+    started = time.monotonic()
+    result = xb("sync", "--all", "--provider-config", config)
+    elapsed = time.monotonic() - started
+    assert result.code != 0
+    assert elapsed < 10, elapsed  # the 1 s deadline (plus start-up), not the adapter's 60 s
+    assert xb("status").code == 0  # the store lock was released
+
+
+def test_store_option_naming_a_file_is_not_a_store(xb: Run, tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    for args in (("status",), ("put", str(EXAMPLES / "batch.json")), ("search", "x")):
+        result = xb(*args, store=file)
+        assert result.code == 7, (args, result.stderr)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/r.git", "gopher://h/r.git", "ssh://[::1/x"])
+def test_push_to_an_unreachable_or_strange_remote_is_exit_8(xb: Run, url: str) -> None:
+    xb("put", str(EXAMPLES / "batch.json"))
+    assert xb("remote", "add", "odd", url).code in (0, 4)
+    result = xb("remote", "push", "odd")
+    assert result.code in (3, 8), result.stderr  # 3 when the URL was refused at add
+    assert "Internal error" not in result.stderr
+
+
+def test_a_corrupt_segmentation_cache_is_rebuilt(xb_proc: Run, tmp_path: Path) -> None:
+    cache = tmp_path / "segcache"
+    env = {"XBRAIN_CACHE_DIR": str(cache)}
+    xb_proc("put", "-", input=make("zh", title="中文对话框的可访问性指南"), env=env)
+    first = xb_proc("search", "对话框", env=env)
+    assert first.code == 0 and first.json["results"]
+    for path in cache.rglob("*"):
+        if path.is_file():
+            path.write_bytes(b"\x00garbage" * 10)
+    again = xb_proc("search", "对话框", env=env)
+    assert again.code == 0 and again.json["results"] == first.json["results"], again.stderr
+    assert xb_proc("search", "对话框", env=env).code == 0
+
+
+def test_sigint_while_xbrain_loads_is_one_line() -> None:
+    """A Ctrl-C while Python imported the CLI showed a traceback (deterministic: the
+    interrupt is raised by the import itself)."""
+    code = (
+        "import builtins, xbrain.launch as launch\n"
+        "real = builtins.__import__\n"
+        "def interrupting(name, *args, **kwargs):\n"
+        "    if name == 'cli':\n"
+        "        raise KeyboardInterrupt\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = interrupting\n"
+        "launch.main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 130 and proc.stderr == b"Interrupted.\n", proc.stderr
+
+
+def test_sigint_while_running_is_one_line(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xbrain", "search", "-", "--store", str(tmp_path / "s")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    time.sleep(1.5)  # loaded, and waiting for the query on stdin
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and err == b"Interrupted.\n", err
