@@ -402,6 +402,38 @@ class GitStore:
                 elif was != (item.mode, item.sha):
                     yield Leaf(parts, item.mode, item.sha.decode())
 
+    def blob_size(self, sha: str) -> int | None:
+        """A stored object's size read from its header, without inflating the object.
+
+        Lets a check refuse a huge blob (a remote's zlib bomb) before loading it. None
+        when the object is not stored in this repository's own directory (an
+        alternate's, i.e. the store's own trusted objects) or its header is unreadable.
+        """
+        from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+        from dulwich.pack import load_pack_index
+
+        objects = self.control_dir / "objects"
+        try:
+            with open(objects / sha[:2] / sha[2:], "rb") as handle:
+                head = zlib.decompressobj().decompress(handle.read(256), 64)
+            return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+        except FileNotFoundError:
+            pass
+        except (zlib.error, ValueError, IndexError):
+            return None
+        for idx in sorted((objects / "pack").glob("pack-*.idx")):
+            index = load_pack_index(str(idx), DEFAULT_OBJECT_FORMAT)
+            try:
+                offset = index.object_offset(ObjectID(sha.encode()))
+            except KeyError:
+                continue
+            finally:
+                index.close()
+            with open(idx.with_suffix(".pack"), "rb") as handle:
+                handle.seek(offset)
+                return _packed_size(handle.read(128))
+        return None
+
     def diff_paths(self, old: CommitId | None, new: CommitId) -> list[str]:
         """Every file path that differs between two commits (added, changed or removed)."""
         from dulwich.diff_tree import tree_changes
@@ -1088,6 +1120,40 @@ def fix_file_modes(root: Path) -> None:
     for rel in file_mode_problems(root):
         path = root / rel
         os.chmod(path, os.lstat(path).st_mode & 0o700)
+
+
+def _packed_size(entry: bytes) -> int | None:
+    """The inflated size of a pack entry from its header (deltas: the result's size)."""
+    try:
+        byte = entry[0]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 15, 4, 1
+        while byte & 0x80:
+            byte = entry[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        if kind in (1, 2, 3, 4):  # commit, tree, blob, tag
+            return size
+        if kind == 6:  # offset delta: skip the base offset
+            while entry[at] & 0x80:
+                at += 1
+            at += 1
+        elif kind == 7:  # reference delta: skip the base id
+            at += 20
+        else:
+            return None
+        delta = zlib.decompressobj().decompress(entry[at:], 32)
+        values, value, shift = [], 0, 0
+        for byte in delta:  # two varints: the base's size, then the result's
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                values.append(value)
+                value, shift = 0, 0
+                if len(values) == 2:
+                    return values[1]
+    except (IndexError, zlib.error):
+        return None
+    return None
 
 
 def _private_file(path: Path) -> None:

@@ -83,6 +83,9 @@ def check_commit(git: GitStore, base: CommitId | None, commit: CommitId, origin:
         found.append((path, leaf.sha, kind))
     snap = git.snapshot(commit)
     for path, sha, kind in sorted(found):
+        size = git.blob_size(sha)  # from the header: a huge blob is never inflated
+        if size is not None and size > MAX_BYTES[kind]:
+            raise _refuse(origin, json.dumps(path), f"larger than {MAX_BYTES[kind]:,} bytes")
         data = snap.blob(sha)
         if len(data) > MAX_BYTES[kind]:
             raise _refuse(origin, json.dumps(path), f"larger than {MAX_BYTES[kind]:,} bytes")

@@ -461,3 +461,42 @@ def test_clone_of_a_valid_backup_still_restores(xb: Run, backed_up: Path, tmp_pa
     modes = {oct(p.stat().st_mode & 0o777) for p in restored.rglob("*") if not p.is_symlink()}
     assert modes <= {"0o600", "0o700", "0o400"}, modes
     write_json(tmp_path / "unused.json", {})
+
+
+def test_writes_never_follow_a_link_in_the_working_tree(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Item 3: with a planted link the put fails before committing; repair removes the link."""
+    assert xb("put", str(EXAMPLES / "batch.json")).code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.move(str(store_dir / "resources"), str(tmp_path / "moved"))
+    (store_dir / "resources").symlink_to(elsewhere)
+    before = head(store_dir)
+    result = xb("put", "-", input=make("private"))
+    assert result.code == 7 and "doctor --repair" in result.stderr, result.stderr
+    assert head(store_dir) == before and list(elsewhere.iterdir()) == []
+    report = xb("doctor").json
+    assert "worktree_link" in {p["code"] for p in report["problems"]}
+    assert xb("doctor", "--repair").code == 0
+    assert not (store_dir / "resources").is_symlink() and elsewhere.is_dir()
+    assert xb("put", "-", input=make("private")).code == 0
+    assert list(elsewhere.iterdir()) == []
+    assert xb("doctor").json["ok"] is True
+
+
+def test_doctor_does_not_read_through_a_link_to_dev_zero(xb_proc: Run, store_dir: Path) -> None:
+    """Item 13: doctor followed links and read /dev/zero (3-4 GB)."""
+    import time
+
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    record = next((store_dir / "resources").rglob("*.yaml"))
+    record.unlink()
+    record.symlink_to("/dev/zero")
+    started = time.monotonic()
+    report = xb_proc("doctor")
+    assert time.monotonic() - started < 30
+    codes = {p["code"] for p in report.json["problems"]}
+    assert {"worktree_link", "worktree_drift"} <= codes
+    assert xb_proc("doctor", "--repair").code == 0
+    assert not record.is_symlink() and xb_proc("doctor").json["ok"] is True
