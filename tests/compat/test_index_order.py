@@ -111,6 +111,9 @@ def test_doctor_detects_and_repairs_an_unordered_index(
     assert git(store_dir, "fsck", "--strict").returncode != 0
     report = xb("doctor")
     assert "index_order" in {p["code"] for p in report.json["problems"]}
+    from xbrain.schemas import schema_errors
+
+    assert schema_errors("doctor-output", report.json) == []
     repaired = xb("doctor", "--repair")
     assert "index_order" in {p["code"] for p in repaired.json["repaired"]}
     assert xb("doctor").json["ok"] is True

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result, head, make, snapshot_files, write_json
+from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
@@ -215,6 +216,7 @@ def test_verify_reports_a_hostile_remote_and_leaves_no_copy(
     assert result.code == 7
     report = result.json
     assert report["ok"] is False and report["problems"][0]["code"] == "refused"
+    assert schema_errors("remote-verify-output", report) == []
     scratch = store_dir / ".git" / "xbrain" / "verify"
     assert not scratch.exists() or list(scratch.iterdir()) == []
 
@@ -228,7 +230,8 @@ def test_verify_sweeps_copies_left_by_a_killed_verify(
     leftover = store_dir / ".git" / "xbrain" / "verify" / f"{dead.pid}-abc"
     (leftover / "copy").mkdir(parents=True)
     (leftover / "copy" / "big").write_bytes(b"x" * 1000)
-    assert xb("remote", "verify").json["ok"] is True
+    report = xb("remote", "verify").json
+    assert report["ok"] is True and schema_errors("remote-verify-output", report) == []
     assert not leftover.exists()
 
 
@@ -478,7 +481,9 @@ def test_writes_never_follow_a_link_in_the_working_tree(
     assert head(store_dir) == before and list(elsewhere.iterdir()) == []
     report = xb("doctor").json
     assert "worktree_link" in {p["code"] for p in report["problems"]}
-    assert xb("doctor", "--repair").code == 0
+    assert schema_errors("doctor-output", report) == []
+    repaired = xb("doctor", "--repair")
+    assert repaired.code == 0 and schema_errors("doctor-output", repaired.json) == []
     assert not (store_dir / "resources").is_symlink() and elsewhere.is_dir()
     assert xb("put", "-", input=make("private")).code == 0
     assert list(elsewhere.iterdir()) == []
