@@ -348,14 +348,22 @@ class GitStore:
         except CorruptStoreError:
             return False
 
-    def changed_files(self, old: CommitId | None, new: CommitId, prefix: str) -> list[str]:
-        """Paths under ``prefix`` that differ between two commits (tree diff, pruned)."""
+    def changed_files(self, old: CommitId | None, new: CommitId, prefix: str = "") -> list[str]:
+        """Paths under ``prefix`` (default: anywhere) that differ between two commits.
+
+        A tree diff pruned by identical subtrees: its cost follows what changed.
+        """
         from dulwich.diff_tree import tree_changes
 
-        old_entry = Snapshot(self._repo, old)._entry(prefix)
-        new_entry = Snapshot(self._repo, new)._entry(prefix)
-        old_tree = old_entry[1] if old_entry and old_entry[0] == DIR_MODE else None
-        new_tree = new_entry[1] if new_entry and new_entry[0] == DIR_MODE else None
+        def tree(commit: CommitId | None) -> bytes | None:
+            snap = Snapshot(self._repo, commit)
+            if prefix == "":
+                return snap.tree_id
+            entry = snap._entry(prefix)
+            return entry[1] if entry and entry[0] == DIR_MODE else None
+
+        old_tree, new_tree = tree(old), tree(new)
+        base = prefix + "/" if prefix else ""
         paths = set()
         for change in tree_changes(
             self._repo.object_store,
@@ -364,7 +372,7 @@ class GitStore:
         ):
             for entry in (change.old, change.new):
                 if entry is not None and entry.path is not None:
-                    paths.add(f"{prefix}/{entry.path.decode()}")
+                    paths.add(base + entry.path.decode("utf-8", "surrogateescape"))
         return sorted(paths)
 
     def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
@@ -433,23 +441,6 @@ class GitStore:
                 handle.seek(offset)
                 return _packed_size(handle.read(128))
         return None
-
-    def diff_paths(self, old: CommitId | None, new: CommitId) -> list[str]:
-        """Every file path that differs between two commits (added, changed or removed)."""
-        from dulwich.diff_tree import tree_changes
-
-        old_tree = self.snapshot(old).tree_id if old is not None else None
-        new_tree = self.snapshot(new).tree_id
-        paths = set()
-        for change in tree_changes(
-            self._repo.object_store,
-            ObjectID(old_tree) if old_tree else None,
-            ObjectID(new_tree) if new_tree else None,
-        ):
-            for entry in (change.old, change.new):
-                if entry is not None and entry.path is not None:
-                    paths.add(entry.path.decode("utf-8", "surrogateescape"))
-        return sorted(paths)
 
     # -- remotes ---------------------------------------------------------------------------
 

@@ -307,7 +307,7 @@ def pull(store: Store, name: str) -> dict[str, Any]:
                     locked, ours, theirs, f"remote pull {name}", store.agent, store.clock()
                 )
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}")
-                paths = locked.diff_paths(ours, head)
+                paths = locked.changed_files(ours, head)
                 identity = View(locked.snapshot(ours)).config().identity
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
