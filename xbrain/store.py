@@ -221,8 +221,10 @@ class Store:
         if len(set(ids)) != len(ids):
             raise InvalidInputError("Duplicate source IDs in batch.")
         dropped = sorted({name for n in normalized for name in n.dropped})
+        written: list[dict[str, str]] = []
         with self._transaction("put") as txn:
-            result = apply_resources(txn, [n.resource for n in normalized])
+            result = apply_resources(txn, [n.resource for n in normalized], written)
+        result["results"] = written
         result["droppedFields"] = sum(len(n.dropped) for n in normalized)
         if dropped:
             result["droppedFieldNames"] = dropped
@@ -797,8 +799,13 @@ def _is_id(rid: str) -> bool:
     return isinstance(rid, str) and ID_PATTERN.fullmatch(rid) is not None
 
 
-def apply_resources(txn: Transaction, resources: list[Resource]) -> dict[str, Any]:
-    """The original's upsert (reference §3.1): carry design, check staleness, count."""
+def apply_resources(
+    txn: Transaction, resources: list[Resource], results: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """The original's upsert (reference §3.1): carry design, check staleness, count.
+
+    ``results``, when given, receives ``{id, status}`` per resource in input order.
+    """
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     for incoming in resources:
         rid = incoming["id"]
@@ -813,11 +820,16 @@ def apply_resources(txn: Transaction, resources: list[Resource]) -> dict[str, An
             )
         if old is not None and digest(old) == digest(new):
             counts["unchanged"] += 1
+            if results is not None:
+                results.append({"id": rid, "status": "unchanged"})
             continue
         if old is not None and new["updatedAt"] == old["updatedAt"]:
             raise ConflictError("Conflicting resource revision; use a newer updatedAt.")
         verb = "update" if old is not None else ("restore" if deleted else "add")
-        counts["updated" if old is not None else "added"] += 1
+        status = "updated" if old is not None else "added"
+        counts[status] += 1
+        if results is not None:
+            results.append({"id": rid, "status": status})
         txn.put_resource(new)
         txn.actions.append((verb, rid, new["title"]))
     return {**counts, "total": txn.totals()["resources"], "remoteSync": "not_attempted"}
