@@ -109,14 +109,34 @@ def _ids(view: View) -> set[str]:
     return {Path(p).stem for prefix in RECORD_DIRS for p, _ in view.snap.files(prefix.rstrip("/"))}
 
 
-def merge_files(ours: View, theirs: View) -> dict[str, bytes | None]:
-    """The changes that turn ``ours`` into the merged tree (symmetric in its choices)."""
+def merge_files(
+    ours: View, theirs: View, dropped: list[dict[str, Any]] | None = None
+) -> dict[str, bytes | None]:
+    """The changes that turn ``ours`` into the merged tree (symmetric in its choices).
+
+    ``dropped``, when given, receives one entry per id where the two sides held
+    different revisions: which side was kept and what the other side had.
+    """
     changes: dict[str, bytes | None] = {}
     merged: dict[str, tuple[str, dict[str, Any]]] = {}
     for rid in sorted(_ids(ours) | _ids(theirs)):
         a, b = _record(ours, rid), _record(theirs, rid)
         pick = a if b is None else b if a is None else (a if a[2] == b[2] else _winner(a, b))
         assert pick is not None
+        if dropped is not None and a is not None and b is not None and a[2] != b[2]:
+            lost, view = (b, theirs) if pick is a else (a, ours)
+            dropped.append(
+                {
+                    "id": rid,
+                    "kept": "local" if pick is a else "remote",
+                    "dropped": {
+                        "revision": digest(lost[1]),
+                        "updatedAt": lost[1].get("updatedAt") or lost[1].get("deletedAt"),
+                        "deleted": lost[0] == "tombstone",
+                        "commit": view.snap.commit,
+                    },
+                }
+            )
         kind, record, data = pick
         merged[rid] = (kind, record)
         other = "tombstone" if kind == "resource" else "resource"
@@ -243,11 +263,13 @@ def _integrate(
     subject: str,
     agent: str | None,
     now: str,
+    dropped: list[dict[str, Any]] | None = None,
 ) -> tuple[str, CommitId]:
     """The commit ``main`` should move to after checking ``theirs``: (state, commit).
 
     Fast-forward: ``theirs`` itself, plus tombstones for records it dropped without one
-    and a re-derived catalog when git users edited records. Otherwise a merge commit.
+    and a re-derived catalog when git users edited records. Otherwise a merge commit;
+    ``dropped`` receives the revisions the merge did not keep.
     """
     when = int(time.time())
     if ours is None or git.is_ancestor(ours, theirs):
@@ -273,7 +295,7 @@ def _integrate(
             head = git.write_commit(head, fixes, message, identity, when)
         return "fast_forward" if ours is not None else "cloned", head
     identity = View(git.snapshot(ours)).config().identity
-    changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)))
+    changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)), dropped)
     message = commit_message("remote-pull", [], agent, subject=f"{subject}: merge {theirs[:12]}")
     return "merged", git.write_commit(ours, changes, message, identity, when, merged=theirs)
 
@@ -294,17 +316,18 @@ def pull(store: Store, name: str) -> dict[str, Any]:
         with git.quarantine() as incoming:
             theirs = incoming.fetch(url, name)  # network I/O outside the store lock
             if theirs is None:
-                return {"state": "remote_empty", "commit": None}
+                return {"state": "remote_empty", "commit": None, "dropped": []}
             with store._session() as locked:
                 ours = locked.head()
                 assert ours is not None
                 if ours == theirs or incoming.is_ancestor(theirs, ours):
                     locked.note_remote_head(name, theirs)
-                    return {"state": "up_to_date", "commit": ours}
+                    return {"state": "up_to_date", "commit": ours, "dropped": []}
                 check_commit(incoming, ours, theirs, f"remote {name}")
                 locked.accept_objects(incoming)
+                dropped: list[dict[str, Any]] = []
                 state, head = _integrate(
-                    locked, ours, theirs, f"remote pull {name}", store.agent, store.clock()
+                    locked, ours, theirs, f"remote pull {name}", store.agent, store.clock(), dropped
                 )
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}")
                 paths = locked.changed_files(ours, head)
@@ -312,7 +335,7 @@ def pull(store: Store, name: str) -> dict[str, Any]:
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
                 locked.refresh_worktree(head, paths)
-    return {"state": state, "commit": head}
+    return {"state": state, "commit": head, "dropped": dropped}
 
 
 def verify(store: Store, name: str) -> dict[str, Any]:

@@ -395,9 +395,8 @@ class Store:
                     changes = log(git, rid, 1) if new is None else []
                     if new is not None or not changes:
                         raise UsageError("Give the revision to compare with (xbrain diff ID REV).")
-                    parents = changes[0]["parents"]
-                    since = parents[0] if parents else None
                     to = changes[0]["commit"]
+                    since = _changed_side(git, rid, to, changes[0]["parents"])
                 return diff(View(git.snapshot(since)), View(git.snapshot(to)), rid)
 
     def restore(self, rid: str, at: str) -> dict[str, Any]:
@@ -788,6 +787,22 @@ def clone(url: str, directory: Path) -> dict[str, Any]:
     clone_into(url, target)
     store = Store(target)
     return {"store": str(target), "status": store.status()}
+
+
+def _changed_side(git: GitStore, rid: str, commit: CommitId, parents: list[str]) -> CommitId | None:
+    """The parent to compare ``commit`` with for ``rid``: the first one that differs.
+
+    For a merge that kept this device's revision, that is the other device's side, so
+    ``diff`` shows what the merge did to the resource rather than nothing.
+    """
+    path_of = {kind: layout.record_path(kind, rid) for kind in ("resource", "tombstone")}
+    now = git.snapshot(commit)
+    state = tuple(now.blob_id(path) for path in path_of.values())
+    for parent in parents:
+        snap = git.snapshot(CommitId(parent))
+        if tuple(snap.blob_id(path) for path in path_of.values()) != state:
+            return CommitId(parent)
+    return CommitId(parents[0]) if parents else None
 
 
 def _worktree_files(root: Path) -> list[str]:

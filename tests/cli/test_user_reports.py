@@ -1,0 +1,107 @@
+"""What a new user found (issue 12): backups that restore, writes and merges that report."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, make, sample
+from xbrain.model import resource_id
+from xbrain.schemas import schema_errors
+
+Run = Callable[..., Result]
+ID = resource_id("web", "fictional-dialog-guide")
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
+
+
+def _backup_restores(xb: Run, tmp_path: Path, remote: Path) -> None:
+    store = tmp_path / "store"
+    assert xb("put", str(EXAMPLES / "batch.json"), store=store).code == 0
+    assert xb("remote", "add", "origin", str(remote), store=store).code == 0
+    assert xb("remote", "push", store=store).code == 0
+    verified = xb("remote", "verify", store=store)
+    assert verified.code == 0 and verified.json["ok"] is True, verified.stdout + verified.stderr
+    restored = xb("clone", str(remote), str(tmp_path / "restored"), store=None)
+    assert restored.code == 0, restored.stderr
+    assert restored.json["status"]["resources"] == 2
+
+
+@needs_git
+def test_a_backup_into_git_init_bare_restores(xb: Run, tmp_path: Path) -> None:
+    """Item 1: HEAD names master there; verify and clone said "is not an xbrain store"."""
+    remote = tmp_path / "R.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "master", str(remote)], check=True)
+    _backup_restores(xb, tmp_path, remote)
+
+
+def test_a_backup_into_a_dulwich_bare_repository_restores(xb: Run, tmp_path: Path) -> None:
+    from dulwich.repo import Repo
+
+    remote = tmp_path / "D.git"
+    Repo.init_bare(str(remote), mkdir=True, default_branch=b"master").close()
+    _backup_restores(xb, tmp_path, remote)
+
+
+@pytest.fixture
+def two_devices(xb: Run, tmp_path: Path) -> tuple[Path, Path]:
+    from dulwich.repo import Repo
+
+    remote = tmp_path / "shared.git"
+    Repo.init_bare(str(remote), mkdir=True, default_branch=b"main").close()
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json"), store=a).code == 0
+    assert xb("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    return a, b
+
+
+def _edit(xb: Run, store: Path, json_file: Callable[[Any], str], title: str, when: str) -> None:
+    assert xb("put", json_file(sample(title=title, updatedAt=when)), store=store).code == 0
+
+
+def test_a_merge_lists_what_it_dropped_and_diff_shows_it(
+    xb: Run, json_file: Callable[[Any], str], two_devices: tuple[Path, Path]
+) -> None:
+    """Item 3: the older side's edit was dropped without a word; diff showed nothing."""
+    a, b = two_devices
+    _edit(xb, a, json_file, "Edited on A", "2026-10-09T00:00:00Z")  # newer: A's wins
+    _edit(xb, b, json_file, "Edited on B", "2026-10-08T00:00:00Z")
+    b_head = xb("log", store=b).json["commits"][0]["commit"]
+    assert xb("remote", "push", store=b).code == 0
+    pulled = xb("remote", "pull", store=a)
+    assert pulled.code == 0 and pulled.json["state"] == "merged", pulled.stderr
+    assert schema_errors("remote-pull-output", pulled.json) == []
+    (entry,) = pulled.json["dropped"]
+    assert entry["id"] == ID and entry["kept"] == "local"
+    assert entry["dropped"]["updatedAt"] == "2026-10-08T00:00:00.000Z"
+    assert entry["dropped"]["commit"] == b_head and entry["dropped"]["deleted"] is False
+    assert xb("get", ID, store=a).json["title"] == "Edited on A"
+    changes = xb("diff", ID, store=a).json["changes"]
+    assert {"field": "title", "before": "Edited on B", "after": "Edited on A"} in changes
+    # the other direction: B pulls and the remote's (A's) revision is kept
+    assert xb("remote", "push", store=a).code == 0
+    back = xb("remote", "pull", store=b)
+    assert back.json["state"] == "fast_forward" and back.json["dropped"] == []
+
+
+def test_put_reports_every_written_id(xb: Run, json_file: Callable[[Any], str]) -> None:
+    """Item 5: put did not say which ids it wrote."""
+    items = [make("one"), make("two")]
+    first = xb("put", json_file(items)).json
+    ids = [resource_id("web", "one"), resource_id("web", "two")]
+    assert first["results"] == [{"id": i, "status": "added"} for i in ids]
+    again = xb(
+        "put",
+        json_file([items[1], {**items[0], "title": "New", "updatedAt": "2026-10-09T00:00:00Z"}]),
+    ).json
+    assert again["results"] == [
+        {"id": ids[1], "status": "unchanged"},
+        {"id": ids[0], "status": "updated"},
+    ]
+    assert schema_errors("put-output", again) == []
