@@ -153,9 +153,9 @@ class Tools:
         return Store(self.store_dir, wait=self.wait, agent=self.agent, cache_dir=self.cache_dir)
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
-        from .search.query import search_store
+        from .search.query import brief, search_store
 
-        return search_store(
+        found = search_store(
             self.store_dir,
             self.cache_dir,
             args.get("query", ""),
@@ -164,6 +164,7 @@ class Tools:
             feature=args.get("feature"),
             style=args.get("style"),
         )
+        return found if args.get("full") is True else brief(found)
 
     def _get(self, args: dict[str, Any]) -> dict[str, Any]:
         resource: dict[str, Any] = self._store().get(args["id"])

@@ -122,6 +122,11 @@ def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
         )
         seen["again"] = structured(await client.call_tool("put", {"resources": [sample()]}))
         seen["search"] = structured(
+            await client.call_tool(
+                "search", {"query": "React dialog focus", "limit": 2, "full": True}
+            )
+        )
+        seen["brief"] = structured(
             await client.call_tool("search", {"query": "React dialog focus", "limit": 2})
         )
         seen["get"] = structured(await client.call_tool("get", {"id": ID}))
@@ -145,6 +150,11 @@ def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
     (hit,) = [r for r in seen["search"]["results"] if r["citation"]["id"] == ID]
     assert hit["citation"]["url"] == sample()["source"]["url"]
     assert seen["get"] == hit["resource"]
+    # by default (issue 12, item 6) a result is brief: no text, a short snippet instead
+    (short,) = [r for r in seen["brief"]["results"] if r["citation"]["id"] == ID]
+    assert "resource" not in short and short["brief"]["title"] == hit["resource"]["title"]
+    assert len(short["brief"]["snippet"]) <= 300 and short["score"] == hit["score"]
+    assert schema_errors("search-output", seen["brief"]) == []
     assert seen["status"]["resources"] == 2
     assert seen["delete"] == {
         "deleted": True,

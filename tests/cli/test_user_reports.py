@@ -105,3 +105,23 @@ def test_put_reports_every_written_id(xb: Run, json_file: Callable[[Any], str]) 
         {"id": ids[0], "status": "updated"},
     ]
     assert schema_errors("put-output", again) == []
+
+
+def test_search_brief_keeps_output_small(xb: Run, json_file: Callable[[Any], str]) -> None:
+    """Item 6: a 42 KB note gave 47 KB of search output."""
+    long_text = (
+        ("Filler paragraph about nothing much. " * 1100)
+        + "The needle sentence mentions zeppelins. "
+        + ("More filler. " * 200)
+    )
+    assert (
+        xb("put", json_file(make("long", title="A long note", text=long_text[:49_000]))).code == 0
+    )
+    full = xb("search", "zeppelins")
+    short = xb("search", "zeppelins", "--brief")
+    assert full.code == short.code == 0
+    assert len(full.stdout) > 40_000 and len(short.stdout) < 2_500
+    (result,) = short.json["results"]
+    assert "zeppelins" in result["brief"]["snippet"] and len(result["brief"]["snippet"]) <= 300
+    assert result["citation"] == full.json["results"][0]["citation"]
+    assert schema_errors("search-output", short.json) == []

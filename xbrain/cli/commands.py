@@ -101,6 +101,12 @@ def delete(ctx: click.Context, resource_id: str) -> None:
     type=click.Path(path_type=Path, dir_okay=False),
     help="Also ask this personal provider and merge its candidates (local wins).",
 )
+@click.option(
+    "--brief",
+    is_flag=True,
+    help="Each result as {brief: id, title, purpose, useWhen, limitations, snippet} "
+    "instead of the whole resource (a 300-character snippet around the first match).",
+)
 @common_options
 @click.pass_context
 def search(
@@ -112,6 +118,7 @@ def search(
     style: str | None,
     at: str | None,
     provider_config: Path | None,
+    brief: bool,
 ) -> None:
     """Find resources for QUERY (English, Chinese or mixed). Prints private content.
 
@@ -121,12 +128,12 @@ def search(
     from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
     original URL.
     """
-    from ..search.query import read_query, search_store
+    from ..search import query as search_query
 
-    found = search_store(
+    found = search_query.search_store(
         store_path(ctx),
         cache_dir(),
-        read_query(sys.stdin.buffer) if query == "-" else query,
+        search_query.read_query(sys.stdin.buffer) if query == "-" else query,
         limit=limit,
         domain=domain,
         feature=feature,
@@ -134,7 +141,7 @@ def search(
         at=at,
         provider_config=provider_config,
     )
-    emit(found)
+    emit(search_query.brief(found) if brief else found)
 
 
 @cli.command()

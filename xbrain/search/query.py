@@ -18,7 +18,7 @@ from ..schemas import load_schema
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
-__all__ = ["answer", "current", "read_query", "search_store", "validate_request"]
+__all__ = ["answer", "brief", "current", "read_query", "search_store", "validate_request"]
 
 GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
@@ -81,6 +81,45 @@ def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
         "results": results,
         "guidance": GUIDANCE,
     }
+
+
+SNIPPET = 300
+
+
+def brief(found: dict[str, Any]) -> dict[str, Any]:
+    """A search answer with each resource cut to what an agent decides with.
+
+    ``resource`` becomes ``brief``: id, title, purpose, useWhen, limitations and a
+    snippet of at most 300 characters around the first matched term in the text (else
+    the start of the summary or text). ``get ID`` returns the whole resource.
+    """
+    results = []
+    for result in found["results"]:
+        resource = result["resource"]
+        short = {key: resource[key] for key in ("id", "title", "purpose", "useWhen", "limitations")}
+        short["snippet"] = _snippet(resource, result["matched"])
+        rest = {key: value for key, value in result.items() if key != "resource"}
+        results.append({"brief": short, **rest})
+    return {**found, "results": results}
+
+
+def _snippet(resource: dict[str, Any], matched: list[str]) -> str:
+    for field in ("text", "summary"):
+        text = " ".join(str(resource.get(field) or "").split())
+        lowered = text.lower()
+        for term in matched:
+            at = lowered.find(term.lower())
+            if at >= 0:
+                start = max(0, at - SNIPPET // 3)
+                if start:  # begin at a word boundary when there is one close by
+                    space = text.find(" ", start, at)
+                    start = space + 1 if space >= 0 else start
+                piece = text[start : start + SNIPPET - 2]
+                return (
+                    ("…" if start else "") + piece + ("…" if start + len(piece) < len(text) else "")
+                )
+    text = " ".join(str(resource.get("summary") or resource.get("text") or "").split())
+    return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
 def _head(control_dir: Path) -> str | None:
