@@ -106,6 +106,45 @@ TOOLS = (
         destructive=True,
     ),
     Tool(
+        "list",
+        "List resources",
+        "Browse saved resources, newest updatedAt first, as brief records (id, title, "
+        "purpose, useWhen, limitations, updatedAt, source provider and url); filter by "
+        "since (a time) or provider. Returns private content.",
+        "mcp-list-input",
+        "list-output",
+        read_only=True,
+    ),
+    Tool(
+        "log",
+        "History",
+        "The commits of the store, or of one resource (id), newest first: time, command, "
+        "agent and summary. Use a commit with diff or restore.",
+        "mcp-log-input",
+        "log-output",
+        read_only=True,
+    ),
+    Tool(
+        "diff",
+        "What changed",
+        "How one resource changed between two revisions (field changes and line diffs); "
+        "with only the id, its last change. Returns private content.",
+        "mcp-diff-input",
+        "diff-output",
+        read_only=True,
+    ),
+    Tool(
+        "restore",
+        "Restore a revision",
+        "Bring back a resource's content as of a revision (from log) as a new revision "
+        "with a fresh updatedAt; nothing in history is rewritten, so it can be undone the "
+        "same way. Also restores a deleted resource.",
+        "mcp-restore-input",
+        "restore-output",
+        read_only=False,
+        idempotent=False,
+    ),
+    Tool(
         "status",
         "Store status",
         "Counts of resources, tombstones and pending work in the store.",
@@ -180,6 +219,24 @@ class Tools:
 
     def _delete(self, args: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = self._store().delete(args["id"])
+        return result
+
+    def _list(self, args: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._store().list(
+            limit=args.get("limit", 20), since=args.get("since"), provider=args.get("provider")
+        )
+        return result
+
+    def _log(self, args: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._store().log(args.get("id"), args.get("limit", 20))
+        return result
+
+    def _diff(self, args: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._store().diff(args["id"], args.get("from"), args.get("to"))
+        return result
+
+    def _restore(self, args: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self._store().restore(args["id"], args["at"])
         return result
 
     def _status(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -603,6 +603,15 @@ class Store:
         source = load_source_config(Path(source_config))
         return pull(self, source, max_pages, restart, self.clock, progress)
 
+    def list(
+        self, *, limit: int = 20, since: str | None = None, provider: str | None = None
+    ) -> dict[str, Any]:
+        """Live resources, newest ``updatedAt`` first, as brief records (private content)."""
+        from .listing import list_resources
+
+        with self._reading() as view:
+            return list_resources(view, limit=limit, since=since, provider=provider)
+
     def pending(self, limit: int = 20) -> dict[str, Any]:
         """Queued resources waiting for distillation (private content)."""
         from .ingest.queue import pending

@@ -30,7 +30,7 @@ from xbrain.schemas import inline_schema, schema_errors
 
 Run = Callable[..., Result]
 ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
-TOOLS = {"search", "get", "put", "delete", "status"}
+TOOLS = {"search", "get", "put", "delete", "status", "list", "log", "diff", "restore"}
 
 
 @asynccontextmanager
@@ -82,7 +82,10 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
 
     session(store_dir, body)
     assert set(listed) == TOOLS  # and in particular no sync, push or remote tool
-    stems = {"search": "mcp-search-input", "put": "mcp-put-input", "status": "mcp-status-input"}
+    stems = {
+        name: f"mcp-{name}-input"
+        for name in ("search", "put", "status", "list", "log", "diff", "restore")
+    }
     outputs = {name: f"{name}-output" for name in TOOLS}
     hints = {  # read-only, destructive, idempotent
         "search": (True, False, True),
@@ -90,6 +93,10 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         "status": (True, False, True),
         "put": (False, False, True),
         "delete": (False, True, True),
+        "list": (True, False, True),
+        "log": (True, False, True),
+        "diff": (True, False, True),
+        "restore": (False, False, False),  # issue 12, item 7
     }
     for name, tool in listed.items():
         assert tool.input_schema == inline_schema(stems.get(name, "mcp-id-input"))
@@ -379,3 +386,59 @@ def test_a_cancelled_put_commits_all_or_nothing_and_the_server_goes_on(store_dir
     session(store_dir, body)
     assert counts[0] in (0, 1000)  # never a part of the batch
     assert counts[1] == counts[0] + 1
+
+
+def test_browse_and_undo_tools(xb: Run, store_dir: Path) -> None:
+    """Issue 12, item 7: list, log, diff and restore as MCP tools, same answers as the CLI."""
+    assert xb("put", "-", input=[sample(), make("other")]).code == 0
+    edited = sample(title="Edited title", updatedAt="2026-10-09T00:00:00Z")
+    assert xb("put", "-", input=edited).code == 0
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["list"] = structured(await client.call_tool("list", {"limit": 1}))
+        seen["log"] = structured(await client.call_tool("log", {"id": ID}))
+        seen["diff"] = structured(await client.call_tool("diff", {"id": ID}))
+        first = seen["log"]["commits"][-1]["commit"]
+        seen["restore"] = structured(await client.call_tool("restore", {"id": ID, "at": first}))
+        seen["bad"] = error_text(await client.call_tool("restore", {"id": ID, "at": "nope"}))
+
+    session(store_dir, body)
+    for name in ("list", "log", "diff", "restore"):
+        assert schema_errors(f"{name}-output", seen[name]) == [], name
+    now = xb("list", "--limit", "1").json  # after the restore: the same id, restored title
+    assert now["total"] == seen["list"]["total"] and now["results"][0]["id"] == ID
+    assert seen["list"]["total"] == 2 and seen["list"]["results"][0]["title"] == "Edited title"
+    assert [c["command"] for c in seen["log"]["commits"]] == ["put", "put"]
+    assert {"field": "title", "before": sample()["title"], "after": "Edited title"} in seen["diff"][
+        "changes"
+    ]
+    assert seen["restore"]["restored"] is True
+    assert xb("get", ID).json["title"] == sample()["title"]
+    assert seen["bad"] == cli_error(xb, "restore", ID, "--at", "nope")
+
+
+def test_list_filters_and_orders(xb: Run) -> None:
+    items = [make(f"l{i}", updatedAt=f"2026-10-0{i}T00:00:00Z") for i in range(1, 6)]
+    items.append(
+        {
+            **make("tw"),
+            "source": {
+                "provider": "x",
+                "id": "123456789",
+                "url": "https://x.com/i/web/status/123456789",
+            },
+        }
+    )
+    assert xb("put", "-", input=items).code == 0
+    listed = xb("list", "--limit", "3").json
+    assert listed["total"] == 6 and len(listed["results"]) == 3
+    times = [r["updatedAt"] for r in xb("list").json["results"]]
+    assert times == sorted(times, reverse=True)
+    assert xb("list", "--since", "2026-10-04").json["total"] == 2 + (
+        items[-1]["updatedAt"] >= "2026-10-04"
+    )
+    assert [r["source"]["provider"] for r in xb("list", "--provider", "x").json["results"]] == ["x"]
+    assert xb("list", "--since", "soon").code == 4
+    assert xb("list", "--limit", "0").code == 4
+    assert xb("list", store=None).code in (0, 3)

@@ -324,6 +324,23 @@ def pull(ctx: click.Context, source_config: Path | None, max_pages: int, restart
         ctx.exit(1)
 
 
+@cli.command("list")
+@click.option(
+    "--limit", type=int, default=20, show_default=True, help="Resources to show, 1–1,000."
+)
+@click.option("--since", metavar="TIME", help="Only resources updated at or after TIME (ISO 8601).")
+@click.option("--provider", metavar="P", help="Only resources whose source.provider is P.")
+@common_options
+@click.pass_context
+def list_command(ctx: click.Context, limit: int, since: str | None, provider: str | None) -> None:
+    """Browse resources, newest updatedAt first, as brief records. Prints private content.
+
+    Each item: id, title, purpose, useWhen, limitations, updatedAt and source
+    {provider, url}; "total" counts every match. xbrain get ID shows one in full.
+    """
+    emit(open_store(ctx).list(limit=limit, since=since, provider=provider))
+
+
 @cli.command()
 @click.option("--limit", type=int, default=20, show_default=True, help="Items to show, 1–100.")
 @common_options

@@ -1,0 +1,51 @@
+"""``xbrain list``: browse the store, newest ``updatedAt`` first, as brief records.
+
+Reads the committed catalog (one small file per shard) to order and filter by time,
+and opens only the records it returns (or, with a provider filter, those it checks).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import layout
+from .errors import InvalidInputError
+from .timestamps import parse_timestamp
+from .view import View
+
+__all__ = ["BRIEF_FIELDS", "brief_record", "list_resources"]
+
+BRIEF_FIELDS = ("id", "title", "purpose", "useWhen", "limitations", "updatedAt")
+
+
+def brief_record(resource: dict[str, Any]) -> dict[str, Any]:
+    """What a listing shows of one resource (``get ID`` returns all of it)."""
+    out = {key: resource[key] for key in BRIEF_FIELDS}
+    out["source"] = {"provider": resource["source"]["provider"], "url": resource["source"]["url"]}
+    return out
+
+
+def list_resources(
+    view: View | None, *, limit: int = 20, since: str | None = None, provider: str | None = None
+) -> dict[str, Any]:
+    """Live resources, newest first (ties by id); ``total`` counts every match."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
+        raise InvalidInputError("limit must be 1–1,000.")
+    if isinstance(since, str) and len(since) == 10:  # a date: from its start, UTC
+        since += "T00:00:00Z"
+    floor = parse_timestamp(since, "since") if since is not None else None
+    if view is None:
+        return {"total": 0, "results": []}
+    live = [
+        (entry["updatedAt"], rid)
+        for rid, entry in view.catalog().items()
+        if entry["path"].startswith(layout.RESOURCES_DIR + "/")
+        and (floor is None or entry["updatedAt"] >= floor)
+    ]
+    live.sort(reverse=True)
+    if provider is None:  # the catalog alone decides: open only what is shown
+        shown = [view.resource(rid) for _, rid in live[:limit]]
+        return {"total": len(live), "results": [brief_record(r) for r in shown if r]}
+    matching = (view.resource(rid) for _, rid in live)  # the provider is in the record
+    hits = [r for r in matching if r is not None and r["source"]["provider"] == provider]
+    return {"total": len(hits), "results": [brief_record(r) for r in hits[:limit]]}
