@@ -19,6 +19,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -65,6 +66,7 @@ DIR_MODE = 0o040000
 MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree
 _PACK_THRESHOLD = 64  # more new objects than this go into one pack, not loose files
 _MARKER = "xbrain/worktree-pending.json"
+_ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
 WORKTREE_TEMP = ".xbrain-tmp"
 
 
@@ -325,9 +327,24 @@ class GitStore:
         )
 
     def resolve(self, rev: str) -> CommitId:
-        """A commit from a revision: full or short id, ``main``, ``HEAD``, ``main~2``."""
+        """A commit from a revision: full or short id, ``main``, ``HEAD``, ``main~2``.
+
+        ``~N`` and ``^N`` also follow a short id (``1a2b3c~1``), which dulwich's parser
+        does not: the base is resolved first, then parents are walked.
+        """
         from dulwich.objectspec import parse_commit, parse_object
 
+        suffix = _ANCESTRY.search(rev)
+        if suffix and suffix.start() > 0:
+            commit = self.resolve(rev[: suffix.start()])
+            for op, count in re.findall(r"([~^])(\d*)", suffix.group(0)):
+                steps, nth = (int(count or 1), 1) if op == "~" else (1, int(count or 1))
+                for _ in range(steps):
+                    parents = self.commit_info(commit).parents
+                    if len(parents) < nth:
+                        raise NotFoundError(f"Unknown revision: {rev}")
+                    commit = parents[nth - 1]
+            return commit
         obj: ShaFile | None = None
         for parse in (parse_commit, parse_object):  # short ids / ~N and ^N
             try:

@@ -179,6 +179,11 @@ class Tools:
     def _check_names(self, tool: Tool, args: dict[str, Any]) -> None:
         """Unknown or missing argument names; values are checked by the library."""
         schema = self.inputs[tool.name]
+        if tool.name == "put" and "resources" not in args and {"source", "title"} & set(args):
+            raise InvalidInputError(
+                'put takes {"resources": [resource, …]}: wrap the resource in a list under '
+                '"resources".'
+            )
         unknown = sorted(set(args) - set(schema["properties"]))
         if unknown:
             raise InvalidInputError(f"Unknown argument for {tool.name}: {', '.join(unknown)}.")

@@ -86,11 +86,36 @@ class Normalized:
     dropped: tuple[str, ...]
 
 
+_REQUIRED = ("title", "text", "summary", "purpose", "useWhen", "limitations", "savedReason")
+
+
+def _fold(name: str) -> str:
+    return "".join(c for c in name.casefold() if c.isalnum())
+
+
+def _missing(fields: dict[str, Any], names: tuple[str, ...], prefix: str = "") -> None:
+    """A field that is absent is named as missing, with a look-alike the input has."""
+    for name in names:
+        if name in fields:
+            continue
+        alike = [key for key in fields if isinstance(key, str) and _fold(key) == _fold(name)]
+        hint = f" (unknown field {alike[0]} — did you mean {name}?)" if alike else ""
+        raise InvalidInputError(f"Missing {prefix}{name}; every resource needs it.{hint}")
+
+
 def normalize_resource(raw: Any) -> Normalized:
-    """Validate one resource in the original's order; the first failure wins."""
+    """Validate one resource in the original's order; the first failure wins.
+
+    An absent field is reported as missing (naming a look-alike key such as
+    ``usewhen``); a present but invalid one keeps the original's message.
+    """
+    if isinstance(raw, dict):
+        _missing(raw, ("source",))
     if not isinstance(raw, dict) or not isinstance(raw.get("source"), dict):
         raise InvalidInputError("Invalid resource/source.")
     source = raw["source"]
+    _missing(source, ("provider", "id", "url"), "source.")
+    _missing(raw, (*_REQUIRED, "updatedAt"))
     provider = _string(source.get("provider"), "source.provider", _SOURCE["provider"]["maxLength"])
     sid = _string(source.get("id"), "source.id", _SOURCE["id"]["maxLength"])
     provider, sid = js_trim(provider).lower(), js_trim(sid)

@@ -199,12 +199,31 @@ class Store:
         return {"store": str(self.path), "created": not existed, "commit": head}
 
     def get(self, rid: str) -> Resource:
-        """The current resource (private content)."""
+        """The current resource (private content); a deleted one says how to restore it."""
         with self._reading() as view:
             resource = None if view is None or not _is_id(rid) else view.resource(rid)
+            tombstone = (
+                view.tombstone(rid)
+                if view is not None and resource is None and _is_id(rid)
+                else None
+            )
+        if resource is None and tombstone is not None:
+            raise NotFoundError(self._deleted_message(rid, tombstone["deletedAt"]))
         if resource is None:
             raise NotFoundError("Resource not found.")
         return resource
+
+    def _deleted_message(self, rid: str, deleted_at: str) -> str:
+        from .history import log
+
+        with GitStore(self.path) as git, private_umask():
+            last = log(git, rid, 1)
+        where = f" (commit {last[0]['commit'][:12]})" if last else ""
+        back = f"{last[0]['commit'][:12]}~1" if last else "REV"
+        return (
+            f"Resource was deleted at {deleted_at}{where}; "
+            f"bring it back with xbrain restore {rid} --at {back}."
+        )
 
     def inspect(self, rid: str) -> dict[str, Any]:
         """The resource and its revision digest (the guard for ``analyze``)."""
@@ -776,6 +795,8 @@ class Store:
 
                 remote = provider_status(view, provider)
         result = {
+            "store": str(self.path),
+            "exists": self.exists(),
             "resources": summary["resources"],
             "tombstones": summary["tombstones"],
             "pendingDistillation": len(pending),
@@ -840,7 +861,8 @@ def apply_resources(
             deleted is not None and new["updatedAt"] <= deleted["deletedAt"]
         ):
             raise StaleError(
-                "Stale resource; use a newer updatedAt to update or explicitly restore it."
+                "Stale resource; use a newer updatedAt to update or explicitly restore it "
+                f"(xbrain restore {rid} --at REV)."
             )
         if old is not None and digest(old) == digest(new):
             counts["unchanged"] += 1

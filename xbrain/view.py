@@ -65,7 +65,12 @@ class StoreConfig:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise CorruptStoreError(f"Invalid xbrain.yaml (limits.{key}); run xbrain doctor.")
             raised.append(max(floor, value))
-        ident = f"{name} <{email}>" if name and email else DEFAULT_IDENTITY
+        # one part alone is completed from the default (xbrain <xbrain@localhost>)
+        ident = (
+            f"{name or 'xbrain'} <{email or 'xbrain@localhost'}>"
+            if name or email
+            else DEFAULT_IDENTITY
+        )
         return cls(identity=ident, max_entries=raised[0], max_bytes=raised[1])
 
     def limits(self) -> dict[str, int]:

@@ -168,7 +168,8 @@ def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
         "remoteSync": "pending_explicit_sync",
         "commit": head(store_dir),
     }
-    assert seen["gone"] == cli_error(xb, "get", ID) == "Resource not found."
+    assert seen["gone"] == cli_error(xb, "get", ID)
+    assert seen["gone"].startswith("Resource was deleted at") and "xbrain restore" in seen["gone"]
     assert ID not in {r["citation"]["id"] for r in seen["after"]["results"]}
     # the CLI sees exactly what the tools wrote, as commits with the agent named
     status = xb("status").json
@@ -442,3 +443,13 @@ def test_list_filters_and_orders(xb: Run) -> None:
     assert xb("list", "--since", "soon").code == 4
     assert xb("list", "--limit", "0").code == 4
     assert xb("list", store=None).code in (0, 3)
+
+
+def test_put_with_a_bare_resource_says_to_wrap_it(store_dir: Path) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["bare"] = error_text(await client.call_tool("put", sample()))
+
+    session(store_dir, body)
+    assert '"resources"' in seen["bare"] and "wrap" in seen["bare"]

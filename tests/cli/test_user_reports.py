@@ -125,3 +125,80 @@ def test_search_brief_keeps_output_small(xb: Run, json_file: Callable[[Any], str
     assert "zeppelins" in result["brief"]["snippet"] and len(result["brief"]["snippet"]) <= 300
     assert result["citation"] == full.json["results"][0]["citation"]
     assert schema_errors("search-output", short.json) == []
+
+
+def test_status_names_the_store_and_whether_it_exists(xb: Run, store_dir: Path) -> None:
+    """Item 8: status of a mistyped --store looked like an empty store."""
+    missing = xb("status").json
+    assert missing["store"] == str(store_dir) and missing["exists"] is False
+    assert not store_dir.exists()
+    xb("init")
+    found = xb("status").json
+    assert found["exists"] is True and schema_errors("status-output", found) == []
+
+
+def test_get_of_a_deleted_resource_says_how_to_restore_it(xb: Run) -> None:
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    deleted = xb("delete", ID).json["commit"]
+    result = xb("get", ID)
+    assert result.code == 3
+    assert "deleted at" in result.stderr and deleted[:12] in result.stderr
+    command = result.stderr.split("bring it back with ")[1].strip().rstrip(".")
+    assert command == f"xbrain restore {ID} --at {deleted[:12]}~1"
+    restored = xb(*command.split()[1:])
+    assert restored.code == 0 and restored.json["restored"] is True
+    assert xb("get", ID).code == 0
+
+
+def test_stale_error_names_the_restore_command(xb: Run, json_file: Callable[[Any], str]) -> None:
+    xb("put", json_file(sample(updatedAt="2026-10-07T00:00:00Z")))
+    stale = xb("put", json_file(sample(title="Old", updatedAt="2026-10-01T00:00:00Z")))
+    assert stale.code == 5 and f"xbrain restore {ID} --at REV" in stale.stderr
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"updatedAt": None}, "Missing updatedAt"),
+        (
+            {"useWhen": None, "usewhen": ["x"]},
+            "Missing useWhen; every resource needs it. (unknown field usewhen — did you mean useWhen?)",
+        ),
+        ({"title": None}, "Missing title"),
+    ],
+)
+def test_missing_fields_are_named_as_missing(
+    xb: Run, json_file: Callable[[Any], str], change: dict[str, Any], message: str
+) -> None:
+    """Item 8: a missing updatedAt said "Invalid updatedAt"; usewhen went unnamed."""
+    value = sample()
+    for key, new in change.items():
+        if new is None:
+            del value[key]
+        else:
+            value[key] = new
+    result = xb("put", json_file(value))
+    assert result.code == 4 and result.stderr.startswith(message), result.stderr
+
+
+def test_adopt_rejections_are_one_line_on_stderr(xb: Run, store_dir: Path) -> None:
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    record = next((store_dir / "resources").rglob("*.yaml"))
+    record.write_text(record.read_text().replace("https://example.com", "http://example.com"))
+    result = xb("adopt")
+    assert result.code == 1 and result.json["rejected"]
+    assert len(result.stderr.strip().splitlines()) == 1 and "rejected" in result.stderr
+
+
+def test_identity_name_alone_is_used(xb: Run, store_dir: Path) -> None:
+    """Item 9: identity.name alone silently did nothing."""
+    out = xb("config", "identity.name", "Ada Lovelace").json
+    assert out["identity"] == "Ada Lovelace <xbrain@localhost>"
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    assert (
+        xb("log", "--limit", "1").json["commits"][0]["author"] == "Ada Lovelace <xbrain@localhost>"
+    )
+    assert (
+        xb("config", "identity.email", "ada@example.org").json["identity"]
+        == "Ada Lovelace <ada@example.org>"
+    )

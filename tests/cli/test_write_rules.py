@@ -70,7 +70,10 @@ def test_stale_and_conflicting_edits_change_nothing(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
     put(xb, json_file, sample(updatedAt="2026-10-07T00:00:00Z"))
-    stale = "Stale resource; use a newer updatedAt to update or explicitly restore it."
+    stale = (
+        "Stale resource; use a newer updatedAt to update or explicitly restore it "
+        f"(xbrain restore {ID} --at REV)."
+    )
     assert_rejected(
         xb, json_file, store_dir, sample(title="Old", updatedAt="2026-10-06T00:00:00Z"), 5, stale
     )
@@ -93,7 +96,8 @@ def test_batch_is_all_or_nothing(xb: Run, json_file: Callable[[Any], str], store
         store_dir,
         batch,
         5,
-        "Stale resource; use a newer updatedAt to update or explicitly restore it.",
+        "Stale resource; use a newer updatedAt to update or explicitly restore it "
+        f"(xbrain restore {ID} --at REV).",
     )
     assert xb("get", make("new-one")["source"]["id"]).code == 3
 

@@ -88,7 +88,7 @@ def test_first_failure_wins() -> None:
 def test_missing_saved_reason_is_an_error() -> None:
     raw = sample()
     del raw["savedReason"]
-    assert error_of(raw).startswith("Invalid savedReason")
+    assert error_of(raw).startswith("Missing savedReason")  # issue 12, item 8
 
 
 def test_lengths_count_utf16_units_before_trim() -> None:

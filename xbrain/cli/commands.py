@@ -506,6 +506,8 @@ def adopt(ctx: click.Context) -> None:
     result = open_store(ctx).adopt()
     emit(result)
     if result["rejected"]:
+        count = len(result["rejected"])
+        click.echo(f'{count} file(s) rejected and left alone; see "rejected".', err=True)
         ctx.exit(1)
 
 
