@@ -18,6 +18,7 @@ setup: $(STAMP)
 
 demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" sh examples/demo.sh
+	@echo "xbrain is installed at $(CURDIR)/$(BIN)/xbrain; run '. $(BIN)/activate' to put it on PATH."
 
 check: setup
 	$(BIN)/ruff format --check xbrain tests bench examples hooks
