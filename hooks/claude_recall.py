@@ -49,6 +49,42 @@ def xbrain_command() -> list[str]:
     return [sys.executable, "-m", "xbrain"]
 
 
+LOG_LIMIT = 64 * 1024
+SESSION_DAYS = 7
+
+
+def note(line: str) -> None:
+    """One line in the hook's own log (the prompt never sees it); kept under 64 KiB."""
+    try:
+        path = os.path.join(cache_dir(), "hook.log")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        if os.path.exists(path) and os.path.getsize(path) > LOG_LIMIT:
+            os.replace(path, path + ".1")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "a") as handle:
+            handle.write(time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime()) + line + "\n")
+    except OSError:
+        pass
+
+
+def cli_missing(argv: list[str]) -> str | None:
+    """Why the CLI cannot run, when that is knowable without running it."""
+    if os.environ.get("XBRAIN_BIN"):
+        binary = argv[0]
+        if os.sep in binary and not os.access(binary, os.X_OK):
+            return f"XBRAIN_BIN={binary} is not an executable file"
+        return None
+    if argv[0] == sys.executable:
+        import importlib.util
+
+        if importlib.util.find_spec("xbrain") is None:
+            return (
+                "xbrain is not on the PATH this hook runs with; set XBRAIN_BIN to the "
+                "absolute path of the xbrain command (see hooks/README.md)"
+            )
+    return None
+
+
 class Search:
     """``xbrain search -`` started at once; the query is sent when it is known."""
 
@@ -138,10 +174,22 @@ def shown_file(session: str) -> str:
 
 
 def remember(path: str, ids: list[str]) -> None:
-    """Replace the session's shown ids atomically, private (0600) from the start."""
+    """Replace the session's shown ids atomically, private (0600) from the start.
+
+    Session files older than a week are removed on the way (sessions end; files stay).
+    """
     import json
 
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    cutoff = time.time() - SESSION_DAYS * 86400
+    for name in os.listdir(folder):
+        try:
+            old = os.path.join(folder, name)
+            if os.path.getmtime(old) < cutoff:
+                os.unlink(old)
+        except OSError:
+            pass
     temp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
@@ -168,7 +216,16 @@ def main() -> int:
         limit = max(1, min(20, int(os.environ.get("XBRAIN_HOOK_LIMIT", "3"))))
         budget = max(200, int(os.environ.get("XBRAIN_HOOK_BUDGET", "4000")))
         timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
-        search = Search([*xbrain_command(), "search", "-", "--limit", str(min(20, limit * 3))])
+        argv = [*xbrain_command(), "search", "-", "--limit", str(min(20, limit * 3))]
+        missing = cli_missing(argv)
+        if missing is not None:
+            note(missing)
+            return 0
+        try:
+            search = Search(argv)
+        except OSError as exc:
+            note(f"cannot start {argv[0]}: {exc.strerror}; set XBRAIN_BIN (hooks/README.md)")
+            return 0
         import json  # only now: the search's start-up overlaps this import and the parse
 
         payload = json.loads(sys.stdin.read() or "{}")

@@ -240,3 +240,60 @@ def test_search_child_gets_the_query_on_stdin(monkeypatch: pytest.MonkeyPatch, s
         is None
     )
     assert time.monotonic() - started < 20
+
+
+def test_a_missing_cli_leaves_a_note_in_the_hook_log(tmp_path: Path) -> None:
+    """Issue 12, item 12: with xbrain not on Claude Code's PATH the hook printed nothing
+    and said nothing anywhere."""
+    cache = tmp_path / "cache"
+    env = {
+        **os.environ,
+        "XBRAIN_CACHE_DIR": str(cache),
+        "PATH": str(tmp_path / "empty"),
+        "XBRAIN_STORE": str(tmp_path / "store"),
+    }
+    env.pop("XBRAIN_BIN", None)
+    stdin = payload("keyboard focus in dialogs", "s-missing")
+    # -S: no site-packages, so this interpreter cannot import xbrain either
+    proc = subprocess.run(
+        [sys.executable, "-S", str(RECALL)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    log = (cache / "hook.log").read_text()
+    assert "XBRAIN_BIN" in log and len(log.splitlines()) == 1
+    env["XBRAIN_BIN"] = str(tmp_path / "nowhere" / "xbrain")
+    proc = subprocess.run(
+        [sys.executable, str(RECALL)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert "not an executable" in (cache / "hook.log").read_text().splitlines()[-1]
+    assert (cache / "hook.log").stat().st_mode & 0o077 == 0
+
+
+def test_old_session_files_expire(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    """Issue 12, item 13: session files accumulated forever."""
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    cache = tmp_path / "hookcache"
+    sessions = cache / "hook-sessions"
+    sessions.mkdir(parents=True)
+    old = sessions / "s-old.json"
+    old.write_text("[]")
+    week_ago = time.time() - 8 * 86400
+    os.utime(old, (week_ago, week_ago))
+    recent = sessions / "s-recent.json"
+    recent.write_text("[]")
+    result = hook(
+        store_dir, payload("keyboard focus in a React dialog", "s-new"), XBRAIN_CACHE_DIR=str(cache)
+    )
+    assert result.returncode == 0 and result.stdout
+    assert not old.exists() and recent.exists() and (sessions / "s-new.json").exists()

@@ -67,3 +67,33 @@ def test_english_only_text_never_loads_the_segmenter(tmp_path: Path) -> None:
     tokenizer = Tokenizer(tmp_path / "cache")
     assert tokenizer.query_terms("plain English words") == ["plain", "english", "words"]
     assert not (tmp_path / "cache").exists()
+
+
+def test_compiled_dictionary_is_shared_by_every_install_of_the_same_jieba(tmp_path: Path) -> None:
+    """Issue 12, item 13: the 10 MB cache was rebuilt per install location."""
+    import importlib.util
+    import shutil
+
+    from xbrain.search.segment import cache_path
+
+    spec = importlib.util.find_spec("jieba")
+    assert spec is not None and spec.origin is not None
+    root = Path(spec.origin).parent
+    copies = []
+    for name in ("one", "two"):
+        target = tmp_path / name
+        (target / "finalseg").mkdir(parents=True)
+        shutil.copy(root / "dict.txt", target / "dict.txt")
+        for model in ("start", "trans", "emit"):
+            shutil.copy(root / "finalseg" / f"prob_{model}.py", target / "finalseg")
+        copies.append(target)
+    cache = tmp_path / "cache"
+    first = cache_path(cache, copies[0] / "dict.txt", copies[0] / "finalseg")
+    second = cache_path(cache, copies[1] / "dict.txt", copies[1] / "finalseg")
+    assert first == second
+    assert len(list(cache.glob("jieba-*.ref"))) == 2  # one small note per location
+    with open(copies[1] / "dict.txt", "a", encoding="utf-8") as handle:
+        handle.write("新词语 3 n\n")
+    changed = tmp_path / "three"
+    shutil.copytree(copies[1], changed)
+    assert cache_path(cache, changed / "dict.txt", changed / "finalseg") != first

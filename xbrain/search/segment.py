@@ -52,13 +52,53 @@ def _literal(path: Path) -> Any:
     raise RuntimeError(f"Unexpected jieba model file: {path}")
 
 
+def _sources(dict_path: Path, model_dir: Path) -> tuple[Path, ...]:
+    return (dict_path, *(model_dir / f"prob_{n}.py" for n in ("start", "trans", "emit")))
+
+
 def _fingerprint(dict_path: Path, model_dir: Path) -> str:
-    """Names the cache after the source files' size and mtime (cheap on every start)."""
+    """The source files' location, size and mtime (cheap on every start)."""
     digest = hashlib.sha256()
-    for path in (dict_path, *(model_dir / f"prob_{n}.py" for n in ("start", "trans", "emit"))):
+    for path in _sources(dict_path, model_dir):
         info = path.stat()
         digest.update(f"{path}:{info.st_size}:{info.st_mtime_ns};".encode())
     return digest.hexdigest()[:16]
+
+
+def _content_hash(dict_path: Path, model_dir: Path) -> str:
+    """The source files' bytes: the same jieba anywhere on the machine, the same cache."""
+    digest = hashlib.sha256()
+    for path in _sources(dict_path, model_dir):
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def cache_path(cache_dir: Path, dict_path: Path, model_dir: Path) -> Path:
+    """The compiled dictionary for these sources, shared by every install of them.
+
+    A tiny per-location note (``jieba-<location>.ref``) remembers the content hash, so
+    the 8 MB dictionary is hashed once per install, not on every start; the compiled
+    file itself is named by content and built once per user.
+    """
+    ref = cache_dir / f"jieba-{_fingerprint(dict_path, model_dir)}.ref"
+    try:
+        content = ref.read_text(encoding="ascii").strip()
+        if len(content) != 16 or not all(c in "0123456789abcdef" for c in content):
+            raise ValueError(content)
+    except (OSError, ValueError):
+        content = _content_hash(dict_path, model_dir)
+        old_umask = os.umask(0o077)
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            temp = ref.with_name(f"{ref.name}.{os.getpid()}.tmp")
+            temp.write_text(content, encoding="ascii")
+            os.replace(temp, ref)
+        except OSError:
+            pass  # a read-only cache dir: hash again next time
+        finally:
+            os.umask(old_umask)
+    return cache_dir / f"jieba-{content}.bin"
 
 
 def _compile(dict_path: Path, model_dir: Path, target: Path) -> None:
@@ -118,7 +158,7 @@ class Segmenter:
 
     def __init__(self, cache_dir: Path) -> None:
         self._sources = _jieba_files()
-        self.path = cache_dir / f"jieba-{_fingerprint(*self._sources)}.bin"
+        self.path = cache_path(cache_dir, *self._sources)
         self._shards: dict[str, tuple[dict[str, int], tuple[float, ...]]] = {}
         if not self.path.exists():
             _compile(*self._sources, self.path)
