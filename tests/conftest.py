@@ -73,9 +73,13 @@ def sample(**changes: Any) -> dict[str, Any]:
 
 
 def make(source_id: str, **changes: Any) -> dict[str, Any]:
-    """A distinct valid resource."""
+    """A distinct valid resource (its own source id and page URL)."""
     data = sample(**changes)
-    data["source"] = {**data["source"], "id": source_id}
+    data["source"] = {
+        **data["source"],
+        "id": source_id,
+        "url": f"{data['source']['url']}/{source_id}",
+    }
     return data
 
 

@@ -33,7 +33,7 @@ from .messages import commit_message
 from .model import parse_record
 from .paths import component_problem, path_problem
 from .schemas import schema_errors
-from .view import StoreConfig, View, catalog_entry
+from .view import StoreConfig, View, catalog_entry, url_index
 
 __all__ = ["diagnose"]
 
@@ -48,7 +48,9 @@ def _problem(code: str, message: str, path: str | None = None) -> dict[str, Any]
     return out
 
 
-def _check_records(view: View, problems: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _check_records(
+    view: View, problems: list[dict[str, Any]], urls: dict[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
     """Validate each record file; return the catalog the records imply."""
     catalog: dict[str, dict[str, Any]] = {}
     for kind, directory in (
@@ -78,6 +80,8 @@ def _check_records(view: View, problems: list[dict[str, Any]]) -> dict[str, dict
             if rid in catalog:
                 problems.append(_problem("duplicate_id", "Id is both live and deleted.", path))
             catalog[rid] = catalog_entry(kind, record)
+            if kind == "resource" and urls is not None:
+                urls[rid] = record["source"]["url"]
     return catalog
 
 
@@ -107,7 +111,10 @@ def _check_tree(git: GitStore, head: CommitId | None, problems: list[dict[str, A
 
 
 def _check_catalog(
-    view: View, expected: dict[str, dict[str, Any]], problems: list[dict[str, Any]]
+    view: View,
+    expected: dict[str, dict[str, Any]],
+    problems: list[dict[str, Any]],
+    urls: dict[str, str],
 ) -> dict[str, bytes | None]:
     """Compare committed catalog shards and summary; return the files that would fix them."""
     fixes: dict[str, bytes | None] = {}
@@ -127,6 +134,12 @@ def _check_catalog(
     for entry in expected.values():
         summary["resources" if entry["path"].startswith("resources/") else "tombstones"] += 1
         summary["bytes"] += entry["bytes"]
+    want_urls = url_index(urls)
+    present = {f"{layout.URLS_DIR}/{n}" for n in view.snap.listdir(layout.URLS_DIR)}
+    for path in sorted(present | set(want_urls)):
+        if view.read(path) != want_urls.get(path):
+            problems.append(_problem("catalog_drift", "URL index disagrees with records.", path))
+            fixes[path] = want_urls.get(path)
     want_summary = layout.dump_json(summary)
     empty = not any(summary.values()) and view.read(layout.SUMMARY) is None  # a new store
     if not empty and view.read(layout.SUMMARY) != want_summary:
@@ -212,8 +225,9 @@ def diagnose(git: GitStore, *, repair: bool) -> dict[str, Any]:
             problems.append(_problem("invalid_config", str(exc), layout.MARKER))
             config = StoreConfig()
         _check_tree(git, head, problems)
-        expected = _check_records(view, problems)
-        fixes = _check_catalog(view, expected, problems)
+        urls: dict[str, str] = {}
+        expected = _check_records(view, problems, urls)
+        fixes = _check_catalog(view, expected, problems, urls)
     except CorruptStoreError as exc:
         # Damaged objects: report, and leave repair to a backup (remote verify / clone).
         problems.append(_problem("git_object", str(exc)))

@@ -34,6 +34,7 @@ MAX_BYTES = {
     "resource": 2 * 1024 * 1024,
     "tombstone": 4 * 1024,
     "catalog": 64 * 1024 * 1024,
+    "urls": 64 * 1024 * 1024,
     "summary": 4 * 1024,
     "receipts": 64 * 1024 * 1024,
     "source": 4 * 1024 * 1024,
@@ -47,6 +48,7 @@ _SCHEMAS = {
     "captures": "store-files#captures",
     "pending": "store-files#pending",
     "catalog": "store-files#catalog",
+    "urls": "store-files#urls",
     "summary": "store-files#summary",
 }
 _MODES = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)"}

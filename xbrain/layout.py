@@ -6,6 +6,7 @@ resources/<aa>/<id>.yaml          one live resource  (<aa>: two hex chars after 
 tombstones/<aa>/<id>.yaml         one tombstone
 index/catalog/<aa>.json           id → {path, revision, updatedAt|deletedAt, bytes}
 index/summary.json                entry and byte totals (for limits and status)
+index/urls/<hh>.json              canonical URL → live resource ids (<hh>: sha256 of the URL)
 receipts/<providerKey>.json       resource id → last acknowledged revision
 ingestion/sources/<key>.json      source pull progress
 ingestion/captures/<aa>.json      resource id → capture hash
@@ -43,6 +44,7 @@ RECEIPTS_DIR = "receipts"
 RESOURCES_DIR = "resources"
 TOMBSTONES_DIR = "tombstones"
 CATALOG_DIR = "index/catalog"
+URLS_DIR = "index/urls"
 CAPTURES_DIR = "ingestion/captures"
 
 
@@ -61,6 +63,7 @@ _PATTERNS = {
     "resource": _record(RESOURCES_DIR, "resource"),
     "tombstone": _record(TOMBSTONES_DIR, "tombstone"),
     "catalog": rf"{CATALOG_DIR}/{_HEX2}\.json",
+    "urls": rf"{URLS_DIR}/{_HEX2}\.json",
     "summary": re.escape(SUMMARY),
     "receipts": rf"{RECEIPTS_DIR}/{_KEY}\.json",
     "source": rf"{SOURCES_DIR}/{_KEY}\.json",
@@ -93,6 +96,18 @@ def record_path(kind: str, rid: str) -> str:
 def catalog_path(shard_name: str) -> str:
     """The catalog shard file for a shard."""
     return f"{CATALOG_DIR}/{shard_name}.json"
+
+
+def url_shard(canonical: str) -> str:
+    """The shard of a canonical URL in the URL index (first two hex of its sha256)."""
+    import hashlib
+
+    return hashlib.sha256(canonical.encode()).hexdigest()[:2]
+
+
+def urls_path(shard_name: str) -> str:
+    """The URL-index shard file: canonical URL → ids of the live resources citing it."""
+    return f"{URLS_DIR}/{shard_name}.json"
 
 
 def captures_path(shard_name: str) -> str:

@@ -34,7 +34,7 @@ from .messages import commit_message
 from .model import parse_record
 from .timestamps import later_of
 from .urls import parse_url, redact_url, secret_parameter
-from .view import LimitError, View, catalog_entry
+from .view import LimitError, View, catalog_entry, url_index
 
 if TYPE_CHECKING:
     from .store import Store
@@ -216,6 +216,11 @@ def _derived(
         )
     if any(summary.values()) or ours.read(layout.SUMMARY) or theirs.read(layout.SUMMARY):
         out[layout.SUMMARY] = layout.dump_json(summary)
+    live = {rid: r["source"]["url"] for rid, (kind, r) in merged.items() if kind == "resource"}
+    urls = url_index(live)
+    for name in {n for v in (ours, theirs) for n in v.snap.listdir(layout.URLS_DIR)}:
+        out.setdefault(f"{layout.URLS_DIR}/{name}", None)
+    out.update(urls)
     return out
 
 

@@ -240,9 +240,13 @@ class Store:
         if len(set(ids)) != len(ids):
             raise InvalidInputError("Duplicate source IDs in batch.")
         dropped = sorted({name for n in normalized for name in n.dropped})
-        written: list[dict[str, str]] = []
+        written: list[dict[str, Any]] = []
         with self._transaction("put") as txn:
             result = apply_resources(txn, [n.resource for n in normalized], written)
+            for entry, item in zip(written, normalized, strict=True):
+                same = txn.same_url(entry["id"], item.resource["source"]["url"])
+                if same and entry["status"] != "unchanged":
+                    entry["sameUrlAs"] = same  # the same page saved under other ids
         result["results"] = written
         result["droppedFields"] = sum(len(n.dropped) for n in normalized)
         if dropped:
@@ -845,7 +849,7 @@ def _is_id(rid: str) -> bool:
 
 
 def apply_resources(
-    txn: Transaction, resources: list[Resource], results: list[dict[str, str]] | None = None
+    txn: Transaction, resources: list[Resource], results: list[dict[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The original's upsert (reference §3.1): carry design, check staleness, count.
 

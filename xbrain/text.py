@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["has_invalid_text", "js_trim", "utf16_length"]
+__all__ = ["canonical_url", "has_invalid_text", "js_trim", "utf16_length"]
 
 JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
@@ -31,3 +31,17 @@ def js_trim(text: str) -> str:
 def has_invalid_text(text: str) -> bool:
     """True when the text holds NUL or an unpaired surrogate."""
     return _INVALID.search(text) is not None
+
+
+def canonical_url(href: str) -> str:
+    """The form two stored URLs share when they name the same page.
+
+    Stored URLs are already WHATWG-normalized (lower-case scheme and host, default port
+    and dot segments gone); this also drops the fragment and a trailing slash of a
+    non-root path. Plain string work, so search can use it without a URL parser.
+    """
+    base = href.split("#", 1)[0]
+    head, sep, query = base.partition("?")
+    if head.count("/") > 3 and head.endswith("/"):
+        head = head.rstrip("/")
+    return head + sep + query

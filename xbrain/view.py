@@ -18,8 +18,9 @@ from .codec import canonical_json, digest, dump_yaml, load_yaml
 from .errors import CorruptStoreError, InvalidInputError, XbrainError
 from .gitstore import Snapshot
 from .model import Resource, parse_record
+from .text import canonical_url
 
-__all__ = ["LimitError", "StoreConfig", "Transaction", "View"]
+__all__ = ["LimitError", "StoreConfig", "Transaction", "View", "url_index"]
 
 DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
 DEFAULT_MAX_ENTRIES = 10_000
@@ -126,6 +127,15 @@ def catalog_entry(kind: str, record: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
+def url_index(live: dict[str, str]) -> dict[str, bytes]:
+    """The URL-index files for live resources ``id → source.url`` (derived data)."""
+    shards: dict[str, dict[str, list[str]]] = {}
+    for rid in sorted(live):
+        canonical = canonical_url(live[rid])
+        shards.setdefault(layout.url_shard(canonical), {}).setdefault(canonical, []).append(rid)
+    return {layout.urls_path(name): layout.dump_catalog(urls) for name, urls in shards.items()}
+
+
 def entry_kind(entry: dict[str, Any]) -> str:
     """``resource`` or ``tombstone`` from a catalog entry's path."""
     return "resource" if entry["path"].startswith(layout.RESOURCES_DIR + "/") else "tombstone"
@@ -218,6 +228,9 @@ class Transaction(View):
         self.changes: dict[str, bytes | None] = {}
         self._summary: dict[str, int] | None = None
         self._dirty: set[str] = set()
+        self._url_shards: dict[str, dict[str, list[str]]] = {}
+        self._url_dirty: set[str] = set()
+        self._urls_checked = False
 
     def totals(self) -> dict[str, int]:
         """Entry and byte totals including staged changes."""
@@ -257,9 +270,60 @@ class Transaction(View):
             shard[rid] = entry
         self._dirty.add(layout.shard(rid))
 
+    # -- the URL index: canonical URL → live ids (for sameUrlAs) ---------------------------
+
+    def _urls(self, shard: str) -> dict[str, list[str]]:
+        self._build_url_index_once()
+        entries = self._url_shards.get(shard)
+        if entries is None:
+            entries = self.read_json(layout.urls_path(shard), {})
+            if not isinstance(entries, dict):
+                raise CorruptStoreError(f"URL index shard {shard} is damaged; run xbrain doctor.")
+            self._url_shards[shard] = entries
+        return entries
+
+    def _build_url_index_once(self) -> None:
+        """A store written before the URL index existed gets it in this commit, once."""
+        if self._urls_checked:
+            return
+        self._urls_checked = True
+        if self.snap.listdir(layout.URLS_DIR) or not self.summary()["resources"]:
+            return
+        for _, blob in self.snap.files(layout.RESOURCES_DIR):
+            record = parse_record("resource", self.snap.blob(blob))
+            self._move_url(record["id"], None, record["source"]["url"])
+
+    def _move_url(self, rid: str, old: str | None, new: str | None) -> None:
+        for url, add in ((old, False), (new, True)):
+            if url is None:
+                continue
+            canonical = canonical_url(url)
+            shard = layout.url_shard(canonical)
+            entries = self._urls(shard)
+            ids = set(entries.get(canonical, ()))
+            if add:
+                ids.add(rid)
+            else:
+                ids.discard(rid)
+            if ids:
+                entries[canonical] = sorted(ids)
+            else:
+                entries.pop(canonical, None)
+            self._url_dirty.add(shard)
+
+    def same_url(self, rid: str, url: str) -> list[str]:
+        """Other live resources whose canonical URL is ``url``'s (staged changes included)."""
+        canonical = canonical_url(url)
+        return [i for i in self._urls(layout.url_shard(canonical)).get(canonical, ()) if i != rid]
+
+    def _live_url(self, rid: str) -> str | None:
+        old = self.resource(rid)
+        return None if old is None else str(old["source"]["url"])
+
     def put_resource(self, resource: Resource) -> None:
         """Stage a live resource, replacing any tombstone of the same id."""
         rid = resource["id"]
+        self._move_url(rid, self._live_url(rid), resource["source"]["url"])
         self.write(layout.record_path("tombstone", rid), None)
         self.write(layout.record_path("resource", rid), dump_yaml(resource))
         self._set_entry(rid, catalog_entry("resource", resource))
@@ -267,12 +331,14 @@ class Transaction(View):
     def put_tombstone(self, tombstone: dict[str, str]) -> None:
         """Stage a tombstone, removing the live resource of the same id."""
         rid = tombstone["id"]
+        self._move_url(rid, self._live_url(rid), None)
         self.write(layout.record_path("resource", rid), None)
         self.write(layout.record_path("tombstone", rid), dump_yaml(tombstone))
         self._set_entry(rid, catalog_entry("tombstone", tombstone))
 
     def remove_resource(self, rid: str) -> None:
         """Stage the removal of a live resource without a tombstone (provider-side delete)."""
+        self._move_url(rid, self._live_url(rid), None)
         self.write(layout.record_path("resource", rid), None)
         self._set_entry(rid, None)
 
@@ -282,6 +348,9 @@ class Transaction(View):
             entries = self._shards[shard]
             data = layout.dump_catalog(entries) if entries else None
             self.write(layout.catalog_path(shard), data)
+        for shard in sorted(self._url_dirty):
+            urls = self._url_shards[shard]
+            self.write(layout.urls_path(shard), layout.dump_catalog(urls) if urls else None)
         if self._summary is not None:
             count = self._summary["resources"] + self._summary["tombstones"]
             if count > self.settings.max_entries:

@@ -47,7 +47,7 @@ def test_worked_example_and_output_shape(seeded: Run) -> None:
     assert hit["score"] > 0
     assert hit["citation"] == {
         "id": FIXTURE_ID,
-        "url": "https://example.com/dialog-guide",
+        "url": "https://example.com/dialog-guide/fixture",
         "updatedAt": "2026-10-07T00:00:00.000Z",
     }
     assert hit["resource"]["title"] == "Accessible React dialogs"

@@ -61,6 +61,13 @@ def two_devices(xb: Run, tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+def page(sid: str, url: str, **changes: Any) -> dict[str, Any]:
+    """A resource for source id ``sid`` at ``url``."""
+    value = sample(**changes)
+    value["source"] = {"provider": "web", "id": sid, "url": url}
+    return value
+
+
 def _edit(xb: Run, store: Path, json_file: Callable[[Any], str], title: str, when: str) -> None:
     assert xb("put", json_file(sample(title=title, updatedAt=when)), store=store).code == 0
 
@@ -92,7 +99,10 @@ def test_a_merge_lists_what_it_dropped_and_diff_shows_it(
 
 def test_put_reports_every_written_id(xb: Run, json_file: Callable[[Any], str]) -> None:
     """Item 5: put did not say which ids it wrote."""
-    items = [make("one"), make("two")]
+    items = [
+        make(n, source={"provider": "web", "id": n, "url": f"https://example.com/{n}"})
+        for n in ("one", "two")
+    ]
     first = xb("put", json_file(items)).json
     ids = [resource_id("web", "one"), resource_id("web", "two")]
     assert first["results"] == [{"id": i, "status": "added"} for i in ids]
@@ -202,3 +212,72 @@ def test_identity_name_alone_is_used(xb: Run, store_dir: Path) -> None:
         xb("config", "identity.email", "ada@example.org").json["identity"]
         == "Ada Lovelace <ada@example.org>"
     )
+
+
+def test_the_same_page_under_several_ids_is_reported(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """Item 4: three source ids for one URL made three resources without a word."""
+    url = "https://git-scm.com/docs/git-worktree"
+    spellings = ["git-scm.com/docs/git-worktree", url, "git-worktree"]
+    ids = [resource_id("web", sid) for sid in spellings]
+    first = xb("put", json_file(page(spellings[0], url))).json
+    assert "sameUrlAs" not in first["results"][0]
+    second = xb(
+        "put",
+        json_file(page(spellings[1], url + "/#usage")),
+    ).json
+    assert second["results"][0]["sameUrlAs"] == [ids[0]]
+    third = xb("put", json_file(page(spellings[2], url))).json
+    assert third["results"][0]["sameUrlAs"] == sorted(ids[:2])
+    assert schema_errors("put-output", third) == []
+    # deleting one takes it out of the index
+    assert xb("delete", ids[0]).code == 0
+    again = xb(
+        "put",
+        json_file(page(spellings[2], url, title="Worktrees", updatedAt="2026-10-09T00:00:00Z")),
+    ).json
+    assert again["results"][0]["sameUrlAs"] == [ids[1]]
+    assert xb("doctor").json["ok"] is True
+    # search keeps the best of them and lists the others under it
+    found = xb("search", "Worktrees fictional dialog").json["results"]
+    urls = [r["citation"]["url"] for r in found]
+    assert len(urls) == len(set(urls)) == 1, urls
+    assert [s["id"] for s in found[0]["sameUrl"]] == [ids[1]] or found[0]["citation"]["id"] == ids[
+        1
+    ]
+    assert (
+        schema_errors(
+            "search-output",
+            {"mode": "lexical_candidates", "provider": None, "results": found, "guidance": ""},
+        )
+        == []
+    )
+
+
+def test_a_store_from_before_the_url_index_gets_it_on_its_next_write(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    url = "https://example.com/same"
+    assert xb("put", json_file(page("a", url))).code == 0
+    subprocess.run(["git", "-C", str(store_dir), "rm", "-rq", "index/urls"], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(store_dir),
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@x",
+            "commit",
+            "-qm",
+            "older xbrain",
+        ],
+        check=True,
+    )
+    assert "catalog_drift" in {p["code"] for p in xb("doctor").json["problems"]}
+    result = xb("put", json_file(page("b", url))).json
+    assert result["results"][0]["sameUrlAs"] == [resource_id("web", "a")]
+    problems = xb("doctor").json["problems"]
+    assert [p for p in problems if p["code"] != "permissions"] == []  # (git's own files)

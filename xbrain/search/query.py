@@ -15,6 +15,7 @@ from typing import Any, BinaryIO
 
 from ..errors import InvalidInputError
 from ..schemas import load_schema
+from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
@@ -61,9 +62,22 @@ def read_query(stream: BinaryIO) -> str:
 
 
 def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
-    """The original's output: ``{mode, provider, results, guidance}``."""
-    results = [
-        {
+    """The original's output: ``{mode, provider, results, guidance}``.
+
+    Results that cite the same page (one canonical URL saved under several source ids)
+    collapse into the best-ranked one, which lists the others under ``sameUrl``.
+    """
+    results: list[dict[str, Any]] = []
+    by_url: dict[str, dict[str, Any]] = {}
+    for hit in hits:
+        canonical = canonical_url(hit.resource["source"]["url"])
+        kept = by_url.get(canonical)
+        if kept is not None:
+            kept.setdefault("sameUrl", []).append(
+                {"id": hit.resource["id"], "score": round(hit.score, 6)}
+            )
+            continue
+        result = {
             "resource": hit.resource,
             "score": round(hit.score, 6),
             "matched": [terms[pos] for pos in hit.matched],
@@ -73,8 +87,8 @@ def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
                 "updatedAt": hit.resource["updatedAt"],
             },
         }
-        for hit in hits
-    ]
+        by_url[canonical] = result
+        results.append(result)
     return {
         "mode": "lexical_candidates",
         "provider": None,
