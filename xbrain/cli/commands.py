@@ -164,7 +164,10 @@ PROVIDER_OPTION = click.option(
 @common_options
 @click.pass_context
 def status(ctx: click.Context, provider_config: Path | None) -> None:
-    """Counts of resources, tombstones and pending work (and sync state with a provider)."""
+    """Which store, whether it exists, counts of resources, tombstones and pending work.
+
+    With --provider-config, also the sync state with that provider.
+    """
     store = open_store(ctx)
     provider = store.provider(provider_config) if provider_config else None
     emit(store.status(provider))
@@ -467,7 +470,12 @@ def remote_push(ctx: click.Context, name: str) -> None:
 @common_options
 @click.pass_context
 def remote_pull(ctx: click.Context, name: str) -> None:
-    """Fetch NAME and fast-forward, or merge per resource (newer wins; never conflict markers)."""
+    """Fetch NAME and fast-forward, or merge per resource (newer wins; never conflict markers).
+
+    Everything the remote sends is checked first (paths, file kinds, sizes, records);
+    a refused remote changes nothing. "dropped" lists every id where the merge kept one
+    device's revision over the other's (still in history: xbrain show / restore).
+    """
     emit(open_store(ctx).remote_pull(name))
 
 
