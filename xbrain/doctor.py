@@ -136,6 +136,8 @@ def _check_catalog(
         summary["bytes"] += entry["bytes"]
     want_urls = url_index(urls)
     present = {f"{layout.URLS_DIR}/{n}" for n in view.snap.listdir(layout.URLS_DIR)}
+    if not present:
+        want_urls = {}  # a store from before the URL index: its next write builds it
     for path in sorted(present | set(want_urls)):
         if view.read(path) != want_urls.get(path):
             problems.append(_problem("catalog_drift", "URL index disagrees with records.", path))
