@@ -34,7 +34,7 @@ from .messages import commit_message
 from .model import parse_record
 from .timestamps import later_of
 from .urls import parse_url, redact_url, secret_parameter
-from .view import LimitError, View, catalog_entry, url_index
+from .view import LimitError, StoreConfig, View, catalog_entry, url_index
 
 if TYPE_CHECKING:
     from .store import Store
@@ -243,9 +243,14 @@ def _vanished(ours: View, theirs: View, now: str) -> dict[str, bytes | None]:
     return changes
 
 
-def check_limits(view: View, origin: str) -> None:
-    """Refuse a pulled or cloned state that holds more than the store's limits."""
-    settings, totals = view.config(), view.summary()
+def check_limits(view: View, origin: str, settings: StoreConfig | None = None) -> None:
+    """Refuse a pulled or cloned state that holds more than the store's limits.
+
+    A pull is held to this store's own limits (``settings``): a remote's raised limits
+    in its ``xbrain.yaml`` do not raise ours by being pulled.
+    """
+    settings = settings or view.config()
+    totals = view.summary()
     entries = totals["resources"] + totals["tombstones"]
     if entries > settings.max_entries:
         raise LimitError(
@@ -334,7 +339,8 @@ def pull(store: Store, name: str) -> dict[str, Any]:
                 state, head = _integrate(
                     locked, ours, theirs, f"remote pull {name}", store.agent, store.clock(), dropped
                 )
-                check_limits(View(locked.snapshot(head)), f"Pulling {name}")
+                own = View(locked.snapshot(ours)).config()
+                check_limits(View(locked.snapshot(head)), f"Pulling {name}", own)
                 paths = locked.changed_files(ours, head)
                 identity = View(locked.snapshot(ours)).config().identity
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
