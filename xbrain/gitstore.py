@@ -54,7 +54,6 @@ from .errors import (
     XbrainError,
 )
 from .paths import path_problem
-from .urls import redact_url
 
 __all__ = ["CommitId", "CommitInfo", "GitStore", "Leaf", "Snapshot", "private_umask"]
 
@@ -101,6 +100,8 @@ def _disk_full() -> XbrainError:
 
 def _remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
     """One line for a failed network operation; never echoes credentials."""
+    from .urls import redact_url
+
     text = " ".join(str(exc).split())
     detail = text if 0 < len(text) <= 160 else type(exc).__name__
     return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
@@ -220,6 +221,7 @@ class GitStore:
             self._repo = Repo(str(path))
         except NotGitRepository:
             raise CorruptStoreError(f"Not an xbrain store: {path}") from None
+        self._pack_indexes: list[tuple[Path, Any]] | None = None
         # Objects are fsynced before the ref moves (dulwich's knob; git reads core.fsync).
         store = self._repo.object_store
         if hasattr(store, "fsync_object_files"):
@@ -281,6 +283,9 @@ class GitStore:
 
     def close(self) -> None:
         """Release the repository's file handles."""
+        for _, index in self._pack_indexes or ():
+            index.close()
+        self._pack_indexes = None
         self._repo.close()
 
     def __enter__(self) -> GitStore:
@@ -446,15 +451,17 @@ class GitStore:
             pass
         except (zlib.error, ValueError, IndexError):
             return None
-        for idx in sorted((objects / "pack").glob("pack-*.idx")):
-            index = load_pack_index(str(idx), DEFAULT_OBJECT_FORMAT)
+        if self._pack_indexes is None:  # loaded once per store object, closed with it
+            self._pack_indexes = [
+                (idx.with_suffix(".pack"), load_pack_index(str(idx), DEFAULT_OBJECT_FORMAT))
+                for idx in sorted((objects / "pack").glob("pack-*.idx"))
+            ]
+        for pack, index in self._pack_indexes:
             try:
                 offset = index.object_offset(ObjectID(sha.encode()))
             except KeyError:
                 continue
-            finally:
-                index.close()
-            with open(idx.with_suffix(".pack"), "rb") as handle:
+            with open(pack, "rb") as handle:
                 handle.seek(offset)
                 return _packed_size(handle.read(128))
         return None
@@ -622,6 +629,8 @@ class GitStore:
                     generate_pack_data=cast(Any, self._repo.generate_pack_data),
                 )
         except FileLocked:
+            from .urls import redact_url
+
             raise ProviderError(
                 "The remote refused refs/heads/main: it is locked (another push?); "
                 f"retry {redact_url(location)}."
@@ -905,15 +914,19 @@ class GitStore:
             return ["*"]
         return paths
 
-    def refresh_worktree(self, commit: CommitId | None, paths: list[str]) -> None:
+    def refresh_worktree(
+        self, commit: CommitId | None, paths: list[str], *, fresh: bool = False
+    ) -> None:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
         Never follows a symbolic link: a link where a directory or file belongs is an
         error (``doctor --repair`` removes it), and files are replaced, not written
-        through. Paths that are not plain store paths are never written.
+        through. Paths that are not plain store paths are never written. ``fresh``: an
+        empty working tree no one else can see yet (a clone being built), so files are
+        created in place, without a temp file and a rename each.
         """
         try:
-            self._refresh(commit, paths)
+            self._refresh(commit, paths, fresh)
         except OSError as exc:
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
@@ -923,7 +936,7 @@ class GitStore:
                 f"(main is {shown}). Free some space, then run xbrain doctor --repair."
             ) from None
 
-    def _refresh(self, commit: CommitId | None, paths: list[str]) -> None:
+    def _refresh(self, commit: CommitId | None, paths: list[str], fresh: bool = False) -> None:
         snap = self.snapshot(commit)
         root = self.path
         entries: dict[bytes, bytes | None] = {}
@@ -938,7 +951,9 @@ class GitStore:
                     entries[path.encode()] = None
                     continue
                 data = snap.blob(blob)
-                if _read_regular(target, len(data)) != data:
+                if fresh:
+                    _write_new(target, data)
+                elif _read_regular(target, len(data)) != data:
                     # a fixed name: a write killed here leaves a file the retry replaces
                     temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
                     _write_new(temp, data)

@@ -62,11 +62,19 @@ def _refuse(origin: str, shown: str, why: str) -> InvalidInputError:
     return InvalidInputError(f"Refused {origin}: {shown} is {why}; nothing changed.")
 
 
-def check_commit(git: GitStore, base: CommitId | None, commit: CommitId, origin: str) -> list[str]:
+def check_commit(
+    git: GitStore,
+    base: CommitId | None,
+    commit: CommitId,
+    origin: str,
+    parsed: dict[str, dict[str, Any]] | None = None,
+) -> list[str]:
     """Check what ``commit`` brings on top of ``base`` (None: all of it); its paths.
 
     ``origin`` names where it came from in messages (``remote origin``, a URL).
-    Raises InvalidInputError naming the first refused path.
+    Raises InvalidInputError naming the first refused path. ``parsed``, when given,
+    receives each record parsed on the way (blob id → record), so the merge that
+    follows does not parse it again.
     """
     found: list[tuple[str, str, str]] = []
     for leaf in git.walk_leaves(base, commit):
@@ -91,7 +99,7 @@ def check_commit(git: GitStore, base: CommitId | None, commit: CommitId, origin:
         data = snap.blob(sha)
         if len(data) > MAX_BYTES[kind]:
             raise _refuse(origin, json.dumps(path), f"larger than {MAX_BYTES[kind]:,} bytes")
-        problem = content_problem(kind, path, data)
+        problem = content_problem(kind, path, data, parsed, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
     if base is None and snap.read(layout.MARKER) is None:
@@ -99,7 +107,13 @@ def check_commit(git: GitStore, base: CommitId | None, commit: CommitId, origin:
     return [path for path, _, _ in found]
 
 
-def content_problem(kind: str, path: str, data: bytes) -> str | None:
+def content_problem(
+    kind: str,
+    path: str,
+    data: bytes,
+    parsed: dict[str, dict[str, Any]] | None = None,
+    sha: str = "",
+) -> str | None:
     """Why the bytes of a store file of ``kind`` at ``path`` are unacceptable, or None."""
     from .schemas import schema_errors
 
@@ -108,6 +122,8 @@ def content_problem(kind: str, path: str, data: bytes) -> str | None:
             record = parse_record(kind, data)
             if layout.record_path(kind, record["id"]) != path:
                 return "the file name does not match its id"
+            if parsed is not None:
+                parsed[sha] = record
             return None
         value = _parse(kind, data)
     except XbrainError as exc:

@@ -19,6 +19,7 @@ cost follows what it changed, not how big the store is.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -70,13 +71,18 @@ _PATTERNS = {
     "captures": rf"{CAPTURES_DIR}/{_HEX2}\.json",
     "pending": re.escape(PENDING),
 }
-_CLASSIFY = re.compile("|".join(f"(?P<{k}>{v})" for k, v in _PATTERNS.items()), re.ASCII)
 KINDS = tuple(_PATTERNS)
+
+
+@functools.cache
+def _classifier() -> re.Pattern[str]:
+    # compiled on first use: only checks of incoming trees need it, not every command
+    return re.compile("|".join(f"(?P<{k}>{v})" for k, v in _PATTERNS.items()), re.ASCII)
 
 
 def classify(path: str) -> str | None:
     """Which kind of file ``path`` is in the store's layout, or None when it has no place."""
-    match = _CLASSIFY.fullmatch(path)
+    match = _classifier().fullmatch(path)
     if match is None:
         return None
     return next(kind for kind in KINDS if match.group(kind) is not None)

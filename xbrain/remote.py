@@ -86,11 +86,15 @@ def validate_name(name: str) -> str:
 # -- the merge -----------------------------------------------------------------------------
 
 
-def _record(view: View, rid: str) -> tuple[str, dict[str, Any], bytes] | None:
+def _record(
+    view: View, rid: str, parsed: dict[str, dict[str, Any]] | None = None
+) -> tuple[str, dict[str, Any], bytes] | None:
     for kind in ("resource", "tombstone"):
-        data = view.read(layout.record_path(kind, rid))
+        path = layout.record_path(kind, rid)
+        data = view.read(path)
         if data is not None:
-            return kind, parse_record(kind, data), data
+            known = parsed.get(view.snap.blob_id(path) or "") if parsed else None
+            return kind, known if known is not None else parse_record(kind, data), data
     return None
 
 
@@ -110,17 +114,23 @@ def _ids(view: View) -> set[str]:
 
 
 def merge_files(
-    ours: View, theirs: View, dropped: list[dict[str, Any]] | None = None
+    ours: View,
+    theirs: View,
+    dropped: list[dict[str, Any]] | None = None,
+    parsed: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, bytes | None]:
     """The changes that turn ``ours`` into the merged tree (symmetric in its choices).
 
     ``dropped``, when given, receives one entry per id where the two sides held
-    different revisions: which side was kept and what the other side had.
+    different revisions: which side was kept and what the other side had. ``parsed``
+    holds records already parsed by the incoming check (blob id → record).
     """
     changes: dict[str, bytes | None] = {}
     merged: dict[str, tuple[str, dict[str, Any]]] = {}
+    same = ours.snap.commit == theirs.snap.commit  # re-deriving one tree: read it once
     for rid in sorted(_ids(ours) | _ids(theirs)):
-        a, b = _record(ours, rid), _record(theirs, rid)
+        a = _record(ours, rid, parsed)
+        b = a if same else _record(theirs, rid, parsed)
         pick = a if b is None else b if a is None else (a if a[2] == b[2] else _winner(a, b))
         assert pick is not None
         if dropped is not None and a is not None and b is not None and a[2] != b[2]:
@@ -274,6 +284,7 @@ def _integrate(
     agent: str | None,
     now: str,
     dropped: list[dict[str, Any]] | None = None,
+    parsed: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[str, CommitId]:
     """The commit ``main`` should move to after checking ``theirs``: (state, commit).
 
@@ -297,7 +308,7 @@ def _integrate(
                 )
                 head = git.write_commit(head, tombstones, message, identity, when)
         view = View(git.snapshot(head))
-        fixes = merge_files(view, view)
+        fixes = merge_files(view, view, parsed=parsed)
         if fixes:  # a commit made with plain git: re-derive the catalog etc.
             message = commit_message(
                 "remote-pull", [], agent, subject=f"{subject}: re-derive index"
@@ -305,7 +316,7 @@ def _integrate(
             head = git.write_commit(head, fixes, message, identity, when)
         return "fast_forward" if ours is not None else "cloned", head
     identity = View(git.snapshot(ours)).config().identity
-    changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)), dropped)
+    changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)), dropped, parsed)
     message = commit_message("remote-pull", [], agent, subject=f"{subject}: merge {theirs[:12]}")
     return "merged", git.write_commit(ours, changes, message, identity, when, merged=theirs)
 
@@ -333,11 +344,19 @@ def pull(store: Store, name: str) -> dict[str, Any]:
                 if ours == theirs or incoming.is_ancestor(theirs, ours):
                     locked.note_remote_head(name, theirs)
                     return {"state": "up_to_date", "commit": ours, "dropped": []}
-                check_commit(incoming, ours, theirs, f"remote {name}")
+                parsed: dict[str, dict[str, Any]] = {}
+                check_commit(incoming, ours, theirs, f"remote {name}", parsed)
                 locked.accept_objects(incoming)
                 dropped: list[dict[str, Any]] = []
                 state, head = _integrate(
-                    locked, ours, theirs, f"remote pull {name}", store.agent, store.clock(), dropped
+                    locked,
+                    ours,
+                    theirs,
+                    f"remote pull {name}",
+                    store.agent,
+                    store.clock(),
+                    dropped,
+                    parsed,
                 )
                 own = View(locked.snapshot(ours)).config()
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}", own)
@@ -417,16 +436,17 @@ def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitI
             theirs = git.fetch(location)
             if theirs is None:
                 raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
-            check_commit(git, None, theirs, shown)
+            parsed: dict[str, dict[str, Any]] = {}
+            check_commit(git, None, theirs, shown, parsed)
             head = theirs
             if rederive:
-                _, head = _integrate(git, None, theirs, "clone", None, "")
+                _, head = _integrate(git, None, theirs, "clone", None, "", parsed=parsed)
             check_limits(View(git.snapshot(head)), f"Cloning {shown}")
             identity = View(git.snapshot(head)).config().identity
             git.move_main(None, head, identity, "clone")
             git.set_remote("origin", location)
             git.note_remote_head("origin", theirs)
-            git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()])
+            git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)
         os.rename(temp, target)
         return head
     except BaseException:

@@ -29,7 +29,6 @@ from .errors import (
     XbrainError,
 )
 from .gitstore import CommitId, GitStore, private_umask, read_worktree_file
-from .intake import MAX_BYTES
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp
@@ -456,6 +455,7 @@ class Store:
         canonical form (one commit); invalid ones, deletions and other files are reported
         and left alone.
         """
+        from .intake import MAX_BYTES
         from .model import parse_record
 
         self._existing()
