@@ -168,12 +168,17 @@ class View:
 
     def catalog_shard(self, shard: str) -> dict[str, Any]:
         """Catalog entries of one shard (cached)."""
-        entries = self._shards.get(shard)
+        entries: dict[str, Any] = self._shard_file(self._shards, layout.catalog_path(shard))
+        return entries
+
+    def _shard_file(self, cache: dict[str, Any], path: str) -> Any:
+        """A sharded JSON object file, read once per view (a damaged one is an error)."""
+        entries = cache.get(path)
         if entries is None:
-            entries = self.read_json(layout.catalog_path(shard), {})
+            entries = self.read_json(path, {})
             if not isinstance(entries, dict):
-                raise CorruptStoreError(f"Catalog shard {shard} is damaged; run xbrain doctor.")
-            self._shards[shard] = entries
+                raise CorruptStoreError(f"{path} is damaged; run xbrain doctor.")
+            cache[path] = entries
         return entries
 
     def entry(self, rid: str) -> dict[str, Any] | None:
@@ -274,12 +279,7 @@ class Transaction(View):
 
     def _urls(self, shard: str) -> dict[str, list[str]]:
         self._build_url_index_once()
-        entries = self._url_shards.get(shard)
-        if entries is None:
-            entries = self.read_json(layout.urls_path(shard), {})
-            if not isinstance(entries, dict):
-                raise CorruptStoreError(f"URL index shard {shard} is damaged; run xbrain doctor.")
-            self._url_shards[shard] = entries
+        entries: dict[str, list[str]] = self._shard_file(self._url_shards, layout.urls_path(shard))
         return entries
 
     def _build_url_index_once(self) -> None:
@@ -345,11 +345,11 @@ class Transaction(View):
     def finish(self) -> dict[str, bytes | None]:
         """Write catalog shards and summary, enforce limits, return the changes."""
         for shard in sorted(self._dirty):
-            entries = self._shards[shard]
+            entries = self._shards[layout.catalog_path(shard)]
             data = layout.dump_catalog(entries) if entries else None
             self.write(layout.catalog_path(shard), data)
         for shard in sorted(self._url_dirty):
-            urls = self._url_shards[shard]
+            urls = self._url_shards[layout.urls_path(shard)]
             self.write(layout.urls_path(shard), layout.dump_catalog(urls) if urls else None)
         if self._summary is not None:
             count = self._summary["resources"] + self._summary["tombstones"]

@@ -37,10 +37,12 @@ def payload(prompt: str, session: str | None = None) -> str:
     )
 
 
-def hook(store: Path, stdin: str, **env: str) -> subprocess.CompletedProcess[str]:
+def hook(
+    store: Path, stdin: str, *python_options: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "XBRAIN_STORE": str(store), "XBRAIN_BIN": "", **env}
     return subprocess.run(
-        [sys.executable, str(RECALL)],
+        [sys.executable, *python_options, str(RECALL)],
         input=stdin,
         capture_output=True,
         text=True,
@@ -246,35 +248,14 @@ def test_a_missing_cli_leaves_a_note_in_the_hook_log(tmp_path: Path) -> None:
     """Issue 12, item 12: with xbrain not on Claude Code's PATH the hook printed nothing
     and said nothing anywhere."""
     cache = tmp_path / "cache"
-    env = {
-        **os.environ,
-        "XBRAIN_CACHE_DIR": str(cache),
-        "PATH": str(tmp_path / "empty"),
-        "XBRAIN_STORE": str(tmp_path / "store"),
-    }
-    env.pop("XBRAIN_BIN", None)
-    stdin = payload("keyboard focus in dialogs", "s-missing")
+    store, stdin = tmp_path / "store", payload("keyboard focus in dialogs", "s-missing")
     # -S: no site-packages, so this interpreter cannot import xbrain either
-    proc = subprocess.run(
-        [sys.executable, "-S", str(RECALL)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    proc = hook(store, stdin, "-S", XBRAIN_CACHE_DIR=str(cache), PATH=str(tmp_path / "empty"))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
     log = (cache / "hook.log").read_text()
     assert "XBRAIN_BIN" in log and len(log.splitlines()) == 1
-    env["XBRAIN_BIN"] = str(tmp_path / "nowhere" / "xbrain")
-    proc = subprocess.run(
-        [sys.executable, str(RECALL)],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    missing = str(tmp_path / "nowhere" / "xbrain")
+    proc = hook(store, stdin, XBRAIN_CACHE_DIR=str(cache), XBRAIN_BIN=missing)
     assert (proc.returncode, proc.stdout) == (0, "")
     assert "not an executable" in (cache / "hook.log").read_text().splitlines()[-1]
     assert (cache / "hook.log").stat().st_mode & 0o077 == 0
