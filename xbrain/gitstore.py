@@ -466,6 +466,24 @@ class GitStore:
                 return _packed_size(handle.read(128))
         return None
 
+    # -- settings of this device (never committed, never pulled) ----------------------------
+
+    def device_limits(self) -> dict[str, int]:
+        """Limits raised on this device with ``xbrain config``, from ``.git/config``."""
+        config = self._repo.get_config()
+        out = {}
+        for key in ("maxEntries", "maxBytes"):
+            with contextlib.suppress(KeyError, ValueError):
+                out[key] = int(config.get((b"xbrain",), key.encode()))
+        return out
+
+    def set_device_limit(self, key: str, value: int) -> None:
+        """Remember a limit the user raised here (what pulls are held to)."""
+        with private_umask():
+            config = self._repo.get_config()
+            config.set((b"xbrain",), key.encode(), str(value).encode())
+            config.write_to_path()
+
     # -- remotes ---------------------------------------------------------------------------
 
     def remotes(self) -> dict[str, str]:

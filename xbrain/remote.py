@@ -254,10 +254,10 @@ def _vanished(ours: View, theirs: View, now: str) -> dict[str, bytes | None]:
 
 
 def check_limits(view: View, origin: str, settings: StoreConfig | None = None) -> None:
-    """Refuse a pulled or cloned state that holds more than the store's limits.
+    """Refuse a pulled or cloned state that holds more than the limits.
 
-    A pull is held to this store's own limits (``settings``): a remote's raised limits
-    in its ``xbrain.yaml`` do not raise ours by being pulled.
+    A pull is held to this device's limits (``settings``, see :func:`device`); a clone,
+    which the user asked to restore as it is, to the remote's own.
     """
     settings = settings or view.config()
     totals = view.summary()
@@ -274,6 +274,20 @@ def check_limits(view: View, origin: str, settings: StoreConfig | None = None) -
             f"limit of {settings.max_bytes:,}; raise it with xbrain config limits.maxBytes N "
             "and retry. Nothing changed."
         )
+
+
+def device(git: GitStore) -> StoreConfig:
+    """The limits a pull is held to: the defaults, or what was raised on this device.
+
+    They live in ``.git/config`` (never committed), so a remote cannot raise them: a
+    remote's ``xbrain.yaml`` may win a merge, but it never widens what the next pull
+    may bring.
+    """
+    raised = git.device_limits()
+    return StoreConfig(
+        max_entries=max(StoreConfig.max_entries, raised.get("maxEntries", 0)),
+        max_bytes=max(StoreConfig.max_bytes, raised.get("maxBytes", 0)),
+    )
 
 
 def _integrate(
@@ -358,8 +372,7 @@ def pull(store: Store, name: str) -> dict[str, Any]:
                     dropped,
                     parsed,
                 )
-                own = View(locked.snapshot(ours)).config()
-                check_limits(View(locked.snapshot(head)), f"Pulling {name}", own)
+                check_limits(View(locked.snapshot(head)), f"Pulling {name}", device(locked))
                 paths = locked.changed_files(ours, head)
                 identity = View(locked.snapshot(ours)).config().identity
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
@@ -444,6 +457,10 @@ def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitI
             check_limits(View(git.snapshot(head)), f"Cloning {shown}")
             identity = View(git.snapshot(head)).config().identity
             git.move_main(None, head, identity, "clone")
+            restored = View(git.snapshot(head)).config().limits()  # the user's, restored too
+            for key, value in restored.items():
+                if value > StoreConfig().limits()[key]:
+                    git.set_device_limit(key, value)
             git.set_remote("origin", location)
             git.note_remote_head("origin", theirs)
             git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)

@@ -663,11 +663,15 @@ class Store:
             return {"identity": settings.identity, "limits": settings.limits(), "commit": None}
         if value is None:
             raise UsageError("Give a VALUE to set.")
-        with self._transaction("config") as txn:
+        with self._session() as git:
+            txn = self._begin(git, "config")
             marker = set_config_value(txn.read(layout.MARKER), key, value)
             txn.write(layout.MARKER, marker)
             txn.subject = f"config: set {key}"
             settings = StoreConfig.from_marker(marker)
+            self._commit(git, txn)
+            if key.startswith("limits."):  # what a pull is held to on this device
+                git.set_device_limit(key.split(".", 1)[1], int(value))
         return {"identity": settings.identity, "limits": settings.limits(), "commit": txn.commit_id}
 
     def search(

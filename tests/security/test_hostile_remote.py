@@ -505,3 +505,31 @@ def test_doctor_does_not_read_through_a_link_to_dev_zero(xb_proc: Run, store_dir
     assert {"worktree_link", "worktree_drift"} <= codes
     assert xb_proc("doctor", "--repair").code == 0
     assert not record.is_symlink() and xb_proc("doctor").json["ok"] is True
+
+
+def test_a_remote_cannot_raise_the_limits_a_pull_is_held_to(
+    xb: Run, backed_up: Path, store_dir: Path
+) -> None:
+    """Item 9, the two-step variant: a remote's xbrain.yaml that raises the limits may be
+    pulled, but the next pull is still held to what the user set on this device."""
+    from xbrain.gitstore import GitStore
+    from xbrain.remote import device
+
+    remote = backed_up
+    listing = [line.split("\t", 1) for line in git(remote, "ls-tree", "main").splitlines()]
+    entries = []
+    for meta, name in listing:
+        mode, kind, sha = meta.split()
+        if name == "xbrain.yaml":
+            sha = blob(remote, "format: xbrain-store/1\nlimits:\n  maxEntries: 1000000\n")
+        entries.append((mode, kind, sha, name))
+    parent = git(remote, "rev-parse", "main")
+    commit = git(remote, "commit-tree", mktree(remote, entries), "-p", parent, "-m", "raise")
+    git(remote, "update-ref", "refs/heads/main", commit)
+    assert xb("remote", "pull").json["state"] == "fast_forward"
+    assert xb("config").json["limits"]["maxEntries"] == 1_000_000  # the marker travelled
+    with GitStore(store_dir) as store:
+        assert device(store).max_entries == 10_000  # but this device's limit did not
+    assert xb("config", "limits.maxEntries", "20000").code == 0
+    with GitStore(store_dir) as store:
+        assert device(store).max_entries == 20_000
