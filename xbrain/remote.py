@@ -32,9 +32,10 @@ from .gitstore import CommitId, GitStore, private_umask, sweep_dead
 from .intake import check_commit
 from .messages import commit_message
 from .model import parse_record
+from .text import canonical_url
 from .timestamps import later_of
 from .urls import parse_url, redact_url, secret_parameter
-from .view import LimitError, StoreConfig, View, catalog_entry, url_index
+from .view import LimitError, StoreConfig, View, catalog_entry, entry_kind, url_index
 
 if TYPE_CHECKING:
     from .store import Store
@@ -290,6 +291,59 @@ def device(git: GitStore) -> StoreConfig:
     )
 
 
+def _derived_in_step(
+    git: GitStore, ours: CommitId, head: CommitId, parsed: dict[str, dict[str, Any]] | None
+) -> bool:
+    """Whether ``head`` (a descendant of ``ours``) already carries the catalog, summary
+    and URL index its records imply, judged from what changed since ``ours``.
+
+    True for commits xbrain made; then a fast-forward need not re-derive the whole
+    store (which parses every record). Anything else — a commit made with plain git, a
+    derived file that disagrees — is False, and the caller re-derives everything.
+    """
+    old, new = View(git.snapshot(ours)), View(git.snapshot(head))
+    if new.summary()["resources"] and not new.snap.listdir(layout.URLS_DIR):
+        return False
+    changed = {
+        Path(p).stem
+        for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR)
+        for p in git.changed_files(ours, head, prefix)
+    }
+    for path in git.changed_files(ours, head, layout.CATALOG_DIR):  # no entry edited alone
+        shard = Path(path).stem
+        before = {k: v for k, v in old.catalog_shard(shard).items() if k not in changed}
+        after = {k: v for k, v in new.catalog_shard(shard).items() if k not in changed}
+        if before != after:
+            return False
+    totals = dict(old.summary())
+    for rid in changed:
+        found = _record(new, rid, parsed)
+        want = catalog_entry(found[0], found[1]) if found else None
+        if new.entry(rid) != want:
+            return False
+        for item, sign in ((old.entry(rid), -1), (want, 1)):
+            if item is not None:
+                totals[entry_kind(item) + "s"] += sign
+                totals["bytes"] += sign * item["bytes"]
+        was = old.resource(rid)
+        for url, live in (
+            (was["source"]["url"] if was else None, False),
+            (found[1]["source"]["url"] if found and found[0] == "resource" else None, True),
+        ):
+            if url is not None:
+                canonical = canonical_url(url)
+                ids = new.read_json(layout.urls_path(layout.url_shard(canonical)), {})
+                if (rid in ids.get(canonical, ())) != (live or canonical == _url_of(found)):
+                    return False
+    return totals == new.summary()
+
+
+def _url_of(found: tuple[str, dict[str, Any], bytes] | None) -> str | None:
+    if found is None or found[0] != "resource":
+        return None
+    return canonical_url(found[1]["source"]["url"])
+
+
 def _integrate(
     git: GitStore,
     ours: CommitId | None,
@@ -322,7 +376,8 @@ def _integrate(
                 )
                 head = git.write_commit(head, tombstones, message, identity, when)
         view = View(git.snapshot(head))
-        fixes = merge_files(view, view, parsed=parsed)
+        consistent = ours is not None and _derived_in_step(git, ours, head, parsed)
+        fixes = {} if consistent else merge_files(view, view, parsed=parsed)
         if fixes:  # a commit made with plain git: re-derive the catalog etc.
             message = commit_message(
                 "remote-pull", [], agent, subject=f"{subject}: re-derive index"

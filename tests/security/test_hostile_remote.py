@@ -533,3 +533,25 @@ def test_a_remote_cannot_raise_the_limits_a_pull_is_held_to(
     assert xb("config", "limits.maxEntries", "20000").code == 0
     with GitStore(store_dir) as store:
         assert device(store).max_entries == 20_000
+
+
+def test_a_fast_forward_re_derives_a_catalog_edited_alone(
+    xb: Run, backed_up: Path, store_dir: Path, tmp_path: Path
+) -> None:
+    """The fast-forward shortcut (xbrain-made commits need no re-derivation) must not
+    trust a catalog, summary or URL index that a plain-git commit edited by itself."""
+    work = tmp_path / "work"
+    subprocess.run(
+        ["git", "clone", "-q", str(backed_up), str(work)], check=True, env={**os.environ, **GIT_ENV}
+    )
+    shard = next((work / "index" / "catalog").glob("*.json"))
+    shard.write_text(shard.read_text().replace('"bytes": ', '"bytes": 1'))
+    summary = work / "index" / "summary.json"
+    summary.write_text(summary.read_text().replace('"resources": 2', '"resources": 7'))
+    git(work, "commit", "-qam", "edit derived files only")
+    git(work, "push", "-q", "origin", "main")
+    result = xb("remote", "pull")
+    assert result.code == 0 and result.json["state"] == "fast_forward", result.stderr
+    assert xb("status").json["resources"] == 2
+    assert xb("doctor").json["ok"] is True
+    assert "re-derive index" in xb("log", "--limit", "1").json["commits"][0]["summary"]
