@@ -200,6 +200,15 @@ def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
     rows.append(("remote push 10,000 (full)", pushes, ""))
     rows.append(("clone 10,000", clones, ""))
     item = root / "remote-item.json"
+    # pull from the backup restored-0 pushes to (backup-0), so each run fast-forwards
+    subprocess.run(
+        xbrain("remote", "remove", "origin", "--store", str(store)), check=True, capture_output=True
+    )
+    subprocess.run(
+        xbrain("remote", "add", "origin", str(root / "backup-0.git"), "--store", str(store)),
+        check=True,
+        capture_output=True,
+    )
 
     def newer_on_origin(i: int) -> None:  # one new commit on the remote, then pull it
         item.write_text(json.dumps(resource(8, f"2026-03-01T00:00:{i:02d}.000Z")))
