@@ -397,6 +397,23 @@ class GitStore:
                     paths.add(base + entry.path.decode("utf-8", "surrogateescape"))
         return sorted(paths)
 
+    def last_change(self, path: str, limit: int = 100_000) -> CommitId | None:
+        """The newest commit on ``main``'s first-parent line that changed ``path``.
+
+        A walk that stops at the change (one tree lookup a commit), for messages that
+        name a commit without building the history table.
+        """
+        commit = self.head()
+        if commit is None:
+            return None
+        blob = self.snapshot(commit).blob_id(path)
+        for _ in range(limit):
+            parents = self.commit_info(commit).parents
+            if not parents or self.snapshot(parents[0]).blob_id(path) != blob:
+                return commit
+            commit = parents[0]
+        return None
+
     def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
         """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
 
@@ -506,18 +523,17 @@ class GitStore:
             else:
                 porcelain.remote_add(self._repo, name, url)
 
-    def fetch(self, location: str, label: str | None = None) -> CommitId | None:
-        """Fetch the remote's ``main`` (a remote name or a URL); its commit, or None.
+    def fetch(self, url: str, label: str | None = None) -> CommitId | None:
+        """Fetch the remote ``main`` at ``url`` into this repository; its commit, or None.
 
         Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
         repository made by ``git init --bare`` (HEAD: master) restores too. The objects
-        land in the object store, unreferenced until the caller has checked them; a
-        named remote's ``refs/remotes/<name>/main`` records what was seen. ``label``
-        names the remote in messages (default: ``location``, redacted).
+        arrive unreferenced (callers fetch into a quarantine or a clone being built, and
+        check them first). ``label`` names the remote in messages (default: the URL,
+        redacted).
         """
         from dulwich.client import get_transport_and_path
 
-        url = self.remotes().get(location, location)
         seen: list[ObjectID] = []
 
         def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
@@ -541,15 +557,10 @@ class GitStore:
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
                 raise _disk_full() from None
-            raise _remote_failure("fetch from", label or location, exc) from None
+            raise _remote_failure("fetch from", label or url, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise _remote_failure("fetch from", label or location, exc) from None
-        if not seen:
-            return None
-        if location in self.remotes():
-            with private_umask():
-                self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = seen[0]
-        return CommitId(seen[0].decode())
+            raise _remote_failure("fetch from", label or url, exc) from None
+        return CommitId(seen[0].decode()) if seen else None
 
     @contextlib.contextmanager
     def quarantine(self) -> Iterator[GitStore]:
@@ -971,7 +982,7 @@ class GitStore:
                 data = snap.blob(blob)
                 if fresh:
                     _write_new(target, data)
-                elif _read_regular(target, len(data)) != data:
+                elif read_worktree_file(target, len(data)) != data:
                     # a fixed name: a write killed here leaves a file the retry replaces
                     temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
                     _write_new(temp, data)
@@ -1103,8 +1114,11 @@ class GitStore:
         return problems
 
 
-def _read_regular(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes when it holds at most ``limit`` of them (links not followed)."""
+def read_worktree_file(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes when it holds at most ``limit`` of them (links not followed).
+
+    None for a link, a FIFO, a device, a directory, a missing or a larger file.
+    """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
@@ -1114,11 +1128,6 @@ def _read_regular(path: Path, limit: int) -> bytes | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
         return handle.read(limit + 1)
-
-
-def read_worktree_file(path: Path, limit: int) -> bytes | None:
-    """Public form of the bounded, link-refusing read (doctor, adopt)."""
-    return _read_regular(path, limit)
 
 
 def _write_new(path: Path, data: bytes) -> None:

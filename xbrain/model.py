@@ -7,8 +7,6 @@ the original did (reference §1–2). Limits come from ``schema/resource.schema.
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 from dataclasses import dataclass
 from typing import Any, NewType
@@ -162,13 +160,6 @@ def parse_record(kind: str, data: bytes) -> dict[str, Any]:
 
     Invalid content raises InvalidInputError — unreadable YAML as ``Not valid YAML.``
     """
-    return copy.deepcopy(_parse_record(kind, data))  # callers may change their copy
-
-
-@functools.lru_cache(maxsize=1024)
-def _parse_record(kind: str, data: bytes) -> dict[str, Any]:
-    """Parsing YAML dominates a clone or merge (each record is read by the incoming check
-    and again by the merge): a record's bytes are parsed once per process."""
     from .codec import load_yaml
 
     try:

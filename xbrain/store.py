@@ -213,12 +213,10 @@ class Store:
         return resource
 
     def _deleted_message(self, rid: str, deleted_at: str) -> str:
-        from .history import log
-
-        with GitStore(self.path) as git, private_umask():
-            last = log(git, rid, 1)
-        where = f" (commit {last[0]['commit'][:12]})" if last else ""
-        back = f"{last[0]['commit'][:12]}~1" if last else "REV"
+        with GitStore(self.path) as git:
+            commit = git.last_change(layout.record_path("tombstone", rid))
+        where = f" (commit {commit[:12]})" if commit else ""
+        back = f"{commit[:12]}~1" if commit else "REV"
         return (
             f"Resource was deleted at {deleted_at}{where}; "
             f"bring it back with xbrain restore {rid} --at {back}."

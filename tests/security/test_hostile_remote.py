@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, head, make, snapshot_files, write_json
+from tests.conftest import EXAMPLES, Result, head, make, snapshot_files
 from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]
@@ -463,7 +463,6 @@ def test_clone_of_a_valid_backup_still_restores(xb: Run, backed_up: Path, tmp_pa
     assert xb("doctor", store=restored).json["ok"] is True
     modes = {oct(p.stat().st_mode & 0o777) for p in restored.rglob("*") if not p.is_symlink()}
     assert modes <= {"0o600", "0o700", "0o400"}, modes
-    write_json(tmp_path / "unused.json", {})
 
 
 def test_writes_never_follow_a_link_in_the_working_tree(

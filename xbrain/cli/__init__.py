@@ -137,6 +137,14 @@ def open_store(ctx: click.Context) -> Any:
     return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=cache_dir())
 
 
+def quiet_network_libraries() -> None:
+    """Libraries that talk to remotes (urllib3's retries) must not log to stderr: an error
+    is one line. Only commands that reach a remote pay for importing logging."""
+    import logging
+
+    logging.getLogger().addHandler(logging.NullHandler())
+
+
 def emit(value: Any) -> None:
     """Print one JSON document to stdout."""
     from ..codec import json_document
@@ -162,12 +170,7 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point: every error, usage errors included, is one line."""
-    import logging
-
     from . import commands  # noqa: F401  (registers the commands)
-
-    # libraries (urllib3 retries, …) must not print on stderr: one line per error only
-    logging.getLogger().addHandler(logging.NullHandler())
 
     try:
         code = cli.main(prog_name="xbrain", standalone_mode=False)

@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from . import cache_dir, cli, common_options, emit, open_store, store_path
+from . import (
+    cache_dir,
+    cli,
+    common_options,
+    emit,
+    open_store,
+    quiet_network_libraries,
+    store_path,
+)
 
 __all__: list[str] = []
 
@@ -427,6 +435,7 @@ def remote() -> None:
     URLs may be paths, file://, ssh://, git:// or https://; credentials come from your
     ssh agent or git credential helper, never from xbrain.
     """
+    quiet_network_libraries()
 
 
 @remote.command("add")
@@ -499,6 +508,7 @@ def clone_command(url: str, directory: Path) -> None:
     """Restore a store from URL into DIRECTORY (e.g. a backup on a new machine)."""
     from ..store import clone
 
+    quiet_network_libraries()
     emit(clone(url, directory))
 
 
