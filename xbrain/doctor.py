@@ -33,7 +33,7 @@ from .messages import commit_message
 from .model import parse_record
 from .paths import component_problem, path_problem
 from .schemas import schema_errors
-from .view import StoreConfig, View, catalog_entry, url_index
+from .view import StoreConfig, View, catalog_entry, derived_files
 
 __all__ = ["diagnose"]
 
@@ -116,34 +116,21 @@ def _check_catalog(
     problems: list[dict[str, Any]],
     urls: dict[str, str],
 ) -> dict[str, bytes | None]:
-    """Compare committed catalog shards and summary; return the files that would fix them."""
+    """Compare the committed derived files with the records; return the files that fix them."""
     fixes: dict[str, bytes | None] = {}
-    shards: dict[str, dict[str, Any]] = {}
-    for rid, entry in expected.items():
-        shards.setdefault(layout.shard(rid), {})[rid] = entry
-    names = {name.removesuffix(".json") for name in view.snap.listdir(layout.CATALOG_DIR)}
-    for shard in sorted(names | set(shards)):
-        path = layout.catalog_path(shard)
-        want = layout.dump_catalog(shards[shard]) if shard in shards else None
-        if view.read(path) != want:
-            problems.append(
-                _problem("catalog_drift", "Catalog shard disagrees with records.", path)
-            )
-            fixes[path] = want
-    summary = {"resources": 0, "tombstones": 0, "bytes": 0}
-    for entry in expected.values():
-        summary["resources" if entry["path"].startswith("resources/") else "tombstones"] += 1
-        summary["bytes"] += entry["bytes"]
-    want_urls = url_index(urls)
-    present = {f"{layout.URLS_DIR}/{n}" for n in view.snap.listdir(layout.URLS_DIR)}
-    if not present:
-        want_urls = {}  # a store from before the URL index: its next write builds it
-    for path in sorted(present | set(want_urls)):
-        if view.read(path) != want_urls.get(path):
-            problems.append(_problem("catalog_drift", "URL index disagrees with records.", path))
-            fixes[path] = want_urls.get(path)
-    want_summary = layout.dump_json(summary)
-    empty = not any(summary.values()) and view.read(layout.SUMMARY) is None  # a new store
+    want: dict[str, bytes | None] = dict(derived_files(expected, urls))
+    want_summary = want.pop(layout.SUMMARY)
+    urls_present = view.snap.listdir(layout.URLS_DIR)
+    if not urls_present:  # a store from before the URL index: its next write builds it
+        want = {path: data for path, data in want.items() if layout.classify(path) != "urls"}
+    present = {f"{layout.CATALOG_DIR}/{n}" for n in view.snap.listdir(layout.CATALOG_DIR)}
+    present |= {f"{layout.URLS_DIR}/{n}" for n in urls_present}
+    for path in sorted(present | set(want)):
+        if view.read(path) != want.get(path):
+            what = "URL index" if layout.classify(path) == "urls" else "Catalog shard"
+            problems.append(_problem("catalog_drift", f"{what} disagrees with records.", path))
+            fixes[path] = want.get(path)
+    empty = not expected and view.read(layout.SUMMARY) is None  # a new store
     if not empty and view.read(layout.SUMMARY) != want_summary:
         problems.append(
             _problem("catalog_drift", "Summary disagrees with records.", layout.SUMMARY)

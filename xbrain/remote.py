@@ -35,7 +35,7 @@ from .model import parse_record
 from .text import canonical_url
 from .timestamps import later_of
 from .urls import parse_url, redact_url, secret_parameter
-from .view import LimitError, StoreConfig, View, catalog_entry, entry_kind, url_index
+from .view import LimitError, StoreConfig, View, catalog_entry, count_change, derived_files
 
 if TYPE_CHECKING:
     from .store import Store
@@ -210,28 +210,16 @@ def _derived(
             options = [q[rid] for q in (queue_a, queue_b) if rid in q]
             queue[rid] = max(options, key=digest)
     out[layout.PENDING] = layout.dump_json(queue) if queue else None
-    # catalog and summary from the merged records
-    shards: dict[str, dict[str, Any]] = {}
-    summary = {"resources": 0, "tombstones": 0, "bytes": 0}
-    for rid, (kind, record) in merged.items():
-        entry = catalog_entry(kind, record)
-        shards.setdefault(layout.shard(rid), {})[rid] = entry
-        summary[kind + "s"] += 1
-        summary["bytes"] += entry["bytes"]
-    names = {
-        n.removesuffix(".json") for v in (ours, theirs) for n in v.snap.listdir(layout.CATALOG_DIR)
-    }
-    for shard in sorted(names | set(shards)):
-        out[layout.catalog_path(shard)] = (
-            layout.dump_catalog(shards[shard]) if shard in shards else None
-        )
-    if any(summary.values()) or ours.read(layout.SUMMARY) or theirs.read(layout.SUMMARY):
-        out[layout.SUMMARY] = layout.dump_json(summary)
+    # catalog, summary and URL index from the merged records
+    entries = {rid: catalog_entry(kind, record) for rid, (kind, record) in merged.items()}
     live = {rid: r["source"]["url"] for rid, (kind, r) in merged.items() if kind == "resource"}
-    urls = url_index(live)
-    for name in {n for v in (ours, theirs) for n in v.snap.listdir(layout.URLS_DIR)}:
-        out.setdefault(f"{layout.URLS_DIR}/{name}", None)
-    out.update(urls)
+    want = derived_files(entries, live)
+    if not merged and ours.read(layout.SUMMARY) is None and theirs.read(layout.SUMMARY) is None:
+        del want[layout.SUMMARY]  # two new, empty stores: nothing to sum yet
+    for directory in (layout.CATALOG_DIR, layout.URLS_DIR):  # shards no record needs go
+        for name in {n for v in (ours, theirs) for n in v.snap.listdir(directory)}:
+            out[f"{directory}/{name}"] = None
+    out.update(want)
     return out
 
 
@@ -321,10 +309,7 @@ def _derived_in_step(
         want = catalog_entry(found[0], found[1]) if found else None
         if new.entry(rid) != want:
             return False
-        for item, sign in ((old.entry(rid), -1), (want, 1)):
-            if item is not None:
-                totals[entry_kind(item) + "s"] += sign
-                totals["bytes"] += sign * item["bytes"]
+        count_change(totals, old.entry(rid), want)
         was = old.resource(rid)
         for url, live in (
             (was["source"]["url"] if was else None, False),

@@ -20,7 +20,15 @@ from .gitstore import Snapshot
 from .model import Resource, parse_record
 from .text import canonical_url
 
-__all__ = ["LimitError", "StoreConfig", "Transaction", "View", "url_index"]
+__all__ = [
+    "LimitError",
+    "StoreConfig",
+    "Transaction",
+    "View",
+    "count_change",
+    "derived_files",
+    "url_index",
+]
 
 DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
 DEFAULT_MAX_ENTRIES = 10_000
@@ -134,6 +142,33 @@ def url_index(live: dict[str, str]) -> dict[str, bytes]:
         canonical = canonical_url(live[rid])
         shards.setdefault(layout.url_shard(canonical), {}).setdefault(canonical, []).append(rid)
     return {layout.urls_path(name): layout.dump_catalog(urls) for name, urls in shards.items()}
+
+
+def derived_files(
+    entries: dict[str, dict[str, Any]], live_urls: dict[str, str]
+) -> dict[str, bytes]:
+    """The catalog shards, summary and URL index that records imply (all derived data).
+
+    ``entries``: id → catalog entry of every record; ``live_urls``: id → source URL of
+    every live resource. The one derivation doctor checks against and merges write.
+    """
+    shards: dict[str, dict[str, Any]] = {}
+    summary = {"resources": 0, "tombstones": 0, "bytes": 0}
+    for rid, entry in entries.items():
+        shards.setdefault(layout.shard(rid), {})[rid] = entry
+        count_change(summary, None, entry)
+    out = {layout.catalog_path(name): layout.dump_catalog(e) for name, e in shards.items()}
+    out[layout.SUMMARY] = layout.dump_json(summary)
+    out.update(url_index(live_urls))
+    return out
+
+
+def count_change(totals: dict[str, int], old: dict[str, Any] | None, new: Any) -> None:
+    """Move summary ``totals`` from catalog entry ``old`` to ``new`` (either may be None)."""
+    for item, sign in ((old, -1), (new, 1)):
+        if item is not None:
+            totals[entry_kind(item) + "s"] += sign
+            totals["bytes"] += sign * item["bytes"]
 
 
 def entry_kind(entry: dict[str, Any]) -> str:
@@ -264,11 +299,7 @@ class Transaction(View):
         if self._summary is None:
             self._summary = dict(self.summary())
         shard = self.catalog_shard(layout.shard(rid))
-        old = shard.get(rid)
-        for item, sign in ((old, -1), (entry, 1)):
-            if item is not None:
-                self._summary[entry_kind(item) + "s"] += sign
-                self._summary["bytes"] += sign * item["bytes"]
+        count_change(self._summary, shard.get(rid), entry)
         if entry is None:
             shard.pop(rid, None)
         else:
