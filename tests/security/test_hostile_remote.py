@@ -554,3 +554,23 @@ def test_a_fast_forward_re_derives_a_catalog_edited_alone(
     assert xb("status").json["resources"] == 2
     assert xb("doctor").json["ok"] is True
     assert "re-derive index" in xb("log", "--limit", "1").json["commits"][0]["summary"]
+
+
+def test_doctor_repair_never_writes_an_unsafe_path_of_main(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Item 2: a hostile commit that reached main outside xbrain (a plain git fetch and
+    update-ref) is reported by doctor, and --repair writes none of its paths."""
+    assert xb("put", str(EXAMPLES / "batch.json")).code == 0
+    store = store_dir
+    escape = mktree(store, [("100644", "blob", blob(store, "pwned\n"), "escape.txt")])
+    config = mktree(store, [("100644", "blob", blob(store, "[core]\n\tbare = true\n"), "config")])
+    hostile_push(store, [("040000", "tree", escape, ".."), ("040000", "tree", config, ".git")])
+    before = (store / ".git" / "config").read_bytes()
+    report = xb("doctor").json
+    assert "unsafe_path" in {p["code"] for p in report["problems"]}
+    repaired = xb("doctor", "--repair")
+    assert repaired.code == 7  # still reported: repair never rewrites history
+    assert not (tmp_path / "escape.txt").exists()
+    assert (store / ".git" / "config").read_bytes() == before
+    assert xb("status").code == 0
