@@ -179,7 +179,7 @@ def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
     """Backups of the 10,000-resource store, and log in a store with 10,000 commits."""
     from dulwich.repo import Repo
 
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     rows: list[Row] = []
     notes: list[str] = []

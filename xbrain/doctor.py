@@ -19,7 +19,7 @@ from typing import Any
 from . import layout
 from .codec import dump_yaml
 from .errors import CorruptStoreError, XbrainError
-from .gitstore import (
+from .git import (
     FILE_MODE,
     WORKTREE_TEMP,
     CommitId,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import journal, layout
-from .gitstore import CommitId, CommitInfo, GitStore
+from .git import CommitId, CommitInfo, GitStore
 from .view import View
 
 __all__ = ["diff", "log"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from . import layout
 from .errors import InvalidInputError, XbrainError
-from .gitstore import FILE_MODE, CommitId, GitStore
+from .git import FILE_MODE, CommitId, GitStore
 from .model import parse_record
 from .paths import component_problem
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import layout
 from .codec import digest, dump_yaml
 from .errors import InvalidInputError, NotFoundError
-from .gitstore import CommitId, GitStore, private_umask, sweep_dead
+from .git import CommitId, GitStore, private_umask, sweep_dead
 from .intake import check_commit
 from .messages import commit_message
 from .model import parse_record

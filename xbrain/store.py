@@ -28,7 +28,7 @@ from .errors import (
     UsageError,
     XbrainError,
 )
-from .gitstore import CommitId, GitStore, private_umask, read_worktree_file
+from .git import CommitId, GitStore, private_umask, read_worktree_file
 from .messages import commit_message, validate_agent
 from .model import ID_PATTERN, Resource, normalize_resource
 from .timestamps import later_of, now_timestamp

@@ -16,7 +16,7 @@ from typing import Any
 from . import layout
 from .codec import canonical_json, digest, dump_yaml, load_yaml
 from .errors import CorruptStoreError, InvalidInputError, XbrainError
-from .gitstore import Snapshot
+from .git import Snapshot
 from .model import Resource, parse_record
 from .text import canonical_url
 

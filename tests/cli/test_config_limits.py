@@ -18,7 +18,7 @@ Run = Callable[..., Result]
 def test_config_identity_becomes_the_author(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     shown = xb("config").json
     assert shown["identity"] == "xbrain <xbrain@localhost>"

@@ -64,7 +64,7 @@ def test_deleted_worktree_file_is_restored(
 def test_tampered_catalog_is_rebuilt_by_commit(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     xb("put", json_file(sample()))
     with GitStore(store_dir) as git:

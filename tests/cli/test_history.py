@@ -93,7 +93,7 @@ def test_restore_writes_a_new_revision(
 def test_log_sees_commits_made_outside_xbrain_and_survives_losing_its_cache(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     build(xb, json_file)
     assert len(xb("log", ID).json["commits"]) == 3
@@ -113,7 +113,7 @@ def test_log_sees_commits_made_outside_xbrain_and_survives_losing_its_cache(
 def test_log_reads_the_journal_instead_of_diffing_xbrain_commits(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path, monkeypatch: Any
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     commits = build(xb, json_file)
     journal = (store_dir / ".git" / "xbrain" / "history.journal").read_text().splitlines()

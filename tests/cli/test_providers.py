@@ -444,7 +444,7 @@ def test_pending_distillation_blocks_sync(xb: Run, tmp_path: Path) -> None:
 def test_sync_commit_messages_carry_no_content(
     xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     xb("put", json_file(sample(title="Very private title")))
     cfg = command_config(tmp_path, tmp_path / "remote.json")

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result, head, make, sample
-from xbrain.gitstore import GitStore
+from xbrain.git import GitStore
 from xbrain.model import resource_id
 from xbrain.remote import merge_files
 from xbrain.view import View

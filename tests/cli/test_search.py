@@ -256,7 +256,7 @@ def test_stale_index_is_caught_up(
         conn.execute("DELETE FROM docs")
     assert hits(seeded("search", "react")) == [FIXTURE_ID]
     # and a commit made outside xbrain (no index upkeep) is caught up by tree diff
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     with GitStore(store_dir) as git:
         head = git.head()

@@ -258,7 +258,7 @@ def test_default_store_under_user_data_dir(
 def test_agent_trailer_and_identity(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     assert xb("put", json_file(sample()), "--agent", "claude-code").code == 0
     monkeypatch.setenv("XBRAIN_AGENT", "codex")

@@ -100,7 +100,7 @@ def test_random_batches_leave_git_fsck_and_status_clean(
 def test_doctor_detects_and_repairs_an_unordered_index(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
-    from xbrain import gitindex
+    from xbrain.git import index as gitindex
 
     assert xb("put", json_file([make(f"d{i}") for i in range(5)])).code == 0
     index = store_dir / ".git" / "index"
@@ -124,7 +124,7 @@ def test_blob_sizes_from_headers_match_loose_packed_and_delta_objects(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
     """The size check of incoming blobs reads headers only; it must agree with the data."""
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
 
     text = "line of text\n" * 400
     for version in range(1, 4):  # similar revisions: git repack stores them as deltas

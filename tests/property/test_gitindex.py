@@ -10,7 +10,7 @@ from dulwich.index import Index
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xbrain import gitindex
+from xbrain.git import index as gitindex
 
 NAMES = [
     "xbrain.yaml",

@@ -511,7 +511,7 @@ def test_a_remote_cannot_raise_the_limits_a_pull_is_held_to(
 ) -> None:
     """Item 9, the two-step variant: a remote's xbrain.yaml that raises the limits may be
     pulled, but the next pull is still held to what the user set on this device."""
-    from xbrain.gitstore import GitStore
+    from xbrain.git import GitStore
     from xbrain.remote import device
 
     remote = backed_up

@@ -17,7 +17,7 @@ from ..errors import NotFoundError, XbrainError
 from ..view import Transaction, View
 
 if TYPE_CHECKING:
-    from ..gitstore import GitStore
+    from ..git import GitStore
     from ..store import Store
     from . import Provider
 

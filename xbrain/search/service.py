@@ -16,7 +16,7 @@ from typing import Any
 from .. import layout
 from ..codec import load_yaml
 from ..errors import XbrainError
-from ..gitstore import CommitId, GitStore
+from ..git import CommitId, GitStore
 from ..model import normalize_resource
 from ..view import View
 from .index import SearchIndex, remove_index

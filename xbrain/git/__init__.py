@@ -1,0 +1,86 @@
+"""The only package that imports dulwich: commits, reads, refs, remotes and the working tree.
+
+Invariants:
+
+* The committed tree at ``refs/heads/main`` is the truth. A write builds blobs and trees
+  straight into the object store, then moves ``main`` by compare-and-swap from the commit
+  it started from. A crash before the ref moves leaves only unreachable objects.
+* After the ref moves, the touched working-tree files and their git-index entries are
+  refreshed. A marker file under ``.git/xbrain/`` names those paths until that is done,
+  so the next write (or ``doctor --repair``) finishes the job after a crash.
+* Everything created under the store is private: writes run with umask 077.
+* dulwich types and exceptions never leave this package; paths are ``str`` outside and
+  UTF-8 ``bytes`` inside.
+
+``GitStore`` is assembled from four parts, one module each: ``repo`` (reading, refs,
+settings), ``writing`` (commits, CAS), ``worktree`` (working tree, git index) and
+``transport`` (remotes). ``index`` edits the git index file in place.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
+from .transport import Transport, sweep_dead
+from .worktree import (
+    WORKTREE_TEMP,
+    Worktree,
+    file_mode_problems,
+    fix_file_modes,
+    read_worktree_file,
+)
+from .writing import Writer
+
+__all__ = [
+    "FILE_MODE",
+    "WORKTREE_TEMP",
+    "CommitId",
+    "CommitInfo",
+    "GitStore",
+    "Leaf",
+    "Snapshot",
+    "file_mode_problems",
+    "fix_file_modes",
+    "private_umask",
+    "read_worktree_file",
+    "sweep_dead",
+]
+
+
+class GitStore(Writer, Worktree, Transport):
+    """A store's git repository: read, commit, refresh the working tree, talk to remotes."""
+
+    @staticmethod
+    def create(
+        path: Path, files: Mapping[str, bytes], message: str, identity: str, when: int
+    ) -> bool:
+        """Create a store with one root commit; False if another process got there first.
+
+        The repository is built in a sibling temp directory and renamed into place, so a
+        half-initialized store is never visible and a crash leaves only the temp dir.
+        """
+        with private_umask():  # new parent directories are 0700 too (mkdir -p ignores mode)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = Path(tempfile.mkdtemp(prefix=f".{path.name}.init-", dir=path.parent))
+            try:
+                GitStore.init_private(temp)
+                store = GitStore(temp)
+                try:
+                    commit = store.commit(None, dict(files), message, identity, when)
+                    store.refresh_worktree(commit, list(files))
+                finally:
+                    store.close()
+                try:
+                    os.rename(temp, path)
+                except OSError:
+                    if path.is_dir() and any(path.iterdir()):
+                        return False
+                    raise
+                return True
+            finally:
+                shutil.rmtree(temp, ignore_errors=True)

@@ -1,0 +1,226 @@
+"""Git objects as plain data: one commit's tree read through dulwich, and helpers.
+
+dulwich types and exceptions never leave the ``xbrain.git`` package; paths are ``str``
+outside and UTF-8 ``bytes`` inside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NewType
+
+from dulwich.errors import (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    ObjectFormatException,
+)
+from dulwich.object_store import iter_tree_contents
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from ..errors import (
+    CorruptStoreError,
+    ProviderError,
+    XbrainError,
+)
+
+__all__ = ["CommitId", "CommitInfo", "Leaf", "Snapshot", "load_object", "private_umask"]
+
+CommitId = NewType("CommitId", str)
+
+MAIN = Ref(b"refs/heads/main")
+FILE_MODE = 0o100644
+DIR_MODE = 0o040000
+MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree
+PENDING_MARKER = "xbrain/worktree-pending.json"
+WORKTREE_TEMP = ".xbrain-tmp"
+
+
+DAMAGE = (
+    ApplyDeltaError,
+    ChecksumMismatch,
+    FileFormatException,
+    ObjectFormatException,
+    zlib.error,
+    ValueError,
+    EOFError,
+)
+
+
+def load_object(repo: Repo, sha: bytes) -> ShaFile:
+    """One object by id; damage or absence becomes CorruptStoreError (never dulwich's)."""
+    try:
+        return repo.object_store[ObjectID(sha)]
+    except KeyError:
+        raise CorruptStoreError(
+            f"Git object {sha.decode()} is missing; run xbrain doctor."
+        ) from None
+    except DAMAGE as exc:
+        raise CorruptStoreError(
+            f"Git object {sha.decode()} is damaged; run xbrain doctor."
+        ) from exc
+
+
+def disk_full() -> XbrainError:
+    return XbrainError("The disk is full (no space left on device); nothing was committed.")
+
+
+def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
+    """One line for a failed network operation; never echoes credentials."""
+    from ..urls import redact_url
+
+    text = " ".join(str(exc).split())
+    detail = text if 0 < len(text) <= 160 else type(exc).__name__
+    return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Create every file 0600 / directory 0700 (including git's own) inside the block."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as plain data."""
+
+    id: CommitId
+    parents: tuple[CommitId, ...]
+    author: str
+    time: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One non-directory entry of a tree: raw name components, git mode, object id."""
+
+    parts: tuple[bytes, ...]
+    mode: int
+    sha: str
+
+
+class Snapshot:
+    """Read-only view of one commit's tree, with a small tree cache."""
+
+    def __init__(self, repo: Repo, commit: CommitId | None) -> None:
+        self._repo = repo
+        self.commit = commit
+        self._trees: dict[bytes, Tree] = {}
+        self.tree_id: bytes | None = None
+        if commit is not None:
+            obj = load_object(repo, commit.encode())
+            if not isinstance(obj, Commit):
+                raise CorruptStoreError(f"{commit} is not a commit.")
+            self.tree_id = obj.tree
+
+    def _tree(self, sha: bytes) -> Tree:
+        tree = self._trees.get(sha)
+        if tree is None:
+            obj = load_object(self._repo, sha)
+            if not isinstance(obj, Tree):
+                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
+            tree = self._trees[sha] = obj
+        return tree
+
+    def entry(self, path: str) -> tuple[int, bytes] | None:
+        """``(mode, sha)`` of the tree entry at ``path``, or None."""
+        if self.tree_id is None:
+            return None
+        mode, sha = DIR_MODE, self.tree_id
+        for part in path.encode().split(b"/"):
+            if mode != DIR_MODE:
+                return None
+            tree = self._tree(sha)
+            if part not in tree:
+                return None
+            mode, sha = tree[part]
+        return mode, sha
+
+    def read(self, path: str) -> bytes | None:
+        """The bytes of a file at this commit, or None when absent."""
+        entry = self.entry(path)
+        if entry is None or entry[0] == DIR_MODE:
+            return None
+        obj = load_object(self._repo, entry[1])
+        if not isinstance(obj, Blob):
+            raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
+        return bytes(obj.data)
+
+    def blob_id(self, path: str) -> str | None:
+        """The blob id of a file at this commit, or None."""
+        entry = self.entry(path)
+        return None if entry is None or entry[0] == DIR_MODE else entry[1].decode()
+
+    def listdir(self, path: str) -> list[str]:
+        """Names directly under a directory (empty when absent)."""
+        entry = (DIR_MODE, self.tree_id) if path == "" else self.entry(path)
+        if entry is None or entry[0] != DIR_MODE or entry[1] is None:
+            return []
+        return [name.decode() for name in self._tree(entry[1])]
+
+    def files(self, prefix: str = "") -> Iterator[tuple[str, str]]:
+        """Every file ``(path, blob_id)`` under ``prefix`` (the whole tree when empty)."""
+        entry = (DIR_MODE, self.tree_id) if prefix == "" else self.entry(prefix)
+        if entry is None or entry[0] != DIR_MODE or entry[1] is None:
+            return
+        base = prefix + "/" if prefix else ""
+        for item in iter_tree_contents(self._repo.object_store, ObjectID(entry[1])):
+            yield base + item.path.decode(), item.sha.decode()
+
+    def blob(self, blob_id: str) -> bytes:
+        """Raw bytes of a blob by id."""
+        obj = load_object(self._repo, blob_id.encode())
+        if not isinstance(obj, Blob):
+            raise CorruptStoreError(f"{blob_id} is not a file; run xbrain doctor.")
+        return bytes(obj.data)
+
+
+def packed_size(entry: bytes) -> int | None:
+    """The inflated size of a pack entry from its header (deltas: the result's size)."""
+    try:
+        byte = entry[0]
+        kind, size, shift, at = (byte >> 4) & 7, byte & 15, 4, 1
+        while byte & 0x80:
+            byte = entry[at]
+            size |= (byte & 0x7F) << shift
+            shift, at = shift + 7, at + 1
+        if kind in (1, 2, 3, 4):  # commit, tree, blob, tag
+            return size
+        if kind == 6:  # offset delta: skip the base offset
+            while entry[at] & 0x80:
+                at += 1
+            at += 1
+        elif kind == 7:  # reference delta: skip the base id
+            at += 20
+        else:
+            return None
+        delta = zlib.decompressobj().decompress(entry[at:], 32)
+        values, value, shift = [], 0, 0
+        for byte in delta:  # two varints: the base's size, then the result's
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                values.append(value)
+                value, shift = 0, 0
+                if len(values) == 2:
+                    return values[1]
+    except (IndexError, zlib.error):
+        return None
+    return None
+
+
+def private_file(path: Path) -> None:
+    """Drop group and other permission bits (0444 → 0400)."""
+    os.chmod(path, os.lstat(path).st_mode & 0o700)

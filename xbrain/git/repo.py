@@ -1,0 +1,366 @@
+"""A git repository read through dulwich: refs, commits, history walks, settings.
+
+The base the writer, working-tree and transport parts of ``GitStore`` build on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import stat
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dulwich.errors import (
+    NotGitRepository,
+)
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.repo import Repo
+
+from ..errors import (
+    CorruptStoreError,
+    InvalidInputError,
+    NotFoundError,
+)
+from .objects import (
+    DAMAGE,
+    DIR_MODE,
+    MAIN,
+    MAX_DEPTH,
+    PENDING_MARKER,
+    CommitId,
+    CommitInfo,
+    Leaf,
+    Snapshot,
+    load_object,
+    packed_size,
+    private_umask,
+)
+
+__all__ = ["Repository"]
+
+R = TypeVar("R", bound="Repository")
+
+_ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
+
+
+class Repository:
+    """A git repository with a working tree, driven only through dulwich."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._repo = Repo(str(path))
+        except NotGitRepository:
+            raise CorruptStoreError(f"Not an xbrain store: {path}") from None
+        self._pack_indexes: list[tuple[Path, Any]] | None = None
+        # Objects are fsynced before the ref moves (dulwich's knob; git reads core.fsync).
+        store = self._repo.object_store
+        if hasattr(store, "fsync_object_files"):
+            store.fsync_object_files = True
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @staticmethod
+    @staticmethod
+    def init_private(path: Path) -> None:
+        """An empty repository with a working tree, branch ``main`` and private settings."""
+        with private_umask():
+            repo = Repo.init(str(path), default_branch=b"main")
+            try:
+                config = repo.get_config()
+                # git's own writes (status, gc) stay private too
+                config.set((b"core",), b"sharedRepository", b"0600")
+                config.set((b"core",), b"fsync", b"objects,reference")
+                config.set((b"gc",), b"auto", b"0")
+                config.set((b"gc",), b"autoDetach", False)
+                config.write_to_path()
+            finally:
+                repo.close()
+
+    @staticmethod
+    def init_bare(path: Path) -> None:
+        """An empty, private bare repository (a backup target on a local disk)."""
+        with private_umask():
+            Repo.init_bare(str(path), mkdir=True, default_branch=b"main").close()
+
+    def close(self) -> None:
+        """Release the repository's file handles."""
+        for _, index in self._pack_indexes or ():
+            index.close()
+        self._pack_indexes = None
+        self._repo.close()
+
+    def __enter__(self: R) -> R:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def control_dir(self) -> Path:
+        """The ``.git`` directory."""
+        return Path(self._repo.controldir())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def head(self) -> CommitId | None:
+        """The commit ``main`` points at, or None for an unborn branch."""
+        try:
+            sha = self._repo.refs[MAIN]
+        except KeyError:
+            return None
+        return CommitId(sha.decode())
+
+    def snapshot(self, commit: CommitId | None = None) -> Snapshot:
+        """A read view of ``commit`` (default: the current head)."""
+        return Snapshot(self._repo, self.head() if commit is None else commit)
+
+    def commit_info(self, commit: CommitId) -> CommitInfo:
+        """Metadata of one commit."""
+        try:
+            obj = load_object(self._repo, commit.encode())
+        except CorruptStoreError:
+            if ObjectID(commit.encode()) not in self._repo.object_store:
+                raise NotFoundError(f"Unknown commit: {commit}") from None
+            raise
+        if not isinstance(obj, Commit):
+            raise NotFoundError(f"Unknown commit: {commit}")
+        return CommitInfo(
+            id=commit,
+            parents=tuple(CommitId(p.decode()) for p in obj.parents),
+            author=obj.author.decode("utf-8", "replace"),
+            time=obj.commit_time,
+            message=obj.message.decode("utf-8", "replace"),
+        )
+
+    def resolve(self, rev: str) -> CommitId:
+        """A commit from a revision: full or short id, ``main``, ``HEAD``, ``main~2``.
+
+        ``~N`` and ``^N`` also follow a short id (``1a2b3c~1``), which dulwich's parser
+        does not: the base is resolved first, then parents are walked.
+        """
+        from dulwich.objectspec import parse_commit, parse_object
+
+        suffix = _ANCESTRY.search(rev)
+        if suffix and suffix.start() > 0:
+            commit = self.resolve(rev[: suffix.start()])
+            for op, count in re.findall(r"([~^])(\d*)", suffix.group(0)):
+                steps, nth = (int(count or 1), 1) if op == "~" else (1, int(count or 1))
+                for _ in range(steps):
+                    parents = self.commit_info(commit).parents
+                    if len(parents) < nth:
+                        raise NotFoundError(f"Unknown revision: {rev}")
+                    commit = parents[nth - 1]
+            return commit
+        obj: ShaFile | None = None
+        for parse in (parse_commit, parse_object):  # short ids / ~N and ^N
+            try:
+                obj = parse(self._repo, rev.encode())
+                break
+            except (KeyError, ValueError, NotImplementedError, *DAMAGE):
+                continue
+        if obj is None:
+            raise NotFoundError(f"Unknown revision: {rev}")
+        if not isinstance(obj, Commit):
+            raise NotFoundError(f"Not a commit: {rev}")
+        return CommitId(obj.id.decode())
+
+    def has_commit(self, commit: str) -> bool:
+        """True when ``commit`` names a commit in this repository."""
+        try:
+            return isinstance(load_object(self._repo, commit.encode()), Commit)
+        except CorruptStoreError:
+            return False
+
+    def changed_files(self, old: CommitId | None, new: CommitId, prefix: str = "") -> list[str]:
+        """Paths under ``prefix`` (default: anywhere) that differ between two commits.
+
+        A tree diff pruned by identical subtrees: its cost follows what changed.
+        """
+        from dulwich.diff_tree import tree_changes
+
+        def tree(commit: CommitId | None) -> bytes | None:
+            snap = Snapshot(self._repo, commit)
+            if prefix == "":
+                return snap.tree_id
+            entry = snap.entry(prefix)
+            return entry[1] if entry and entry[0] == DIR_MODE else None
+
+        old_tree, new_tree = tree(old), tree(new)
+        base = prefix + "/" if prefix else ""
+        paths = set()
+        for change in tree_changes(
+            self._repo.object_store,
+            ObjectID(old_tree) if old_tree else None,
+            ObjectID(new_tree) if new_tree else None,
+        ):
+            for entry in (change.old, change.new):
+                if entry is not None and entry.path is not None:
+                    paths.add(base + entry.path.decode("utf-8", "surrogateescape"))
+        return sorted(paths)
+
+    def last_change(self, path: str, limit: int = 100_000) -> CommitId | None:
+        """The newest commit on ``main``'s first-parent line that changed ``path``.
+
+        A walk that stops at the change (one tree lookup a commit), for messages that
+        name a commit without building the history table.
+        """
+        commit = self.head()
+        if commit is None:
+            return None
+        blob = self.snapshot(commit).blob_id(path)
+        for _ in range(limit):
+            parents = self.commit_info(commit).parents
+            if not parents or self.snapshot(parents[0]).blob_id(path) != blob:
+                return commit
+            commit = parents[0]
+        return None
+
+    def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
+        """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
+
+        Subtrees whose id equals ``base``'s at the same path are skipped (the store's own
+        tree is trusted), so a pull walks only what it brings. Names come raw: the caller
+        decides which are acceptable. A tree nested deeper than any store path is refused.
+        """
+        new_tree = self.snapshot(commit).tree_id
+        old_tree = self.snapshot(base).tree_id if base is not None else None
+        stack: list[tuple[tuple[bytes, ...], bytes, bytes | None]] = []
+        if new_tree is not None:
+            stack.append(((), new_tree, old_tree))
+        while stack:
+            prefix, sha, old = stack.pop()
+            if sha == old:
+                continue
+            if len(prefix) > MAX_DEPTH:
+                shown = b"/".join(prefix).decode("utf-8", "backslashreplace")
+                raise InvalidInputError(f"Refused: {shown!r} is nested too deeply for a store.")
+            tree = load_object(self._repo, sha)
+            if not isinstance(tree, Tree):
+                raise CorruptStoreError("A tree of the incoming commit is damaged.")
+            before: dict[bytes, tuple[int, bytes]] = {}
+            if old is not None:
+                old_obj = load_object(self._repo, old)
+                if isinstance(old_obj, Tree):
+                    before = {i.path: (i.mode, i.sha) for i in old_obj.iteritems()}
+            for item in tree.iteritems():
+                parts = (*prefix, item.path)
+                was = before.get(item.path)
+                if stat.S_ISDIR(item.mode):
+                    stack.append((parts, item.sha, was[1] if was and was[0] == DIR_MODE else None))
+                elif was != (item.mode, item.sha):
+                    yield Leaf(parts, item.mode, item.sha.decode())
+
+    def blob_size(self, sha: str) -> int | None:
+        """A stored object's size read from its header, without inflating the object.
+
+        Lets a check refuse a huge blob (a remote's zlib bomb) before loading it. None
+        when the object is not stored in this repository's own directory (an
+        alternate's, i.e. the store's own trusted objects) or its header is unreadable.
+        """
+        from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+        from dulwich.pack import load_pack_index
+
+        objects = self.control_dir / "objects"
+        try:
+            with open(objects / sha[:2] / sha[2:], "rb") as handle:
+                head = zlib.decompressobj().decompress(handle.read(256), 64)
+            return int(head.split(b"\0", 1)[0].split(b" ", 1)[1])
+        except FileNotFoundError:
+            pass
+        except (zlib.error, ValueError, IndexError):
+            return None
+        if self._pack_indexes is None:  # loaded once per store object, closed with it
+            self._pack_indexes = [
+                (idx.with_suffix(".pack"), load_pack_index(str(idx), DEFAULT_OBJECT_FORMAT))
+                for idx in sorted((objects / "pack").glob("pack-*.idx"))
+            ]
+        for pack, index in self._pack_indexes:
+            try:
+                offset = index.object_offset(ObjectID(sha.encode()))
+            except KeyError:
+                continue
+            with open(pack, "rb") as handle:
+                handle.seek(offset)
+                return packed_size(handle.read(128))
+        return None
+
+    # -- settings of this device (never committed, never pulled) ----------------------------
+
+    def device_limits(self) -> dict[str, int]:
+        """Limits raised on this device with ``xbrain config``, from ``.git/config``."""
+        config = self._repo.get_config()
+        out = {}
+        for key in ("maxEntries", "maxBytes"):
+            with contextlib.suppress(KeyError, ValueError):
+                out[key] = int(config.get((b"xbrain",), key.encode()))
+        return out
+
+    def set_device_limit(self, key: str, value: int) -> None:
+        """Remember a limit the user raised here (what pulls are held to)."""
+        with private_umask():
+            config = self._repo.get_config()
+            config.set((b"xbrain",), key.encode(), str(value).encode())
+            config.write_to_path()
+
+    def is_ancestor(self, older: CommitId, newer: CommitId) -> bool:
+        """True when ``older`` is reachable from ``newer`` (or equal).
+
+        A plain walk over parents: dulwich's date-ordered ``can_fast_forward`` answers
+        wrongly when commits share a timestamp, which xbrain's second-resolution commits
+        often do (found by the two-device test).
+        """
+        seen: set[str] = set()
+        todo = [str(newer)]
+        while todo:
+            commit = todo.pop()
+            if commit == older:
+                return True
+            if commit in seen:
+                continue
+            seen.add(commit)
+            todo.extend(self.commit_info(CommitId(commit)).parents)
+        return False
+
+    def marker_path(self) -> Path:
+        """The file naming working-tree paths a write has yet to refresh."""
+        return self.control_dir / PENDING_MARKER
+
+    def write_pending_marker(self, commit: str, paths: list[str]) -> None:
+        """Add ``paths`` to the pending marker (before the ref moves)."""
+        marker = self.marker_path()
+        marker.parent.mkdir(exist_ok=True)
+        known: set[str] = set(paths)
+        with contextlib.suppress(OSError, ValueError):
+            known.update(json.loads(marker.read_text())["paths"])
+        temp = marker.with_suffix(".tmp")
+        temp.write_text(json.dumps({"commit": commit, "paths": sorted(known)}))
+        os.replace(temp, marker)
+
+    @staticmethod
+    def hash_blob(data: bytes) -> str:
+        """The git blob id of some bytes."""
+        return str(Blob.from_string(data).id.decode())
+
+    def stale_git_locks(self) -> list[Path]:
+        """Lock files git writers leave behind when killed (refs, index, config)."""
+        found = [
+            p
+            for p in self.control_dir.rglob("*.lock")
+            if p.name != "xbrain.lock" and p.parent.name != "pack"
+        ]
+        return sorted(found)
+
+    def fsck(self) -> list[str]:
+        """Object integrity problems, one line each."""
+        from dulwich import porcelain
+
+        problems = []
+        for sha, error in porcelain.fsck(self._repo):
+            problems.append(f"{sha.decode()}: {error}")
+        return problems

@@ -1,0 +1,293 @@
+"""Remotes: fetch into a quarantine, push as a compare-and-swap, remote settings.
+
+Everything a remote sends is hostile until the caller has checked it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+from dulwich.file import FileLocked
+from dulwich.objects import ObjectID
+from dulwich.refs import Ref
+from dulwich.repo import Repo
+
+from ..errors import (
+    ConflictError,
+    ProviderError,
+    XbrainError,
+)
+from .objects import MAIN, CommitId, disk_full, private_file, private_umask
+from .repo import Repository
+
+__all__ = ["Transport", "sweep_dead"]
+
+T = TypeVar("T", bound="Transport")
+
+
+def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
+    """One line for a failed network operation; never echoes credentials."""
+    from ..urls import redact_url
+
+    text = " ".join(str(exc).split())
+    detail = text if 0 < len(text) <= 160 else type(exc).__name__
+    return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
+
+
+class Transport(Repository):
+    """Remote configuration, fetch, quarantine and push."""
+
+    def remotes(self) -> dict[str, str]:
+        """Configured remotes: name → URL."""
+        config = self._repo.get_config()
+        out = {}
+        for section in config.sections():
+            if len(section) == 2 and section[0] == b"remote":
+                with contextlib.suppress(KeyError):
+                    out[section[1].decode()] = config.get(section, b"url").decode()
+        return out
+
+    def set_remote(self, name: str, url: str | None) -> None:
+        """Add (or with None remove) a remote in the repository config."""
+        from dulwich import porcelain
+
+        with private_umask():
+            if url is None:
+                porcelain.remote_remove(self._repo, name)
+            else:
+                porcelain.remote_add(self._repo, name, url)
+
+    def fetch(self, url: str, label: str | None = None) -> CommitId | None:
+        """Fetch the remote ``main`` at ``url`` into this repository; its commit, or None.
+
+        Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
+        repository made by ``git init --bare`` (HEAD: master) restores too. The objects
+        arrive unreferenced (callers fetch into a quarantine or a clone being built, and
+        check them first). ``label`` names the remote in messages (default: the URL,
+        redacted).
+        """
+        from dulwich.client import get_transport_and_path
+
+        seen: list[ObjectID] = []
+
+        def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+            sha = refs.get(MAIN)
+            if sha is None:
+                return []
+            seen.append(sha)
+            return [] if sha in self._repo.object_store else [sha]
+
+        try:
+            with private_umask():
+                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+                client.fetch(
+                    path.encode() if isinstance(path, str) else path,
+                    self._repo,
+                    determine_wants=wants,
+                    progress=lambda _data: None,
+                )
+        except XbrainError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise disk_full() from None
+            raise remote_failure("fetch from", label or url, exc) from None
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise remote_failure("fetch from", label or url, exc) from None
+        return CommitId(seen[0].decode()) if seen else None
+
+    @contextlib.contextmanager
+    def quarantine(self: T) -> Iterator[T]:
+        """A scratch repository for fetched objects, borrowing this store's (alternates).
+
+        What a remote sends lands there, never in the store, until the caller has
+        checked it and calls :meth:`accept_objects` (git's own receive quarantine).
+        The scratch directory is removed afterwards; one a killed process left behind
+        is removed by the next call.
+        """
+        scratch = self.control_dir / "xbrain" / "incoming"
+        sweep_dead(scratch)
+        with private_umask():
+            scratch.mkdir(parents=True, exist_ok=True)
+            work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=scratch))
+            try:
+                Repo.init_bare(str(work), default_branch=b"main").close()
+                info = work / "objects" / "info"
+                info.mkdir(parents=True, exist_ok=True)
+                own = os.path.abspath(self.control_dir / "objects")
+                (info / "alternates").write_text(own + "\n")
+                incoming = type(self)(work)
+                head = self.head()
+                if head is not None:  # so the remote sends only what the store lacks
+                    incoming._repo.refs[MAIN] = ObjectID(head.encode())
+            except BaseException:
+                shutil.rmtree(work, ignore_errors=True)
+                raise
+        try:
+            yield incoming
+        finally:
+            incoming.close()
+            shutil.rmtree(work, ignore_errors=True)
+
+    def accept_objects(self, incoming: Repository) -> None:
+        """Move the objects of a checked quarantine into this store (packs, then loose)."""
+        source = incoming.control_dir / "objects"
+        target = self.control_dir / "objects"
+        with private_umask():
+            pack_dir = source / "pack"
+            names = sorted(os.listdir(pack_dir)) if pack_dir.is_dir() else []
+            (target / "pack").mkdir(exist_ok=True)
+            # the index last: a pack without its index is a leftover, never half-visible
+            for name in sorted(names, key=lambda n: (n.endswith(".idx"), n)):
+                if name.startswith("pack-"):
+                    private_file(pack_dir / name)  # dulwich makes packs 0444
+                    os.replace(pack_dir / name, target / "pack" / name)
+            for fan in sorted(source.iterdir()):
+                if len(fan.name) == 2 and fan.is_dir():
+                    (target / fan.name).mkdir(exist_ok=True)
+                    for obj in fan.iterdir():
+                        if not (target / fan.name / obj.name).exists():
+                            private_file(obj)
+                            os.replace(obj, target / fan.name / obj.name)
+
+    def note_remote_head(self, name: str, commit: CommitId) -> None:
+        """Record ``refs/remotes/<name>/main`` (what the remote was last seen holding)."""
+        with private_umask():
+            self._repo.refs[Ref(b"refs/remotes/" + name.encode() + b"/main")] = ObjectID(
+                commit.encode()
+            )
+
+    def push(self, location: str) -> None:
+        """Push main as a compare-and-swap: only if the remote's main is our ancestor.
+
+        The check runs inside the push, on the refs the remote reports at that moment,
+        so a device that pushed meanwhile is never overwritten. A refused ref is an
+        error, never silent.
+        """
+        from dulwich.client import get_transport_and_path
+
+        url = self.remotes().get(location, location)
+        head = self.head()
+        if head is None:
+            raise ConflictError("Nothing to push: the store has no commits.")
+        diverged: list[bool] = []
+
+        def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+            unchanged = {name: sha for name, sha in refs.items() if name != Ref(b"HEAD")}
+            current = refs.get(MAIN)
+            if current is not None and current != head.encode():
+                known = ObjectID(current) in self._repo.object_store
+                if not known or not self.is_ancestor(CommitId(current.decode()), head):
+                    diverged.append(True)
+                    return unchanged  # change nothing
+            return {**unchanged, MAIN: ObjectID(head.encode())}
+
+        started = time.time()
+        try:
+            with private_umask():
+                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+                result = client.send_pack(
+                    path.encode() if isinstance(path, str) else path,
+                    update_refs,
+                    generate_pack_data=cast(Any, self._repo.generate_pack_data),
+                )
+        except FileLocked:
+            from ..urls import redact_url
+
+            raise ProviderError(
+                "The remote refused refs/heads/main: it is locked (another push?); "
+                f"retry {redact_url(location)}."
+            ) from None
+        except XbrainError:
+            raise
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise disk_full() from None
+            raise remote_failure("push to", location, exc) from None
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise remote_failure("push to", location, exc) from None
+        finally:
+            local = _local_repository(url)
+            if local is not None:
+                _privatize_written(local, started)
+        if diverged:
+            raise ConflictError(
+                "The remote has commits this store lacks; run xbrain remote pull first."
+            )
+        for ref, error in (getattr(result, "ref_status", None) or {}).items():
+            if error:
+                raise ProviderError(f"The remote refused {ref.decode()}: {error}")
+        if local is not None:
+            _point_unborn_head_at_main(local)
+        with private_umask():  # remember what the remote now has
+            self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = (
+                ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN]
+            )
+
+
+def sweep_dead(scratch: Path) -> None:
+    """Remove ``<pid>-…`` scratch directories whose process is gone (killed mid-way)."""
+    if not scratch.is_dir():
+        return
+    for entry in scratch.iterdir():
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _local_repository(url: str) -> Path | None:
+    """The directory of a remote on this machine (a path or file:// URL), else None."""
+    if "://" in url and not url.startswith("file://"):
+        return None
+    path = Path(url.removeprefix("file://"))
+    if not path.is_absolute() or not path.is_dir():
+        return None
+    return path / ".git" if (path / ".git").is_dir() else path
+
+
+def _privatize_written(repo_dir: Path, since: float) -> None:
+    """Take group/other bits off what a push just wrote into a local repository.
+
+    dulwich chmods packs to 0444 whatever the umask, and a bare repository the user
+    made with ``git init --bare`` is 0755: a backup must be as private as the store.
+    Files older than the push are left as they were.
+    """
+    for directory, dirs, names in os.walk(repo_dir):
+        for name in [*dirs, *names]:
+            path = os.path.join(directory, name)
+            with contextlib.suppress(OSError):
+                info = os.lstat(path)
+                if (
+                    not stat.S_ISLNK(info.st_mode)
+                    and info.st_mode & 0o077
+                    and max(info.st_mtime, info.st_ctime) >= since - 1
+                ):
+                    os.chmod(path, info.st_mode & 0o700)
+
+
+def _point_unborn_head_at_main(repo_dir: Path) -> None:
+    """A fresh ``git init --bare`` names ``master``: point its unborn HEAD at ``main``."""
+    with contextlib.suppress(Exception), Repo(str(repo_dir)) as remote:
+        chain, sha = remote.refs.follow(Ref(b"HEAD"))
+        if sha is None and chain and chain[-1] != MAIN:
+            with private_umask():
+                remote.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN)

@@ -1,0 +1,283 @@
+"""The working tree and git index, kept in step with ``main`` without following links.
+
+After the ref moves, the touched files and their index entries are refreshed; a marker
+under ``.git/xbrain/`` names them until that is done, so a crash is finished later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from dulwich.file import FileLocked
+
+from ..errors import (
+    CorruptStoreError,
+    XbrainError,
+)
+from ..paths import path_problem
+from . import index as gitindex
+from .objects import FILE_MODE, CommitId, private_umask
+from .repo import Repository
+
+__all__ = ["Worktree", "file_mode_problems", "fix_file_modes", "read_worktree_file"]
+
+WORKTREE_TEMP = ".xbrain-tmp"
+
+
+class Worktree(Repository):
+    """Refreshing, checking and listing the working tree and the git index."""
+
+    def crashed_write_locks(self) -> list[Path]:
+        """Git lock files left by an xbrain write that was killed mid-commit.
+
+        Only meaningful while holding the store lock: the pending marker proves an xbrain
+        write did not finish, and a ref/index lock no older than that marker is its own.
+        """
+        try:
+            since = self.marker_path().stat().st_mtime
+        except FileNotFoundError:
+            return []
+        candidates = [
+            self.control_dir / "refs" / "heads" / "main.lock",
+            self.control_dir / "index.lock",
+        ]
+        return [p for p in candidates if p.exists() and p.stat().st_mtime >= since]
+
+    def pack_leftovers(self) -> list[Path]:
+        """Files a killed pack write leaves in ``objects/pack`` (temp packs, index locks,
+        packs without an index). Nothing references their objects: the ref moves only
+        after the pack is complete."""
+        pack_dir = self.control_dir / "objects" / "pack"
+        if not pack_dir.is_dir():
+            return []
+        found = []
+        for path in pack_dir.iterdir():
+            name = path.name
+            if (
+                name.endswith(".lock")
+                or (name.startswith("tmp") and name.endswith(".pack"))
+                or (name.endswith(".pack") and not path.with_suffix(".idx").exists())
+            ):
+                found.append(path)
+        return sorted(found)
+
+    def pending_worktree_paths(self) -> list[str]:
+        """Paths a crashed write may have left stale in the working tree."""
+        try:
+            paths: list[str] = json.loads(self.marker_path().read_text())["paths"]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError):
+            return ["*"]
+        return paths
+
+    def refresh_worktree(
+        self, commit: CommitId | None, paths: list[str], *, fresh: bool = False
+    ) -> None:
+        """Make the working tree and git index match ``commit`` at ``paths``.
+
+        Never follows a symbolic link: a link where a directory or file belongs is an
+        error (``doctor --repair`` removes it), and files are replaced, not written
+        through. Paths that are not plain store paths are never written. ``fresh``: an
+        empty working tree no one else can see yet (a clone being built), so files are
+        created in place, without a temp file and a rename each.
+        """
+        try:
+            self._refresh(commit, paths, fresh)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            shown = commit[:12] if commit else "empty"
+            raise XbrainError(
+                f"The disk filled up while updating the working tree; the change is committed "
+                f"(main is {shown}). Free some space, then run xbrain doctor --repair."
+            ) from None
+
+    def _refresh(self, commit: CommitId | None, paths: list[str], fresh: bool = False) -> None:
+        snap = self.snapshot(commit)
+        root = self.path
+        entries: dict[bytes, bytes | None] = {}
+        with private_umask():
+            for path in paths:
+                target = self._worktree_target(path, create=True)
+                blob = snap.blob_id(path)
+                if blob is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        target.unlink()
+                    _prune_empty_dirs(target.parent, root)
+                    entries[path.encode()] = None
+                    continue
+                data = snap.blob(blob)
+                if fresh:
+                    _write_new(target, data)
+                elif read_worktree_file(target, len(data)) != data:
+                    # a fixed name: a write killed here leaves a file the retry replaces
+                    temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
+                    _write_new(temp, data)
+                    os.replace(temp, target)
+                entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
+            try:
+                stamp = self.control_dir / "xbrain" / "index-stamp"
+                if not gitindex.update(Path(self._repo.index_path()), entries, stamp):
+                    self._update_index_slowly(entries)
+            except (gitindex.IndexLocked, FileLocked):
+                return  # a git command holds the index: the marker stays, the next write retries
+            with contextlib.suppress(FileNotFoundError):
+                self.marker_path().unlink()
+
+    def _worktree_target(self, path: str, *, create: bool) -> Path:
+        """``root/path`` after checking that no component is a link or a foreign name."""
+        problem = path_problem(path)
+        if problem is not None:
+            raise CorruptStoreError(
+                f"Refusing to write {path!r} in the working tree: it is {problem}."
+            )
+        current = self.path
+        for part in path.split("/")[:-1]:
+            current = current / part
+            try:
+                info = os.lstat(current)
+            except FileNotFoundError:
+                if not create:
+                    continue
+                os.mkdir(current, 0o700)
+                continue
+            if not stat.S_ISDIR(info.st_mode):
+                rel = current.relative_to(self.path)
+                raise CorruptStoreError(
+                    f"{rel} in the working tree is a symbolic link or a file, not a directory; "
+                    "run xbrain doctor --repair."
+                )
+        return self.path / path
+
+    def check_worktree_paths(self, paths: list[str]) -> None:
+        """Fail before a commit when a path could not be written safely afterwards."""
+        for path in paths:
+            self._worktree_target(path, create=False)
+
+    def worktree_links(self) -> list[str]:
+        """Symbolic links in the working tree (outside ``.git``): never xbrain's own."""
+        found = []
+        for directory, dirs, names in os.walk(self.path):
+            if directory == str(self.path):
+                dirs[:] = [d for d in dirs if d != ".git"]
+            for name in [*dirs, *names]:
+                full = os.path.join(directory, name)
+                if os.path.islink(full):
+                    found.append(os.path.relpath(full, self.path))
+        return sorted(found)
+
+    def _update_index_slowly(self, entries: dict[bytes, bytes | None]) -> None:
+        """dulwich's full rewrite, for index formats the fast editor leaves alone."""
+        from dulwich.index import Index, index_entry_from_stat
+
+        index = Index(self._repo.index_path())
+        for path, entry in entries.items():
+            if entry is None:
+                if path in index:
+                    del index[path]
+            else:
+                target = self.path / path.decode()
+                blob = entry[40:60].hex().encode()
+                index[path] = index_entry_from_stat(os.lstat(target), blob, FILE_MODE)
+        index.write()
+
+    def worktree_files(self) -> Iterator[str]:
+        """Every file in the working tree (relative paths), outside ``.git``."""
+        for directory, dirs, names in os.walk(self.path):
+            dirs[:] = [d for d in dirs if not (directory == str(self.path) and d == ".git")]
+            rel = os.path.relpath(directory, self.path)
+            for name in names:
+                yield name if rel == "." else f"{rel}/{name}"
+
+    def index_sorted(self, repair: bool) -> bool:
+        """Whether the git index is in path order; with ``repair``, put it in order."""
+        path, stamp = Path(self._repo.index_path()), self.control_dir / "xbrain" / "index-stamp"
+        try:
+            if gitindex.in_order(path):
+                return True
+            if repair:
+                with private_umask():
+                    gitindex.sort_entries(path, stamp)
+        except (gitindex.Unsupported, gitindex.IndexLocked, ValueError):
+            return True  # an index git wrote in a form this editor leaves to git
+        return False
+
+    def index_paths(self) -> dict[str, str]:
+        """Path → blob id of every git-index entry."""
+        try:
+            return gitindex.read_entries(Path(self._repo.index_path()))
+        except (gitindex.Unsupported, ValueError):
+            from dulwich.index import Index
+
+            index = Index(self._repo.index_path())
+            out: dict[str, str] = {}
+            for path, entry in index.items():
+                sha = getattr(entry, "sha", None)
+                if sha is not None:
+                    out[path.decode()] = sha.decode()
+            return out
+
+
+def read_worktree_file(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes when it holds at most ``limit`` of them (links not followed).
+
+    None for a link, a FIFO, a device, a directory, a missing or a larger file.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return handle.read(limit + 1)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Write a fresh private file; a link planted at ``path`` is removed, not followed."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+def _prune_empty_dirs(directory: Path, root: Path) -> None:
+    while directory != root and directory.is_dir():
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
+
+
+def file_mode_problems(root: Path) -> list[str]:
+    """Files or directories under ``root`` that group or others can access."""
+    problems = []
+    for directory, dirs, names in os.walk(root):
+        for name in [*dirs, *names]:
+            path = os.path.join(directory, name)
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o077:
+                problems.append(os.path.relpath(path, root))
+    return problems
+
+
+def fix_file_modes(root: Path) -> None:
+    """Remove group/other permissions under ``root``."""
+    for rel in file_mode_problems(root):
+        path = root / rel
+        os.chmod(path, os.lstat(path).st_mode & 0o700)
