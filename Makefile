@@ -24,6 +24,7 @@ check: setup
 	$(BIN)/ruff format --check xbrain tests bench examples hooks
 	$(BIN)/ruff check xbrain tests bench examples hooks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The interoperability tests need the real git binary: install it when we can (CI runs
 # as root on Debian), otherwise those tests skip with a reason.

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 
-from xbrain.model import normalize_resource
+from xbrain.kinds.model import normalize_resource
 from xbrain.search.index import WEIGHTS, SearchIndex, field_texts, required_matches
 from xbrain.search.tokenize import Tokenizer
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 import retrieval
 
-from xbrain.model import normalize_resource, resource_id
+from xbrain.kinds.model import normalize_resource, resource_id
 from xbrain.store import Store
 
 PY = sys.executable

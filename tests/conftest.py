@@ -97,10 +97,7 @@ class Result:
 @pytest.fixture
 def xb(store_dir: Path, tmp_path: Path) -> Callable[..., Result]:
     """Run the CLI in-process (click's CliRunner) against the test store."""
-    from xbrain.cli import (
-        cli,
-        commands,  # noqa: F401
-    )
+    from xbrain.cli import cli
 
     def run(*args: str, input: Any = None, store: Path | None = store_dir) -> Result:
         argv = [*args]

@@ -96,7 +96,7 @@ def describe(exc: BaseException) -> tuple[str, int]:
     Unexpected exceptions get a generic line: their text may quote private content.
     Any URL credential or secret parameter a message might quote is redacted.
     """
-    from .urls import redact_url
+    from .redact import redact_url
 
     if isinstance(exc, XbrainError):
         message, code = exc.message, exc.exit_code

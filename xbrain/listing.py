@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import layout
+from .core import View
 from .errors import InvalidInputError
+from .kinds import resource as resource_kind
 from .timestamps import parse_timestamp
-from .view import View
 
 __all__ = ["BRIEF_FIELDS", "brief_record", "list_resources"]
 
@@ -39,13 +39,13 @@ def list_resources(
     live = [
         (entry["updatedAt"], rid)
         for rid, entry in view.catalog().items()
-        if entry["path"].startswith(layout.RESOURCES_DIR + "/")
+        if entry["path"].startswith(resource_kind.DIRECTORY + "/")
         and (floor is None or entry["updatedAt"] >= floor)
     ]
     live.sort(reverse=True)
     if provider is None:  # the catalog alone decides: open only what is shown
-        shown = [view.resource(rid) for _, rid in live[:limit]]
+        shown = [resource_kind.get(view, rid) for _, rid in live[:limit]]
         return {"total": len(live), "results": [brief_record(r) for r in shown if r]}
-    matching = (view.resource(rid) for _, rid in live)  # the provider is in the record
+    matching = (resource_kind.get(view, rid) for _, rid in live)  # the provider is in the record
     hits = [r for r in matching if r is not None and r["source"]["provider"] == provider]
     return {"total": len(hits), "results": [brief_record(r) for r in hits[:limit]]}

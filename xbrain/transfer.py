@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import layout
+from .core import Core, StoreConfig, Transaction, View, layout
 from .errors import ConflictError, InvalidInputError, NotFoundError
-from .jsonstore import OriginalStore, read_original, write_original
-from .view import StoreConfig, Transaction, View
+from .kinds import resource as resource_kind
+from .kinds import state
+from .kinds import tombstone as tombstone_kind
+from .kinds.jsonstore import OriginalStore, read_original, write_original
 
 __all__ = ["collect", "fill"]
 
@@ -38,9 +40,9 @@ def is_empty(view: View) -> bool:
     return (
         not any(
             view.snap.listdir(directory)
-            for directory in (layout.RECEIPTS_DIR, layout.SOURCES_DIR, layout.CAPTURES_DIR)
+            for directory in (state.RECEIPTS_DIR, state.SOURCES_DIR, state.CAPTURES_DIR)
         )
-        and view.read(layout.PENDING) is None
+        and view.read(state.PENDING) is None
     )
 
 
@@ -56,20 +58,20 @@ def fill(txn: Transaction, data: OriginalStore) -> dict[str, Any]:
             "Import needs an empty store; choose a new --store directory for the import."
         )
     for resource in data.resources:
-        txn.put_resource(resource)
+        resource_kind.put(txn, resource)
     for tombstone in data.tombstones:
-        txn.put_tombstone(tombstone)
+        tombstone_kind.put(txn, tombstone)
     for key, bucket in data.receipts.items():
-        txn.write_json(layout.receipts_path(key), bucket)
+        txn.write_json(state.receipts_path(key), bucket)
     for key, progress in data.ingestion["sources"].items():
-        txn.write_json(layout.source_path(key), progress)
+        txn.write_json(state.source_path(key), progress)
     shards: dict[str, dict[str, Any]] = {}
     for rid, capture in data.ingestion["captures"].items():
         shards.setdefault(layout.shard(rid), {})[rid] = capture
     for shard, entries in shards.items():
-        txn.write(layout.captures_path(shard), layout.dump_catalog(entries))
+        txn.write(state.captures_path(shard), layout.dump_catalog(entries))
     if data.ingestion["pending"]:
-        txn.write_json(layout.PENDING, data.ingestion["pending"])
+        txn.write_json(state.PENDING, data.ingestion["pending"])
     txn.subject = (
         f"import-store: {len(data.resources)} resources, {len(data.tombstones)} tombstones"
     )
@@ -88,24 +90,24 @@ def collect(view: View) -> OriginalStore:
     """Read every record and state file of a commit into the original's shape."""
     data = OriginalStore()
     resources, tombstones = [], []
-    for path, _ in view.snap.files(layout.RESOURCES_DIR):
-        resource = view.resource(Path(path).stem)
+    for path, _ in view.snap.files(resource_kind.DIRECTORY):
+        resource = resource_kind.get(view, Path(path).stem)
         if resource is not None:
             resources.append(resource)
-    for path, _ in view.snap.files(layout.TOMBSTONES_DIR):
-        tombstone = view.tombstone(Path(path).stem)
+    for path, _ in view.snap.files(tombstone_kind.DIRECTORY):
+        tombstone = tombstone_kind.get(view, Path(path).stem)
         if tombstone is not None:
             tombstones.append(tombstone)
     data.resources = sorted(resources, key=lambda r: (r["updatedAt"], r["id"]))
     data.tombstones = sorted(tombstones, key=lambda t: (t["deletedAt"], t["id"]))
-    data.receipts = _json_files(view, layout.RECEIPTS_DIR)
+    data.receipts = _json_files(view, state.RECEIPTS_DIR)
     captures: dict[str, Any] = {}
-    for shard in _json_files(view, layout.CAPTURES_DIR).values():
+    for shard in _json_files(view, state.CAPTURES_DIR).values():
         captures.update(shard)
     data.ingestion = {
-        "sources": _json_files(view, layout.SOURCES_DIR),
+        "sources": _json_files(view, state.SOURCES_DIR),
         "captures": dict(sorted(captures.items())),
-        "pending": view.read_json(layout.PENDING, {}),
+        "pending": view.read_json(state.PENDING, {}),
     }
     return data
 
@@ -124,3 +126,19 @@ def export(view: View | None, target: Path, store_root: Path, force: bool) -> di
     data = collect(view)
     size = write_original(target, data)
     return {"exported": str(target), **_counts(data), "bytes": size, "commit": view.snap.commit}
+
+
+def import_store(core: Core, file: Path) -> dict[str, Any]:
+    """Fill an empty store from an original single-file JSON store."""
+    with core.reading() as view:  # a store may have raised its limits
+        config = view.config() if view is not None else StoreConfig()
+    data = load(Path(file), config)
+    with core.transaction("import-store") as txn:
+        counts = fill(txn, data)
+    return {"imported": str(Path(file).absolute()), **counts, "commit": txn.commit_id}
+
+
+def export_store(core: Core, file: Path, *, force: bool = False) -> dict[str, Any]:
+    """Write the whole store as an original single-file JSON store."""
+    with core.reading() as view:
+        return export(view, Path(file), core.path, force)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Result, make, sample
-from xbrain.model import normalize_resource, resource_id
+from xbrain.kinds.model import normalize_resource, resource_id
 from xbrain.providers.config import load_provider_config
 from xbrain.schemas import schema_errors
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Result, head, make, sample, snapshot_files
-from xbrain.model import resource_id
+from xbrain.kinds.model import resource_id
 
 Run = Callable[..., Result]
 

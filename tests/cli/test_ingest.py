@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, ROOT, Result, head, snapshot_files
-from xbrain.model import resource_id
+from xbrain.kinds.model import resource_id
 
 Run = Callable[..., Result]
 MOCK_SOURCE = ROOT / "examples" / "mock_source.py"

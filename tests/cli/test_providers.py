@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import EXAMPLES, ROOT, Result, head, make, sample
 from xbrain.codec import digest
 from xbrain.errors import InvalidInputError
-from xbrain.model import normalize_resource, resource_id
+from xbrain.kinds.model import normalize_resource, resource_id
 from xbrain.providers.config import load_provider_config
 
 Run = Callable[..., Result]

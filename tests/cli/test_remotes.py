@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result, head, make, sample
+from xbrain.core import View
 from xbrain.git import GitStore
-from xbrain.model import resource_id
-from xbrain.remote import merge_files
-from xbrain.view import View
+from xbrain.kinds.model import resource_id
+from xbrain.remote.merge import merge_files
 
 Run = Callable[..., Result]
 ID = resource_id("web", "fictional-dialog-guide")

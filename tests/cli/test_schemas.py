@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import EXAMPLES, ROOT, Result
 from xbrain.codec import dump_yaml, load_yaml
-from xbrain.model import normalize_resource
+from xbrain.kinds.model import normalize_resource
 from xbrain.schemas import inline_schema, schema_dir, schema_errors
 
 Run = Callable[..., Result]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, Result, make
-from xbrain.model import resource_id
+from xbrain.kinds.model import resource_id
 
 Run = Callable[..., Result]
 FIXTURE = {

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, Result, make, sample
-from xbrain.model import resource_id
+from xbrain.kinds.model import resource_id
 from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES, Result, make, sample
-from xbrain.model import resource_id
+from xbrain.kinds.model import resource_id
 
 pytestmark = [
     pytest.mark.compat,

@@ -84,7 +84,7 @@ def test_random_batches_leave_git_fsck_and_status_clean(
         for op, n in batch:
             if op == "delete" and n not in puts:
                 rid = make(f"r{n}")
-                from xbrain.model import resource_id
+                from xbrain.kinds.model import resource_id
 
                 assert (
                     xb(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import sample
 from xbrain.codec import canonical_json, dump_yaml, load_yaml
-from xbrain.model import normalize_resource
+from xbrain.kinds.model import normalize_resource
 
 # Any text a user could store: everything but NUL and lone surrogates.
 text = st.text(

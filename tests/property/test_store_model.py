@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.conftest import make
 from xbrain.codec import digest
 from xbrain.errors import ConflictError, NotFoundError, StaleError, XbrainError
-from xbrain.model import normalize_resource
+from xbrain.kinds.model import normalize_resource
 from xbrain.store import Store
 from xbrain.timestamps import later_of
 

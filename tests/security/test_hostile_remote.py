@@ -512,7 +512,7 @@ def test_a_remote_cannot_raise_the_limits_a_pull_is_held_to(
     """Item 9, the two-step variant: a remote's xbrain.yaml that raises the limits may be
     pulled, but the next pull is still held to what the user set on this device."""
     from xbrain.git import GitStore
-    from xbrain.remote import device
+    from xbrain.remote.settings import device
 
     remote = backed_up
     listing = [line.split("\t", 1) for line in git(remote, "ls-tree", "main").splitlines()]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLES
-from xbrain.design import carry_design, normalize_design
 from xbrain.errors import InvalidInputError
+from xbrain.kinds.design import carry_design, normalize_design
 
 IMG = "https://pbs.example.com/fictional-card.png"
 

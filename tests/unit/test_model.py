@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import sample
 from xbrain.errors import InvalidInputError
-from xbrain.model import normalize_resource
+from xbrain.kinds.model import normalize_resource
 from xbrain.timestamps import parse_timestamp
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import sample
 from xbrain.codec import canonical_json, digest
-from xbrain.model import normalize_resource, resource_id, revision
+from xbrain.kinds.model import normalize_resource, resource_id, revision
 
 
 @pytest.mark.parametrize(

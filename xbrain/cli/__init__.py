@@ -1,22 +1,25 @@
 """The ``xbrain`` command: click parsing, one error exit point, JSON on stdout.
 
 Only this package reads the environment, argv and the terminal, resolves default paths
-and prints. Library modules are imported inside commands so ``--help`` stays fast.
+and prints. The group is lazy: ``COMMANDS`` names the module of each command, which is
+imported only when that command runs, so ``--help`` and every command pay only for what
+they use. To add a command, write it in the module of its area (or a new one) and add
+one line to ``COMMANDS``.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
 import sys
 import traceback
-from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import describe
+from .base import common_options, show_tracebacks
 
-__all__ = ["main"]
+__all__ = ["COMMANDS", "main"]
 
 EPILOG = """\b
 Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,
@@ -24,13 +27,171 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,
 130 interrupted.
 """
 
-
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+# name → (module under xbrain.cli, function, the first paragraph of its help: what
+# ``xbrain --help`` lists without importing the module; a test keeps them equal)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "adopt": (
+        "records",
+        "adopt",
+        "Validate and commit hand edits of record files in the working tree.",
+    ),
+    "analyze": (
+        "records",
+        "analyze",
+        "Attach a visual design analysis: {id, resourceRevision, design} from FILE or -.",
+    ),
+    "capture": (
+        "ingest",
+        "capture",
+        "Capture a bookmark library as provider-x resources (local only, no network).",
+    ),
+    "clone": (
+        "remotes",
+        "clone_command",
+        "Restore a store from URL into DIRECTORY (e.g. a backup on a new machine).",
+    ),
+    "config": (
+        "records",
+        "config",
+        "Show the store's settings, or set KEY to VALUE (one commit).",
+    ),
+    "delete": (
+        "records",
+        "delete",
+        "Delete a resource locally, leaving a tombstone.",
+    ),
+    "diff": (
+        "history",
+        "diff",
+        "Field-level and line-level changes of a resource between two revisions.",
+    ),
+    "distill": (
+        "ingest",
+        "distill",
+        (
+            "Apply distillations: {id, sourceRevision, resourceRevision, summary, purpose, "
+            "useWhen, limitations} (or an array of 1–100) from FILE or -."
+        ),
+    ),
+    "doctor": (
+        "upkeep",
+        "doctor",
+        "Check records, catalog, working tree, permissions and git objects.",
+    ),
+    "export-store": (
+        "upkeep",
+        "export_store",
+        "Write the store as an original single-file JSON store (private content, 0600).",
+    ),
+    "get": (
+        "records",
+        "get",
+        "Print one resource. Prints private content to stdout.",
+    ),
+    "import-store": (
+        "upkeep",
+        "import_store",
+        "Import an original single-file JSON store (version 1) into an empty store.",
+    ),
+    "init": (
+        "records",
+        "init",
+        "Create the store (a private git repository) if it does not exist.",
+    ),
+    "inspect": (
+        "records",
+        "inspect",
+        "Print a resource with its resourceRevision (needed by analyze). Private content.",
+    ),
+    "list": (
+        "records",
+        "list_command",
+        "Browse resources, newest updatedAt first, as brief records. Prints private content.",
+    ),
+    "log": (
+        "history",
+        "log",
+        "Commits of the store (or of one resource), newest first: who changed what, when.",
+    ),
+    "mcp": (
+        "agents",
+        "mcp_command",
+        "Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').",
+    ),
+    "pending": (
+        "ingest",
+        "pending",
+        "Resources waiting for distillation, with the revisions distill needs. Private content.",
+    ),
+    "pull": (
+        "ingest",
+        "pull",
+        "Pull new or changed items page by page from a source adapter you chose.",
+    ),
+    "put": (
+        "records",
+        "put",
+        "Add or update resources from a JSON file (or - for stdin).",
+    ),
+    "reindex": (
+        "find",
+        "reindex",
+        "Rebuild the search index from the committed resources (it is derived data).",
+    ),
+    "remote": (
+        "remotes",
+        "remote",
+        "Git remotes for backups and other devices (only ones you add; never implicit).",
+    ),
+    "restore": (
+        "history",
+        "restore",
+        "Write a resource's content from a past revision as a new revision.",
+    ),
+    "search": (
+        "find",
+        "search",
+        "Find resources for QUERY (English, Chinese or mixed). Prints private content.",
+    ),
+    "show": (
+        "history",
+        "show",
+        "A resource as it was at a revision. Prints private content.",
+    ),
+    "status": (
+        "upkeep",
+        "status",
+        "Which store, whether it exists, counts of resources, tombstones and pending work.",
+    ),
+    "sync": (
+        "upkeep",
+        "sync",
+        "Send resources and deletions to a personal provider you chose explicitly.",
+    ),
+}
 
 
 class XbrainGroup(click.Group):
-    """A group that turns every XbrainError into one stderr line and its exit code."""
+    """The lazy top-level group; every XbrainError becomes one stderr line and its code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"{__name__}.{entry[0]}")
+        command: click.Command = getattr(module, entry[1])
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from ``COMMANDS``, without importing any command module."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)  # as click does
+        rows = [(name, _short(COMMANDS[name][2], limit)) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -46,111 +207,9 @@ class XbrainGroup(click.Group):
         return None
 
 
-def show_tracebacks(ctx: click.Context) -> bool:
-    """--traceback or $XBRAIN_TRACEBACK."""
-    settings = ctx.find_object(Settings)
-    return (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK")
-
-
-class Settings:
-    """Options that may be given before or after the command name."""
-
-    def __init__(self) -> None:
-        self.store: Path | None = None
-        self.wait: float | None = None
-        self.agent: str | None = None
-        self.traceback = False
-
-
-def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-    settings = ctx.ensure_object(Settings)
-    if value is not None and value is not False:
-        setattr(settings, param.name or "", value)
-    return value
-
-
-def common_options(func: Any) -> Any:
-    """``--store/--wait/--agent/--traceback``, accepted on the group and every command."""
-    options = [
-        click.option(
-            "--store",
-            type=click.Path(path_type=Path),  # a file here is "not a store" (exit 7)
-            expose_value=False,
-            callback=_remember,
-            help="Store directory [default: $XBRAIN_STORE, else the platform data dir].",
-        ),
-        click.option(
-            "--wait",
-            type=click.FloatRange(min=0),
-            expose_value=False,
-            callback=_remember,
-            help="Seconds to wait for a busy store [default: 0, fail at once].",
-        ),
-        click.option(
-            "--agent",
-            expose_value=False,
-            callback=_remember,
-            help="Agent name recorded in the commit (Xbrain-Agent) [default: $XBRAIN_AGENT].",
-        ),
-        click.option(
-            "--traceback",
-            is_flag=True,
-            expose_value=False,
-            callback=_remember,
-            help="Show Python tracebacks on errors.",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
-def store_path(ctx: click.Context) -> Path:
-    """The store directory: --store, then $XBRAIN_STORE, then the user data dir."""
-    settings = ctx.ensure_object(Settings)
-    if settings.store is not None:
-        return settings.store
-    env = os.environ.get("XBRAIN_STORE")
-    if env:
-        return Path(env)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("xbrain", appauthor=False)) / "store"
-
-
-def cache_dir() -> Path:
-    """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
-    cache = os.environ.get("XBRAIN_CACHE_DIR")
-    if not cache:
-        from platformdirs import user_cache_dir
-
-        cache = user_cache_dir("xbrain", appauthor=False)
-    return Path(cache)
-
-
-def open_store(ctx: click.Context) -> Any:
-    """A library Store configured from the command line and environment."""
-    from ..store import Store
-
-    settings = ctx.ensure_object(Settings)
-    agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
-    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=cache_dir())
-
-
-def quiet_network_libraries() -> None:
-    """Libraries that talk to remotes (urllib3's retries) must not log to stderr: an error
-    is one line. Only commands that reach a remote pay for importing logging."""
-    import logging
-
-    logging.getLogger().addHandler(logging.NullHandler())
-
-
-def emit(value: Any) -> None:
-    """Print one JSON document to stdout."""
-    from ..codec import json_document
-
-    sys.stdout.write(json_document(value))
-    sys.stdout.flush()
+def _short(text: str, limit: int) -> str:
+    """click's own shortening of a help paragraph to ``limit`` characters (at a word)."""
+    return click.Command("x", help=text).get_short_help_str(limit)
 
 
 @click.group(
@@ -170,8 +229,6 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point: every error, usage errors included, is one line."""
-    from . import commands  # noqa: F401  (registers the commands)
-
     try:
         code = cli.main(prog_name="xbrain", standalone_mode=False)
     except click.UsageError as exc:

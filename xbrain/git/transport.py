@@ -128,7 +128,7 @@ class Transport(Repository):
                 incoming = type(self)(work)
                 head = self.head()
                 if head is not None:  # so the remote sends only what the store lacks
-                    incoming._repo.refs[MAIN] = ObjectID(head.encode())
+                    incoming.seed_main(head)
             except BaseException:
                 shutil.rmtree(work, ignore_errors=True)
                 raise
@@ -137,6 +137,10 @@ class Transport(Repository):
         finally:
             incoming.close()
             shutil.rmtree(work, ignore_errors=True)
+
+    def seed_main(self, commit: CommitId) -> None:
+        """Point ``main`` of a scratch quarantine at ``commit`` (no CAS: no one else sees it)."""
+        self._repo.refs[MAIN] = ObjectID(commit.encode())
 
     def accept_objects(self, incoming: Repository) -> None:
         """Move the objects of a checked quarantine into this store (packs, then loose)."""

@@ -14,10 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..codec import digest
+from ..core import Transaction
 from ..errors import InvalidInputError, XbrainError
-from ..model import Resource, normalize_resource, resource_id
+from ..kinds import resource as resource_kind
+from ..kinds import tombstone as tombstone_kind
+from ..kinds.model import Resource, normalize_resource, resource_id
 from ..timestamps import later_of
-from ..view import Transaction
 from .bookmarks import Bookmark, js_slice
 
 __all__ = ["capture", "captured_design", "check_rows"]
@@ -110,11 +112,11 @@ def capture(
         if progress is not None:
             progress(1, len(bookmarks))
         rid = resource_id("x", bookmark.id)
-        if txn.tombstone(rid) is not None:
+        if tombstone_kind.get(txn, rid) is not None:
             skipped += 1
             continue
         try:
-            resources.append(_resource(bookmark, txn.resource(rid), now))
+            resources.append(_resource(bookmark, resource_kind.get(txn, rid), now))
         except XbrainError as exc:
             if not skip_invalid:
                 raise InvalidInputError(f"Bookmark {bookmark.id}: {exc.message}") from exc

@@ -10,18 +10,17 @@ resurrected.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..codec import digest
+from ..core import Core, Transaction
 from ..errors import InvalidInputError, XbrainError
-from ..model import normalize_resource, resource_id
+from ..kinds import resource as resource_kind
+from ..kinds import tombstone as tombstone_kind
+from ..kinds.model import normalize_resource, resource_id
 from ..timestamps import later_of
-from ..view import Transaction
 from .source import Page, SourceConfig, fetch
 from .state import get_capture, get_pending, get_source, put_capture, put_pending, put_source
-
-if TYPE_CHECKING:
-    from ..store import Store
 
 __all__ = ["pull"]
 
@@ -33,9 +32,9 @@ MAX_SEEN = 10_000
 
 
 def _apply_page(
-    store: Store, txn: Transaction, source: SourceConfig, page: Page, now: str
+    core: Core, txn: Transaction, source: SourceConfig, page: Page, now: str
 ) -> dict[str, int]:
-    from ..store import apply_resources
+    from ..resources import apply_resources
 
     counts = {
         "received": len(page.items),
@@ -63,11 +62,11 @@ def _apply_page(
             counts["unchanged"] += 1
             continue
         seen[rid] = item
-        if txn.tombstone(rid) is not None:
+        if tombstone_kind.get(txn, rid) is not None:
             counts["skippedDeleted"] += 1
             continue
         captured = get_capture(txn, rid)
-        old = txn.resource(rid)
+        old = resource_kind.get(txn, rid)
         same = (
             old is not None
             and old["text"] == item["text"]
@@ -133,7 +132,7 @@ def _apply_page(
 
 
 def pull(
-    store: Store,
+    core: Core,
     source: SourceConfig,
     max_pages: int,
     restart: bool,
@@ -166,7 +165,7 @@ def pull(
 
     for iteration in range(max_pages):
         try:
-            before = store.read_view(lambda view: get_source(view, source.key))
+            before = _progress(core, source.key)
             if before and before.get("active") and not (restart and iteration == 0):
                 progress_state = before
             else:
@@ -184,13 +183,13 @@ def pull(
                 cursor == progress_state["cursor"] or digest(cursor) in progress_state["seen"]
             ):
                 raise InvalidInputError("Repeated pagination cursor; page not committed.")
-            with store._transaction("pull") as txn:
+            with core.transaction("pull") as txn:
                 current = get_source(txn, source.key)
                 if digest(current) != digest(before):
                     raise InvalidInputError(
                         "Another pull advanced this source; retry from its committed progress."
                     )
-                counts = _apply_page(store, txn, source, page, now())
+                counts = _apply_page(core, txn, source, page, now())
                 page_coverage = (
                     "partial"
                     if "partial" in (progress_state["coverage"], page.coverage)
@@ -228,3 +227,9 @@ def pull(
         if cursor is None:
             return result("complete")
     return result("paused", note=PAUSED)
+
+
+def _progress(core: Core, key: str) -> dict[str, Any] | None:
+    """The committed progress of a source (None when there is no store yet)."""
+    with core.reading() as view:
+        return None if view is None else get_source(view, key)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..codec import digest
+from ..core import Transaction, View
 from ..errors import InvalidInputError, StaleError
-from ..model import normalize_resource
+from ..kinds import resource as resource_kind
+from ..kinds.model import normalize_resource
 from ..timestamps import later_of
-from ..view import Transaction, View
 from .state import get_pending, put_pending
 
 __all__ = ["distill", "pending"]
@@ -29,7 +30,7 @@ def pending(view: View | None, limit: int) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     count = 0
     for rid, entry in (get_pending(view) if view is not None else {}).items():
-        resource = view.resource(rid) if view is not None else None
+        resource = resource_kind.get(view, rid) if view is not None else None
         if resource is None:
             continue
         count += 1
@@ -47,7 +48,7 @@ def pending(view: View | None, limit: int) -> dict[str, Any]:
 
 def distill(txn: Transaction, entries: Any, now: str) -> dict[str, Any]:
     """Apply 1–100 distillations as one all-or-nothing batch."""
-    from ..store import apply_resources
+    from ..resources import apply_resources
 
     batch = entries if isinstance(entries, list) else [entries]
     if not 1 <= len(batch) <= 100:
@@ -64,7 +65,7 @@ def distill(txn: Transaction, entries: Any, now: str) -> dict[str, Any]:
             raise InvalidInputError("Invalid or duplicate distillation item.")
         seen.add(entry["id"])
         queued = queue.get(entry["id"])
-        current = txn.resource(entry["id"])
+        current = resource_kind.get(txn, entry["id"])
         if (
             queued is None
             or current is None

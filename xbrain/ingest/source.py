@@ -19,7 +19,7 @@ from ..codec import digest
 from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError, ProviderError
 from ..inputs import parse_json, read_file
-from ..model import normalize_resource
+from ..kinds.model import normalize_resource
 from ..text import utf16_length
 from ..timestamps import parse_timestamp
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..adapters import Messages, run_adapter
 from ..errors import ProviderError
-from ..model import Resource, normalize_resource
+from ..kinds.model import Resource, normalize_resource
 
 __all__ = ["CommandProvider"]
 

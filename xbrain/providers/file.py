@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING
 
 from ..codec import digest
 from ..errors import BusyError, ConflictError, InvalidInputError
-from ..jsonstore import OriginalStore, read_original, write_original
-from ..model import Resource
+from ..kinds.jsonstore import OriginalStore, read_original, write_original
+from ..kinds.model import Resource
+from ..resources import NEWER
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from . import Host, Target
 
 __all__ = ["FileProvider"]
 
-NEWER = "Provider has a newer or conflicting resource."
+
 MAX_ENTRIES = 10_000
 
 
@@ -40,10 +41,10 @@ class FileProvider:
 
     kind = "file"
 
-    def __init__(self, key: str, path: Path, cache_dir: Path) -> None:
+    def __init__(self, key: str, path: Path, host: Host) -> None:
         self.key = key
         self.path = path
-        self.cache_dir = cache_dir
+        self.host = host
 
     # -- original JSON store ---------------------------------------------------------------
 
@@ -67,10 +68,8 @@ class FileProvider:
         finally:
             lock.unlink(missing_ok=True)
 
-    def _store(self) -> Store:
-        from ..store import Store
-
-        return Store(self.path, cache_dir=self.cache_dir)
+    def _store(self) -> Target:
+        return self.host.open_store(self.path)
 
     # -- the provider interface ------------------------------------------------------------
 
@@ -110,17 +109,5 @@ class FileProvider:
             return [hit["resource"] for hit in found["results"]]
         if not self.path.exists():
             return []
-        from ..search.index import SearchIndex
-        from ..search.tokenize import Tokenizer
-
         data = read_original(self.path)
-        tokenizer = Tokenizer(self.cache_dir)
-        try:
-            terms = tokenizer.query_terms(query)
-            if not terms:
-                return []
-            with SearchIndex(":memory:", tokenizer) as index:
-                index.rebuild(iter(data.resources), "provider")
-                return [hit.resource for hit in index.search(terms, limit)]
-        finally:
-            tokenizer.close()
+        return self.host.rank(data.resources, query, limit)

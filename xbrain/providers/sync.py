@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import layout
-from ..errors import NotFoundError, XbrainError
-from ..view import Transaction, View
+from ..core import Core, GitStore, Transaction, View
+from ..errors import NotFoundError, UsageError, XbrainError
+from ..kinds import resource as resource_kind
+from ..kinds import state as state_files
 
 if TYPE_CHECKING:
-    from ..git import GitStore
-    from ..store import Store
     from . import Provider
 
-__all__ = ["provider_status", "sync"]
+__all__ = ["provider_status", "status", "sync", "sync_selection"]
 
 CHECKPOINT = 100
 NOTE = (
@@ -44,7 +43,7 @@ def provider_status(view: View | None, provider: Provider) -> dict[str, Any]:
     """status against one provider's receipts."""
     entries = _entries(view) if view is not None else []
     receipts: dict[str, str] = (
-        view.read_json(layout.receipts_path(provider.key), {}) if view is not None else {}
+        view.read_json(state_files.receipts_path(provider.key), {}) if view is not None else {}
     )
     pending = sum(1 for rid, revision, _ in entries if receipts.get(rid) != revision)
     return {
@@ -56,15 +55,15 @@ def provider_status(view: View | None, provider: Provider) -> dict[str, Any]:
 
 
 def _checkpoint(
-    store: Store,
+    core: Core,
     git: GitStore,
     provider: Provider,
     receipts: dict[str, str],
     counts: dict[str, int],
     final: bool,
 ) -> None:
-    txn: Transaction = store._begin(git, "sync")
-    path = layout.receipts_path(provider.key)
+    txn: Transaction = core.begin(git, "sync")
+    path = state_files.receipts_path(provider.key)
     if receipts or final:  # the bucket exists after any sync, even with nothing confirmed
         txn.write_json(path, receipts)
     txn.subject = (
@@ -72,23 +71,23 @@ def _checkpoint(
         f"{counts['confirmed']} confirmed, {counts['failed']} failed"
         + ("" if final else " (checkpoint)")
     )
-    store._commit(git, txn)
+    core.commit(git, txn)
 
 
-def sync(store: Store, provider: Provider, rid: str | None) -> dict[str, Any]:
+def sync(core: Core, provider: Provider, rid: str | None) -> dict[str, Any]:
     """Send the selection (one id, or everything) to ``provider``."""
     counts = {"confirmed": 0, "failed": 0}
     failures: list[dict[str, str]] = []
     unchanged = skipped = 0
-    with store._session() as git:
+    with core.session() as git:
         view = View(git.snapshot())
         entries = _entries(view)
         if rid is not None:
             entries = [e for e in entries if e[0] == rid]
             if not entries:
                 raise NotFoundError("Resource not found.")
-        receipts: dict[str, str] = dict(view.read_json(layout.receipts_path(provider.key), {}))
-        queued = view.read_json(layout.PENDING, {})
+        receipts: dict[str, str] = dict(view.read_json(state_files.receipts_path(provider.key), {}))
+        queued = view.read_json(state_files.PENDING, {})
         since = 0
         try:
             for entry_id, revision, kind in entries:
@@ -100,7 +99,7 @@ def sync(store: Store, provider: Provider, rid: str | None) -> dict[str, Any]:
                     continue
                 try:
                     if kind == "resource":
-                        resource = view.resource(entry_id)
+                        resource = resource_kind.get(view, entry_id)
                         assert resource is not None
                         provider.upsert(resource, revision)
                     else:
@@ -117,10 +116,10 @@ def sync(store: Store, provider: Provider, rid: str | None) -> dict[str, Any]:
                 counts["confirmed"] += 1
                 since += 1
                 if since >= CHECKPOINT:
-                    _checkpoint(store, git, provider, receipts, counts, final=False)
+                    _checkpoint(core, git, provider, receipts, counts, final=False)
                     since = 0
         finally:
-            _checkpoint(store, git, provider, receipts, counts, final=True)
+            _checkpoint(core, git, provider, receipts, counts, final=True)
     if skipped:
         state = "blocked_pending_distillation"
     elif failures:
@@ -135,3 +134,53 @@ def sync(store: Store, provider: Provider, rid: str | None) -> dict[str, Any]:
         "skippedPending": skipped,
         "remoteSync": state,
     }
+
+
+def sync_selection(
+    core: Core, provider: Provider | None, rid: str | None = None, everything: bool = False
+) -> dict[str, Any]:
+    """Send resources and deletions to ``provider`` (one id, or ``everything``)."""
+    if provider is None:
+        raise UsageError(
+            "Memory provider not configured; resources remain local and unsynced. "
+            "Select a personal provider explicitly."
+        )
+    if (rid is None) == (not everything):
+        raise UsageError("Select exactly one of --id RESOURCE_ID or --all.")
+    if not core.exists():
+        core.check_dir()
+        if rid is not None:
+            raise NotFoundError("Resource not found.")
+    return sync(core, provider, rid)
+
+
+def status(core: Core, provider: Provider | None = None) -> dict[str, Any]:
+    """Counts and sync state (no provider: ``not_configured``)."""
+    with core.reading() as view:
+        summary = {"resources": 0, "tombstones": 0}
+        pending: dict[str, Any] = {}
+        resumable = 0
+        head = None
+        if view is not None:
+            summary = view.summary()
+            pending = view.read_json(state_files.PENDING, {})
+            for name in view.snap.listdir(state_files.SOURCES_DIR):
+                progress = view.read_json(f"{state_files.SOURCES_DIR}/{name}", {})
+                resumable += progress.get("active") is True
+            head = view.snap.commit
+        remote = None
+        if provider is not None:
+            remote = provider_status(view, provider)
+    result = {
+        "store": str(core.path),
+        "exists": core.exists(),
+        "resources": summary["resources"],
+        "tombstones": summary["tombstones"],
+        "pendingDistillation": len(pending),
+        "resumableSources": resumable,
+        "provider": None,
+        "pending": summary["resources"] + summary["tombstones"],
+        "remoteSync": "not_configured",
+        "note": NOTE,
+    }
+    return {**result, **(remote or {}), "commit": head}

@@ -4,7 +4,7 @@ When the store's index already reflects ``refs/heads/main`` — the usual case, 
 every write keeps it current — a search needs neither git objects nor YAML: it reads
 the ref, checks the index's commit inside one SQLite read transaction, ranks, and takes
 the resources from the index. Anything else (no index, another commit, an old layout,
-packed refs) returns None and the caller takes the full path through git.
+packed refs) returns None and ``run.search_store`` takes the full path through git.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
-__all__ = ["answer", "brief", "current", "read_query", "search_store", "validate_request"]
+__all__ = ["answer", "brief", "current", "read_query", "validate_request"]
 
 GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
@@ -166,41 +166,3 @@ def current(
             return answer(index.search(terms, limit, domain, feature, style), terms)
     except sqlite3.Error:
         return None
-
-
-def search_store(
-    store_dir: Path,
-    cache_dir: Path,
-    query: str,
-    *,
-    limit: int = 5,
-    domain: str | None = None,
-    feature: str | None = None,
-    style: str | None = None,
-    at: str | None = None,
-    provider_config: Path | None = None,
-) -> dict[str, Any]:
-    """Search a store: the fast path when it can answer, else ``Store.search``.
-
-    This is what the CLI calls, so that a search the index can answer never imports
-    git or YAML machinery; the fast path lives only here. With a provider or ``at``,
-    ``Store.search`` does the work.
-    """
-    trimmed = validate_request(query, limit, domain, feature, style)
-    if at is None and provider_config is None:
-        tokenizer = Tokenizer(cache_dir)
-        try:
-            terms = tokenizer.query_terms(trimmed)
-            if terms or domain or feature or style:
-                fast = current(store_dir / ".git", tokenizer, terms, limit, domain, feature, style)
-                if fast is not None:
-                    return fast
-        finally:
-            tokenizer.close()
-    from ..store import Store
-
-    store = Store(store_dir, cache_dir=cache_dir)
-    provider = store.provider(provider_config) if provider_config is not None else None
-    return store.search(
-        query, limit=limit, domain=domain, feature=feature, style=style, at=at, provider=provider
-    )

@@ -13,12 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .. import layout
 from ..codec import load_yaml
+from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
-from ..git import CommitId, GitStore
-from ..model import normalize_resource
-from ..view import View
+from ..kinds import resource as resource_kind
+from ..kinds.model import normalize_resource
 from .index import SearchIndex, remove_index
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -32,8 +31,8 @@ def index_path(git: GitStore) -> Path:
 
 
 def _all_resources(view: View) -> Iterator[dict[str, Any]]:
-    for path, _ in view.snap.files(layout.RESOURCES_DIR):
-        resource = view.resource(Path(path).stem)
+    for path, _ in view.snap.files(resource_kind.DIRECTORY):
+        resource = resource_kind.get(view, Path(path).stem)
         if resource is not None:
             yield resource
 
@@ -47,9 +46,9 @@ def _catch_up(index: SearchIndex, git: GitStore, view: View) -> None:
         if current == head:
             return
         if current is not None and git.has_commit(current):
-            for path in git.changed_files(CommitId(current), head, layout.RESOURCES_DIR):
+            for path in git.changed_files(CommitId(current), head, resource_kind.DIRECTORY):
                 rid = Path(path).stem
-                resource = view.resource(rid)
+                resource = resource_kind.get(view, rid)
                 if resource is None:
                     index.remove(rid)
                 else:
@@ -158,7 +157,7 @@ def after_commit(
     ):
         if index.meta("commit") == parent:
             for file, data in changes.items():
-                if not file.startswith(layout.RESOURCES_DIR + "/"):
+                if not file.startswith(resource_kind.DIRECTORY + "/"):
                     continue
                 rid = Path(file).stem
                 if data is None:

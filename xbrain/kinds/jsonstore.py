@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .codec import json_document
-from .errors import InvalidInputError
-from .inputs import parse_json, read_file
+from ..codec import json_document
+from ..errors import InvalidInputError
+from ..inputs import parse_json, read_file
+from .ingestion import normalize_ingestion, normalize_receipts
 from .model import Resource, normalize_resource, normalize_tombstone
-from .state import normalize_ingestion, normalize_receipts
 
 __all__ = ["OriginalStore", "read_original", "write_original"]
 

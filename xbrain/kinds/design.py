@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .codec import digest
-from .errors import InvalidInputError
-from .schemas import load_schema
-from .text import has_invalid_text, js_trim, utf16_length
-from .timestamps import parse_timestamp
-from .urls import validate_https
+from ..codec import digest
+from ..errors import InvalidInputError
+from ..schemas import load_schema
+from ..text import has_invalid_text, js_trim, utf16_length
+from ..timestamps import parse_timestamp
+from ..urls import validate_https
 
 __all__ = ["DOMAINS", "KINDS", "carry_design", "normalize_design"]
 

@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, NewType
 
-from .codec import canonical_json, digest, sha256_hex
+from ..codec import canonical_json, digest, sha256_hex
+from ..errors import InvalidInputError
+from ..schemas import load_schema
+from ..text import has_invalid_text, js_trim, utf16_length
+from ..timestamps import parse_timestamp
+from ..urls import source_url
 from .design import normalize_design
-from .errors import InvalidInputError
-from .schemas import load_schema
-from .text import has_invalid_text, js_trim, utf16_length
-from .timestamps import parse_timestamp
-from .urls import source_url
 
 __all__ = [
     "ID_PATTERN",
@@ -160,7 +160,7 @@ def parse_record(kind: str, data: bytes) -> dict[str, Any]:
 
     Invalid content raises InvalidInputError — unreadable YAML as ``Not valid YAML.``
     """
-    from .codec import load_yaml
+    from ..codec import load_yaml
 
     try:
         raw = load_yaml(data)

@@ -13,12 +13,12 @@ from pathlib import Path
 __all__ = ["JOURNAL_FILE", "note", "read"]
 
 JOURNAL_FILE = "history.journal"
-_ID = re.compile(r"resource_[a-f0-9]{64}", re.ASCII)
+_ID = re.compile(r"[a-z]{1,16}_[a-f0-9]{64}", re.ASCII)  # any record kind's id
 _COMMIT = re.compile(r"[0-9a-f]{40}", re.ASCII)
 
 
 def rids_of(paths: list[str]) -> set[str]:
-    """Resource ids named by record file paths."""
+    """Record ids named by record file paths."""
     return {Path(p).stem for p in paths if p.endswith(".yaml") and _ID.fullmatch(Path(p).stem)}
 
 

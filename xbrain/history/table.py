@@ -1,4 +1,4 @@
-"""History of the store and of one resource: log, show, diff, restore.
+"""The history table behind ``log``, and field-level diffs of one resource.
 
 ``log ID`` must stay fast in a store with many thousands of commits, so which resources
 each commit touched is kept in a derived SQLite table (``.git/xbrain/history.sqlite``),
@@ -14,9 +14,10 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from . import journal, layout
-from .git import CommitId, CommitInfo, GitStore
-from .view import View
+from ..core import CommitId, CommitInfo, GitStore, View, journal
+from ..core.registry import record_kinds
+from ..kinds import resource as resource_kind
+from ..kinds import tombstone as tombstone_kind
 
 __all__ = ["diff", "log"]
 
@@ -122,7 +123,7 @@ class History:
                 else:
                     bases: list[CommitId | None] = list(info.parents) or [None]
                     for base in bases:
-                        for prefix in (layout.RESOURCES_DIR, layout.TOMBSTONES_DIR):
+                        for prefix in [spec.directory for spec in record_kinds()]:
                             changed |= _rids(self.git.changed_files(base, info.id, prefix))
                 self.conn.execute(
                     "INSERT OR REPLACE INTO commits VALUES (?, ?, ?, ?, ?, ?)",
@@ -201,10 +202,10 @@ def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:
 
 
 def _state(view: View, rid: str) -> dict[str, Any] | None:
-    resource = view.resource(rid)
+    resource = resource_kind.get(view, rid)
     if resource is not None:
         return {"state": "live", "resource": resource}
-    tombstone = view.tombstone(rid)
+    tombstone = tombstone_kind.get(view, rid)
     if tombstone is not None:
         return {"state": "deleted", "tombstone": tombstone}
     return None
@@ -212,7 +213,7 @@ def _state(view: View, rid: str) -> dict[str, Any] | None:
 
 def diff(old: View, new: View, rid: str) -> dict[str, Any]:
     """Field-level changes of one resource between two commits, with line diffs."""
-    before, after = old.resource(rid), new.resource(rid)
+    before, after = resource_kind.get(old, rid), resource_kind.get(new, rid)
     fields: list[dict[str, Any]] = []
     keys: Iterator[str] = iter(dict.fromkeys([*(before or {}), *(after or {})]))
     for key in keys:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
+from ..text import utf16_length
+from ..timestamps import parse_timestamp
 from .model import ID_PATTERN
-from .text import utf16_length
-from .timestamps import parse_timestamp
 
 __all__ = ["normalize_ingestion", "normalize_receipts"]
 

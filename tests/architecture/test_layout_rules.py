@@ -1,0 +1,67 @@
+"""Rules of ARCHITECTURE.md that import-linter does not check: private names stay
+private, modules stay small, and the lazy CLI's help table matches the commands."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "xbrain"
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_imports_another_modules_private_names(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            inside = node.level > 0 or (node.module or "").startswith("xbrain")
+            private = [a.name for a in node.names if a.name.startswith("_")]
+            private = [name for name in private if name not in ("__version__",)]
+            assert not (inside and private), f"line {node.lineno} imports {private}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_code_reaches_into_another_objects_private_names(path: Path) -> None:
+    """``store._session()`` from a feature is how layers used to leak; only ``self``/``cls``."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            if node.attr.startswith("__"):
+                continue
+            owner = node.value
+            assert isinstance(owner, ast.Name) and owner.id in ("self", "cls"), (
+                f"line {node.lineno}: {ast.unparse(node)}"
+            )
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_over_400_lines(path: Path) -> None:
+    assert len(path.read_text().splitlines()) <= 400
+
+
+def test_the_lazy_help_table_matches_every_commands_own_help() -> None:
+    from xbrain.cli import COMMANDS
+
+    for name, (module, attr, first) in COMMANDS.items():
+        command = getattr(importlib.import_module(f"xbrain.cli.{module}"), attr)
+        assert command.name == name
+        assert " ".join((command.help or "").split("\n\n")[0].split()) == first, name
+
+
+def test_help_imports_no_command_module() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from xbrain.cli import main; sys.argv = ['xbrain', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = [m for m in sys.modules if m.startswith('xbrain.') or m in "
+        "('dulwich', 'ruamel', 'jieba', 'sqlite3', 'filelock', 'jsonschema')]\n"
+        "print(' '.join(sorted(loaded)), file=sys.stderr)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    loaded = set(proc.stderr.split())
+    assert loaded <= {"xbrain.cli", "xbrain.cli.base", "xbrain.errors"}, loaded

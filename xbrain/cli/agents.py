@@ -1,0 +1,33 @@
+"""Agent front ends: mcp."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .base import common_options, open_store
+
+
+@click.command("mcp")
+@common_options
+@click.pass_context
+def mcp_command(ctx: click.Context) -> None:
+    """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
+
+    Tools: search, get, status (read-only), put, delete. The store is fixed at start-up
+    (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
+    Errors come back as tool errors with the CLI's messages. There is no sync or push
+    tool: sending data off the machine stays an explicit command of yours. A busy store
+    is waited for up to --wait seconds (default 5 here). Logs go to stderr only.
+    """
+    from ..mcp_server import Tools, serve
+    from .base import Settings, show_tracebacks
+
+    settings = ctx.ensure_object(Settings)
+    store = open_store(ctx)
+    wait = settings.wait if settings.wait is not None else 5.0
+    tools = Tools(store.path, store.cache_dir, wait=wait, agent=store.agent)
+    if sys.stdin.isatty():  # started by hand rather than by an MCP client
+        click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)
+    serve(tools, show_tracebacks=show_tracebacks(ctx))

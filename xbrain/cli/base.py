@@ -1,0 +1,141 @@
+"""What every command shares: the options accepted anywhere, the store and cache paths,
+the library ``Store`` they open, and one JSON document on stdout."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = [
+    "Settings",
+    "cache_dir",
+    "common_options",
+    "emit",
+    "open_store",
+    "quiet_network_libraries",
+    "read_input",
+    "show_tracebacks",
+    "store_path",
+]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def show_tracebacks(ctx: click.Context) -> bool:
+    """--traceback or $XBRAIN_TRACEBACK."""
+    settings = ctx.find_object(Settings)
+    return (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK")
+
+
+class Settings:
+    """Options that may be given before or after the command name."""
+
+    def __init__(self) -> None:
+        self.store: Path | None = None
+        self.wait: float | None = None
+        self.agent: str | None = None
+        self.traceback = False
+
+
+def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    settings = ctx.ensure_object(Settings)
+    if value is not None and value is not False:
+        setattr(settings, param.name or "", value)
+    return value
+
+
+def common_options(func: Any) -> Any:
+    """``--store/--wait/--agent/--traceback``, accepted on the group and every command."""
+    options = [
+        click.option(
+            "--store",
+            type=click.Path(path_type=Path),  # a file here is "not a store" (exit 7)
+            expose_value=False,
+            callback=_remember,
+            help="Store directory [default: $XBRAIN_STORE, else the platform data dir].",
+        ),
+        click.option(
+            "--wait",
+            type=click.FloatRange(min=0),
+            expose_value=False,
+            callback=_remember,
+            help="Seconds to wait for a busy store [default: 0, fail at once].",
+        ),
+        click.option(
+            "--agent",
+            expose_value=False,
+            callback=_remember,
+            help="Agent name recorded in the commit (Xbrain-Agent) [default: $XBRAIN_AGENT].",
+        ),
+        click.option(
+            "--traceback",
+            is_flag=True,
+            expose_value=False,
+            callback=_remember,
+            help="Show Python tracebacks on errors.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def store_path(ctx: click.Context) -> Path:
+    """The store directory: --store, then $XBRAIN_STORE, then the user data dir."""
+    settings = ctx.ensure_object(Settings)
+    if settings.store is not None:
+        return settings.store
+    env = os.environ.get("XBRAIN_STORE")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("xbrain", appauthor=False)) / "store"
+
+
+def cache_dir() -> Path:
+    """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
+    cache = os.environ.get("XBRAIN_CACHE_DIR")
+    if not cache:
+        from platformdirs import user_cache_dir
+
+        cache = user_cache_dir("xbrain", appauthor=False)
+    return Path(cache)
+
+
+def open_store(ctx: click.Context) -> Any:
+    """A library Store configured from the command line and environment."""
+    from ..store import Store
+
+    settings = ctx.ensure_object(Settings)
+    agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
+    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=cache_dir())
+
+
+def quiet_network_libraries() -> None:
+    """Libraries that talk to remotes (urllib3's retries) must not log to stderr: an error
+    is one line. Only commands that reach a remote pay for importing logging."""
+    import logging
+
+    logging.getLogger().addHandler(logging.NullHandler())
+
+
+def emit(value: Any) -> None:
+    """Print one JSON document to stdout."""
+    from ..codec import json_document
+
+    sys.stdout.write(json_document(value))
+    sys.stdout.flush()
+
+
+def read_input(source: str) -> Any:
+    """JSON from FILE or ``-`` (stdin), bounded and validated."""
+    from ..inputs import read_json_input
+
+    return read_json_input(sys.stdin.buffer if source == "-" else Path(source))

@@ -1,0 +1,126 @@
+"""Commands on resources: init, put, get, inspect, analyze, delete, list, adopt, config."""
+
+from __future__ import annotations
+
+import click
+
+from .base import common_options, emit, open_store, read_input
+
+
+@click.command()
+@common_options
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the store (a private git repository) if it does not exist."""
+    emit(open_store(ctx).init())
+
+
+@click.command()
+@click.argument("file", metavar="FILE|-")
+@common_options
+@click.pass_context
+def put(ctx: click.Context, file: str) -> None:
+    """Add or update resources from a JSON file (or - for stdin).
+
+    FILE holds one complete resource or an array of 1–1,000 (at most 10 MiB). An update
+    is a full replacement and needs a strictly newer updatedAt; unknown fields are
+    dropped and counted in droppedFields. Unknown purpose/useWhen/limitations stay
+    empty and an unknown savedReason stays null. Identity is source.provider plus
+    source.id. Nothing is written unless the whole batch is valid.
+    """
+    store = open_store(ctx)
+    emit(store.put(read_input(file)))
+
+
+@click.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def get(ctx: click.Context, resource_id: str) -> None:
+    """Print one resource. Prints private content to stdout."""
+    emit(open_store(ctx).get(resource_id))
+
+
+@click.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def inspect(ctx: click.Context, resource_id: str) -> None:
+    """Print a resource with its resourceRevision (needed by analyze). Private content."""
+    emit(open_store(ctx).inspect(resource_id))
+
+
+@click.command()
+@click.argument("file", metavar="FILE|-")
+@common_options
+@click.pass_context
+def analyze(ctx: click.Context, file: str) -> None:
+    """Attach a visual design analysis: {id, resourceRevision, design} from FILE or -.
+
+    resourceRevision must come from `xbrain inspect`; a changed resource is refused.
+    """
+    store = open_store(ctx)
+    emit(store.analyze(read_input(file)))
+
+
+@click.command()
+@click.argument("resource_id", metavar="ID")
+@common_options
+@click.pass_context
+def delete(ctx: click.Context, resource_id: str) -> None:
+    """Delete a resource locally, leaving a tombstone.
+
+    The tombstone stops capture and pull from resurrecting it; a later put restores it
+    only with an updatedAt newer than the deletion. Remote copies stay until an explicit
+    sync.
+    """
+    emit(open_store(ctx).delete(resource_id))
+
+
+@click.command("list")
+@click.option(
+    "--limit", type=int, default=20, show_default=True, help="Resources to show, 1–1,000."
+)
+@click.option("--since", metavar="TIME", help="Only resources updated at or after TIME (ISO 8601).")
+@click.option("--provider", metavar="P", help="Only resources whose source.provider is P.")
+@common_options
+@click.pass_context
+def list_command(ctx: click.Context, limit: int, since: str | None, provider: str | None) -> None:
+    """Browse resources, newest updatedAt first, as brief records. Prints private content.
+
+    Each item: id, title, purpose, useWhen, limitations, updatedAt and source
+    {provider, url}; "total" counts every match. xbrain get ID shows one in full.
+    """
+    emit(open_store(ctx).list(limit=limit, since=since, provider=provider))
+
+
+@click.command()
+@common_options
+@click.pass_context
+def adopt(ctx: click.Context) -> None:
+    """Validate and commit hand edits of record files in the working tree.
+
+    Valid files are committed in canonical form; invalid ones are listed under
+    "rejected" (exit 1) and left untouched.
+    """
+    result = open_store(ctx).adopt()
+    emit(result)
+    if result["rejected"]:
+        count = len(result["rejected"])
+        click.echo(f'{count} file(s) rejected and left alone; see "rejected".', err=True)
+        ctx.exit(1)
+
+
+@click.command()
+@click.argument("key", required=False)
+@click.argument("value", required=False)
+@common_options
+@click.pass_context
+def config(ctx: click.Context, key: str | None, value: str | None) -> None:
+    """Show the store's settings, or set KEY to VALUE (one commit).
+
+    \b
+    Keys: identity.name, identity.email   the commit author (default xbrain)
+          limits.maxEntries, limits.maxBytes  raise the store's limits
+    """
+    emit(open_store(ctx).config(key, value))

@@ -1,0 +1,84 @@
+"""Store upkeep and providers: status, sync, doctor, import-store, export-store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .base import common_options, emit, open_store
+
+PROVIDER_OPTION = click.option(
+    "--provider-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A personal provider config (kind file or command); see README.",
+)
+
+
+@click.command()
+@PROVIDER_OPTION
+@common_options
+@click.pass_context
+def status(ctx: click.Context, provider_config: Path | None) -> None:
+    """Which store, whether it exists, counts of resources, tombstones and pending work.
+
+    With --provider-config, also the sync state with that provider.
+    """
+    store = open_store(ctx)
+    provider = store.provider(provider_config) if provider_config else None
+    emit(store.status(provider))
+
+
+@click.command()
+@click.option("--id", "rid", metavar="ID", help="Send one resource (or its deletion).")
+@click.option("--all", "everything", is_flag=True, help="Send everything not yet confirmed.")
+@PROVIDER_OPTION
+@common_options
+@click.pass_context
+def sync(
+    ctx: click.Context, rid: str | None, everything: bool, provider_config: Path | None
+) -> None:
+    """Send resources and deletions to a personal provider you chose explicitly.
+
+    Only a provider's confirmation records a receipt (committed in receipts/); entries
+    already confirmed are skipped, resources queued for distillation are held back, and
+    failures are listed while the rest continue. Exits 1 when anything failed or was
+    held back; the JSON result is printed either way.
+    """
+    store = open_store(ctx)
+    provider = store.provider(provider_config) if provider_config else None
+    result = store.sync(provider, rid=rid, everything=everything)
+    emit(result)
+    if result["failures"] or result["skippedPending"]:
+        ctx.exit(1)
+
+
+@click.command()
+@click.option("--repair", is_flag=True, help="Fix what can be fixed safely (takes the lock).")
+@common_options
+@click.pass_context
+def doctor(ctx: click.Context, repair: bool) -> None:
+    """Check records, catalog, working tree, permissions and git objects."""
+    result = open_store(ctx).doctor(repair=repair)
+    emit(result)
+    if not result["ok"]:
+        ctx.exit(7)
+
+
+@click.command("import-store")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@common_options
+@click.pass_context
+def import_store(ctx: click.Context, file: Path) -> None:
+    """Import an original single-file JSON store (version 1) into an empty store."""
+    emit(open_store(ctx).import_store(file))
+
+
+@click.command("export-store")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@common_options
+@click.pass_context
+def export_store(ctx: click.Context, file: Path, force: bool) -> None:
+    """Write the store as an original single-file JSON store (private content, 0600)."""
+    emit(open_store(ctx).export_store(file, force=force))

@@ -1,0 +1,41 @@
+"""Creating a store and its settings (``init``, ``config``) in ``xbrain.yaml``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .core import Core, StoreConfig
+from .core.config import set_config_value
+from .core.layout import MARKER
+from .errors import UsageError
+
+__all__ = ["config", "init"]
+
+
+def init(core: Core) -> dict[str, Any]:
+    """Create the store if missing."""
+    existed = core.exists()
+    core.create()
+    with core.git() as git:
+        head = git.head()
+    return {"store": str(core.path), "created": not existed, "commit": head}
+
+
+def config(core: Core, key: str | None = None, value: str | None = None) -> dict[str, Any]:
+    """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
+    if key is None:
+        with core.reading() as view:
+            settings = view.config() if view is not None else StoreConfig()
+        return {"identity": settings.identity, "limits": settings.limits(), "commit": None}
+    if value is None:
+        raise UsageError("Give a VALUE to set.")
+    with core.session() as git:
+        txn = core.begin(git, "config")
+        marker = set_config_value(txn.read(MARKER), key, value)
+        txn.write(MARKER, marker)
+        txn.subject = f"config: set {key}"
+        settings = StoreConfig.from_marker(marker)
+        core.commit(git, txn)
+        if key.startswith("limits."):  # what a pull is held to on this device
+            git.set_device_limit(key.split(".", 1)[1], int(value))
+    return {"identity": settings.identity, "limits": settings.limits(), "commit": txn.commit_id}

@@ -1,0 +1,47 @@
+"""The kind-agnostic store core: lock, views, transactions, commits, registry, settings.
+
+Features build on this package's public names only; it imports no feature and no kind.
+The repository types features need come from here too, so only the core opens git.
+"""
+
+from __future__ import annotations
+
+from ..git import (
+    FILE_MODE,
+    WORKTREE_TEMP,
+    CommitId,
+    CommitInfo,
+    GitStore,
+    Snapshot,
+    file_mode_problems,
+    fix_file_modes,
+    private_umask,
+    read_worktree_file,
+    sweep_dead,
+)
+from . import layout
+from .base import AfterCommit, Core
+from .config import DEFAULT_IDENTITY, LimitError, StoreConfig
+from .view import Transaction, View
+
+__all__ = [
+    "DEFAULT_IDENTITY",
+    "FILE_MODE",
+    "WORKTREE_TEMP",
+    "AfterCommit",
+    "CommitId",
+    "CommitInfo",
+    "Core",
+    "GitStore",
+    "LimitError",
+    "Snapshot",
+    "StoreConfig",
+    "Transaction",
+    "View",
+    "file_mode_problems",
+    "fix_file_modes",
+    "layout",
+    "private_umask",
+    "read_worktree_file",
+    "sweep_dead",
+]

@@ -1,0 +1,162 @@
+"""The store core: one directory, its lock, read views, and every write as one transaction.
+
+A write takes the cross-process store lock, reads the head commit, stages changes in a
+``Transaction``, and commits them in one compare-and-swap. Reads take no lock: they read
+whatever commit ``main`` points at, which is always complete. A missing store reads as
+empty; the first write creates it. The core knows no feature: what must follow a commit
+(keeping a derived index current) registers itself in ``after_commit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..errors import BusyError, CorruptStoreError, NotFoundError
+from ..git import CommitId, GitStore, private_umask
+from ..messages import commit_message, validate_agent
+from ..timestamps import now_timestamp
+from . import journal, layout
+from .config import DEFAULT_IDENTITY, marker_bytes
+from .lock import StoreLock
+from .view import Transaction, View
+
+__all__ = ["AfterCommit", "Core"]
+
+# (git, parent, commit, changes) after a commit moved main; failures are the hook's own
+AfterCommit = Callable[[GitStore, CommitId | None, CommitId, dict[str, bytes | None]], None]
+LOCK_NAME = "xbrain.lock"
+
+
+class Core:
+    """An xbrain store at ``path`` (a git repository with a working tree)."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        wait: float = 0.0,
+        agent: str | None = None,
+        clock: Callable[[], str] = now_timestamp,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.path = Path(path).absolute()
+        # the compiled Chinese dictionary; the CLI passes the user cache dir
+        self.cache_dir = cache_dir or self.path / ".git" / "xbrain" / "cache"
+        self.wait = wait
+        self.agent = validate_agent(agent)
+        self.clock = clock
+        self.after_commit: list[AfterCommit] = []
+
+    def exists(self) -> bool:
+        """True when the directory holds a git repository."""
+        return (self.path / ".git").is_dir()
+
+    def check_dir(self) -> None:
+        """Refuse a path that is a file, or a non-empty directory that is not a store."""
+        if self.path.exists() and not self.path.is_dir():
+            raise CorruptStoreError(f"Store path is not a directory: {self.path}")
+        if self.path.is_dir() and not self.exists() and any(self.path.iterdir()):
+            raise CorruptStoreError(
+                f"Not an xbrain store (a non-empty directory without .git): {self.path}"
+            )
+
+    def existing(self) -> None:
+        """Refuse unless the store exists (commands that never create one)."""
+        self.check_dir()
+        if not self.exists():
+            raise NotFoundError(f"No store at {self.path}; the first write creates it.")
+
+    def git(self) -> GitStore:
+        """The store's repository (close it, or use it as a context manager)."""
+        return GitStore(self.path)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[View | None]:
+        """A view of the head commit, or None when the store does not exist yet."""
+        self.check_dir()
+        if not self.exists():
+            yield None
+            return
+        with GitStore(self.path) as git:
+            view = View(git.snapshot())
+            if view.snap.commit is None:
+                raise CorruptStoreError(f"Store has no commits: {self.path}")
+            view.config()
+            yield view
+
+    def create(self) -> None:
+        """Create the store with its first commit, unless it exists."""
+        self.check_dir()
+        if self.exists():
+            return
+        message = commit_message("init", [], self.agent, subject="init: create xbrain store")
+        GitStore.create(
+            self.path,
+            {layout.MARKER: marker_bytes()},
+            message,
+            DEFAULT_IDENTITY,
+            int(time.time()),
+        )
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the cross-process store lock (waiting up to ``wait`` seconds)."""
+        lock = StoreLock(self.path / ".git" / LOCK_NAME)
+        if not lock.acquire(self.wait):
+            raise BusyError("Memory store is busy; retry after the other command finishes.")
+        try:
+            yield
+        finally:
+            lock.release()
+
+    @contextlib.contextmanager
+    def transaction(self, command: str) -> Iterator[Transaction]:
+        """Lock, stage, commit (if anything changed) and refresh the working tree."""
+        with self.session() as git:
+            txn = self.begin(git, command)
+            yield txn
+            self.commit(git, txn)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[GitStore]:
+        """The store, created if missing, locked, with any interrupted write finished."""
+        self.create()
+        with self.locked(), GitStore(self.path) as git:
+            for leftover in [*git.crashed_write_locks(), *git.pack_leftovers()]:
+                leftover.unlink(missing_ok=True)
+            pending = git.pending_worktree_paths()
+            if pending:
+                _repair_worktree(git, pending)
+            yield git
+
+    @staticmethod
+    def begin(git: GitStore, command: str) -> Transaction:
+        """A transaction on top of the head commit (inside ``session``)."""
+        snap = git.snapshot()
+        return Transaction(snap, View(snap).config(), command)
+
+    def commit(self, git: GitStore, txn: Transaction) -> None:
+        """Commit what ``txn`` staged (nothing staged: no commit)."""
+        changes = txn.finish()
+        if not changes:
+            return
+        message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
+        parent = txn.snap.commit
+        git.check_worktree_paths(list(changes))  # a planted link fails before the commit
+        commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
+        git.refresh_worktree(commit, list(changes))
+        txn.commit_id = str(commit)
+        for hook in self.after_commit:
+            hook(git, parent, commit, changes)
+        with contextlib.suppress(OSError), private_umask():
+            journal.note(git.control_dir, commit, list(changes))
+
+
+def _repair_worktree(git: GitStore, paths: list[str]) -> None:
+    if paths == ["*"]:
+        head = git.head()
+        paths = sorted({p for p, _ in git.snapshot(head).files()} | set(git.index_paths()))
+    git.refresh_worktree(git.head(), paths)

@@ -1,0 +1,124 @@
+"""The store's settings: ``xbrain.yaml`` (format marker, identity, limits).
+
+Committed, so they travel with the store; limits can only be raised.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import dump_yaml, load_yaml
+from ..errors import CorruptStoreError, InvalidInputError, XbrainError
+from . import layout
+from .registry import FileKind, register
+
+__all__ = ["DEFAULT_IDENTITY", "LimitError", "StoreConfig", "marker_bytes", "set_config_value"]
+
+DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
+DEFAULT_MAX_ENTRIES = 10_000
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+
+
+class LimitError(InvalidInputError):
+    """A write would take the store past one of its limits."""
+
+    code = "limit_exceeded"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Settings read from ``xbrain.yaml`` (committed, so they travel with the store)."""
+
+    identity: str = DEFAULT_IDENTITY
+    max_entries: int = DEFAULT_MAX_ENTRIES
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    @classmethod
+    def from_marker(cls, data: bytes | None) -> StoreConfig:
+        """Parse the marker file; a missing or foreign one means this is not a store."""
+        if data is None:
+            raise CorruptStoreError("Not an xbrain store (no xbrain.yaml); refusing to touch it.")
+        try:
+            raw = load_yaml(data)
+        except Exception as exc:
+            raise CorruptStoreError("Invalid xbrain.yaml; run xbrain doctor.") from exc
+        if not isinstance(raw, dict) or raw.get("format") != layout.FORMAT:
+            raise CorruptStoreError(
+                f"Unsupported store format (expected {layout.FORMAT}); upgrade xbrain."
+            )
+        identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
+        if not isinstance(identity, dict) or not isinstance(limits, dict):
+            raise CorruptStoreError("Invalid xbrain.yaml (identity/limits); run xbrain doctor.")
+        name, email = identity.get("name"), identity.get("email")
+        if not all(v is None or _IDENTITY_TEXT.fullmatch(str(v)) for v in (name, email)):
+            raise CorruptStoreError("Invalid xbrain.yaml (identity); run xbrain doctor.")
+        raised = []
+        for key, floor in (("maxEntries", DEFAULT_MAX_ENTRIES), ("maxBytes", DEFAULT_MAX_BYTES)):
+            value = limits.get(key, floor)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise CorruptStoreError(f"Invalid xbrain.yaml (limits.{key}); run xbrain doctor.")
+            raised.append(max(floor, value))
+        # one part alone is completed from the default (xbrain <xbrain@localhost>)
+        ident = (
+            f"{name or 'xbrain'} <{email or 'xbrain@localhost'}>"
+            if name or email
+            else DEFAULT_IDENTITY
+        )
+        return cls(identity=ident, max_entries=raised[0], max_bytes=raised[1])
+
+    def limits(self) -> dict[str, int]:
+        """The limits in force."""
+        return {"maxEntries": self.max_entries, "maxBytes": self.max_bytes}
+
+
+_IDENTITY_TEXT = re.compile(r"[^<>\x00-\x1f\x7f]{1,100}")
+CONFIG_KEYS = ("identity.name", "identity.email", "limits.maxEntries", "limits.maxBytes")
+
+
+def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
+    """The marker file with one setting changed (validated)."""
+    StoreConfig.from_marker(marker)
+    raw = load_yaml(marker or b"")
+    if key not in CONFIG_KEYS:
+        raise InvalidInputError(f"Unknown setting {key!r}; use one of: {', '.join(CONFIG_KEYS)}.")
+    section, name = key.split(".")
+    if section == "identity":
+        if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():
+            raise InvalidInputError(
+                f"Invalid {key}; use one line without < > or control characters."
+            )
+        parsed: Any = value
+    else:
+        floor = DEFAULT_MAX_ENTRIES if name == "maxEntries" else DEFAULT_MAX_BYTES
+        if not value.isdigit() or int(value) < floor:
+            raise InvalidInputError(f"Invalid {key}; limits can only be raised (at least {floor}).")
+        parsed = int(value)
+    raw.setdefault(section, {})[name] = parsed
+    return dump_yaml(raw)
+
+
+def marker_bytes() -> bytes:
+    """The marker file of a new store."""
+    return dump_yaml({"format": layout.FORMAT})
+
+
+def _marker_problem(data: bytes) -> str | None:
+    try:
+        StoreConfig.from_marker(data)
+    except XbrainError as exc:
+        return exc.message.rstrip(".")
+    return None
+
+
+register(
+    FileKind(
+        "marker",
+        re.escape(layout.MARKER),
+        64 << 10,
+        "store-files#marker",
+        yaml=True,
+        check=_marker_problem,
+    )
+)

@@ -1,0 +1,73 @@
+"""The cross-process store lock: an advisory ``flock`` on ``.git/xbrain.lock``.
+
+On POSIX this is the same lock ``filelock`` takes (so processes using either exclude each
+other), taken with the standard library: importing ``filelock`` costs a fresh process
+about three times Python's own start-up (it loads ``asyncio``), and every write pays it.
+Elsewhere ``filelock`` does the work.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["StoreLock"]
+
+POLL = 0.05
+
+
+class StoreLock:
+    """An exclusive lock on one file, released on ``release`` or process exit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._fallback: Any = None
+
+    def acquire(self, wait: float) -> bool:
+        """Take the lock, polling up to ``wait`` seconds; False when it stayed busy."""
+        try:
+            import fcntl
+        except ImportError:  # not POSIX
+            return self._acquire_portably(wait)
+        deadline = time.monotonic() + max(wait, 0.0)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(POLL)
+                continue
+            except BaseException:
+                os.close(fd)
+                raise
+            self._fd = fd
+            return True
+
+    def _acquire_portably(self, wait: float) -> bool:
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(str(self.path), timeout=wait, mode=0o600)
+        try:
+            lock.acquire(timeout=wait, poll_interval=POLL)
+        except Timeout:
+            return False
+        self._fallback = lock
+        return True
+
+    def release(self) -> None:
+        """Let the next process in."""
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        if self._fallback is not None:
+            self._fallback.release()
+            self._fallback = None

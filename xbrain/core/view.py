@@ -1,0 +1,201 @@
+"""Reading records out of one commit, and staging changes on top of it.
+
+``View`` reads records of any registered kind, the catalog and state files from a
+snapshot, re-normalizing every record through its kind. ``Transaction`` adds an overlay
+of staged changes and keeps the catalog shards, the summary and every kind's derived
+files in step with them, so they are always committed with the change they describe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import CorruptStoreError, XbrainError
+from ..git import Snapshot
+from . import layout
+from .config import LimitError, StoreConfig
+from .derive import catalog_entry, count_change, empty_summary
+from .registry import Derived, DerivedState, record_kind
+
+__all__ = ["Transaction", "View"]
+
+Record = dict[str, Any]
+
+
+class View:
+    """Read-only access to the records of one commit."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self._shards: dict[str, dict[str, Any]] = {}
+
+    def read(self, path: str) -> bytes | None:
+        """Raw bytes of a committed file."""
+        return self.snap.read(path)
+
+    def read_json(self, path: str, default: Any) -> Any:
+        """A committed JSON state file, or ``default`` when absent."""
+        data = self.read(path)
+        if data is None:
+            return default
+        try:
+            return json.loads(data)
+        except ValueError as exc:
+            raise CorruptStoreError(f"{path} is not valid JSON; run xbrain doctor.") from exc
+
+    def listdir(self, path: str) -> list[str]:
+        """Names directly under a committed directory."""
+        return self.snap.listdir(path)
+
+    def files(self, prefix: str) -> Iterator[tuple[str, bytes]]:
+        """Every committed file ``(path, bytes)`` under ``prefix``."""
+        for path, blob in self.snap.files(prefix):
+            yield path, self.snap.blob(blob)
+
+    def config(self) -> StoreConfig:
+        """The store's settings."""
+        return StoreConfig.from_marker(self.read(layout.MARKER))
+
+    def catalog_shard(self, shard: str) -> dict[str, Any]:
+        """Catalog entries of one shard (cached)."""
+        path = layout.catalog_path(shard)
+        entries = self._shards.get(path)
+        if entries is None:
+            entries = self.read_json(path, {})
+            if not isinstance(entries, dict):
+                raise CorruptStoreError(f"{path} is damaged; run xbrain doctor.")
+            self._shards[path] = entries
+        return entries
+
+    def entry(self, rid: str) -> dict[str, Any] | None:
+        """The catalog entry of an id (a record of any kind)."""
+        entry: dict[str, Any] | None = self.catalog_shard(layout.shard(rid)).get(rid)
+        return entry
+
+    def catalog(self) -> dict[str, dict[str, Any]]:
+        """Every catalog entry (all shards), by id."""
+        entries: dict[str, dict[str, Any]] = {}
+        for name in sorted(self.snap.listdir(layout.CATALOG_DIR)):
+            entries.update(self.catalog_shard(name.removesuffix(".json")))
+        return entries
+
+    def summary(self) -> dict[str, int]:
+        """Per-kind counts and the byte total."""
+        data: dict[str, int] = self.read_json(layout.SUMMARY, empty_summary())
+        return data
+
+    def record(self, kind: str, rid: str) -> Record | None:
+        """The record ``rid`` of ``kind``, parsed and re-normalized, or None."""
+        spec = record_kind(kind)
+        path = spec.path(rid)
+        data = self.read(path)
+        if data is None:
+            return None
+        try:
+            return spec.parse(data)
+        except XbrainError as exc:
+            raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
+
+
+class Transaction(View):
+    """A view plus staged changes; ``finish`` yields the file changes to commit."""
+
+    def __init__(self, snap: Snapshot, config: StoreConfig, command: str) -> None:
+        super().__init__(snap)
+        self.settings = config
+        self.command = command
+        self.actions: list[tuple[str, str, str | None]] = []
+        self.subject: str | None = None
+        self.commit_id: str | None = None
+        self.changes: dict[str, bytes | None] = {}
+        self._summary: dict[str, int] | None = None
+        self._dirty: set[str] = set()
+        self._derived: dict[str, DerivedState] = {}
+
+    def totals(self) -> dict[str, int]:
+        """Per-kind counts and byte total including staged changes."""
+        return dict(self._summary) if self._summary is not None else self.summary()
+
+    def read(self, path: str) -> bytes | None:
+        """Staged bytes first, then the committed file."""
+        if path in self.changes:
+            return self.changes[path]
+        return self.snap.read(path)
+
+    def write(self, path: str, data: bytes | None) -> None:
+        """Stage a file write (None deletes); identical bytes stage nothing."""
+        if self.read(path) == data:
+            return
+        if self.snap.read(path) == data:
+            self.changes.pop(path, None)
+        else:
+            self.changes[path] = data
+
+    def write_json(self, path: str, value: Any) -> None:
+        """Stage a JSON state file."""
+        self.write(path, layout.dump_json(value))
+
+    def derived(self, index: Derived) -> DerivedState:
+        """The state of a derived index in this transaction (started on first use)."""
+        state = self._derived.get(index.name)
+        if state is None:
+            state = self._derived[index.name] = index.start(self)
+        return state
+
+    def _set_entry(self, rid: str, entry: dict[str, Any] | None) -> None:
+        if self._summary is None:
+            self._summary = dict(self.summary())
+        shard = self.catalog_shard(layout.shard(rid))
+        count_change(self._summary, shard.get(rid), entry)
+        if entry is None:
+            shard.pop(rid, None)
+        else:
+            shard[rid] = entry
+        self._dirty.add(layout.shard(rid))
+
+    def put_record(self, kind: str, record: Record) -> None:
+        """Stage a record, replacing the record of the same id in any sibling kind."""
+        spec = record_kind(kind)
+        rid = record["id"]
+        for sibling in spec.siblings:
+            self._drop(sibling, rid)
+        for index in spec.derived:
+            self.derived(index).change(rid, self.record(kind, rid), record)
+        self.write(spec.path(rid), spec.serialize(record))
+        self._set_entry(rid, catalog_entry(spec, record))
+
+    def remove_record(self, kind: str, rid: str) -> None:
+        """Stage the removal of a record (no tombstone)."""
+        self._drop(kind, rid)
+        self._set_entry(rid, None)
+
+    def _drop(self, kind: str, rid: str) -> None:
+        spec = record_kind(kind)
+        for index in spec.derived:
+            old = self.record(kind, rid)
+            if old is not None:
+                self.derived(index).change(rid, old, None)
+        self.write(spec.path(rid), None)
+
+    def finish(self) -> dict[str, bytes | None]:
+        """Write catalog shards, derived files and summary, enforce limits; the changes."""
+        for shard in sorted(self._dirty):
+            entries = self.catalog_shard(shard)
+            self.write(
+                layout.catalog_path(shard), layout.dump_catalog(entries) if entries else None
+            )
+        for state in self._derived.values():
+            for path, data in state.files().items():
+                self.write(path, data)
+        if self._summary is not None:
+            count = sum(v for k, v in self._summary.items() if k != "bytes")
+            if count > self.settings.max_entries:
+                raise LimitError(f"Memory store exceeds {self.settings.max_entries:,} entries.")
+            if self._summary["bytes"] > self.settings.max_bytes:
+                raise LimitError(
+                    f"Memory store exceeds {self.settings.max_bytes // (1024 * 1024)} MiB."
+                )
+            self.write_json(layout.SUMMARY, self._summary)
+        return dict(self.changes)

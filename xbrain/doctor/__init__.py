@@ -1,0 +1,231 @@
+"""``xbrain doctor``: prove the store is consistent, and repair what is safe to repair.
+
+Checks every record (parse, normalize, JSON Schema, canonical bytes, path), the catalog
+and summary against the records, working-tree and git-index drift, permissions, stale
+git lock files and object integrity. ``--repair`` (run under the store lock) rewrites
+drifted working-tree files from ``main`` after copying any hand-edited content to
+``.git/xbrain/rescued/``, fixes permissions, removes stale git locks, and commits a
+rebuilt catalog. It never deletes untracked files and never rewrites history.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..core import (
+    WORKTREE_TEMP,
+    Core,
+    GitStore,
+    StoreConfig,
+    View,
+    file_mode_problems,
+    fix_file_modes,
+    layout,
+    private_umask,
+    read_worktree_file,
+)
+from ..core.registry import record_kinds
+from ..errors import CorruptStoreError
+from ..messages import commit_message
+from ..paths import path_problem
+from .records import check_catalog, check_records, check_tree, problem
+
+__all__ = ["Check", "diagnose", "run"]
+
+# a feature's check of its own derived data: (git, repair, problems, repaired)
+Check = Callable[[GitStore, bool, list[dict[str, Any]], list[dict[str, Any]]], None]
+STALE_LOCK_SECONDS = 60
+MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
+
+
+def run(core: Core, *, repair: bool = False, checks: tuple[Check, ...] = ()) -> dict[str, Any]:
+    """Check (and with ``repair``, fix, under the store lock) the store at ``core``."""
+    core.existing()
+    if not repair:
+        with core.git() as git:
+            return diagnose(git, repair=False, checks=checks)
+    with core.locked(), core.git() as git:
+        return diagnose(git, repair=True, checks=checks)
+
+
+def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> dict[str, Any]:
+    """Run every check; with ``repair``, fix what is safe and report what was done.
+
+    ``checks`` are the features' own checks of their derived data (the search index).
+    """
+    problems: list[dict[str, Any]] = []
+    repaired: list[dict[str, Any]] = []
+    if repair:
+        for lock in git.crashed_write_locks():
+            lock.unlink(missing_ok=True)
+            rel = str(lock.relative_to(git.path))
+            repaired.append(problem("git_lock", "Lock left by a killed xbrain write removed.", rel))
+    for leftover in git.pack_leftovers():
+        rel = str(leftover.relative_to(git.path))
+        if repair:
+            leftover.unlink(missing_ok=True)
+            repaired.append(problem("pack_leftover", "Removed what a killed write left.", rel))
+        else:
+            problems.append(problem("pack_leftover", "Left by a killed write (unreferenced).", rel))
+    for line in git.fsck():
+        problems.append(problem("git_object", line))
+    for check in checks:
+        check(git, repair, problems, repaired)
+    head = git.head()
+    try:
+        view = View(git.snapshot(head))
+        try:
+            config = view.config()
+        except CorruptStoreError as exc:
+            problems.append(problem("invalid_config", str(exc), layout.MARKER))
+            config = StoreConfig()
+        check_tree(git, head, problems)
+        live: dict[str, dict[str, Any]] = {}
+        expected = check_records(view, problems, live)
+        fixes = check_catalog(view, expected, problems, live)
+    except CorruptStoreError as exc:
+        # Damaged objects: report, and leave repair to a backup (remote verify / clone).
+        problems.append(problem("git_object", str(exc)))
+        return _report(git, head, {}, {}, problems, repaired)
+    if repair and fixes:
+        message = commit_message("doctor", [], None, subject="doctor: rebuild catalog")
+        head = git.commit(head, fixes, message, config.identity, int(time.time()))
+        git.refresh_worktree(head, list(fixes))
+        view = View(git.snapshot(head))
+        repaired.append(
+            problem("catalog_drift", "Catalog rebuilt from records.", layout.CATALOG_DIR)
+        )
+        problems = [p for p in problems if p["code"] != "catalog_drift"]
+
+    for link in git.worktree_links():
+        if repair:
+            os.unlink(git.path / link)  # the link only; whatever it points at is untouched
+            repaired.append(problem("worktree_link", "Symbolic link removed.", link))
+        else:
+            problems.append(
+                problem(
+                    "worktree_link", "A symbolic link in the working tree (not xbrain's).", link
+                )
+            )
+    if git.pending_worktree_paths():
+        problems.append(
+            problem("worktree_pending", "An interrupted write left the working tree behind.")
+        )
+    if not git.index_sorted(repair=False):
+        if repair:
+            git.index_sorted(repair=True)
+            repaired.append(
+                problem("index_order", "Git index entries put back in order.", ".git/index")
+            )
+        else:
+            problems.append(
+                problem(
+                    "index_order",
+                    "Git index entries are out of order (git fsck fails).",
+                    ".git/index",
+                )
+            )
+    drift, untracked = _worktree_drift(git, view)
+    drift = [path for path in drift if path_problem(path) is None]  # never written
+    for path in drift:
+        problems.append(problem("worktree_drift", "Working tree or index differs from main.", path))
+    for path in [p for p in untracked if p.endswith(WORKTREE_TEMP)]:
+        untracked.remove(path)
+        if repair:
+            (git.path / path).unlink(missing_ok=True)
+            repaired.append(
+                problem("worktree_leftover", "Removed a killed write's temp file.", path)
+            )
+        else:
+            problems.append(problem("worktree_leftover", "Temp file of a killed write.", path))
+    for path in untracked:
+        problems.append(
+            problem("untracked_file", "File not in the store's history (left alone).", path)
+        )
+    if repair and (drift or git.pending_worktree_paths()):
+        rescue = git.control_dir / "xbrain" / "rescued" / time.strftime("%Y%m%dT%H%M%S")
+        with private_umask():
+            for path in drift:
+                current = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)
+                if current is not None:
+                    copy = rescue / path
+                    copy.parent.mkdir(parents=True, exist_ok=True)
+                    copy.write_bytes(current)
+        git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
+        for path in drift:
+            repaired.append(
+                problem("worktree_drift", f"Restored from main; old copy in {rescue}.", path)
+            )
+        problems = [p for p in problems if p["code"] not in ("worktree_drift", "worktree_pending")]
+
+    for path in file_mode_problems(git.path):
+        problems.append(problem("permissions", "Readable or writable by group or others.", path))
+    if repair and any(p["code"] == "permissions" for p in problems):
+        fix_file_modes(git.path)
+        repaired.append(problem("permissions", "Group and other permissions removed."))
+        problems = [p for p in problems if p["code"] != "permissions"]
+
+    now = time.time()
+    objects = git.control_dir / "objects"
+    for lock in git.stale_git_locks():
+        age = now - lock.stat().st_mtime
+        rel = str(lock.relative_to(git.path))
+        # under the store lock an object's lock can only be a dead xbrain writer's
+        dead_writer = repair and lock.is_relative_to(objects)
+        if age < STALE_LOCK_SECONDS and not dead_writer:
+            problems.append(problem("git_lock", "A git writer holds this lock right now.", rel))
+        elif repair:
+            lock.unlink(missing_ok=True)
+            repaired.append(problem("git_lock", "Stale lock removed.", rel))
+        else:
+            problems.append(problem("git_lock", "Stale lock left by a killed git writer.", rel))
+
+    return _report(git, head, expected, view.summary(), problems, repaired)
+
+
+def _report(
+    git: GitStore,
+    head: str | None,
+    expected: dict[str, dict[str, Any]],
+    totals: dict[str, int],
+    problems: list[dict[str, Any]],
+    repaired: list[dict[str, Any]],
+) -> dict[str, Any]:
+    return {
+        "ok": not problems,
+        "store": str(git.path),
+        "commit": head,
+        "checked": {
+            **_counts(expected),
+            "summary": totals,
+        },
+        "problems": problems,
+        "repaired": repaired,
+    }
+
+
+def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
+    """(tracked paths whose working-tree file or index entry differs, untracked files)."""
+    committed = dict(view.snap.files())
+    index = git.index_paths()
+    drift = []
+    for path, blob in committed.items():
+        data = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)  # links never followed
+        if data is None or GitStore.hash_blob(data) != blob or index.get(path) != blob:
+            drift.append(path)
+    drift.extend(path for path in index if path not in committed)
+    untracked = [path for path in git.worktree_files() if path not in committed]
+    return sorted(set(drift)), sorted(untracked)
+
+
+def _counts(expected: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """Records checked per kind (kinds that are not always counted: when they have some)."""
+    counts = {}
+    for spec in record_kinds():
+        found = sum(1 for e in expected.values() if e["path"].startswith(spec.directory + "/"))
+        if found or spec.always_counted:
+            counts[spec.summary_key] = found
+    return counts

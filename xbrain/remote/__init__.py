@@ -1,0 +1,225 @@
+"""Backups and cross-device use through git remotes: add, push, pull (merge), verify, clone.
+
+Network I/O happens outside the store lock; validation, the merge and the ref update
+happen inside it. ``pull`` fast-forwards when it can; otherwise it makes a merge commit
+whose tree is decided per resource id, the same whichever side pulls:
+
+* a record only one side has is kept;
+* two live versions: the newer ``updatedAt`` wins (tie: the greater revision digest);
+* a tombstone beats an edit that is not newer than it; a newer edit restores;
+* two tombstones: the later ``deletedAt`` (tie: the greater digest).
+
+Receipts, ingestion state, the catalog and the summary are re-derived from the merged
+records, never text-merged, so no conflict markers can exist. A remote commit whose
+records do not validate is refused and nothing is merged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..core import CommitId, Core, GitStore, StoreConfig, View, private_umask, sweep_dead
+from ..errors import ConflictError, InvalidInputError, NotFoundError
+from ..urls import redact_url
+from .intake import check_commit
+from .merge import integrate
+from .settings import check_limits, describe, device, validate_name, validate_remote_url
+
+__all__ = ["add", "clone_into", "pull", "push", "remotes", "remove", "verify"]
+
+Diagnose = Callable[[GitStore], dict[str, Any]]
+
+
+def add(core: Core, name: str, url: str) -> dict[str, Any]:
+    """Remember a git remote (a path or URL you chose) for backups or other devices."""
+    validate_name(name)
+    validate_remote_url(url)
+    with core.session() as git:
+        if name in git.remotes():
+            raise ConflictError(f"A remote named {name} exists; remove it first.")
+        git.set_remote(name, url)
+        return {"remotes": describe(git)}
+
+
+def remove(core: Core, name: str) -> dict[str, Any]:
+    """Forget a remote (nothing on the remote changes)."""
+    core.existing()
+    with core.session() as git:
+        if name not in git.remotes():
+            raise NotFoundError(f"No remote named {name}.")
+        git.set_remote(name, None)
+        return {"remotes": describe(git)}
+
+
+def remotes(core: Core) -> dict[str, Any]:
+    """The configured remotes."""
+    if not core.exists():
+        core.check_dir()
+        return {"remotes": []}
+    with core.git() as git:
+        return {"remotes": describe(git)}
+
+
+def push(core: Core, name: str = "origin") -> dict[str, Any]:
+    """Push main to a remote (a backup); refused if the remote has diverged."""
+    core.existing()
+    with core.git() as git:
+        url = git.remotes().get(name)
+        if url is None:
+            raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+        local = Path(url.removeprefix("file://"))
+        is_path = "://" not in url or url.startswith("file://")
+        if is_path and local.is_absolute() and not local.exists():
+            GitStore.init_bare(local)  # a backup on a local disk: start it
+        git.push(name)
+        return {"pushed": name, "commit": git.head()}
+
+
+def pull(core: Core, name: str) -> dict[str, Any]:
+    """Fetch into a quarantine (outside the lock), then check, and fast-forward or merge.
+
+    Nothing the remote sent enters the object store, the working tree or a ref before
+    :func:`xbrain.remote.intake.check_commit` accepted it; a merge over the limits is refused.
+    """
+    with core.git() as git:
+        url = git.remotes().get(name)
+        if url is None:
+            raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+        with git.quarantine() as incoming:
+            theirs = incoming.fetch(url, name)  # network I/O outside the store lock
+            if theirs is None:
+                return {"state": "remote_empty", "commit": None, "dropped": []}
+            with core.session() as locked:
+                ours = locked.head()
+                assert ours is not None
+                if ours == theirs or incoming.is_ancestor(theirs, ours):
+                    locked.note_remote_head(name, theirs)
+                    return {"state": "up_to_date", "commit": ours, "dropped": []}
+                parsed: dict[str, dict[str, Any]] = {}
+                check_commit(incoming, ours, theirs, f"remote {name}", parsed)
+                locked.accept_objects(incoming)
+                dropped: list[dict[str, Any]] = []
+                state, head = integrate(
+                    locked,
+                    ours,
+                    theirs,
+                    f"remote pull {name}",
+                    core.agent,
+                    core.clock(),
+                    dropped,
+                    parsed,
+                )
+                check_limits(View(locked.snapshot(head)), f"Pulling {name}", device(locked))
+                paths = locked.changed_files(ours, head)
+                identity = View(locked.snapshot(ours)).config().identity
+                locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
+                locked.note_remote_head(name, theirs)
+                locked.refresh_worktree(head, paths)
+    return {"state": state, "commit": head, "dropped": dropped}
+
+
+def verify(core: Core, name: str, diagnose: Diagnose) -> dict[str, Any]:
+    """Clone the remote aside (checked like any clone) and prove it restores completely.
+
+    The copy lives under ``.git/xbrain/verify/`` and is removed afterwards; copies a
+    killed verify left behind are removed by the next one. ``diagnose`` checks the copy
+    (``doctor``'s checks, handed in so that remotes and doctor stay independent).
+    """
+    with core.git() as git:
+        location = git.remotes().get(name)
+        scratch = git.control_dir / "xbrain" / "verify"
+    if location is None:
+        raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+    sweep_dead(scratch)
+    with private_umask():
+        scratch.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=scratch))
+    try:
+        target = work / "copy"
+        try:
+            clone_into(location, target, rederive=False)
+        except InvalidInputError as exc:
+            refused = {"code": "refused", "message": exc.message}
+            return {
+                "ok": False,
+                "remote": name,
+                "commit": None,
+                "checked": None,
+                "problems": [refused],
+            }
+        with GitStore(target) as copy:
+            report = diagnose(copy)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    problems = [p for p in report["problems"] if p["code"] not in ("untracked_file", "permissions")]
+    return {
+        "ok": not problems,
+        "remote": name,
+        "commit": report["commit"],
+        "checked": report["checked"],
+        "problems": problems,
+    }
+
+
+def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitId:
+    """Restore a store from ``location`` into ``target`` (missing, or an empty directory).
+
+    The repository is built in a private sibling directory: fetch ``main`` only, check
+    every path and file it brings (:func:`xbrain.remote.intake.check_commit`), re-derive the
+    catalog (unless ``rederive`` is False, as ``verify`` wants the remote's own), write
+    the working tree, then rename it into place. On any failure everything it created
+    is removed and a directory it did not create is left as it was.
+    """
+    validate_remote_url(location)
+    shown = redact_url(location)
+    target = Path(os.path.abspath(target))
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise InvalidInputError(f"Clone target is not empty: {target}")
+    created = _missing_parents(target.parent)
+    with private_umask():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.clone-", dir=target.parent))
+    try:
+        GitStore.init_private(temp)
+        with GitStore(temp) as git:
+            theirs = git.fetch(location)
+            if theirs is None:
+                raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
+            parsed: dict[str, dict[str, Any]] = {}
+            check_commit(git, None, theirs, shown, parsed)
+            head = theirs
+            if rederive:
+                _, head = integrate(git, None, theirs, "clone", None, "", parsed=parsed)
+            check_limits(View(git.snapshot(head)), f"Cloning {shown}")
+            identity = View(git.snapshot(head)).config().identity
+            git.move_main(None, head, identity, "clone")
+            restored = View(git.snapshot(head)).config().limits()  # the user's, restored too
+            for key, value in restored.items():
+                if value > StoreConfig().limits()[key]:
+                    git.set_device_limit(key, value)
+            git.set_remote("origin", location)
+            git.note_remote_head("origin", theirs)
+            git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)
+        os.rename(temp, target)
+        return head
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+
+
+def _missing_parents(directory: Path) -> list[Path]:
+    """The ancestors of ``directory`` (itself included) that do not exist, outermost first."""
+    missing = []
+    while not directory.exists() and directory.parent != directory:
+        missing.append(directory)
+        directory = directory.parent
+    return list(reversed(missing))

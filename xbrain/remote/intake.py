@@ -1,0 +1,81 @@
+"""Trees from outside are hostile until checked: the gate every incoming commit passes.
+
+A remote (``remote pull``, its merge, ``clone``, ``remote verify``) can hand over any
+tree git can encode: ``..`` or ``.git`` entries, symbolic links, submodules, files no
+store has, records that do not parse. ``check_commit`` walks what a commit brings
+before anything of it is written, refs and working tree included, and refuses the whole
+commit at the first problem, naming the path:
+
+* every path component is a plain name (:mod:`xbrain.paths`);
+* every entry is a regular, non-executable file (no links, submodules, ``100755``);
+* every path has a place in the store's layout (:func:`xbrain.core.registry.classify`);
+* every file is within its size bound, every record parses and sits at its own path,
+  and ``xbrain.yaml``, receipts and ingestion state validate against ``schema/``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..core import FILE_MODE, CommitId, GitStore, layout
+from ..core.registry import classify, content_problem, max_bytes
+from ..errors import InvalidInputError
+from ..paths import component_problem
+
+__all__ = ["check_commit"]
+
+_MODES = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)"}
+
+
+def _shown(parts: tuple[bytes, ...]) -> str:
+    return json.dumps(b"/".join(parts).decode("utf-8", "backslashreplace"))
+
+
+def _refuse(origin: str, shown: str, why: str) -> InvalidInputError:
+    return InvalidInputError(f"Refused {origin}: {shown} is {why}; nothing changed.")
+
+
+def check_commit(
+    git: GitStore,
+    base: CommitId | None,
+    commit: CommitId,
+    origin: str,
+    parsed: dict[str, dict[str, Any]] | None = None,
+) -> list[str]:
+    """Check what ``commit`` brings on top of ``base`` (None: all of it); its paths.
+
+    ``origin`` names where it came from in messages (``remote origin``, a URL).
+    Raises InvalidInputError naming the first refused path. ``parsed``, when given,
+    receives each record parsed on the way (blob id → record), so the merge that
+    follows does not parse it again.
+    """
+    found: list[tuple[str, str, str]] = []
+    for leaf in git.walk_leaves(base, commit):
+        shown = _shown(leaf.parts)
+        for part in leaf.parts:
+            problem = component_problem(part)
+            if problem is not None:
+                raise _refuse(origin, shown, problem)
+        if leaf.mode != FILE_MODE:
+            why = _MODES.get(leaf.mode, f"not a regular file (mode {leaf.mode:o})")
+            raise _refuse(origin, shown, why)
+        path = b"/".join(leaf.parts).decode("utf-8")
+        kind = classify(path)
+        if kind is None:
+            raise _refuse(origin, shown, "not part of an xbrain store's layout")
+        found.append((path, leaf.sha, kind))
+    snap = git.snapshot(commit)
+    for path, sha, kind in sorted(found):
+        size = git.blob_size(sha)  # from the header: a huge blob is never inflated
+        if size is not None and size > max_bytes(kind):
+            raise _refuse(origin, json.dumps(path), f"larger than {max_bytes(kind):,} bytes")
+        data = snap.blob(sha)
+        if len(data) > max_bytes(kind):
+            raise _refuse(origin, json.dumps(path), f"larger than {max_bytes(kind):,} bytes")
+        problem = content_problem(kind, path, data, parsed, sha)
+        if problem is not None:
+            raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
+    if base is None and snap.read(layout.MARKER) is None:
+        raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
+    return [path for path, _, _ in found]

@@ -1,0 +1,90 @@
+"""Remote names and URLs, the limits a pull is held to, and the remote listing."""
+
+from __future__ import annotations
+
+import re
+
+from ..core import GitStore, LimitError, StoreConfig, View
+from ..errors import InvalidInputError
+from ..urls import parse_url, redact_url, secret_parameter
+
+__all__ = ["check_limits", "describe", "device", "validate_name", "validate_remote_url"]
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", re.ASCII)
+_SCP = re.compile(r"(?P<userinfo>[^/@:\s]+(?::[^/@\s]*)?)@(?P<host>[^/:\s]+):(?!//)")
+CREDENTIALS = "Remote URLs must not embed credentials; use your ssh agent or git credential helper."
+
+
+def validate_remote_url(url: str) -> str:
+    """Any URL dulwich supports, but never with credentials or secret parameters.
+
+    Messages never quote a credential (the URL is redacted).
+    """
+    if not isinstance(url, str) or not url.strip() or "\n" in url or "\0" in url:
+        raise InvalidInputError("Give a remote URL or path.")
+    if "://" in url:
+        try:
+            parsed = parse_url(url)
+        except InvalidInputError:
+            raise InvalidInputError(f"Invalid remote URL: {redact_url(url)}") from None
+        if parsed.password or (parsed.protocol in ("https:", "http:") and parsed.username):
+            raise InvalidInputError(CREDENTIALS)
+        secret = secret_parameter(parsed)
+        if secret:
+            raise InvalidInputError(
+                f'Remote URLs must not carry secret query parameters; remove "{secret}".'
+            )
+        return url
+    scp = _SCP.match(url)  # user@host:path (ssh); user:password@host:path is refused
+    if scp and ":" in scp.group("userinfo"):
+        raise InvalidInputError(CREDENTIALS)
+    return url
+
+
+def validate_name(name: str) -> str:
+    """A remote name git accepts."""
+    if not _NAME.fullmatch(name):
+        raise InvalidInputError("Invalid remote name; use letters, digits, '.', '_' or '-'.")
+    return name
+
+
+def check_limits(view: View, origin: str, settings: StoreConfig | None = None) -> None:
+    """Refuse a pulled or cloned state that holds more than the limits.
+
+    A pull is held to this device's limits (``settings``, see :func:`device`); a clone,
+    which the user asked to restore as it is, to the remote's own.
+    """
+    settings = settings or view.config()
+    totals = view.summary()
+    entries = totals["resources"] + totals["tombstones"]
+    if entries > settings.max_entries:
+        raise LimitError(
+            f"{origin} would leave {entries:,} resources and tombstones, over this store's "
+            f"limit of {settings.max_entries:,}; raise it with xbrain config "
+            "limits.maxEntries N and retry. Nothing changed."
+        )
+    if totals["bytes"] > settings.max_bytes:
+        raise LimitError(
+            f"{origin} would leave {totals['bytes']:,} bytes of records, over this store's "
+            f"limit of {settings.max_bytes:,}; raise it with xbrain config limits.maxBytes N "
+            "and retry. Nothing changed."
+        )
+
+
+def device(git: GitStore) -> StoreConfig:
+    """The limits a pull is held to: the defaults, or what was raised on this device.
+
+    They live in ``.git/config`` (never committed), so a remote cannot raise them: a
+    remote's ``xbrain.yaml`` may win a merge, but it never widens what the next pull
+    may bring.
+    """
+    raised = git.device_limits()
+    return StoreConfig(
+        max_entries=max(StoreConfig.max_entries, raised.get("maxEntries", 0)),
+        max_bytes=max(StoreConfig.max_bytes, raised.get("maxBytes", 0)),
+    )
+
+
+def describe(git: GitStore) -> list[dict[str, str]]:
+    """The configured remotes."""
+    return [{"name": name, "url": url} for name, url in sorted(git.remotes().items())]

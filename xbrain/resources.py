@@ -1,0 +1,217 @@
+"""Resource operations: get, put, delete, analyze, and a file provider's receive/forget.
+
+Each write is one core transaction: validate everything first, stage the changes, and
+let the core commit them (nothing changed: no commit). ``apply_resources`` is the
+original's upsert rule, shared by put, capture, pull and distill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .codec import digest
+from .core import Core, Transaction
+from .core.registry import record_path
+from .errors import ConflictError, InvalidInputError, NotFoundError, StaleError
+from .kinds import resource as resource_kind
+from .kinds import state
+from .kinds import tombstone as tombstone_kind
+from .kinds.design import carry_design, normalize_design
+from .kinds.model import Resource, normalize_resource
+from .timestamps import later_of
+
+__all__ = [
+    "NEWER",
+    "analyze",
+    "apply_resources",
+    "delete",
+    "forget",
+    "get",
+    "inspect",
+    "put",
+    "receive",
+]
+
+MAX_BATCH = 1000
+NEWER = "Provider has a newer or conflicting resource."
+
+
+def get(core: Core, rid: str) -> Resource:
+    """The current resource (private content); a deleted one says how to restore it."""
+    with core.reading() as view:
+        resource = (
+            None if view is None or not resource_kind.is_id(rid) else resource_kind.get(view, rid)
+        )
+        tombstone = (
+            tombstone_kind.get(view, rid)
+            if view is not None and resource is None and resource_kind.is_id(rid)
+            else None
+        )
+    if resource is None and tombstone is not None:
+        raise NotFoundError(_deleted_message(core, rid, tombstone["deletedAt"]))
+    if resource is None:
+        raise NotFoundError("Resource not found.")
+    return resource
+
+
+def _deleted_message(core: Core, rid: str, deleted_at: str) -> str:
+    with core.git() as git:
+        commit = git.last_change(record_path("tombstone", rid))
+    where = f" (commit {commit[:12]})" if commit else ""
+    back = f"{commit[:12]}~1" if commit else "REV"
+    return (
+        f"Resource was deleted at {deleted_at}{where}; "
+        f"bring it back with xbrain restore {rid} --at {back}."
+    )
+
+
+def inspect(core: Core, rid: str) -> dict[str, Any]:
+    """The resource and its revision digest (the guard for ``analyze``)."""
+    resource = get(core, rid)
+    return {"resource": resource, "resourceRevision": digest(resource)}
+
+
+def put(core: Core, items: Any) -> dict[str, Any]:
+    """Validate then upsert 1–1,000 resources as one commit."""
+    batch = items if isinstance(items, list) else [items]
+    if not 1 <= len(batch) <= MAX_BATCH:
+        raise InvalidInputError("Supply 1–1,000 resources per batch.")
+    normalized = [normalize_resource(item) for item in batch]
+    ids = [n.resource["id"] for n in normalized]
+    if len(set(ids)) != len(ids):
+        raise InvalidInputError("Duplicate source IDs in batch.")
+    dropped = sorted({name for n in normalized for name in n.dropped})
+    written: list[dict[str, Any]] = []
+    with core.transaction("put") as txn:
+        result = apply_resources(txn, [n.resource for n in normalized], written)
+        for entry, item in zip(written, normalized, strict=True):
+            same = resource_kind.same_url(txn, entry["id"], item.resource["source"]["url"])
+            if same and entry["status"] != "unchanged":
+                entry["sameUrlAs"] = same  # the same page saved under other ids
+    result["results"] = written
+    result["droppedFields"] = sum(len(n.dropped) for n in normalized)
+    if dropped:
+        result["droppedFieldNames"] = dropped
+    result["commit"] = txn.commit_id
+    return result
+
+
+def delete(core: Core, rid: str) -> dict[str, Any]:
+    """Replace a live resource with a tombstone; absent ids change nothing."""
+    if not resource_kind.is_id(rid):
+        raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+    if not core.exists():
+        return {"deleted": False, "remoteSync": "not_attempted", "commit": None}
+    with core.transaction("delete") as txn:
+        old = resource_kind.get(txn, rid)
+        if old is not None:
+            tombstone_kind.put(
+                txn, {"id": rid, "deletedAt": later_of(core.clock(), old["updatedAt"])}
+            )
+            pending = txn.read_json(state.PENDING, {})
+            if rid in pending:
+                del pending[rid]
+                txn.write_json(state.PENDING, pending)
+            txn.actions = [("delete", rid, old["title"])]
+    if old is None:
+        return {"deleted": False, "remoteSync": "not_attempted", "commit": None}
+    commit = txn.commit_id
+    return {"deleted": True, "remoteSync": "pending_explicit_sync", "commit": commit}
+
+
+def analyze(core: Core, envelope: Any) -> dict[str, Any]:
+    """Attach a design analysis, guarded by the revision read with ``inspect``."""
+    if (
+        not isinstance(envelope, dict)
+        or not isinstance(envelope.get("id"), str)
+        or not isinstance(envelope.get("resourceRevision"), str)
+    ):
+        raise InvalidInputError(
+            "Analysis requires id and resourceRevision from the current resource."
+        )
+    design = normalize_design(envelope.get("design"))
+    rid = envelope["id"]
+    if not core.exists():
+        raise NotFoundError("Resource not found.")
+    with core.transaction("analyze") as txn:
+        current = resource_kind.get(txn, rid) if resource_kind.is_id(rid) else None
+        if current is None:
+            raise NotFoundError("Resource not found.")
+        if digest(current) != envelope["resourceRevision"]:
+            raise StaleError("Stale analysis; re-read the resource and inspect its images.")
+        updated = {**current, "design": design}
+        updated["updatedAt"] = later_of(core.clock(), current["updatedAt"])
+        result = apply_resources(txn, [updated])
+    result["analysis"] = design["status"]
+    result["commit"] = txn.commit_id
+    return result
+
+
+def receive(core: Core, resource: Resource) -> dict[str, Any]:
+    """Accept a resource as a file-provider target: refuse a newer/conflicting copy.
+
+    Unlike ``put``, a tombstone here does not block it (the original provider rule).
+    """
+    resource = normalize_resource(resource).resource
+    with core.transaction("receive") as txn:
+        old = resource_kind.get(txn, resource["id"])
+        if old is not None and digest(old) == digest(resource):
+            return {"changed": False, "commit": None}
+        if old is not None and (old["updatedAt"] >= resource["updatedAt"]):
+            raise ConflictError(NEWER)
+        resource_kind.put(txn, resource)
+        txn.actions.append(("add" if old is None else "update", resource["id"], resource["title"]))
+    return {"changed": True, "commit": txn.commit_id}
+
+
+def forget(core: Core, rid: str) -> dict[str, Any]:
+    """Remove a resource as a file-provider target: no tombstone, queue entry dropped."""
+    if not resource_kind.is_id(rid):
+        raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+    with core.transaction("forget") as txn:
+        old = resource_kind.get(txn, rid)
+        if old is not None:
+            resource_kind.remove(txn, rid)
+            txn.actions.append(("remove", rid, old["title"]))
+        pending = txn.read_json(state.PENDING, {})
+        if rid in pending:
+            del pending[rid]
+            txn.write_json(state.PENDING, pending)
+    return {"changed": old is not None, "commit": txn.commit_id}
+
+
+def apply_resources(
+    txn: Transaction, resources: list[Resource], results: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The original's upsert (reference §3.1): carry design, check staleness, count.
+
+    ``results``, when given, receives ``{id, status}`` per resource in input order.
+    """
+    counts = {"added": 0, "updated": 0, "unchanged": 0}
+    for incoming in resources:
+        rid = incoming["id"]
+        old = resource_kind.get(txn, rid)
+        new = carry_design(old, incoming)
+        deleted = tombstone_kind.get(txn, rid) if old is None else None
+        if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
+            deleted is not None and new["updatedAt"] <= deleted["deletedAt"]
+        ):
+            raise StaleError(
+                "Stale resource; use a newer updatedAt to update or explicitly restore it "
+                f"(xbrain restore {rid} --at REV)."
+            )
+        if old is not None and digest(old) == digest(new):
+            counts["unchanged"] += 1
+            if results is not None:
+                results.append({"id": rid, "status": "unchanged"})
+            continue
+        if old is not None and new["updatedAt"] == old["updatedAt"]:
+            raise ConflictError("Conflicting resource revision; use a newer updatedAt.")
+        verb = "update" if old is not None else ("restore" if deleted else "add")
+        status = "updated" if old is not None else "added"
+        counts[status] += 1
+        if results is not None:
+            results.append({"id": rid, "status": status})
+        resource_kind.put(txn, new)
+        txn.actions.append((verb, rid, new["title"]))
+    return {**counts, "total": txn.totals()["resources"], "remoteSync": "not_attempted"}

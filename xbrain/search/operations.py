@@ -1,0 +1,168 @@
+"""Search over a store through the core: the slow path, reindex, write upkeep, doctor.
+
+``query.search_store`` answers from a current index without touching git; everything
+else comes here: searching an older revision, merging a provider's candidates, catching
+the index up, rebuilding it, keeping it current after each commit (``upkeep``), and
+checking it for ``doctor`` (``check_index``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..core import Core, GitStore, View, private_umask
+from ..errors import NotFoundError
+from . import query as fast
+from . import service
+from .index import SearchIndex, remove_index
+from .tokenize import Tokenizer
+
+
+class Provider(Protocol):
+    """What search needs from a personal provider: its kind and its candidates."""
+
+    kind: str
+
+    def search(self, query: str, limit: int) -> list[dict[str, Any]]: ...
+
+
+__all__ = ["after_commit", "check_index", "rank", "reindex", "search"]
+
+
+def problem(code: str, message: str, path: str) -> dict[str, Any]:
+    """One doctor line."""
+    return {"code": code, "message": message, "path": path}
+
+
+def search(
+    core: Core,
+    query: str,
+    *,
+    limit: int = 5,
+    domain: str | None = None,
+    feature: str | None = None,
+    style: str | None = None,
+    at: str | None = None,
+    provider: Provider | None = None,
+) -> dict[str, Any]:
+    """Ranked lexical candidates (private content), optionally as of revision ``at``.
+
+    With a ``provider``, its candidates are merged: local wins, local tombstones hide
+    remote copies, and the merged set is ranked together. A provider failure fails
+    the search.
+    """
+    query = fast.validate_request(query, limit, domain, feature, style)
+    filtered = bool(domain or feature or style)
+    remote = provider.search(query, limit) if provider is not None else None
+    tokenizer = Tokenizer(core.cache_dir)
+    try:
+        terms = tokenizer.query_terms(query)
+        if not terms and not filtered:
+            return {**fast.answer([], terms), "provider": provider and provider.kind}
+        if not core.exists():
+            core.check_dir()
+            if at is not None:
+                raise NotFoundError(f"Unknown revision: {at}")
+            from .index import SearchIndex
+
+            with SearchIndex(":memory:", tokenizer) as memory:  # remote candidates only
+                memory.rebuild(iter(remote or []), "remote")
+                hits = memory.search(terms, limit, domain, feature, style)
+            return {**fast.answer(hits, terms), "provider": provider and provider.kind}
+        # (no fast path here: it only saves imports, which a library caller has paid)
+        with core.git() as git, private_umask():  # the index stays private
+            commit = git.resolve(at) if at is not None else git.head()
+            view = View(git.snapshot(commit))
+            view.config()
+            found = service.search(
+                git,
+                view,
+                tokenizer,
+                query,
+                limit=limit,
+                domain=domain,
+                feature=feature,
+                style=style,
+                at=at is not None,
+                remote=remote,
+            )
+            return {**found, "provider": provider and provider.kind}
+    finally:
+        tokenizer.close()
+
+
+def reindex(core: Core) -> dict[str, Any]:
+    """Rebuild the search index from the committed resources."""
+    core.check_dir()
+    if not core.exists():
+        raise NotFoundError(f"No store at {core.path}; the first write creates it.")
+    tokenizer = Tokenizer(core.cache_dir)
+    started = time.perf_counter()
+    try:
+        with core.locked(), core.git() as git, private_umask():
+            view = View(git.snapshot())
+            count = service.reindex(git, view, tokenizer)
+            commit = view.snap.commit
+    finally:
+        tokenizer.close()
+    return {
+        "reindexed": count,
+        "commit": commit,
+        "milliseconds": round((time.perf_counter() - started) * 1000),
+    }
+
+
+def after_commit(
+    core: Core, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
+) -> None:
+    """Apply a commit's resource changes to the index (see :func:`.service.after_commit`)."""
+    tokenizer = Tokenizer(core.cache_dir)
+    try:
+        with private_umask():
+            service.after_commit(git, tokenizer, parent, commit, changes)
+    finally:
+        tokenizer.close()
+
+
+def check_index(
+    git: GitStore, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+) -> None:
+    """A damaged search index is reported; repair deletes it (the next search rebuilds)."""
+    import sqlite3
+
+    path = git.control_dir / "xbrain" / "search.sqlite"
+    if not path.exists():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    except sqlite3.Error:
+        ok = False
+    if ok:
+        return
+    rel = str(path.relative_to(git.path))
+    if repair:
+        remove_index(path)
+        repaired.append(problem("search_index", "Damaged index removed; search rebuilds it.", rel))
+    else:
+        problems.append(problem("search_index", "The search index is damaged (derived data).", rel))
+
+
+def rank(
+    resources: list[dict[str, Any]], query: str, limit: int, cache_dir: Path
+) -> list[dict[str, Any]]:
+    """``resources`` ranked for ``query`` in memory (a JSON provider's search; no filters)."""
+    tokenizer = Tokenizer(cache_dir)
+    try:
+        terms = tokenizer.query_terms(query)
+        if not terms:
+            return []
+        with SearchIndex(":memory:", tokenizer) as index:
+            index.rebuild(iter(resources), "provider")
+            return [hit.resource for hit in index.search(terms, limit)]
+    finally:
+        tokenizer.close()

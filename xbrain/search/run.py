@@ -1,0 +1,60 @@
+"""``search_store``: what the CLI and MCP call to search; the fast path first.
+
+A search the current index can answer (the usual case) never imports git or YAML
+machinery; anything else goes to :func:`xbrain.search.operations.search`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .query import current, validate_request
+from .tokenize import Tokenizer
+
+__all__ = ["search_store"]
+
+
+def search_store(
+    store_dir: Path,
+    cache_dir: Path,
+    query: str,
+    *,
+    limit: int = 5,
+    domain: str | None = None,
+    feature: str | None = None,
+    style: str | None = None,
+    at: str | None = None,
+    provider: Any = None,
+) -> dict[str, Any]:
+    """Search a store: the fast path when it can answer, else the full path through git.
+
+    This is what the CLI and MCP call, so that a search the index can answer never
+    imports git or YAML machinery. With a provider (an object with ``kind`` and
+    ``search``) or ``at``, :func:`xbrain.search.operations.search` does the work.
+    """
+    trimmed = validate_request(query, limit, domain, feature, style)
+    if at is None and provider is None:
+        tokenizer = Tokenizer(cache_dir)
+        try:
+            terms = tokenizer.query_terms(trimmed)
+            if terms or domain or feature or style:
+                fast = current(store_dir / ".git", tokenizer, terms, limit, domain, feature, style)
+                if fast is not None:
+                    return fast
+        finally:
+            tokenizer.close()
+    from ..core import Core
+    from .operations import search
+
+    core = Core(store_dir, cache_dir=cache_dir)
+    return search(
+        core,
+        query,
+        limit=limit,
+        domain=domain,
+        feature=feature,
+        style=style,
+        at=at,
+        provider=provider,
+    )
