@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -200,6 +199,8 @@ class XbrainGroup(click.Group):
             raise
         except (Exception, KeyboardInterrupt) as exc:
             if show_tracebacks(ctx):
+                import traceback
+
                 traceback.print_exc()
             message, code = describe(exc)
             click.echo(message, err=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "Settings",
@@ -44,6 +46,10 @@ class Settings:
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    if param.name == "store" and value is not None:
+        from pathlib import Path  # not at import: ``xbrain --help`` never needs pathlib
+
+        value = Path(value)
     settings = ctx.ensure_object(Settings)
     if value is not None and value is not False:
         setattr(settings, param.name or "", value)
@@ -55,7 +61,7 @@ def common_options(func: Any) -> Any:
     options = [
         click.option(
             "--store",
-            type=click.Path(path_type=Path),  # a file here is "not a store" (exit 7)
+            type=click.Path(),  # a file here is "not a store" (exit 7); a Path in _remember
             expose_value=False,
             callback=_remember,
             help="Store directory [default: $XBRAIN_STORE, else the platform data dir].",
@@ -91,6 +97,8 @@ def store_path(ctx: click.Context) -> Path:
     settings = ctx.ensure_object(Settings)
     if settings.store is not None:
         return settings.store
+    from pathlib import Path
+
     env = os.environ.get("XBRAIN_STORE")
     if env:
         return Path(env)
@@ -101,6 +109,8 @@ def store_path(ctx: click.Context) -> Path:
 
 def cache_dir() -> Path:
     """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
+    from pathlib import Path
+
     cache = os.environ.get("XBRAIN_CACHE_DIR")
     if not cache:
         from platformdirs import user_cache_dir
@@ -136,6 +146,8 @@ def emit(value: Any) -> None:
 
 def read_input(source: str) -> Any:
     """JSON from FILE or ``-`` (stdin), bounded and validated."""
+    from pathlib import Path
+
     from ..inputs import read_json_input
 
     return read_json_input(sys.stdin.buffer if source == "-" else Path(source))

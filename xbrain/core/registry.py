@@ -147,8 +147,7 @@ def register(kind: RecordKind | FileKind) -> None:
 
 
 def _compile() -> None:
-    kinds: list[RecordKind | FileKind] = [*_RECORDS.values(), *_FILES.values()]
-    _COMPILED[:] = [(re.compile(k.pattern, re.ASCII), k.name) for k in kinds]
+    _COMPILED.clear()  # compiled again on the next classify (most commands never need it)
 
 
 def unregister(name: str) -> None:
@@ -180,6 +179,9 @@ def record_path(kind: str, rid: str) -> str:
 
 def classify(path: str) -> str | None:
     """Which kind of file ``path`` is, or None when it has no place in a store."""
+    if not _COMPILED:
+        kinds: list[RecordKind | FileKind] = [*_RECORDS.values(), *_FILES.values()]
+        _COMPILED.extend((re.compile(k.pattern, re.ASCII), k.name) for k in kinds)
     for pattern, name in _COMPILED:
         if pattern.fullmatch(path):
             return name

@@ -66,23 +66,11 @@ class Hit:
 
 
 def field_texts(resource: dict[str, Any]) -> tuple[str, ...]:
-    """The searchable text of each field, in FIELDS order."""
-    design = resource.get("design")
-    labels = ""
-    if design and design.get("status") == "analyzed":
-        labels = " ".join(
-            [f["value"] for f in design["features"]]
-            + [s["label"] for s in design["styles"]]
-            + [d["label"] for d in design["domains"]]
-        )
-    return (
-        labels,
-        resource["title"],
-        resource["purpose"],
-        " ".join(resource["useWhen"]),
-        resource["summary"],
-        resource["text"],
-    )
+    """The searchable text of each field, in FIELDS order: what the resource kind declares
+    (``kinds.resource.search_fields``); imported on first use, so the fast path never pays."""
+    from ..kinds.resource import search_fields
+
+    return search_fields(resource)
 
 
 def design_facets(resource: dict[str, Any]) -> str | None:
