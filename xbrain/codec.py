@@ -10,7 +10,6 @@ back to exactly the same value (a tested property).
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -38,6 +37,8 @@ def canonical_json(value: Any) -> str:
 
 def sha256_hex(data: bytes) -> str:
     """Hex SHA-256 of raw bytes."""
+    import hashlib  # not at import: printing a search answer needs no digest
+
     return hashlib.sha256(data).hexdigest()
 
 

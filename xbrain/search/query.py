@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import InvalidInputError
-from ..schemas import load_schema
 from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
@@ -37,8 +36,7 @@ def validate_request(
     for value in (domain, feature, style):
         if value is not None and (not isinstance(value, str) or len(value) > MAX_QUERY):
             raise InvalidInputError("Invalid design filter.")
-    domains = load_schema("design")["properties"]["domains"]["items"]["properties"]["label"]["enum"]
-    if domain and domain not in domains:
+    if domain and domain not in _domains():
         raise InvalidInputError("Unknown design domain.")
     if not isinstance(query, str):
         raise InvalidInputError(REQUEST_ERROR)
@@ -48,6 +46,14 @@ def validate_request(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
         raise InvalidInputError(REQUEST_ERROR)
     return trimmed
+
+
+def _domains() -> list[str]:
+    from ..schemas import load_schema  # only a --domain filter needs the design schema
+
+    design = load_schema("design")
+    labels: list[str] = design["properties"]["domains"]["items"]["properties"]["label"]["enum"]
+    return labels
 
 
 def read_query(stream: BinaryIO) -> str:
