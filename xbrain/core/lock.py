@@ -1,17 +1,22 @@
 """The cross-process store lock: an advisory ``flock`` on ``.git/xbrain.lock``.
 
 On POSIX this is the same lock ``filelock`` takes (so processes using either exclude each
-other), taken with the standard library: importing ``filelock`` costs a fresh process
-about three times Python's own start-up (it loads ``asyncio``), and every write pays it.
-Elsewhere ``filelock`` does the work.
+other), taken with the standard library: importing ``filelock`` costs a fresh process about
+three times Python's own start-up (its package loads logging, inspect, decimal, …), and
+every write would pay it. Where there is no ``fcntl`` (Windows), ``filelock`` does the
+work. A filesystem that refuses ``flock`` is an error, not a silently weaker lock.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any
+
+from ..errors import XbrainError
 
 __all__ = ["StoreLock"]
 
@@ -43,6 +48,14 @@ class StoreLock:
                     return False
                 time.sleep(POLL)
                 continue
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.ENOSYS, errno.EOPNOTSUPP):
+                    raise XbrainError(
+                        "This filesystem cannot lock files (no flock); keep the store on a "
+                        "local disk."
+                    ) from None
+                raise
             except BaseException:
                 os.close(fd)
                 raise
@@ -54,7 +67,9 @@ class StoreLock:
 
         lock = FileLock(str(self.path), timeout=wait, mode=0o600)
         try:
-            lock.acquire(timeout=wait, poll_interval=POLL)
+            with warnings.catch_warnings():  # its notice of a soft lock is not one line
+                warnings.simplefilter("ignore")
+                lock.acquire(timeout=wait, poll_interval=POLL)
         except Timeout:
             return False
         self._fallback = lock
