@@ -28,7 +28,7 @@ __all__ = [
     "RecordKind",
     "classify",
     "content_problem",
-    "file_kind",
+    "max_bytes",
     "record_kind",
     "record_kinds",
     "record_path",
@@ -143,10 +143,10 @@ def register(kind: RecordKind | FileKind) -> None:
         _RECORDS[kind.name] = kind
     else:
         _FILES[kind.name] = kind
-    _compile()
+    _forget_compiled()
 
 
-def _compile() -> None:
+def _forget_compiled() -> None:
     _COMPILED.clear()  # compiled again on the next classify (most commands never need it)
 
 
@@ -154,7 +154,7 @@ def unregister(name: str) -> None:
     """Remove a kind again (a test's throwaway kind)."""
     _RECORDS.pop(name, None)
     _FILES.pop(name, None)
-    _compile()
+    _forget_compiled()
 
 
 def record_kind(name: str) -> RecordKind:
@@ -165,11 +165,6 @@ def record_kind(name: str) -> RecordKind:
 def record_kinds() -> list[RecordKind]:
     """Every registered record kind, in registration order."""
     return list(_RECORDS.values())
-
-
-def file_kind(name: str) -> FileKind:
-    """A registered file kind by name."""
-    return _FILES[name]
 
 
 def record_path(kind: str, rid: str) -> str:
