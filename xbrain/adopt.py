@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from . import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from .core import WORKTREE_TEMP, Core, GitStore, read_worktree_file
 from .core.registry import RecordKind, record_kinds, record_path
 from .errors import InvalidInputError, XbrainError

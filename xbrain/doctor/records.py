@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..codec import dump_yaml
 from ..core import FILE_MODE, CommitId, GitStore, View, layout
 from ..core.derive import catalog_entry, derived_files

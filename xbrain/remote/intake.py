@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..core import FILE_MODE, CommitId, GitStore, layout
 from ..core.registry import classify, content_problem, max_bytes
 from ..errors import InvalidInputError
