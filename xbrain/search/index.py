@@ -38,6 +38,7 @@ K1 = 1.2
 COORDINATION = 2  # score x (matched terms / query terms) ** COORDINATION
 VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
 COVERAGE = 0.35
+_BATCH = 200_000  # postings held in memory during a rebuild before they are written
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -215,15 +216,73 @@ class SearchIndex:
         )
 
     def rebuild(self, resources: Iterable[dict[str, Any]], commit: str) -> int:
-        """Replace the whole index with ``resources`` as of ``commit``."""
+        """Replace the whole index with ``resources`` as of ``commit``.
+
+        A bulk load, not ``add`` per resource: rows go in batches into an unindexed
+        staging table, SQLite sorts them into the postings table once, the per-document
+        index is created after the load, and the field totals are summed in Python.
+        """
         count = 0
+        totals = [0] * len(FIELDS)
+        seen: dict[str, tuple[int, list[int]]] = {}  # rid → (doc, lengths)
+        docs: list[tuple[Any, ...]] = []
+        postings: list[tuple[Any, ...]] = []
+        fields = ", ".join("?" * len(FIELDS))
         with self.write():  # one transaction: readers see the old index or the new one
             self.reset()
-            for resource in resources:
-                self.add(resource)
+            self.conn.execute("DROP INDEX IF EXISTS postings_doc")
+            self.conn.execute("CREATE TEMP TABLE staged AS SELECT * FROM postings WHERE 0")
+            for doc, resource in enumerate(resources, 1):
+                earlier = seen.get(resource["id"])
+                if earlier is not None:  # the same id twice (a provider's list): the last wins
+                    self._load(docs, postings, fields)
+                    self.conn.execute("DELETE FROM staged WHERE doc = ?", (earlier[0],))
+                    self.conn.execute("DELETE FROM docs WHERE doc = ?", (earlier[0],))
+                    totals = [a - b for a, b in zip(totals, earlier[1], strict=True)]
+                    count -= 1
+                counts = [self.tokenizer.counts(text) for text in field_texts(resource)]
+                lengths = [sum(c.values()) for c in counts]
+                seen[resource["id"]] = (doc, lengths)
                 count += 1
+                for i, length in enumerate(lengths):
+                    totals[i] += length
+                docs.append(
+                    (
+                        doc,
+                        resource["id"],
+                        design_facets(resource),
+                        json.dumps(resource, ensure_ascii=False, separators=(",", ":")),
+                        *lengths,
+                    )
+                )
+                postings.extend(
+                    (term, doc, *(c.get(term, 0) for c in counts)) for term in set().union(*counts)
+                )
+                if len(postings) >= _BATCH:
+                    self._load(docs, postings, fields)
+            self._load(docs, postings, fields)
+            self.conn.execute("INSERT INTO postings SELECT * FROM staged ORDER BY term, doc")
+            self.conn.execute("DROP TABLE staged")
+            self.conn.execute("CREATE INDEX postings_doc ON postings (doc)")
+            self.conn.executemany(
+                "UPDATE totals SET length = ? WHERE field = ?",
+                [(length, i) for i, length in enumerate(totals)],
+            )
             self.set_meta("commit", commit)
         return count
+
+    def _load(
+        self, docs: list[tuple[Any, ...]], postings: list[tuple[Any, ...]], fields: str
+    ) -> None:
+        """Insert and clear one batch of a bulk load."""
+        self.conn.executemany(
+            "INSERT INTO docs (doc, rid, design, resource, "
+            f"{', '.join(f'l{i}' for i in range(len(FIELDS)))}) VALUES (?, ?, ?, ?, {fields})",
+            docs,
+        )
+        self.conn.executemany(f"INSERT INTO staged VALUES (?, ?, {fields})", postings)
+        docs.clear()
+        postings.clear()
 
     # -- querying --------------------------------------------------------------------------
 
