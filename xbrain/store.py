@@ -147,11 +147,11 @@ class Store:
 
         return search(self.core, query, **options)
 
-    def reindex(self) -> dict[str, Any]:
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Rebuild the search index from the committed resources."""
         from .search.operations import reindex
 
-        return reindex(self.core)
+        return reindex(self.core, progress)
 
     # -- integrity, transfer ---------------------------------------------------------------
 

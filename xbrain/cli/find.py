@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .base import cache_dir, common_options, emit, open_store, store_path
+from .base import Progress, cache_dir, common_options, emit, open_store, store_path
 
 
 @click.command()
@@ -52,17 +52,22 @@ def search(
     from ..search import query as search_query
     from ..search.run import search_store
 
-    found = search_store(
-        store_path(ctx),
-        cache_dir(),
-        search_query.read_query(sys.stdin.buffer) if query == "-" else query,
-        limit=limit,
-        domain=domain,
-        feature=feature,
-        style=style,
-        at=at,
-        provider=open_store(ctx).provider(provider_config) if provider_config else None,
-    )
+    progress = Progress("indexing")  # a first search after clone or import builds the index
+    try:
+        found = search_store(
+            store_path(ctx),
+            cache_dir(),
+            search_query.read_query(sys.stdin.buffer) if query == "-" else query,
+            limit=limit,
+            domain=domain,
+            feature=feature,
+            style=style,
+            at=at,
+            provider=open_store(ctx).provider(provider_config) if provider_config else None,
+            progress=progress,
+        )
+    finally:
+        progress.finish()
     emit(search_query.brief(found) if brief else found)
 
 
@@ -71,4 +76,9 @@ def search(
 @click.pass_context
 def reindex(ctx: click.Context) -> None:
     """Rebuild the search index from the committed resources (it is derived data)."""
-    emit(open_store(ctx).reindex())
+    progress = Progress("reindex")
+    try:
+        result = open_store(ctx).reindex(progress)
+    finally:
+        progress.finish()
+    emit(result)

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .base import common_options, emit, open_store, read_input
-
-
-class Progress:
-    """A progress bar on stderr, only when stderr is a terminal; made on first use."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: Any = None
-
-    def __call__(self, step: int, total: int) -> None:  # noqa: D102
-        if not sys.stderr.isatty():
-            return
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-        self.bar.update(step)
-
-    def finish(self) -> None:
-        """End the bar (when one was shown)."""
-        if self.bar is not None:
-            self.bar.render_finish()
+from .base import Progress, common_options, emit, open_store, read_input
 
 
 @click.command()

@@ -47,6 +47,7 @@ def search(
     style: str | None = None,
     at: str | None = None,
     provider: Provider | None = None,
+    progress: service.Progress | None = None,
 ) -> dict[str, Any]:
     """Ranked lexical candidates (private content), optionally as of revision ``at``.
 
@@ -88,13 +89,14 @@ def search(
                 style=style,
                 at=at is not None,
                 remote=remote,
+                progress=progress,
             )
             return {**found, "provider": provider and provider.kind}
     finally:
         tokenizer.close()
 
 
-def reindex(core: Core) -> dict[str, Any]:
+def reindex(core: Core, progress: service.Progress | None = None) -> dict[str, Any]:
     """Rebuild the search index from the committed resources."""
     core.check_dir()
     if not core.exists():
@@ -104,7 +106,7 @@ def reindex(core: Core) -> dict[str, Any]:
     try:
         with core.locked(), core.git() as git, private_umask():
             view = View(git.snapshot())
-            count = service.reindex(git, view, tokenizer)
+            count = service.reindex(git, view, tokenizer, progress)
             commit = view.snap.commit
     finally:
         tokenizer.close()

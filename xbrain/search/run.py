@@ -26,12 +26,14 @@ def search_store(
     style: str | None = None,
     at: str | None = None,
     provider: Any = None,
+    progress: Any = None,
 ) -> dict[str, Any]:
     """Search a store: the fast path when it can answer, else the full path through git.
 
     This is what the CLI and MCP call, so that a search the index can answer never
     imports git or YAML machinery. With a provider (an object with ``kind`` and
-    ``search``) or ``at``, :func:`xbrain.search.operations.search` does the work.
+    ``search``) or ``at``, :func:`xbrain.search.operations.search` does the work;
+    ``progress(done, total)`` hears about an index being built on the way.
     """
     trimmed = validate_request(query, limit, domain, feature, style)
     if at is None and provider is None:

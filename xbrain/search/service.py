@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,9 @@ from .index import SearchIndex, remove_index
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
 
-__all__ = ["after_commit", "index_path", "reindex", "search"]
+__all__ = ["Progress", "after_commit", "index_path", "reindex", "search"]
+
+Progress = Callable[[int, int], None]  # (records read since the last call, all) while building
 
 
 def index_path(git: GitStore) -> Path:
@@ -30,14 +32,20 @@ def index_path(git: GitStore) -> Path:
     return git.control_dir / INDEX_FILE
 
 
-def _all_resources(view: View) -> Iterator[dict[str, Any]]:
-    for path, _ in view.snap.files(resource_kind.DIRECTORY):
+def _all_resources(view: View, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
+    total, told = view.summary().get("resources", 0), 0
+    for done, (path, _) in enumerate(view.snap.files(resource_kind.DIRECTORY), 1):
         resource = resource_kind.get(view, Path(path).stem)
         if resource is not None:
             yield resource
+        if progress is not None and (done % 250 == 0 or done == total):
+            progress(done - told, total)
+            told = done
 
 
-def _catch_up(index: SearchIndex, git: GitStore, view: View) -> None:
+def _catch_up(
+    index: SearchIndex, git: GitStore, view: View, progress: Progress | None = None
+) -> None:
     """Make the index reflect ``view``'s commit: incrementally when it can, else rebuild."""
     head = view.snap.commit
     assert head is not None
@@ -55,43 +63,47 @@ def _catch_up(index: SearchIndex, git: GitStore, view: View) -> None:
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    index.rebuild(_all_resources(view), head)
+    index.rebuild(_all_resources(view, progress), head)
 
 
 @contextlib.contextmanager
-def open_index(git: GitStore, view: View, tokenizer: Tokenizer, at: bool) -> Iterator[SearchIndex]:
+def open_index(
+    git: GitStore, view: View, tokenizer: Tokenizer, at: bool, progress: Progress | None = None
+) -> Iterator[SearchIndex]:
     """The index for ``view``'s commit: the store's cache, or an in-memory one for ``--at``."""
     if at:
         with SearchIndex(":memory:", tokenizer) as memory:
-            memory.rebuild(_all_resources(view), str(view.snap.commit))
+            memory.rebuild(_all_resources(view, progress), str(view.snap.commit))
             yield memory
         return
     path = index_path(git)
     try:
         try:
-            index = _current(path, git, view, tokenizer)
+            index = _current(path, git, view, tokenizer, progress)
         except sqlite3.OperationalError:
             raise
         except sqlite3.DatabaseError:
             # damaged or foreign: it is derived data, so start over from the commits
             remove_index(path)
-            index = _current(path, git, view, tokenizer)
+            index = _current(path, git, view, tokenizer, progress)
     except (sqlite3.OperationalError, OSError):
         # the index cannot be written (a read-only store, a full disk): a search never
         # needs to write, so answer from an index built in memory
         index = SearchIndex(":memory:", tokenizer)
-        index.rebuild(_all_resources(view), str(view.snap.commit))
+        index.rebuild(_all_resources(view, progress), str(view.snap.commit))
     try:
         yield index
     finally:
         index.close()
 
 
-def _current(path: Path, git: GitStore, view: View, tokenizer: Tokenizer) -> SearchIndex:
+def _current(
+    path: Path, git: GitStore, view: View, tokenizer: Tokenizer, progress: Progress | None
+) -> SearchIndex:
     path.parent.mkdir(exist_ok=True)  # a fresh clone has no .git/xbrain yet
     index = SearchIndex(path, tokenizer)
     try:
-        _catch_up(index, git, view)
+        _catch_up(index, git, view, progress)
     except BaseException:
         index.close()
         raise
@@ -110,6 +122,7 @@ def search(
     style: str | None = None,
     at: bool = False,
     remote: list[dict[str, Any]] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Ranked lexical candidates in the original's output shape.
 
@@ -121,17 +134,19 @@ def search(
     if not terms and not (domain or feature or style):
         return answer([], terms)
     extra = [r for r in remote or [] if view.entry(r["id"]) is None]
-    with open_index(git, view, tokenizer, at) as index:
+    with open_index(git, view, tokenizer, at, progress) as index:
         return answer(index.search(terms, limit, domain, feature, style, extra), terms)
 
 
-def reindex(git: GitStore, view: View, tokenizer: Tokenizer) -> int:
+def reindex(
+    git: GitStore, view: View, tokenizer: Tokenizer, progress: Progress | None = None
+) -> int:
     """Rebuild the store's index from scratch for ``view``'s commit."""
     path = index_path(git)
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        return index.rebuild(_all_resources(view), str(view.snap.commit))
+        return index.rebuild(_all_resources(view, progress), str(view.snap.commit))
 
 
 def after_commit(

@@ -1,0 +1,85 @@
+"""The bulk index build gives exactly the index that adding each resource gives, and
+tells a progress callback how far it is."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import make
+from xbrain.kinds.model import normalize_resource
+from xbrain.search.index import SearchIndex
+from xbrain.search.tokenize import Tokenizer
+from xbrain.store import Store
+
+WORDS = ["keyboard", "focus", "dialog", "目录", "文件", "排序", "sorted", "time", "list", "时间"]
+
+
+def resource(i: int, words: list[str]) -> dict[str, Any]:
+    text = " ".join(words) or "empty"
+    item = make(f"doc-{i}", title=f"{words[0] if words else 'x'} guide {i}", text=text)
+    return normalize_resource(item).resource
+
+
+def tables(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
+    """The index's content, with its internal document numbers replaced by resource ids."""
+    docs = conn.execute("SELECT rid, design, resource, l0, l1, l2, l3, l4, l5 FROM docs")
+    postings = conn.execute(
+        "SELECT term, rid, f0, f1, f2, f3, f4, f5 FROM postings JOIN docs USING (doc)"
+    )
+    totals = conn.execute("SELECT * FROM totals")
+    return {
+        "docs": sorted(docs.fetchall()),
+        "postings": sorted(postings.fetchall()),
+        "totals": sorted(totals.fetchall()),
+    }
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(WORDS), max_size=12), min_size=1, max_size=12),
+    st.lists(st.integers(min_value=0, max_value=11), max_size=3),
+)
+def test_bulk_build_equals_adding_one_by_one(
+    segment_cache: Path, texts: list[list[str]], repeats: list[int]
+) -> None:
+    cache = segment_cache
+    docs = [resource(i, words) for i, words in enumerate(texts)]
+    docs += [  # an id given twice: the later copy replaces the earlier, in both ways
+        {**docs[r % len(docs)], "summary": "a later copy"} for r in repeats
+    ]
+    tokenizer = Tokenizer(Path(cache))
+    try:
+        with SearchIndex(":memory:", tokenizer) as bulk, SearchIndex(":memory:", tokenizer) as one:
+            assert bulk.rebuild(iter(docs), "c1") == len({d["id"] for d in docs})
+            one.reset()
+            with one.write():
+                for doc in docs:
+                    one.add(doc)
+            assert tables(bulk.conn) == tables(one.conn)
+            for query in (["keyboard", "focus"], ["目录", "排序"], ["time"]):
+                assert bulk.search(query, 20) == one.search(query, 20)
+            assert bulk.conn.execute(
+                "SELECT name FROM sqlite_master WHERE name = 'postings_doc'"
+            ).fetchone()
+    finally:
+        tokenizer.close()
+
+
+def test_reindex_and_a_first_search_report_progress(tmp_path: Path, segment_cache: Path) -> None:
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([make(f"p{i}") for i in range(600)])
+    seen: list[tuple[int, int]] = []  # (steps, total), as a progress bar is fed
+    assert store.reindex(lambda step, total: seen.append((step, total)))["reindexed"] == 600
+    assert sum(step for step, _ in seen) == 600 and {total for _, total in seen} == {600}
+    (tmp_path / "store" / ".git" / "xbrain" / "search.sqlite").unlink()
+    seen.clear()
+    found = store.search("dialog", progress=lambda step, total: seen.append((step, total)))
+    assert found["results"] and sum(step for step, _ in seen) == 600
+    seen.clear()
+    store.search("dialog", progress=lambda step, total: seen.append((step, total)))
+    assert seen == []  # a current index is not rebuilt
