@@ -163,10 +163,14 @@ class Store:
         return doctor.run(self.core, repair=repair, checks=(check_index,))
 
     def import_store(self, file: Path) -> dict[str, Any]:
-        """Fill an empty store from an original single-file JSON store."""
+        """Fill an empty store from an original single-file JSON store (and index it)."""
         from . import transfer
+        from .search.operations import build_from
 
-        return transfer.import_store(self.core, file)
+        def index(commit: str, resources: list[Resource]) -> None:
+            build_from(self.core, commit, resources)
+
+        return transfer.import_store(self.core, file, index)
 
     def export_store(self, file: Path, *, force: bool = False) -> dict[str, Any]:
         """Write the whole store as an original single-file JSON store."""

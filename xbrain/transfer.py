@@ -8,6 +8,7 @@ original's "last write last" order is not recorded in git and carries no meaning
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from .kinds import resource as resource_kind
 from .kinds import state
 from .kinds import tombstone as tombstone_kind
 from .kinds.jsonstore import OriginalStore, read_original, write_original
+from .kinds.model import Resource
 
 __all__ = ["collect", "fill"]
 
@@ -128,13 +130,21 @@ def export(view: View | None, target: Path, store_root: Path, force: bool) -> di
     return {"exported": str(target), **_counts(data), "bytes": size, "commit": view.snap.commit}
 
 
-def import_store(core: Core, file: Path) -> dict[str, Any]:
-    """Fill an empty store from an original single-file JSON store."""
+def import_store(
+    core: Core, file: Path, imported: Callable[[str, list[Resource]], None] | None = None
+) -> dict[str, Any]:
+    """Fill an empty store from an original single-file JSON store.
+
+    ``imported(commit, resources)``, when given, hears about the live resources the
+    commit now holds (already parsed: the search index is built from them).
+    """
     with core.reading() as view:  # a store may have raised its limits
         config = view.config() if view is not None else StoreConfig()
     data = load(Path(file), config)
     with core.transaction("import-store") as txn:
         counts = fill(txn, data)
+    if imported is not None and txn.commit_id is not None:
+        imported(txn.commit_id, data.resources)
     return {"imported": str(Path(file).absolute()), **counts, "commit": txn.commit_id}
 
 

@@ -83,3 +83,28 @@ def test_reindex_and_a_first_search_report_progress(tmp_path: Path, segment_cach
     seen.clear()
     store.search("dialog", progress=lambda step, total: seen.append((step, total)))
     assert seen == []  # a current index is not rebuilt
+
+
+def test_import_store_leaves_an_index_the_first_search_uses_as_is(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    import json
+
+    from xbrain.search.query import current
+
+    items = [make(f"i{i}", text=f"keyboard focus dialog {i}") for i in range(300)]
+    source = tmp_path / "original.json"
+    document = {"version": 1, "resources": items, "tombstones": [], "receipts": {}}
+    source.write_text(json.dumps(document))
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    commit = store.import_store(source)["commit"]
+    control = tmp_path / "store" / ".git"
+    tokenizer = Tokenizer(segment_cache)
+    try:
+        terms = tokenizer.query_terms("keyboard dialog")
+        fast = current(control, tokenizer, terms, 5, None, None, None)  # no git, no rebuild
+    finally:
+        tokenizer.close()
+    assert fast is not None and len(fast["results"]) == 5
+    assert store.reindex()["commit"] == commit  # the same index, built from the records
+    assert store.search("keyboard dialog") == fast

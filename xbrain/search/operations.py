@@ -9,12 +9,13 @@ checking it for ``doctor`` (``check_index``).
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Protocol
 
 from ..core import Core, GitStore, View, private_umask
-from ..errors import NotFoundError
+from ..errors import NotFoundError, XbrainError
 from . import query as fast
 from . import service
 from .index import SearchIndex, remove_index
@@ -29,7 +30,7 @@ class Provider(Protocol):
     def search(self, query: str, limit: int) -> list[dict[str, Any]]: ...
 
 
-__all__ = ["after_commit", "check_index", "rank", "reindex", "search"]
+__all__ = ["after_commit", "build_from", "check_index", "rank", "reindex", "search"]
 
 
 def problem(code: str, message: str, path: str) -> dict[str, Any]:
@@ -166,5 +167,28 @@ def rank(
         with SearchIndex(":memory:", tokenizer) as index:
             index.rebuild(iter(resources), "provider")
             return [hit.resource for hit in index.search(terms, limit)]
+    finally:
+        tokenizer.close()
+
+
+def build_from(core: Core, commit: str, resources: list[dict[str, Any]]) -> None:
+    """Build the index of ``commit`` from its live ``resources``, already parsed.
+
+    After a bulk import the records are in memory: indexing them now spares the first
+    search reading every record back from git. Derived data: a failure here leaves no
+    index (the first search builds one) and never fails the command.
+    """
+    tokenizer = Tokenizer(core.cache_dir)
+    try:
+        with core.git() as git, private_umask():
+            path = service.index_path(git)
+            if path.exists() or git.head() != commit:
+                return  # someone else indexed it, or the store moved on: the search catches up
+            path.parent.mkdir(exist_ok=True)
+            with contextlib.suppress(sqlite3.Error, OSError, XbrainError):
+                with SearchIndex(path, tokenizer) as index:
+                    index.rebuild(iter(resources), commit)
+                return
+            remove_index(path)  # a half-written index is worse than none
     finally:
         tokenizer.close()
