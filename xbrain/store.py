@@ -286,8 +286,11 @@ class _Host:
 def clone(url: str, directory: Path) -> dict[str, Any]:
     """Restore a store from a remote into a new directory (with ``origin`` set)."""
     from .remote import clone_into
+    from .search.operations import build_from
 
     target = Path(directory).absolute()
-    clone_into(url, target)
+    resources: list[Resource] = []  # as the check parsed them: the index needs no YAML
+    head = clone_into(url, target, resources=resources)
     store = Store(target)
+    build_from(store.core, head, resources)
     return {"store": str(target), "status": store.status()}

@@ -108,3 +108,25 @@ def test_import_store_leaves_an_index_the_first_search_uses_as_is(
     assert fast is not None and len(fast["results"]) == 5
     assert store.reindex()["commit"] == commit  # the same index, built from the records
     assert store.search("keyboard dialog") == fast
+
+
+def test_clone_leaves_an_index_the_first_search_uses_as_is(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    from xbrain.search.query import current
+    from xbrain.store import clone
+
+    origin = Store(tmp_path / "origin", cache_dir=segment_cache)
+    origin.put([make(f"c{i}", text=f"keyboard focus dialog {i}") for i in range(50)])
+    origin.delete(origin.put([make("gone", text="keyboard")])["results"][0]["id"])
+    clone(str(tmp_path / "origin"), tmp_path / "copy")
+    tokenizer = Tokenizer(segment_cache)
+    try:
+        terms = tokenizer.query_terms("keyboard dialog")
+        fast = current(tmp_path / "copy" / ".git", tokenizer, terms, 20, None, None, None)
+    finally:
+        tokenizer.close()
+    assert fast is not None and len(fast["results"]) == 20
+    copy = Store(tmp_path / "copy", cache_dir=segment_cache)
+    assert copy.reindex()["reindexed"] == 50  # live ones only: the deleted one is not indexed
+    assert copy.search("keyboard dialog", limit=20) == fast

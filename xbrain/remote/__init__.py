@@ -26,6 +26,7 @@ from typing import Any
 
 from ..core import CommitId, Core, GitStore, StoreConfig, View, private_umask, sweep_dead
 from ..errors import ConflictError, InvalidInputError, NotFoundError
+from ..kinds import resource as resource_kind
 from ..urls import redact_url
 from .intake import check_commit
 from .merge import integrate
@@ -167,7 +168,13 @@ def verify(core: Core, name: str, diagnose: Diagnose) -> dict[str, Any]:
     }
 
 
-def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitId:
+def clone_into(
+    location: str,
+    target: Path,
+    *,
+    rederive: bool = True,
+    resources: list[dict[str, Any]] | None = None,
+) -> CommitId:
     """Restore a store from ``location`` into ``target`` (missing, or an empty directory).
 
     The repository is built in a private sibling directory: fetch ``main`` only, check
@@ -175,6 +182,9 @@ def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitI
     catalog (unless ``rederive`` is False, as ``verify`` wants the remote's own), write
     the working tree, then rename it into place. On any failure everything it created
     is removed and a directory it did not create is left as it was.
+
+    ``resources``, when given, receives the clone's live resources as the check parsed
+    them (so the caller can index them without reading them back).
     """
     validate_remote_url(location)
     shown = redact_url(location)
@@ -206,6 +216,11 @@ def clone_into(location: str, target: Path, *, rederive: bool = True) -> CommitI
             git.set_remote("origin", location)
             git.note_remote_head("origin", theirs)
             git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)
+            if resources is not None:  # the live resources, as the check parsed them
+                for _, blob in git.snapshot(head).files(resource_kind.DIRECTORY):
+                    record = parsed.get(blob)
+                    if record is not None:
+                        resources.append(record)
         os.rename(temp, target)
         return head
     except BaseException:
