@@ -104,7 +104,9 @@ class Baselines:
                 matched[i] += 1
         return self._top(scores, matched, terms, limit)
 
-    def bm25(self, terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    def bm25(
+        self, terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75, gate: bool = True
+    ) -> list[str]:
         n = len(self.ids)
         scores: dict[int, float] = defaultdict(float)
         matched: Counter[int] = Counter()
@@ -115,6 +117,9 @@ class Baselines:
                 norm = tf / (1 - b + b * self.length[i] / self.avg)
                 scores[i] += idf * norm / (k1 + norm)
                 matched[i] += 1
+        if not gate:  # plain BM25: every positive score, no coverage rule
+            ranked = sorted((i for i, s in scores.items() if s > 0), key=lambda i: -scores[i])
+            return [self.ids[i] for i in ranked[:limit]]
         return self._top(scores, matched, terms, limit)
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
-import retrieval
+import suite
 
 from xbrain.kinds.model import normalize_resource, resource_id
 from xbrain.store import Store
@@ -331,7 +331,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
     parser.add_argument("--skip-large", action="store_true", help="skip the 100,000-resource store")
-    parser.add_argument("--queries", type=int, default=1000, help="known-item queries per language")
+    parser.add_argument(
+        "--queries", type=int, default=400, help="queries per corpus, language and construction"
+    )
     parser.add_argument(
         "--sections",
         default="core,search,upkeep,remote,agents,quality",
@@ -371,8 +373,7 @@ def main() -> None:
                 )
             rows += hook_rows(man, runs) + mcp_rows(man, large, runs)
         if "quality" in sections:
-            quality = retrieval.evaluate("en", 1500, args.queries, root / "cache")
-            quality += retrieval.evaluate("zh", None, args.queries, root / "cache")
+            quality = suite.run_all(args.queries, root / "cache")
 
     floor = statistics.median(rows[0][1])
     print(
@@ -396,13 +397,10 @@ def main() -> None:
     if not quality:
         return
     print(
-        "\nRetrieval quality (known-item queries over manual-page sections; bench/retrieval.py)\n"
+        "\nRetrieval quality (bench/suite.py: two corpora x two languages x three query "
+        "constructions; choose on dev, never on test)\n"
     )
-    header = ("lang", "queries", "ranker", "docs", "n", "Recall@1", "Recall@5", "MRR@5")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for row in quality:
-        print("| " + " | ".join(row) + " |")
+    print(suite.table(quality))
 
 
 if __name__ == "__main__":

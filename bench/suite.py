@@ -1,0 +1,240 @@
+"""The retrieval benchmark suite: corpora × languages × query constructions × rankers.
+
+Corpora (both real text that ships with a Debian install, in English and Chinese):
+
+* ``man``      manual-page sections (corpus.py); siblings are the sections of one page;
+* ``catalog``  gettext message catalogs (catalogs.py); siblings are one program's messages.
+
+Query constructions, each a known-item task with its own right answers:
+
+* ``words``        3 terms of the target's text, drawn by frequency (the old benchmark);
+* ``description``  the target's one-line description as the query, with that line taken
+                   out of the target (man: the page's NAME line, out of every section of
+                   the page, and any section of the page is a right answer; catalog: the
+                   message's first sentence, out of the message);
+* ``sibling``      3 terms of the target's text chosen by how many of its siblings hold
+                   them too: words the siblings share more than the target.
+
+Rankers: ``original`` (the first implementation's weight sum), ``bm25`` (plain BM25 over
+all fields as one text, with the 35 % coverage rule), ``bm25-ungated`` (the same without
+the rule) and ``xbrain`` (the product's SearchIndex). All use xbrain's tokenizer.
+
+Queries alternate between a ``dev`` half and a ``test`` half; no parameter may be chosen
+on ``test``. Reported per row: Recall@1, Recall@5, MRR@5 and the zero-result rate.
+Run ``python bench/suite.py`` (or ``make bench``, section quality).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import catalogs
+import corpus
+from retrieval import Baselines, eligible, make_queries
+
+from xbrain.kinds.model import normalize_resource
+from xbrain.search.index import SearchIndex
+from xbrain.search.tokenize import Tokenizer
+
+Query = tuple[set[int], list[str]]  # (right answers, query terms)
+Ranker = Callable[[list[str], int], list[str]]
+
+
+def load(corpus_name: str, language: str, man_pages: int | None) -> list[dict[str, Any]]:
+    raw = (
+        corpus.resources(language, man_pages if language == "en" else None)
+        if corpus_name == "man"
+        else catalogs.resources(language)
+    )
+    return [normalize_resource(r).resource for r in raw]
+
+
+def siblings_of(docs: list[dict[str, Any]], corpus_name: str) -> list[list[int]]:
+    """For each doc, the other docs of its page (man) or program (catalog)."""
+    group: dict[str, list[int]] = defaultdict(list)
+    for i, doc in enumerate(docs):
+        key = doc["title"].split(":")[0] if corpus_name == "man" else doc["title"]
+        group[key].append(i)
+    keys = [doc["title"].split(":")[0] if corpus_name == "man" else doc["title"] for doc in docs]
+    return [[j for j in group[keys[i]] if j != i] for i in range(len(docs))]
+
+
+def words_queries(docs: list[dict[str, Any]], tokenizer: Tokenizer, count: int) -> list[Query]:
+    return [({t}, terms) for t, terms in make_queries(docs, tokenizer, count, seed=7)]
+
+
+def sibling_queries(
+    docs: list[dict[str, Any]], tokenizer: Tokenizer, count: int, siblings: list[list[int]]
+) -> list[Query]:
+    rng = random.Random(11)
+    words = [set(tokenizer.words(d["text"])) for d in docs]
+    order = list(range(len(docs)))
+    rng.shuffle(order)
+    out: list[Query] = []
+    for target in order:
+        shared = Counter(
+            term for s in siblings[target] for term in words[s] & words[target] if eligible(term)
+        )
+        if len(shared) < 3:
+            continue
+        pool = dict(shared)
+        terms: list[str] = []
+        while len(terms) < 3:
+            term = rng.choices(list(pool), weights=list(pool.values()))[0]
+            terms.append(term)
+            del pool[term]
+        out.append(({target}, terms))
+        if len(out) == count:
+            break
+    return out
+
+
+def description_queries(
+    docs: list[dict[str, Any]], tokenizer: Tokenizer, count: int, corpus_name: str
+) -> tuple[list[dict[str, Any]], list[Query]]:
+    """The queries, and the corpus with each target's description taken out of it."""
+    rng = random.Random(13)
+    docs = [dict(d) for d in docs]
+    order = list(range(len(docs)))
+    rng.shuffle(order)
+    out: list[Query] = []
+    taken: set[str] = set()
+    for target in order:
+        line = docs[target]["purpose"]
+        terms = tokenizer.query_terms(line)
+        if len(terms) < 2 or line in taken:
+            continue
+        if corpus_name == "man":  # the page is the target: the line leaves all its sections
+            page = docs[target]["title"].split(":")[0]
+            answers = {i for i, d in enumerate(docs) if d["title"].split(":")[0] == page}
+            for i in answers:
+                docs[i]["purpose"] = ""
+        else:  # the message is the target: its first sentence leaves it
+            _, rest = catalogs.first_sentence(docs[target]["text"])
+            if not rest:
+                continue
+            answers = {target}
+            docs[target]["purpose"], docs[target]["text"] = "", rest
+        taken.add(line)
+        out.append((answers, terms))
+        if len(out) == count:
+            break
+    return docs, out
+
+
+def rankers(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> dict[str, Ranker]:
+    baselines = Baselines(docs, tokenizer)
+    index = SearchIndex(":memory:", tokenizer)
+    index.rebuild(iter(docs), "bench")
+    return {
+        "original": baselines.original,
+        "bm25": baselines.bm25,
+        "bm25-ungated": lambda terms, limit: baselines.bm25(terms, limit, gate=False),
+        "xbrain": lambda terms, limit: [hit.rid for hit in index.search(terms, limit)],
+    }
+
+
+def score(rank: Ranker, ids: list[str], queries: list[Query]) -> tuple[float, float, float, float]:
+    r1 = r5 = mrr = zero = 0.0
+    for answers, terms in queries:
+        top = rank(terms, 5)
+        zero += not top
+        wanted = {ids[i] for i in answers}
+        hits = [pos for pos, rid in enumerate(top, 1) if rid in wanted]
+        if hits:
+            r1 += hits[0] == 1
+            r5 += 1
+            mrr += 1 / hits[0]
+    n = len(queries) or 1
+    return r1 / n, r5 / n, mrr / n, zero / n
+
+
+def evaluate(
+    corpus_name: str, language: str, count: int, cache: Path, man_pages: int | None = 1500
+) -> list[tuple[str, ...]]:
+    docs = load(corpus_name, language, man_pages)
+    tokenizer = Tokenizer(cache)
+    rows: list[tuple[str, ...]] = []
+    try:
+        ids = [d["id"] for d in docs]
+        siblings = siblings_of(docs, corpus_name)
+        plain = rankers(docs, tokenizer)
+        described, description = description_queries(docs, tokenizer, count, corpus_name)
+        constructions = {
+            "words": (plain, words_queries(docs, tokenizer, count)),
+            "description": (rankers(described, tokenizer), description),
+            "sibling": (plain, sibling_queries(docs, tokenizer, count, siblings)),
+        }
+        for construction, (ranked_by, queries) in constructions.items():
+            for half, part in (("dev", queries[0::2]), ("test", queries[1::2])):
+                for name, rank in ranked_by.items():
+                    r1, r5, mrr, zero = score(rank, ids, part)
+                    rows.append(
+                        (
+                            corpus_name,
+                            language,
+                            construction,
+                            half,
+                            name,
+                            str(len(docs)),
+                            str(len(part)),
+                            f"{r1:.3f}",
+                            f"{r5:.3f}",
+                            f"{mrr:.3f}",
+                            f"{zero:.3f}",
+                        )
+                    )
+    finally:
+        tokenizer.close()
+    return rows
+
+
+HEADER = (
+    "corpus",
+    "lang",
+    "queries",
+    "split",
+    "ranker",
+    "docs",
+    "n",
+    "Recall@1",
+    "Recall@5",
+    "MRR@5",
+    "zero",
+)
+
+
+def table(rows: list[tuple[str, ...]]) -> str:
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def run_all(count: int, cache: Path) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for corpus_name in ("man", "catalog"):
+        for language in ("en", "zh"):
+            rows += evaluate(corpus_name, language, count, cache)
+    return rows
+
+
+def main() -> None:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=400, help="per construction and language")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="xbrain-suite-") as tmp:
+        print(table(run_all(args.queries, Path(tmp))))
+
+
+if __name__ == "__main__":
+    main()
