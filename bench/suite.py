@@ -84,7 +84,7 @@ def sibling_queries(
         )
         if len(shared) < 3:
             continue
-        pool = dict(shared)
+        pool = dict(sorted(shared.items()))  # sorted: set order varies between processes
         terms: list[str] = []
         while len(terms) < 3:
             term = rng.choices(list(pool), weights=list(pool.values()))[0]
