@@ -3,7 +3,8 @@
 Each method is one call into the feature that owns it (resources, history, search,
 remotes, providers and sync, ingestion, transfer, doctor); this module only wires them
 together: it gives search's index upkeep to the core's commit hooks, hands doctor the
-search index check, and gives the file provider a way to open another store. Library
+search index check, indexes what ``import-store`` and ``clone`` have just read, and gives
+the file provider a way to open another store and rank. Library
 callers and the MCP server use it; the CLI uses it too, except for the search fast path.
 """
 
@@ -17,7 +18,7 @@ from . import (
     kinds,  # noqa: F401  (registers the record kinds)
     resources,
 )
-from .core import Core, View
+from .core import Core
 from .timestamps import now_timestamp
 
 if TYPE_CHECKING:
@@ -50,11 +51,6 @@ class Store:
     def exists(self) -> bool:
         """True when the directory holds a git repository."""
         return self.core.exists()
-
-    def read_view(self, read: Callable[[View], Any]) -> Any:
-        """Run ``read`` on a view of the head commit (None when there is no store)."""
-        with self.core.reading() as view:
-            return None if view is None else read(view)
 
     # -- resources -------------------------------------------------------------------------
 
@@ -289,8 +285,8 @@ def clone(url: str, directory: Path) -> dict[str, Any]:
     from .search.operations import build_from
 
     target = Path(directory).absolute()
-    resources: list[Resource] = []  # as the check parsed them: the index needs no YAML
-    head = clone_into(url, target, resources=resources)
+    records: list[Resource] = []  # as the check parsed them: the index needs no YAML
+    head = clone_into(url, target, resources=records)
     store = Store(target)
-    build_from(store.core, head, resources)
+    build_from(store.core, head, records)
     return {"store": str(target), "status": store.status()}
