@@ -11,7 +11,6 @@ from typing import Any
 
 from .codec import digest
 from .core import Core, Transaction
-from .core.registry import record_path
 from .errors import ConflictError, InvalidInputError, NotFoundError, StaleError
 from .kinds import resource as resource_kind
 from .kinds import state
@@ -56,7 +55,7 @@ def get(core: Core, rid: str) -> Resource:
 
 def _deleted_message(core: Core, rid: str, deleted_at: str) -> str:
     with core.git() as git:
-        commit = git.last_change(record_path("tombstone", rid))
+        commit = git.last_change(tombstone_kind.path(rid))
     where = f" (commit {commit[:12]})" if commit else ""
     back = f"{commit[:12]}~1" if commit else "REV"
     return (

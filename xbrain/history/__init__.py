@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import CommitId, Core, GitStore, View, private_umask
-from ..core.registry import record_path
 from ..errors import ConflictError, InvalidInputError, NotFoundError, UsageError
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
@@ -104,7 +103,7 @@ def _changed_side(git: GitStore, rid: str, commit: CommitId, parents: list[str])
     For a merge that kept this device's revision, that is the other device's side, so
     ``diff`` shows what the merge did to the resource rather than nothing.
     """
-    path_of = {kind: record_path(kind, rid) for kind in ("resource", "tombstone")}
+    path_of = {"resource": resource_kind.path(rid), "tombstone": tombstone_kind.path(rid)}
     now = git.snapshot(commit)
     state = tuple(now.blob_id(path) for path in path_of.values())
     for parent in parents:
