@@ -8,9 +8,11 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.conftest import make
 from xbrain.core.lock import StoreLock
 
 
@@ -72,3 +74,30 @@ def test_a_filesystem_without_flock_is_a_clear_error_not_a_weaker_lock(
     monkeypatch.setattr(fcntl, "flock", refuse)
     with pytest.raises(XbrainError, match="cannot lock files"):
         StoreLock(tmp_path / "xbrain.lock").acquire(0)
+
+
+def test_a_link_or_fifo_planted_as_the_lock_is_refused_and_not_followed(tmp_path: Path) -> None:
+    from xbrain.errors import CorruptStoreError
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep")
+    link = tmp_path / "link.lock"
+    link.symlink_to(outside)
+    with pytest.raises(CorruptStoreError, match="not a regular file"):
+        StoreLock(link).acquire(0)
+    assert outside.read_text() == "keep"  # never opened for writing, never truncated
+    fifo = tmp_path / "fifo.lock"
+    os.mkfifo(fifo)
+    with pytest.raises(CorruptStoreError, match="not a regular file"):
+        StoreLock(fifo).acquire(0)
+
+
+def test_a_planted_lock_link_is_one_line_through_the_cli(xb: Any, store_dir: Path) -> None:
+    assert xb("init").code == 0
+    marker = (store_dir / "xbrain.yaml").read_bytes()
+    (store_dir / ".git" / "xbrain.lock").unlink(missing_ok=True)
+    (store_dir / ".git" / "xbrain.lock").symlink_to(store_dir / "xbrain.yaml")
+    result = xb("put", "-", input=make("lock"))
+    assert result.code == 7 and "not a regular file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert (store_dir / "xbrain.yaml").read_bytes() == marker

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
-from ..errors import XbrainError
+from ..errors import CorruptStoreError, XbrainError
 
 __all__ = ["StoreLock"]
 
@@ -38,7 +39,7 @@ class StoreLock:
         except ImportError:  # not POSIX
             return self._acquire_portably(wait)
         deadline = time.monotonic() + max(wait, 0.0)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = self._open()
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -61,6 +62,23 @@ class StoreLock:
                 raise
             self._fd = fd
             return True
+
+    def _open(self) -> int:
+        """The lock file, created private; a link or a non-file planted there is refused."""
+        refused = CorruptStoreError(
+            f"{self.path} is not a regular file (a link or device planted there?); remove it "
+            "and retry — xbrain makes only a plain file there."
+        )
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+                raise refused from None
+            raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise refused
+        return fd
 
     def _acquire_portably(self, wait: float) -> bool:
         from filelock import FileLock, Timeout
