@@ -158,13 +158,15 @@ class Store:
 
         return doctor.run(self.core, repair=repair, checks=(check_index,))
 
-    def import_store(self, file: Path) -> dict[str, Any]:
+    def import_store(
+        self, file: Path, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
         """Fill an empty store from an original single-file JSON store (and index it)."""
         from . import transfer
         from .search.operations import build_from
 
         def index(commit: str, resources: list[Resource]) -> None:
-            build_from(self.core, commit, resources)
+            build_from(self.core, commit, resources, progress)
 
         return transfer.import_store(self.core, file, index)
 
@@ -279,7 +281,9 @@ class _Host:
         return rank(resources, query, limit, self.cache_dir)
 
 
-def clone(url: str, directory: Path) -> dict[str, Any]:
+def clone(
+    url: str, directory: Path, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
     """Restore a store from a remote into a new directory (with ``origin`` set)."""
     from .remote import clone_into
     from .search.operations import build_from
@@ -288,5 +292,5 @@ def clone(url: str, directory: Path) -> dict[str, Any]:
     records: list[Resource] = []  # as the check parsed them: the index needs no YAML
     head = clone_into(url, target, resources=records)
     store = Store(target)
-    build_from(store.core, head, records)
+    build_from(store.core, head, records, progress)
     return {"store": str(target), "status": store.status()}

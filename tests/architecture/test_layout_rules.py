@@ -65,3 +65,40 @@ def test_help_imports_no_command_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     loaded = set(proc.stderr.split())
     assert loaded <= {"xbrain.cli", "xbrain.cli.base", "xbrain.errors"}, loaded
+
+
+def test_a_command_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """``xbrain get`` loads its own command module, the core and the resource kinds —
+    not the other commands, search, remotes, providers, the MCP server or SQLite."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "store"
+    code = (
+        "import sys; from xbrain.cli import main\n"
+        f"sys.argv = ['xbrain', 'get', 'resource_' + '0' * 64, '--store', {str(store)!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    subprocess.run([sys.executable, "-m", "xbrain", "init", "--store", str(store)], check=True)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    loaded = set(proc.stderr.split())
+    assert "xbrain.cli.records" in loaded and "xbrain.core" in loaded
+    unwanted = {
+        "xbrain.cli.find",
+        "xbrain.cli.remotes",
+        "xbrain.cli.history",
+        "xbrain.cli.ingest",
+        "xbrain.cli.upkeep",
+        "xbrain.cli.agents",
+        "xbrain.search.index",
+        "xbrain.search.tokenize",
+        "xbrain.remote",
+        "xbrain.providers",
+        "xbrain.mcp_server",
+        "xbrain.history",
+        "sqlite3",
+        "jieba",
+        "jsonschema",
+    }
+    assert not loaded & unwanted, loaded & unwanted

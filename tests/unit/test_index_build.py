@@ -97,7 +97,9 @@ def test_import_store_leaves_an_index_the_first_search_uses_as_is(
     document = {"version": 1, "resources": items, "tombstones": [], "receipts": {}}
     source.write_text(json.dumps(document))
     store = Store(tmp_path / "store", cache_dir=segment_cache)
-    commit = store.import_store(source)["commit"]
+    steps: list[tuple[int, int]] = []
+    commit = store.import_store(source, lambda step, total: steps.append((step, total)))["commit"]
+    assert sum(step for step, _ in steps) == 300 and {total for _, total in steps} == {300}
     control = tmp_path / "store" / ".git"
     tokenizer = Tokenizer(segment_cache)
     try:
@@ -119,7 +121,9 @@ def test_clone_leaves_an_index_the_first_search_uses_as_is(
     origin = Store(tmp_path / "origin", cache_dir=segment_cache)
     origin.put([make(f"c{i}", text=f"keyboard focus dialog {i}") for i in range(50)])
     origin.delete(origin.put([make("gone", text="keyboard")])["results"][0]["id"])
-    clone(str(tmp_path / "origin"), tmp_path / "copy")
+    steps: list[tuple[int, int]] = []
+    clone(str(tmp_path / "origin"), tmp_path / "copy", lambda s, n: steps.append((s, n)))
+    assert sum(step for step, _ in steps) == 50 and {n for _, n in steps} == {50}
     tokenizer = Tokenizer(segment_cache)
     try:
         terms = tokenizer.query_terms("keyboard dialog")

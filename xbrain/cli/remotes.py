@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .base import common_options, emit, open_store, quiet_network_libraries
+from .base import Progress, common_options, emit, open_store, quiet_network_libraries
 
 
 @click.group()
@@ -90,4 +90,9 @@ def clone_command(url: str, directory: Path) -> None:
     from ..store import clone
 
     quiet_network_libraries()
-    emit(clone(url, directory))
+    progress = Progress("indexing")
+    try:
+        result = clone(url, directory, progress)
+    finally:
+        progress.finish()
+    emit(result)

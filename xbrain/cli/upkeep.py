@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .base import common_options, emit, open_store
+from .base import Progress, common_options, emit, open_store
 
 PROVIDER_OPTION = click.option(
     "--provider-config",
@@ -71,7 +71,12 @@ def doctor(ctx: click.Context, repair: bool) -> None:
 @click.pass_context
 def import_store(ctx: click.Context, file: Path) -> None:
     """Import an original single-file JSON store (version 1) into an empty store."""
-    emit(open_store(ctx).import_store(file))
+    progress = Progress("indexing")
+    try:
+        result = open_store(ctx).import_store(file, progress)
+    finally:
+        progress.finish()
+    emit(result)
 
 
 @click.command("export-store")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -171,7 +172,12 @@ def rank(
         tokenizer.close()
 
 
-def build_from(core: Core, commit: str, resources: list[dict[str, Any]]) -> None:
+def build_from(
+    core: Core,
+    commit: str,
+    resources: list[dict[str, Any]],
+    progress: service.Progress | None = None,
+) -> None:
     """Build the index of ``commit`` from its live ``resources``, already parsed.
 
     After a bulk import the records are in memory: indexing them now spares the first
@@ -187,8 +193,18 @@ def build_from(core: Core, commit: str, resources: list[dict[str, Any]]) -> None
             path.parent.mkdir(exist_ok=True)
             with contextlib.suppress(sqlite3.Error, OSError, XbrainError):
                 with SearchIndex(path, tokenizer) as index:
-                    index.rebuild(iter(resources), commit)
+                    index.rebuild(_told(resources, progress), commit)
                 return
             remove_index(path)  # a half-written index is worse than none
     finally:
         tokenizer.close()
+
+
+def _told(
+    resources: list[dict[str, Any]], progress: service.Progress | None
+) -> Iterator[dict[str, Any]]:
+    """The resources, telling ``progress`` every 250 of them (step, total)."""
+    for done, resource in enumerate(resources, 1):
+        yield resource
+        if progress is not None and (done % 250 == 0 or done == len(resources)):
+            progress(done % 250 or 250, len(resources))
