@@ -152,18 +152,27 @@ def test_the_core_names_no_kind_and_no_feature() -> None:
             assert word not in text, (path.name, word)
 
 
-def test_summary_of_a_store_without_the_kind_is_unchanged(tmp_path: Path) -> None:
+def test_a_store_written_before_a_kind_existed_stays_valid(tmp_path: Path) -> None:
+    """Registering a new kind changes neither an existing summary nor doctor's verdict,
+    and the store's next write keeps the summary free of the new kind's key."""
+    from tests.conftest import make
+    from xbrain.resources import put
+
     core = Core(tmp_path / "store")
-    with core.transaction("put") as txn:
-        txn.write("receipts/" + "0" * 64 + ".json", b"{}\n")
+    put(core, [make("before")])
+    with core.reading() as view:
+        assert view is not None
+        before = view.read("index/summary.json")
+    assert before is not None and b"widgets" not in before
     register(WIDGET)
     try:
+        assert doctor.run(core)["ok"]
+        put(core, [make("after")])
         with core.reading() as view:
             assert view is not None
-            assert json.loads(view.read("index/summary.json") or b"{}") in (
-                {},
-                {"resources": 0, "tombstones": 0, "bytes": 0},
-            )
+            summary = json.loads(view.read("index/summary.json") or b"{}")
+        assert set(summary) == {"resources", "tombstones", "bytes"}
+        assert summary["resources"] == 2
         assert doctor.run(core)["ok"]
     finally:
         unregister("widget")
