@@ -20,12 +20,15 @@ all fields as one text, with the 35 % coverage rule), ``bm25-ungated`` (the same
 the rule) and ``xbrain`` (the product's SearchIndex). All use xbrain's tokenizer.
 
 Queries alternate between a ``dev`` half and a ``test`` half; no parameter may be chosen
-on ``test``. Reported per row: Recall@1, Recall@5, MRR@5 and the zero-result rate.
+on ``test``. Reported per row: Recall@1, Recall@5, MRR@5, the zero-result rate, and
+against plain BM25 the queries only this ranker finds in its top 5 (+), those only BM25
+finds (−) and the sign test's p-value of that split: small p, a real difference.
 Run ``python bench/suite.py`` (or ``make bench``, section quality).
 """
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 from collections import Counter, defaultdict
@@ -141,41 +144,82 @@ def rankers(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> dict[str, Ranke
     }
 
 
-def score(rank: Ranker, ids: list[str], queries: list[Query]) -> tuple[float, float, float, float]:
-    r1 = r5 = mrr = zero = 0.0
-    for answers, terms in queries:
-        top = rank(terms, 5)
-        zero += not top
+def first_hits(tops: list[list[str]], ids: list[str], queries: list[Query]) -> list[int]:
+    """Per query, the rank (1–5) of the first right answer in its top 5, or 0."""
+    out = []
+    for top, (answers, _) in zip(tops, queries, strict=True):
         wanted = {ids[i] for i in answers}
-        hits = [pos for pos, rid in enumerate(top, 1) if rid in wanted]
-        if hits:
-            r1 += hits[0] == 1
-            r5 += 1
-            mrr += 1 / hits[0]
+        out.append(next((pos for pos, rid in enumerate(top, 1) if rid in wanted), 0))
+    return out
+
+
+def score(rank: Ranker, ids: list[str], queries: list[Query]) -> tuple[float, float, float, float]:
+    """Recall@1, Recall@5, MRR@5 and the zero-result rate."""
+    return measure([rank(terms, 5) for _, terms in queries], ids, queries)[0]
+
+
+def measure(
+    tops: list[list[str]], ids: list[str], queries: list[Query]
+) -> tuple[tuple[float, float, float, float], list[int]]:
+    """The four figures of ``score``, and the first hits they came from."""
+    firsts = first_hits(tops, ids, queries)
     n = len(queries) or 1
-    return r1 / n, r5 / n, mrr / n, zero / n
+    r1 = sum(first == 1 for first in firsts)
+    r5 = sum(first > 0 for first in firsts)
+    mrr = sum(1 / first for first in firsts if first)
+    zero = sum(not top for top in tops)
+    return (r1 / n, r5 / n, mrr / n, zero / n), firsts
+
+
+def paired(ours: list[int], base: list[int]) -> str:
+    """Queries found in the top 5 by ours only / by the baseline only, and the two-sided
+    sign-test p-value of that split (is the difference more than chance?)."""
+    won = sum(bool(a) and not b for a, b in zip(ours, base, strict=True))
+    lost = sum(bool(b) and not a for a, b in zip(ours, base, strict=True))
+    n = won + lost
+    tail = sum(math.comb(n, k) for k in range(min(won, lost) + 1)) / 2**n if n else 1.0
+    return f"+{won}/-{lost} p={min(1.0, 2 * tail):.2f}"
+
+
+Prepared = dict[str, tuple[dict[str, Ranker], list[Query]]]
+
+
+def prepare(
+    corpus_name: str, language: str, count: int, tokenizer: Tokenizer, man_pages: int | None
+) -> tuple[list[str], Prepared]:
+    """The ids, and per construction its rankers and queries (both halves)."""
+    docs = load(corpus_name, language, man_pages)
+    siblings = siblings_of(docs, corpus_name)
+    plain = rankers(docs, tokenizer)
+    described, description = description_queries(docs, tokenizer, count, corpus_name)
+    constructions = {
+        "words": (plain, words_queries(docs, tokenizer, count)),
+        "description": (rankers(described, tokenizer), description),
+        "sibling": (plain, sibling_queries(docs, tokenizer, count, siblings)),
+    }
+    return [d["id"] for d in docs], constructions
+
+
+def halves(queries: list[Query]) -> tuple[tuple[str, list[Query]], ...]:
+    """Queries alternate between the dev half and the test half."""
+    return (("dev", queries[0::2]), ("test", queries[1::2]))
 
 
 def evaluate(
     corpus_name: str, language: str, count: int, cache: Path, man_pages: int | None = 1500
 ) -> list[tuple[str, ...]]:
-    docs = load(corpus_name, language, man_pages)
     tokenizer = Tokenizer(cache)
     rows: list[tuple[str, ...]] = []
     try:
-        ids = [d["id"] for d in docs]
-        siblings = siblings_of(docs, corpus_name)
-        plain = rankers(docs, tokenizer)
-        described, description = description_queries(docs, tokenizer, count, corpus_name)
-        constructions = {
-            "words": (plain, words_queries(docs, tokenizer, count)),
-            "description": (rankers(described, tokenizer), description),
-            "sibling": (plain, sibling_queries(docs, tokenizer, count, siblings)),
-        }
+        ids, constructions = prepare(corpus_name, language, count, tokenizer, man_pages)
         for construction, (ranked_by, queries) in constructions.items():
-            for half, part in (("dev", queries[0::2]), ("test", queries[1::2])):
-                for name, rank in ranked_by.items():
-                    r1, r5, mrr, zero = score(rank, ids, part)
+            for half, part in halves(queries):
+                results = {
+                    name: measure([rank(terms, 5) for _, terms in part], ids, part)
+                    for name, rank in ranked_by.items()
+                }
+                for name, ((r1, r5, mrr, zero), firsts) in results.items():
+                    versus = paired(firsts, results["bm25"][1]) if name != "bm25" else ""
                     rows.append(
                         (
                             corpus_name,
@@ -183,12 +227,13 @@ def evaluate(
                             construction,
                             half,
                             name,
-                            str(len(docs)),
+                            str(len(ids)),
                             str(len(part)),
                             f"{r1:.3f}",
                             f"{r5:.3f}",
                             f"{mrr:.3f}",
                             f"{zero:.3f}",
+                            versus,
                         )
                     )
     finally:
@@ -208,6 +253,7 @@ HEADER = (
     "Recall@5",
     "MRR@5",
     "zero",
+    "top-5 vs bm25",
 )
 
 

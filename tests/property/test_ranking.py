@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from xbrain.search import index as search_index
 from xbrain.search.index import (
     COORDINATION,
     K1,
@@ -53,16 +54,20 @@ def resource(i: int, title: str, purpose: str, summary: str, text: str) -> dict[
 
 
 def reference(
-    docs: list[dict[str, Any]], terms: list[str], tokenizer: Tokenizer
+    docs: list[dict[str, Any]], terms: list[str], tokenizer: Tokenizer, cover_by: str
 ) -> list[tuple[str, float]]:
     counts = [[tokenizer.counts(t) for t in field_texts(d)] for d in docs]
     n = len(docs)
     averages = [sum(sum(c[f].values()) for c in counts) / n or 1.0 for f in range(len(WEIGHTS))]
+    idf = {
+        term: math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for term in terms
+        for df in [sum(1 for c in counts if any(term in f for f in c))]
+    }
     scored = []
     for doc, fields in zip(docs, counts, strict=True):
-        score, matched = 0.0, 0
+        score, matched, matched_idf = 0.0, 0, 0.0
         for term in terms:
-            df = sum(1 for c in counts if any(term in f for f in c))
             x = sum(
                 w * f[term] / (1 - b + b * sum(f.values()) / avg)
                 for w, b, avg, f in zip(
@@ -71,8 +76,12 @@ def reference(
             )
             if x > 0:
                 matched += 1
-                score += math.log(1 + (n - df + 0.5) / (df + 0.5)) * x / (K1 + x)
-        score *= (matched / len(terms)) ** COORDINATION
+                matched_idf += idf[term]
+                score += idf[term] * x / (K1 + x)
+        if cover_by == "idf":  # each term counts by its idf
+            score *= (matched_idf / sum(idf.values())) ** COORDINATION
+        else:
+            score *= (matched / len(terms)) ** COORDINATION
         if matched >= required_matches(len(terms)) and score > 0:
             scored.append((doc["id"], score))
     scored.sort(key=lambda item: (-round(item[1], 9), item[0]))
@@ -80,15 +89,25 @@ def reference(
 
 
 @settings(max_examples=80)
-@given(documents, queries, st.integers(1, 20))
+@given(documents, queries, st.integers(1, 20), st.sampled_from(["idf", "count"]))
 def test_sql_ranking_matches_reference(
-    tokenizer: Tokenizer, corpus: list[tuple[str, str, str, str]], terms: list[str], limit: int
+    tokenizer: Tokenizer,
+    corpus: list[tuple[str, str, str, str]],
+    terms: list[str],
+    limit: int,
+    cover_by: str,
 ) -> None:
+    """The shipped coverage (by idf) and the tuner's alternative (by count) alike."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    with SearchIndex(":memory:", tokenizer) as index:
-        index.rebuild(iter(docs), f"c{next(counter)}")
-        hits = index.search(terms, limit)
-    expected = reference(docs, terms, tokenizer)[:limit]
+    shipped = search_index.COVER_BY
+    search_index.COVER_BY = cover_by
+    try:
+        with SearchIndex(":memory:", tokenizer) as index:
+            index.rebuild(iter(docs), f"c{next(counter)}")
+            hits = index.search(terms, limit)
+    finally:
+        search_index.COVER_BY = shipped
+    expected = reference(docs, terms, tokenizer, cover_by)[:limit]
     assert [hit.rid for hit in hits] == [rid for rid, _ in expected]
     for hit, (_, score) in zip(hits, expected, strict=True):
         assert hit.score == pytest.approx(score, rel=1e-9)
