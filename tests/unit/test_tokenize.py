@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xbrain.search.tokenize import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer
 
@@ -97,3 +99,21 @@ def test_compiled_dictionary_is_shared_by_every_install_of_the_same_jieba(tmp_pa
     changed = tmp_path / "three"
     shutil.copytree(copies[1], changed)
     assert cache_path(cache, changed / "dict.txt", changed / "finalseg") != first
+
+
+ascii_text = st.text(
+    alphabet=st.one_of(st.sampled_from("aZ9_.'- \n,"), st.characters(max_codepoint=127)),
+    max_size=60,
+)
+
+
+@settings(max_examples=300)
+@given(ascii_text)
+def test_ascii_text_gets_the_same_terms_as_the_unicode_path(
+    tokenizer: Tokenizer, text: str
+) -> None:
+    # A trailing em dash (punctuation: never a term) sends the text down the full
+    # Unicode path; ASCII text alone takes the short one. Both must cut alike.
+    assert tokenizer.words(text) == tokenizer.words(text + " —")
+    assert tokenizer.counts(text) == tokenizer.counts(text + " —")
+    assert tokenizer.query_terms(text) == tokenizer.query_terms(text + " —")
