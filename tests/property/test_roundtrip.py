@@ -7,6 +7,8 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from tests.conftest import sample
 from xbrain.codec import canonical_json, dump_yaml, load_yaml
@@ -59,6 +61,35 @@ def test_resource_yaml_round_trip(
     assert list(back) == list(resource)
     assert normalize_resource(back).resource == resource  # reading re-normalizes to itself
     assert dump_yaml(back) == data  # one canonical byte form
+    assert load_yaml(data) == YAML(typ="safe", pure=True).load(data)  # ruamel's own reading
+
+
+yaml_scalars = st.one_of(
+    st.sampled_from(["yes", "no", "on", "off", "~", "null", "0777", "0o17", "1:20", "1e3", ".inf"]),
+    st.sampled_from(["2026-01-01", "0x1f", "+12", "-0", "true", "False", "'quoted'", "a: b"]),
+    st.sampled_from(["!!float 1:20", "!!int 0777", "1_000", ".NaN", "1.5e-3", "[1, 2]", "{}"]),
+    text,
+)
+
+
+@given(
+    st.dictionaries(st.sampled_from(["a", "b", "c"]), yaml_scalars, max_size=3),
+    st.sampled_from(["", "%YAML 1.1\n---\n", "%YAML 1.2\n---\n", "---\n"]),
+)
+def test_hand_written_yaml_reads_as_ruamel_reads_it(mapping: dict[str, str], head: str) -> None:
+    """Plain scalars a person might type, unquoted, with or without a directive: what
+    ruamel's own safe engine makes of them (the same value, or the same error), and never
+    a warning (the suite turns warnings into errors)."""
+    data = (head + "".join(f"{key}: {value}\n" for key, value in mapping.items())).encode()
+    try:
+        expected: Any = YAML(typ="safe", pure=False).load(data)
+    except (YAMLError, ValueError) as exc:
+        expected = type(exc)
+    try:
+        fast: Any = load_yaml(data)
+    except (YAMLError, ValueError) as exc:
+        fast = type(exc)
+    assert fast == expected or (fast != fast and expected != expected)  # NaN != NaN
 
 
 def test_multiline_text_is_a_block_scalar() -> None:
