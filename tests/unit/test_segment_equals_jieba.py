@@ -1,4 +1,5 @@
-"""The segmenter's cuts equal jieba's, on a sizeable sample and on random text."""
+"""The segmenters' cuts equal jieba's, on a sizeable sample and on random text: ours (every
+query and small write) and jieba-rs (index builds), so a query's terms are the index's."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xbrain.search.segment import Segmenter
+from xbrain.search.segment import RustSegmenter, Segmenter, bulk_segmenter
+from xbrain.search.tokenize import Cutter
 
 HAN = re.compile("[\u4e00-\u9fd5]+")
 LOCALE = Path("/usr/share/locale/zh_CN/LC_MESSAGES")
@@ -29,11 +31,21 @@ def jieba() -> Any:
     return real
 
 
-@pytest.fixture(scope="module")
-def segmenter(segment_cache: Path) -> Iterator[Segmenter]:
-    instance = Segmenter(segment_cache)
+@pytest.fixture(scope="module", params=["python", "rust"])
+def segmenter(request: pytest.FixtureRequest, segment_cache: Path) -> Iterator[Cutter]:
+    instance: Cutter | None = (
+        Segmenter(segment_cache) if request.param == "python" else bulk_segmenter()
+    )
+    if instance is None:
+        pytest.skip("rjieba is not installed, or jieba's data is not what jieba-rs embeds")
     yield instance
     instance.close()
+
+
+def test_index_builds_use_jieba_rs_here() -> None:
+    """With the pinned jieba and rjieba installed (as the project's set-up does), index
+    builds get the fast segmenter; if a new jieba changed its data, this says so."""
+    assert isinstance(bulk_segmenter(), RustSegmenter)
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +57,12 @@ def words() -> list[str]:
     return [line.split(" ")[0] for line in lines[::7]]
 
 
-def check(segmenter: Segmenter, jieba: Any, text: str) -> None:
+def check(segmenter: Cutter, jieba: Any, text: str) -> None:
     assert segmenter.cut(text) == jieba.lcut(text), text
     assert segmenter.cut_for_search(text) == jieba.lcut_for_search(text), text
 
 
-def test_dictionary_sentences(segmenter: Segmenter, jieba: Any, words: list[str]) -> None:
+def test_dictionary_sentences(segmenter: Cutter, jieba: Any, words: list[str]) -> None:
     """20,000 pseudo-sentences of dictionary words and unknown characters (HMM path)."""
     rng = random.Random(42)
     han_words = [w for w in words if HAN.fullmatch(w)]
@@ -68,7 +80,7 @@ def test_dictionary_sentences(segmenter: Segmenter, jieba: Any, words: list[str]
 @pytest.mark.skipif(
     not LOCALE.is_dir(), reason="no zh_CN message catalogs installed on this machine"
 )
-def test_real_chinese_text(segmenter: Segmenter, jieba: Any) -> None:
+def test_real_chinese_text(segmenter: Cutter, jieba: Any) -> None:
     """Every Han run of the installed zh_CN gettext catalogs (tens of thousands of runs)."""
     runs: list[str] = []
     for path in sorted(LOCALE.glob("*.mo")):
@@ -91,5 +103,5 @@ def test_real_chinese_text(segmenter: Segmenter, jieba: Any) -> None:
         alphabet=st.characters(min_codepoint=0x4E00, max_codepoint=0x9FD5), min_size=1, max_size=30
     )
 )
-def test_random_han_strings(segmenter: Segmenter, jieba: Any, text: str) -> None:
+def test_random_han_strings(segmenter: Cutter, jieba: Any, text: str) -> None:
     check(segmenter, jieba, text)

@@ -186,19 +186,23 @@ class SearchIndex:
             [(length, i) for i, length in enumerate(lengths)],
         )
 
-    def rebuild(self, resources: Iterable[dict[str, Any]], commit: str) -> int:
+    def rebuild(
+        self, resources: Iterable[dict[str, Any]], commit: str, *, bulk: bool = False
+    ) -> int:
         """Replace the whole index with ``resources`` as of ``commit``.
 
         A bulk load, not ``add`` per resource: rows go in batches into an unindexed
         staging table, SQLite sorts them into the postings table once, the per-document
         index is created after the load, and the field totals are summed in Python.
+        ``bulk`` (a whole store) lets the tokenizer use its faster bulk segmenter.
         """
         count = 0
         totals = [0] * len(FIELDS)
         seen: dict[str, tuple[int, list[int]]] = {}  # rid → (doc, lengths)
         docs: list[tuple[Any, ...]] = []
-        postings: list[tuple[Any, ...]] = []
+        postings: list[list[Any]] = []
         fields = ", ".join("?" * len(FIELDS))
+        zeros = [0] * len(FIELDS)
         with self.write():  # one transaction: readers see the old index or the new one
             self.reset()
             self.conn.execute("DROP INDEX IF EXISTS postings_doc")
@@ -211,7 +215,7 @@ class SearchIndex:
                     self.conn.execute("DELETE FROM docs WHERE doc = ?", (earlier[0],))
                     totals = [a - b for a, b in zip(totals, earlier[1], strict=True)]
                     count -= 1
-                counts = [self.tokenizer.counts(text) for text in field_texts(resource)]
+                counts = [self.tokenizer.counts(t, bulk) for t in field_texts(resource)]
                 lengths = [sum(c.values()) for c in counts]
                 seen[resource["id"]] = (doc, lengths)
                 count += 1
@@ -226,9 +230,14 @@ class SearchIndex:
                         *lengths,
                     )
                 )
-                postings.extend(
-                    (term, doc, *(c.get(term, 0) for c in counts)) for term in set().union(*counts)
-                )
+                rows: dict[str, list[Any]] = {}  # term → [term, doc, f0 … f5]
+                for i, field in enumerate(counts, 2):
+                    for term, n in field.items():
+                        row = rows.get(term)
+                        if row is None:
+                            row = rows[term] = [term, doc, *zeros]
+                        row[i] = n
+                postings.extend(rows.values())
                 if len(postings) >= _BATCH:
                     self._load(docs, postings, fields)
             self._load(docs, postings, fields)
@@ -242,9 +251,7 @@ class SearchIndex:
             self.set_meta("commit", commit)
         return count
 
-    def _load(
-        self, docs: list[tuple[Any, ...]], postings: list[tuple[Any, ...]], fields: str
-    ) -> None:
+    def _load(self, docs: list[tuple[Any, ...]], postings: list[list[Any]], fields: str) -> None:
         """Insert and clear one batch of a bulk load."""
         self.conn.executemany(
             "INSERT INTO docs (doc, rid, design, resource, "

@@ -193,7 +193,7 @@ def build_from(
             path.parent.mkdir(exist_ok=True)
             with contextlib.suppress(sqlite3.Error, OSError, XbrainError):
                 with SearchIndex(path, tokenizer) as index:
-                    index.rebuild(_told(resources, progress), commit)
+                    index.rebuild(_told(resources, progress), commit, bulk=True)
                 return
             remove_index(path)  # a half-written index is worse than none
     finally:

@@ -10,6 +10,11 @@ The cache is compiled once from the installed jieba package's own files (``dict.
 and ``finalseg/prob_*.py``), keyed by their SHA-256, into the cache directory given by
 the caller. jieba itself is never imported here. Identity with ``jieba.cut`` and
 ``jieba.cut_for_search`` on Han text is a tested property.
+
+Index builds segment whole stores at once: there :func:`bulk_segmenter` hands the work to
+jieba-rs (the ``rjieba`` package), the same algorithm over the same data in Rust, ~6x
+faster per character but ~0.1 s to load, so it never serves a query. It is used only when
+jieba's installed data is the data jieba-rs embeds (the cuts must match the queries').
 """
 
 from __future__ import annotations
@@ -27,12 +32,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Segmenter"]
+__all__ = ["RustSegmenter", "Segmenter", "bulk_segmenter"]
 
 MIN_FLOAT = -3.14e100
 _MAGIC = b"XBJIEBA1"
 _PREV = {"B": "ES", "M": "MB", "S": "SE", "E": "BM"}
 _STATES = "BMES"
+# SHA-256 of jieba 0.42's data files, which jieba-rs embeds (the equality test holds them)
+JIEBA_DATA = {
+    "dict.txt": "7197c3211ddd98962b036cdf40324d1ea2bfaa12bd028e68faa70111a88e12a8",
+    "prob_start.py": "14c5706ced5cd3b42eb4873d4b88f7f52a7bdf80fbd767bc4423d361e20c5330",
+    "prob_trans.py": "54dfbc252ed71480d4f0cdfdf516ecfbe44efd0f6c3c64b158e7039f2906c91b",
+    "prob_emit.py": "27d46b1c9efe4dd148fde8be042a21be40e3562d0c7f1273f9de7abae12ebb8d",
+}
 
 
 def _jieba_files() -> tuple[Path, Path]:
@@ -316,3 +328,35 @@ class Segmenter:
                 )
             out.append(word)
         return out
+
+
+class RustSegmenter:
+    """jieba's ``cut`` / ``cut_for_search`` (HMM on) by jieba-rs: for index builds."""
+
+    def __init__(self) -> None:
+        import rjieba
+
+        self._cut = rjieba.cut
+        self._cut_for_search = rjieba.cut_for_search
+
+    def cut(self, text: str) -> list[str]:
+        """``jieba.lcut(text)``."""
+        return self._cut(text)
+
+    def cut_for_search(self, text: str) -> list[str]:
+        """``jieba.lcut_for_search(text)``."""
+        return self._cut_for_search(text)
+
+    def close(self) -> None:
+        """Nothing to release (the interface of :class:`Segmenter`)."""
+
+
+def bulk_segmenter() -> RustSegmenter | None:
+    """The jieba-rs segmenter, or None: rjieba not installed, or jieba's data is not the
+    data jieba-rs embeds (then its cuts could differ from a query's)."""
+    if importlib.util.find_spec("rjieba") is None:
+        return None
+    for path in _sources(*_jieba_files()):
+        if hashlib.sha256(path.read_bytes()).hexdigest() != JIEBA_DATA.get(path.name):
+            return None
+    return RustSegmenter()

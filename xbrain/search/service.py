@@ -63,7 +63,7 @@ def _catch_up(
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    index.rebuild(_all_resources(view, progress), head)
+    index.rebuild(_all_resources(view, progress), head, bulk=True)
 
 
 @contextlib.contextmanager
@@ -146,7 +146,7 @@ def reindex(
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        return index.rebuild(_all_resources(view, progress), str(view.snap.commit))
+        return index.rebuild(_all_resources(view, progress), str(view.snap.commit), bulk=True)
 
 
 def after_commit(

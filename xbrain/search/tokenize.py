@@ -21,12 +21,12 @@ import re
 from collections import Counter
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .segment import Segmenter
 
-__all__ = ["STOPWORDS", "Tokenizer"]
+__all__ = ["STOPWORDS", "Cutter", "Tokenizer"]
 
 ENGLISH_STOPWORDS = frozenset(
     {
@@ -106,12 +106,33 @@ def _token_pattern() -> re.Pattern[str]:
     )
 
 
+class Cutter(Protocol):
+    """A jieba-compatible segmenter of Han runs."""
+
+    def cut(self, text: str) -> list[str]:
+        """``jieba.lcut(text)``."""
+        ...
+
+    def cut_for_search(self, text: str) -> list[str]:
+        """``jieba.lcut_for_search(text)``."""
+        ...
+
+    def close(self) -> None:
+        """Release what the segmenter holds."""
+        ...
+
+
 class Tokenizer:
-    """Turns text into terms; loads the Chinese segmenter only when Han text appears."""
+    """Turns text into terms; loads the Chinese segmenter only when Han text appears.
+
+    ``bulk=True`` (an index build) may segment with the faster-to-run, slower-to-load
+    jieba-rs; the terms are the same.
+    """
 
     def __init__(self, cache_dir: Path) -> None:
         self.cache_dir = cache_dir
         self._segmenter: Segmenter | None = None
+        self._bulk: Cutter | None = None
 
     @property
     def segmenter(self) -> Segmenter:
@@ -122,13 +143,22 @@ class Tokenizer:
             self._segmenter = Segmenter(self.cache_dir)
         return self._segmenter
 
+    def bulk_segmenter(self) -> Cutter:
+        """The segmenter for index builds: jieba-rs when it may be used, else ours."""
+        if self._bulk is None:
+            from .segment import bulk_segmenter
+
+            self._bulk = bulk_segmenter() or self.segmenter
+        return self._bulk
+
     def close(self) -> None:
         """Release the segmenter's cache file."""
         if self._segmenter is not None:
             self._segmenter.close()
             self._segmenter = None
+        self._bulk = None
 
-    def _tokens(self, text: str, search_mode: bool) -> list[str]:
+    def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
         if text.isascii():
             return [token for token in _ASCII_TOKEN.findall(text.lower()) if token not in STOPWORDS]
         import unicodedata
@@ -139,10 +169,12 @@ class Tokenizer:
             han = match.group("han")
             if han is None:
                 out.append(match.group().replace("’", "'"))
-            elif search_mode:
-                out.extend(self.segmenter.cut_for_search(han))
+                continue
+            cutter: Cutter = self.bulk_segmenter() if bulk else self.segmenter
+            if search_mode:
+                out.extend(cutter.cut_for_search(han))
             else:
-                out.extend(self.segmenter.cut(han))
+                out.extend(cutter.cut(han))
         return [token for token in out if token not in STOPWORDS]
 
     def words(self, text: str) -> list[str]:
@@ -153,6 +185,7 @@ class Tokenizer:
         """Distinct query terms in first-occurrence order (precise Chinese cut)."""
         return list(dict.fromkeys(self.words(text)))
 
-    def counts(self, text: str) -> Counter[str]:
-        """Term frequencies of indexed text (search-engine Chinese cut)."""
-        return Counter(self._tokens(text, search_mode=True))
+    def counts(self, text: str, bulk: bool = False) -> Counter[str]:
+        """Term frequencies of indexed text (search-engine Chinese cut); ``bulk`` for an
+        index build."""
+        return Counter(self._tokens(text, search_mode=True, bulk=bulk))
