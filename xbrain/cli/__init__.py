@@ -218,7 +218,11 @@ def _short(text: str, limit: int) -> str:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=EPILOG,
 )
-@click.version_option(package_name="xbrain", prog_name="xbrain")
+@click.version_option(
+    package_name="xbrain",
+    prog_name="xbrain",
+    message="%(prog)s, version %(version)s",  # click's own text; given, it skips a gettext lookup
+)
 @common_options
 def cli() -> None:
     """xbrain — private, local, git-backed memory for AI agents.
