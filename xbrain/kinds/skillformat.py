@@ -1,0 +1,217 @@
+"""The Agent Skills format and a skill's identities (SPEC §12), as pure functions.
+
+A skill is a ``SKILL.md`` (YAML frontmatter, then Markdown) plus optional component files.
+This module checks the frontmatter and every component path, builds a revision's manifest
+and computes the three identities: ``skill_id`` (from the slug), ``canonical_hash`` (of
+the exact bytes of every file) and ``revision_id`` (the chain link). Nothing here reads or
+writes a store.
+
+Decisions where SPEC §12 leaves a choice:
+
+* ``SKILL.md`` is itself a file of the manifest (type ``instructions``), so the canonical
+  hash covers the instructions as well as the components.
+* ``SKILL.md`` must begin with its frontmatter (``---`` on the first line, ``---`` or
+  ``...`` closing it); a byte-order mark or text before it is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from ..codec import canonical_json, load_yaml, sha256_hex
+from ..errors import InvalidInputError
+
+__all__ = [
+    "COMPONENT_TYPES",
+    "FORMAT",
+    "MAX_COMPONENTS",
+    "MAX_COMPONENT_BYTES",
+    "MAX_SKILL_MD_BYTES",
+    "SKILL_MD",
+    "Instructions",
+    "canonical_hash",
+    "check_path",
+    "component_type",
+    "manifest",
+    "parse_skill_md",
+    "revision_id",
+    "skill_id",
+]
+
+FORMAT = "xbrain.skill/1"
+SKILL_MD = "SKILL.md"
+MAX_SKILL_MD_BYTES = 64 * 1024
+MAX_COMPONENTS = 50
+MAX_COMPONENT_BYTES = 128 * 1024
+MAX_PATH_BYTES = 512
+MAX_DEPTH = 8
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+COMPONENT_TYPES = ("reference", "example", "template", "document", "artifact", "script")
+_BY_TOP_DIRECTORY = {
+    "references": "reference",
+    "examples": "example",
+    "templates": "template",
+    "scripts": "script",
+    "assets": "artifact",
+}
+FRONTMATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Path segments git refuses or treats specially on some file system (case-insensitive):
+# .git itself, its NTFS short name, and the NTFS alternate-stream spelling.
+_GIT_SEGMENT = re.compile(r"\.git(?:\.|::\$index_allocation)?|git~\d+", re.IGNORECASE)
+
+
+def skill_id(slug: str) -> str:
+    """``"skill_" + sha256(JSON ["skill", slug])``, hex."""
+    return "skill_" + sha256_hex(canonical_json(["skill", slug]).encode())
+
+
+def revision_id(skill: str, parent: str | None, content_hash: str) -> str:
+    """``"rev_" + the first 32 hex of sha256(JSON [skill_id, parent, canonical_hash])``."""
+    return "rev_" + sha256_hex(canonical_json([skill, parent, content_hash]).encode())[:32]
+
+
+@dataclass(frozen=True)
+class Instructions:
+    """A parsed ``SKILL.md``: its frontmatter (allowed keys only), the unknown keys, the
+    Markdown body."""
+
+    frontmatter: dict[str, Any]
+    unknown: tuple[str, ...]
+    body: str
+
+    @property
+    def slug(self) -> str:
+        """The skill's name, which is its slug."""
+        return str(self.frontmatter["name"])
+
+
+def parse_skill_md(data: bytes) -> Instructions:
+    """Check a ``SKILL.md``: size, UTF-8, frontmatter shape and every allowed key.
+
+    Unknown keys are returned, not refused: ``save`` refuses them, ``import`` warns.
+    """
+    if len(data) > MAX_SKILL_MD_BYTES:
+        raise InvalidInputError(f"{SKILL_MD} is {len(data):,} bytes; the limit is 64 KiB.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{SKILL_MD} is not UTF-8 text.") from None
+    lines = text.split("\n")
+    if lines[0].rstrip("\r") != "---":
+        raise InvalidInputError(f"{SKILL_MD} must begin with YAML frontmatter ('---').")
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") in ("---", "...")), 0)
+    if not end:
+        raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not closed by '---'.")
+    try:
+        meta = load_yaml("\n".join(lines[1:end]).encode())
+    except Exception as exc:  # ruamel's errors and the values it cannot construct
+        message = " ".join(str(exc).split())[:200]
+        raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not valid YAML: {message}") from None
+    if not isinstance(meta, dict):
+        raise InvalidInputError(f"{SKILL_MD}'s frontmatter must be a mapping of keys.")
+    unknown = tuple(sorted(str(key) for key in meta if key not in FRONTMATTER_KEYS))
+    known = {key: value for key, value in meta.items() if key in FRONTMATTER_KEYS}
+    _check_frontmatter(known)
+    return Instructions(known, unknown, "\n".join(lines[end + 1 :]))
+
+
+def _check_frontmatter(meta: dict[str, Any]) -> None:
+    name = meta.get("name")
+    if not isinstance(name, str) or not 1 <= len(name) <= 64 or not _SLUG.fullmatch(name):
+        hint = "" if isinstance(name, str) or name is None else "; quote it, YAML read a non-text"
+        raise InvalidInputError(
+            "The skill's name must be 1-64 characters of a-z, 0-9 and '-', with no '-' "
+            f"at either end and no '--' (got {name!r}{hint})."
+        )
+    description = meta.get("description")
+    if not isinstance(description, str) or not 1 <= len(description.strip()) <= MAX_DESCRIPTION:
+        raise InvalidInputError("The skill's description must be 1-1,024 characters of text.")
+    for key in ("license", "compatibility"):
+        if key in meta and not isinstance(meta[key], str):
+            raise InvalidInputError(f"The skill's {key} must be text.")
+    if len(meta.get("compatibility", "")) > MAX_COMPATIBILITY:
+        raise InvalidInputError("The skill's compatibility must be at most 500 characters.")
+    metadata = meta.get("metadata", {})
+    if not isinstance(metadata, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+    ):
+        raise InvalidInputError("The skill's metadata must map text keys to text values.")
+    tools = meta.get("allowed-tools", "")
+    if not isinstance(tools, str) and not (
+        isinstance(tools, list) and all(isinstance(tool, str) for tool in tools)
+    ):
+        raise InvalidInputError("The skill's allowed-tools must be text or a list of text.")
+
+
+def check_path(path: str) -> str:
+    """A component's path, NFC-normalized, or InvalidInputError saying what is wrong."""
+    shown = ascii(path)
+    if not path or path.startswith("/") or re.match(r"[A-Za-z]:", path):
+        raise InvalidInputError(f"Component path {shown} must be relative.")
+    if "\\" in path or _CONTROL.search(path):
+        raise InvalidInputError(f"Component path {shown} has a backslash or control character.")
+    path = unicodedata.normalize("NFC", path)
+    if len(path.encode("utf-8")) > MAX_PATH_BYTES:
+        raise InvalidInputError(f"Component path {shown} is over {MAX_PATH_BYTES} bytes.")
+    parts = path.split("/")
+    if len(parts) > MAX_DEPTH:
+        raise InvalidInputError(f"Component path {shown} is deeper than {MAX_DEPTH} levels.")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise InvalidInputError(f"Component path {shown} has an empty, '.' or '..' part.")
+        if _GIT_SEGMENT.fullmatch(part.rstrip(". ")):
+            raise InvalidInputError(f"Component path {shown} names a git directory.")
+    return path
+
+
+def component_type(path: str) -> str:
+    """A component's default type, from its top directory."""
+    top = path.split("/", 1)[0] if "/" in path else ""
+    return _BY_TOP_DIRECTORY.get(top, "document")
+
+
+def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The manifest of a revision: ``SKILL.md`` and every component as ``{path, type,
+    sha256, bytes}``, sorted by the UTF-8 bytes of the path.
+
+    ``files`` maps paths to exact bytes and must hold ``SKILL.md``; ``types`` may set a
+    component's type. Every limit of SPEC §12 is checked; two paths equal after NFC and
+    case folding are refused.
+    """
+    if SKILL_MD not in files:
+        raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
+    components = {path: data for path, data in files.items() if path != SKILL_MD}
+    if len(components) > MAX_COMPONENTS:
+        raise InvalidInputError(
+            f"A skill has at most {MAX_COMPONENTS} components (got {len(components)})."
+        )
+    entries: dict[str, dict[str, Any]] = {}
+    folded: set[str] = set()  # a store must check out on case-insensitive file systems too
+    for raw, data in files.items():
+        path = SKILL_MD if raw == SKILL_MD else check_path(raw)
+        if path.casefold() in folded:
+            raise InvalidInputError(f"Two paths are the same after NFC and case folding: {raw!a}.")
+        folded.add(path.casefold())
+        if path != SKILL_MD and len(data) > MAX_COMPONENT_BYTES:
+            raise InvalidInputError(
+                f"Component {path!a} is {len(data):,} bytes; the limit is 128 KiB."
+            )
+        kind = "instructions" if path == SKILL_MD else (types or {}).get(raw, component_type(path))
+        if path != SKILL_MD and kind not in COMPONENT_TYPES:
+            raise InvalidInputError(f"Component type {kind!r} is not one of {COMPONENT_TYPES}.")
+        entries[path] = {"path": path, "type": kind, "sha256": sha256_hex(data), "bytes": len(data)}
+    parse_skill_md(files[SKILL_MD])
+    return [entries[path] for path in sorted(entries, key=lambda p: p.encode("utf-8"))]
+
+
+def canonical_hash(files: list[dict[str, Any]]) -> str:
+    """``"sha256:" + sha256(RFC 8785 JSON of {"format": "xbrain.skill/1", "files": …})``."""
+    import rfc8785
+
+    return "sha256:" + sha256_hex(rfc8785.dumps({"format": FORMAT, "files": files}))
