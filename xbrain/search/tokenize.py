@@ -125,8 +125,8 @@ class Cutter(Protocol):
 class Tokenizer:
     """Turns text into terms; loads the Chinese segmenter only when Han text appears.
 
-    ``bulk=True`` (an index build) may segment with the faster-to-run, slower-to-load
-    jieba-rs; the terms are the same.
+    ``counts(text, bulk=True)`` (an index build) may segment with jieba-rs, faster to run
+    and slower to load than the segmenter queries use; the terms are the same.
     """
 
     def __init__(self, cache_dir: Path) -> None:
