@@ -349,6 +349,9 @@ def test_started_by_hand_it_says_so_and_ctrl_c_stops_it(store_dir: Path) -> None
 
     pid, fd = pty.fork()
     if pid == 0:  # the child: the server on a terminal, as a user would start it
+        # where Ctrl-C is delivered (a shell's background job ignores SIGINT, and an
+        # ignored SIGINT is inherited across exec: the server could never be stopped)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.execv(sys.executable, [sys.executable, "-m", "xbrain", "mcp", "--store", str(store_dir)])
     out = b""
     deadline = time.monotonic() + 30
@@ -365,7 +368,14 @@ def test_started_by_hand_it_says_so_and_ctrl_c_stops_it(store_dir: Path) -> None
         if not chunk:
             break
         out += chunk
-    status = os.waitpid(pid, 0)[1]
+    for _ in range(100):  # never hang the suite: 10 s, then the child is killed
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        status = os.waitpid(pid, 0)[1]
     os.close(fd)
     text = out.decode().replace("\r\n", "\n")
     assert text == f"xbrain mcp: serving {store_dir} over stdio; Ctrl-C to stop.\nInterrupted.\n"
