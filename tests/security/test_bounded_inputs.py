@@ -195,6 +195,8 @@ def test_sigint_while_running_is_one_line(tmp_path: Path) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # as at a terminal: a shell's background job would hand down an ignored SIGINT
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(1.5)  # loaded, and waiting for the query on stdin
     proc.send_signal(signal.SIGINT)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import load_yaml
-from ..core import CommitId, GitStore, View
+from ..core import CommitId, GitStore, View, bulk
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
@@ -63,7 +63,7 @@ def _catch_up(
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    index.rebuild(_all_resources(view, progress), head, bulk=True)
+    index.rebuild(bulk.records(git, view, resource_kind.KIND.name, progress), head, bulk=True)
 
 
 @contextlib.contextmanager
@@ -146,7 +146,8 @@ def reindex(
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        return index.rebuild(_all_resources(view, progress), str(view.snap.commit), bulk=True)
+        resources = bulk.records(git, view, resource_kind.KIND.name, progress)
+        return index.rebuild(resources, str(view.snap.commit), bulk=True)
 
 
 def after_commit(
