@@ -105,3 +105,30 @@ def test_real_chinese_text(segmenter: Cutter, jieba: Any) -> None:
 )
 def test_random_han_strings(segmenter: Cutter, jieba: Any, text: str) -> None:
     check(segmenter, jieba, text)
+
+
+def test_without_rjieba_or_with_other_jieba_data_builds_use_ours(
+    segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No jieba-rs, or a jieba whose data is not what jieba-rs embeds: index builds fall
+    back to our segmenter, with the same terms."""
+    from xbrain.search import segment
+    from xbrain.search.tokenize import Tokenizer
+
+    text = "检查对话框键盘导航，南京市长江大桥"
+    monkeypatch.setitem(segment.JIEBA_DATA, "dict.txt", "0" * 64)
+    assert bulk_segmenter() is None
+    monkeypatch.undo()
+    real = segment.importlib.util.find_spec
+    monkeypatch.setattr(
+        segment.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "rjieba" else real(name, *a),
+    )
+    assert bulk_segmenter() is None
+    tokenizer = Tokenizer(segment_cache)
+    try:
+        assert tokenizer.counts(text, bulk=True) == tokenizer.counts(text)
+        assert isinstance(tokenizer.bulk_segmenter(), Segmenter)
+    finally:
+        tokenizer.close()
