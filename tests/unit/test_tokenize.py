@@ -117,3 +117,28 @@ def test_ascii_text_gets_the_same_terms_as_the_unicode_path(
     assert tokenizer.words(text) == tokenizer.words(text + " —")
     assert tokenizer.counts(text) == tokenizer.counts(text + " —")
     assert tokenizer.query_terms(text) == tokenizer.query_terms(text + " —")
+
+
+# (a list of characters joined: st.text's alphabet handling never drew the last group)
+simple_text = st.lists(
+    st.one_of(
+        st.sampled_from("aZ9_.'- \n,"),
+        st.characters(max_codepoint=127),
+        st.sampled_from("对话框键盘导航南京市长江大桥列出目录内容时间排序中文"),
+        st.characters(min_codepoint=0x4E00, max_codepoint=0x9FD5),
+        st.sampled_from("，。、；：？！（）《》【】「」“”"),
+        st.sampled_from("．’‘ｒ…·"),  # not simple (NFKC makes "." or "r", or a joiner)
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(simple_text)
+def test_han_and_ascii_text_gets_the_same_terms_as_the_unicode_path(
+    tokenizer: Tokenizer, text: str
+) -> None:
+    # ASCII, Han and common Chinese punctuation take two cheap patterns; a trailing em
+    # dash (never a term) sends the same text down the full Unicode path.
+    assert tokenizer.words(text) == tokenizer.words(text + " —")
+    assert tokenizer.counts(text) == tokenizer.counts(text + " —")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -96,6 +97,29 @@ _WORDCHAR = rf"[^\W{_IDEO}{_KANA}]"
 _ASCII_TOKEN = re.compile(r"[0-9a-z_]+(?:[.'][0-9a-z_]+)*")
 
 
+# Text of ASCII, Han (U+4E00–U+9FD5) and these punctuation marks (which NFKC leaves alone
+# or maps to ASCII punctuation that neither is part of a word nor joins two) gets the
+# full rule's terms from two cheap patterns: ASCII words between Han runs. This one
+# compiles in ~1.5 ms; the full pattern's Unicode classes take ~5–7 ms.
+_SIMPLE = re.compile(r"([\u4e00-\u9fd5]+)|[^\x00-\x7f，。、；：？！（）《》【】「」“”]")
+
+
+def _simple_tokens(text: str, cut: Callable[[str], list[str]]) -> list[str] | None:
+    """The terms of lowercased ``text`` when it is ASCII, Han and simple punctuation only;
+    None (use the full rule) on any other character."""
+    out: list[str] = []
+    start = 0
+    for match in _SIMPLE.finditer(text):
+        han = match.group(1)
+        if han is None:
+            return None
+        out.extend(_ASCII_TOKEN.findall(text, start, match.start()))
+        out.extend(cut(han))
+        start = match.end()
+    out.extend(_ASCII_TOKEN.findall(text, start))
+    return out
+
+
 @cache
 def _token_pattern() -> re.Pattern[str]:
     return re.compile(
@@ -161,21 +185,26 @@ class Tokenizer:
     def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
         if text.isascii():
             return [token for token in _ASCII_TOKEN.findall(text.lower()) if token not in STOPWORDS]
-        import unicodedata
+        cut = self._cut(search_mode, bulk)
+        out = _simple_tokens(text.lower(), cut)
+        if out is None:  # other scripts, or characters NFKC changes: the full rule
+            import unicodedata
 
-        text = unicodedata.normalize("NFKC", text).lower()
-        out: list[str] = []
-        for match in _token_pattern().finditer(text):
-            han = match.group("han")
-            if han is None:
-                out.append(match.group().replace("’", "'"))
-                continue
-            cutter: Cutter = self.bulk_segmenter() if bulk else self.segmenter
-            if search_mode:
-                out.extend(cutter.cut_for_search(han))
-            else:
-                out.extend(cutter.cut(han))
+            out = []
+            text = unicodedata.normalize("NFKC", text).lower()
+            for match in _token_pattern().finditer(text):
+                han = match.group("han")
+                out.extend([match.group().replace("’", "'")] if han is None else cut(han))
         return [token for token in out if token not in STOPWORDS]
+
+    def _cut(self, search_mode: bool, bulk: bool) -> Callable[[str], list[str]]:
+        """The cut of a Han run, loading a segmenter only when one is called."""
+
+        def cut(han: str) -> list[str]:
+            cutter: Cutter = self.bulk_segmenter() if bulk else self.segmenter
+            return cutter.cut_for_search(han) if search_mode else cutter.cut(han)
+
+        return cut
 
     def words(self, text: str) -> list[str]:
         """Every term of ``text`` in order, repeats kept (precise Chinese cut)."""
