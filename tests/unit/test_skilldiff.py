@@ -1,0 +1,66 @@
+"""The skill diff's lossless tokens and word-level ops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xbrain.kinds.skilldiff import diff, render, tokens
+from xbrain.search.segment import Segmenter
+
+
+@pytest.fixture(scope="module")
+def cut(segment_cache: Path) -> Iterator[Segmenter]:
+    segmenter = Segmenter(segment_cache)
+    yield segmenter
+    segmenter.close()
+
+
+texts = st.lists(
+    st.one_of(
+        st.sampled_from(["run ", "the ", "tests", "3.14", "don't", "\n", "\t", "  ", "-", "。"]),
+        st.sampled_from(["检查", "对话框", "键盘导航", "南京市长江大桥", "部署", "回滚"]),
+        st.characters(blacklist_categories=("Cs",)),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, texts)
+def test_tokens_rebuild_the_text_and_ops_rebuild_both_sides(
+    cut: Segmenter, old: str, new: str
+) -> None:
+    assert "".join(tokens(old, cut.cut)) == old
+    ops = diff(old, new, cut.cut)
+    assert "".join(op["old"] for op in ops) == old
+    assert "".join(op["new"] for op in ops) == new
+    assert all(op["old"] == op["new"] for op in ops if op["op"] == "equal")
+    assert (old == new) == all(op["op"] == "equal" for op in ops)
+
+
+def test_words_change_not_characters(cut: Segmenter) -> None:
+    ops = diff("Run the unit tests first.\n", "Run the integration tests first.\n", cut.cut)
+    changed = [op for op in ops if op["op"] != "equal"]
+    assert changed == [{"op": "replace", "old": "unit", "new": "integration"}]
+    assert render(ops) == "Run the [-unit-]{+integration+} tests first.\n"
+
+
+def test_chinese_is_diffed_by_word(cut: Segmenter) -> None:
+    ops = diff("先检查键盘导航再部署", "先检查对话框再部署", cut.cut)
+    assert [op for op in ops if op["op"] != "equal"] == [
+        {"op": "replace", "old": "键盘导航", "new": "对话框"}
+    ]
+    assert tokens("先检查键盘导航再部署", cut.cut) == ["先", "检查", "键盘", "导航", "再", "部署"]
+
+
+def test_whitespace_and_punctuation_are_kept(cut: Segmenter) -> None:
+    assert tokens("a  b\n\tc.d, e's", cut.cut) == ["a", "  ", "b", "\n\t", "c.d", ",", " ", "e's"]
+
+
+def test_a_segmenter_that_loses_text_cannot_make_a_false_diff() -> None:
+    assert tokens("部署回滚", lambda run: ["部署"]) == ["部署回滚"]
