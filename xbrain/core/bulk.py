@@ -17,10 +17,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from ..errors import CorruptStoreError, XbrainError
 from ..git import CommitId, GitStore
 from .registry import Record, record_kind
-from .view import View
+from .view import View, parse_stored
 
 __all__ = ["PARALLEL_MIN", "records"]
 
@@ -117,10 +116,4 @@ def _parse_chunk(
 def _parse(
     blob: Callable[[str], bytes], parse: Parse, chunk: list[tuple[str, str]]
 ) -> list[Record]:
-    out = []
-    for path, blob_id in chunk:
-        try:
-            out.append(parse(blob(blob_id)))
-        except XbrainError as exc:
-            raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from None
-    return out
+    return [parse_stored(parse, path, blob(blob_id)) for path, blob_id in chunk]

@@ -9,7 +9,7 @@ files in step with them, so they are always committed with the change they descr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import CorruptStoreError, XbrainError
@@ -19,9 +19,18 @@ from .config import LimitError, StoreConfig
 from .derive import catalog_entry, count_change, empty_summary
 from .registry import Derived, DerivedState, record_kind
 
-__all__ = ["Transaction", "View"]
+__all__ = ["Transaction", "View", "parse_stored"]
 
 Record = dict[str, Any]
+
+
+def parse_stored(parse: Callable[[bytes], Record], path: str, data: bytes) -> Record:
+    """A committed record's bytes, parsed and re-normalized; a store file no parser
+    accepts is a CorruptStoreError naming it."""
+    try:
+        return parse(data)
+    except XbrainError as exc:
+        raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
 
 
 class View:
@@ -91,12 +100,7 @@ class View:
         spec = record_kind(kind)
         path = spec.path(rid)
         data = self.read(path)
-        if data is None:
-            return None
-        try:
-            return spec.parse(data)
-        except XbrainError as exc:
-            raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
+        return None if data is None else parse_stored(spec.parse, path, data)
 
 
 class Transaction(View):

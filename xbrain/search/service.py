@@ -32,15 +32,11 @@ def index_path(git: GitStore) -> Path:
     return git.control_dir / INDEX_FILE
 
 
-def _all_resources(view: View, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
-    total, told = view.summary().get("resources", 0), 0
-    for done, (path, _) in enumerate(view.snap.files(resource_kind.DIRECTORY), 1):
-        resource = resource_kind.get(view, Path(path).stem)
-        if resource is not None:
-            yield resource
-        if progress is not None and (done % 250 == 0 or done == total):
-            progress(done - told, total)
-            told = done
+def _records(
+    git: GitStore, view: View, progress: Progress | None = None
+) -> Iterator[dict[str, Any]]:
+    """Every live resource of ``view``'s commit, for a full build (core.bulk)."""
+    return bulk.records(git, view, resource_kind.KIND.name, progress)
 
 
 def _catch_up(
@@ -63,7 +59,7 @@ def _catch_up(
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    index.rebuild(bulk.records(git, view, resource_kind.KIND.name, progress), head, bulk=True)
+    index.rebuild(_records(git, view, progress), head, bulk=True)
 
 
 @contextlib.contextmanager
@@ -73,7 +69,7 @@ def open_index(
     """The index for ``view``'s commit: the store's cache, or an in-memory one for ``--at``."""
     if at:
         with SearchIndex(":memory:", tokenizer) as memory:
-            memory.rebuild(_all_resources(view, progress), str(view.snap.commit))
+            memory.rebuild(_records(git, view, progress), str(view.snap.commit))
             yield memory
         return
     path = index_path(git)
@@ -90,7 +86,7 @@ def open_index(
         # the index cannot be written (a read-only store, a full disk): a search never
         # needs to write, so answer from an index built in memory
         index = SearchIndex(":memory:", tokenizer)
-        index.rebuild(_all_resources(view, progress), str(view.snap.commit))
+        index.rebuild(_records(git, view, progress), str(view.snap.commit))
     try:
         yield index
     finally:
@@ -146,8 +142,7 @@ def reindex(
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        resources = bulk.records(git, view, resource_kind.KIND.name, progress)
-        return index.rebuild(resources, str(view.snap.commit), bulk=True)
+        return index.rebuild(_records(git, view, progress), str(view.snap.commit), bulk=True)
 
 
 def after_commit(
