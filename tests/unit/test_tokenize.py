@@ -129,3 +129,24 @@ def test_the_fast_paths_give_the_terms_of_the_unicode_path(tokenizer: Tokenizer,
     assert tokenizer.words(text) == tokenizer.words(text + " —")
     assert tokenizer.counts(text) == tokenizer.counts(text + " —")
     assert tokenizer.query_terms(text) == tokenizer.query_terms(text + " —")
+
+
+def test_each_han_run_is_cut_once_even_when_the_fast_path_gives_up(
+    segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xbrain.search.segment import Segmenter
+
+    runs: list[str] = []
+    real = Segmenter.cut
+
+    def counting(self: Segmenter, text: str) -> list[str]:
+        runs.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(Segmenter, "cut", counting)
+    instance = Tokenizer(segment_cache)
+    try:  # the em dash is not simple: the full rule cuts; the fast path must not first
+        assert instance.words("检查对话框 — 键盘导航") == ["检查", "对话框", "键盘", "导航"]
+    finally:
+        instance.close()
+    assert runs == ["检查对话框", "键盘导航"]

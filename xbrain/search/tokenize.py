@@ -107,15 +107,17 @@ _SIMPLE = re.compile(r"([\u4e00-\u9fd5]+)|[^\x00-\x7f，。、；：？！（）
 def _simple_tokens(text: str, cut: Callable[[str], list[str]]) -> list[str] | None:
     """The terms of lowercased ``text`` when it is ASCII, Han and simple punctuation only;
     None (use the full rule) on any other character."""
+    runs = []
+    for match in _SIMPLE.finditer(text):
+        if match.group(1) is None:
+            return None  # before any Han run is cut: segmenting is the costly part
+        runs.append(match.span())
     out: list[str] = []
     start = 0
-    for match in _SIMPLE.finditer(text):
-        han = match.group(1)
-        if han is None:
-            return None
-        out.extend(_ASCII_TOKEN.findall(text, start, match.start()))
-        out.extend(cut(han))
-        start = match.end()
+    for begin, end in runs:
+        out.extend(_ASCII_TOKEN.findall(text, start, begin))
+        out.extend(cut(text[begin:end]))
+        start = end
     out.extend(_ASCII_TOKEN.findall(text, start))
     return out
 
