@@ -33,7 +33,7 @@ GRID: dict[str, list[Any]] = {
     "LENGTH_NORMALIZATION": [(0.5, 0.5, 0.5, 0.5, 0.75, 0.9)],
     "K1": [0.9, 1.2],
     "COORDINATION": [2, 3],
-    "COVER_BY": ["idf"],
+    "COVER_BY": ["idf", "count"],  # count: the earlier coverage, kept to compare
 }
 
 Config = dict[str, Any]

@@ -109,3 +109,17 @@ def test_canonical_json_round_trip(value: Any) -> None:
     encoded = canonical_json(value)
     assert json.loads(encoded) == value
     assert "\n" not in encoded
+
+
+def test_without_the_c_extension_records_load_the_same(monkeypatch: Any) -> None:
+    """Where ruamel.yaml's C loader cannot be imported, the pure-Python engine reads."""
+    import sys
+
+    from xbrain import codec
+
+    data = dump_yaml(normalize_resource(sample(text="line one\nline two")).resource)
+    expected = load_yaml(data)
+    monkeypatch.setattr(codec, "_loader", None)
+    monkeypatch.setitem(sys.modules, "ruamel.yaml.cyaml", None)  # import fails
+    assert load_yaml(data) == expected
+    assert codec._loader is None  # nothing cached: the engine did the work
