@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from . import (
     kinds,  # noqa: F401  (registers the record kinds)
@@ -108,6 +108,83 @@ class Store:
 
         with self.core.reading() as view:
             return list_resources(view, limit=limit, since=since, provider=provider)
+
+    # -- skills ----------------------------------------------------------------------------
+
+    def skill_save(
+        self, source: Path | BinaryIO, *, publish: bool = False, expect: str | None = None
+    ) -> dict[str, Any]:
+        """Append a revision of a skill (a directory, ``SKILL.md`` or ZIP; a stream)."""
+        from . import skills
+
+        return skills.save_input(self.core, source, publish=publish, expect=expect)
+
+    def skill_import(
+        self, source: Path | BinaryIO | str, *, ref: str | None = None, path: str | None = None
+    ) -> dict[str, Any]:
+        """Import a skill from a directory, ``SKILL.md``, ZIP or git URL (as proposed)."""
+        from . import skills
+
+        if isinstance(source, str):
+            return skills.import_git(self.core, source, ref=ref, path=path)
+        return skills.import_skill(self.core, source)
+
+    def skill_list(self) -> dict[str, Any]:
+        """Every skill with its status and published revision."""
+        from . import skills
+
+        return skills.list_skills(self.core)
+
+    def skill_recall(self, query: str, limit: int = 5) -> dict[str, Any]:
+        """Level 0: ranked descriptors of the active skills matching ``query``."""
+        from .search.skills import recall
+
+        return recall(self.path, self.cache_dir, query, limit)
+
+    def skill_show(self, slug: str, revision: str | None = None) -> dict[str, Any]:
+        """Level 1: instructions and component manifest (published, else latest)."""
+        from . import skills
+
+        return skills.read_level1(self.core, slug, revision)
+
+    def skill_component(self, slug: str, revision: str | None, path: str) -> dict[str, Any]:
+        """Level 2: one component of exactly ``revision``."""
+        from . import skills
+
+        return skills.read_component(self.core, slug, revision, path)
+
+    def skill_log(self, slug: str) -> dict[str, Any]:
+        """A skill's revisions, newest first."""
+        from . import skills
+
+        return skills.log(self.core, slug)
+
+    def skill_diff(self, slug: str, old: str, new: str) -> dict[str, Any]:
+        """Word-level diff of two revisions (Chinese cut like jieba)."""
+        from . import skills
+        from .search.tokenize import Tokenizer
+
+        tokenizer = Tokenizer(self.cache_dir)
+        try:
+            return skills.diff(self.core, slug, old, new, tokenizer.segmenter.cut)
+        finally:
+            tokenizer.close()
+
+    def skill_lifecycle(self, verb: str, slug: str, revision: str | None = None) -> dict[str, Any]:
+        """``publish``/``deprecate`` a revision, ``archive``/``unarchive`` a skill."""
+        from . import skills
+
+        if verb in ("archive", "unarchive"):
+            return skills.archive(self.core, slug, verb == "archive")
+        assert revision is not None
+        change = skills.publish if verb == "publish" else skills.deprecate
+        return change(self.core, slug, revision)
+
+    def skill_export(self, slug: str, out: Path, revision: str | None = None) -> dict[str, Any]:
+        """Write one revision as a deterministic ZIP capsule."""
+        from . import skills
+
+        return skills.export(self.core, slug, revision, out)
 
     # -- history ---------------------------------------------------------------------------
 

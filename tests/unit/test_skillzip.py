@@ -144,7 +144,7 @@ def test_members_over_the_limits_are_refused() -> None:
 
 
 def test_too_many_files_are_refused_before_reading() -> None:
-    members = [(SKILL_MD, SKILL)] + [(f"c{i}.md", b".") for i in range(51)]
+    members = [(SKILL_MD, SKILL)] + [(f"c{i}.md", b".") for i in range(52)]
     with pytest.raises(InvalidInputError, match="at most 50 components"):
         read_skill_zip(archive(members))
 

@@ -157,6 +157,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "show",
         "A resource as it was at a revision. Prints private content.",
     ),
+    "skill": (
+        "skills",
+        "skill",
+        "Procedures, runbooks and prompts in the Agent Skills format (SPEC §12).",
+    ),
     "status": (
         "upkeep",
         "status",

@@ -28,6 +28,7 @@ __all__ = [
     "RecordKind",
     "classify",
     "content_problem",
+    "file_kind",
     "max_bytes",
     "record_kind",
     "record_kinds",
@@ -89,6 +90,9 @@ class FileKind:
     schema: str | None = None  # "store-files#receipts"
     yaml: bool = False  # parsed as YAML, else JSON
     check: Callable[[bytes], str | None] | None = None  # a further check; the problem or None
+    raw: bool = False  # opaque bytes (a skill's files): only the size bound applies
+    # how a merge combines two devices' differing copies (symmetric); None: the larger bytes
+    merge: Callable[[bytes, bytes], bytes] | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,11 @@ def classify(path: str) -> str | None:
     return None
 
 
+def file_kind(name: str) -> FileKind | None:
+    """A registered file kind by name, or None (a record kind, or unknown)."""
+    return _FILES.get(name)
+
+
 def max_bytes(kind: str) -> int:
     """The size bound of a kind's files."""
     found = _RECORDS.get(kind) or _FILES[kind]
@@ -208,6 +217,8 @@ def content_problem(
             parsed[sha] = value
         return None
     spec = _FILES[kind]
+    if spec.raw:
+        return None
     try:
         value = _load(spec, data)
     except XbrainError as exc:

@@ -58,6 +58,11 @@ class View:
         """Names directly under a committed directory."""
         return self.snap.listdir(path)
 
+    def children(self, path: str) -> dict[str, str]:
+        """Name → object id of each committed entry directly under ``path`` (a changed id
+        means something under that name changed)."""
+        return self.snap.children(path)
+
     def files(self, prefix: str) -> Iterator[tuple[str, bytes]]:
         """Every committed file ``(path, bytes)`` under ``prefix``."""
         for path, blob in self.snap.files(prefix):

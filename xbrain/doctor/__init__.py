@@ -29,6 +29,7 @@ from ..core import (
 )
 from ..core.registry import record_kinds
 from ..errors import CorruptStoreError
+from ..kinds.skillcheck import skill_problems
 from ..messages import commit_message
 from ..paths import path_problem
 from .records import check_catalog, check_records, check_tree, problem
@@ -85,6 +86,8 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
         check_tree(git, head, problems)
         live: dict[str, dict[str, Any]] = {}
         expected = check_records(view, problems, live)
+        for code, message, path in skill_problems(view):
+            problems.append(problem(code, message, path))
         fixes = check_catalog(view, expected, problems, live)
     except CorruptStoreError as exc:
         # Damaged objects: report, and leave repair to a backup (remote verify / clone).

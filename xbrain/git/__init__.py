@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .foreign import ForeignTree, Limits, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .transport import Transport, sweep_dead
 from .worktree import (
@@ -41,12 +42,15 @@ __all__ = [
     "WORKTREE_TEMP",
     "CommitId",
     "CommitInfo",
+    "ForeignTree",
     "GitStore",
     "Leaf",
+    "Limits",
     "Snapshot",
     "file_mode_problems",
     "fix_file_modes",
     "private_umask",
+    "read_foreign_tree",
     "read_worktree_file",
     "sweep_dead",
 ]

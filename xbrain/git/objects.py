@@ -170,6 +170,13 @@ class Snapshot:
             return []
         return [name.decode() for name in self._tree(entry[1])]
 
+    def children(self, path: str) -> dict[str, str]:
+        """Name → object id (a tree's or a blob's) of each entry directly under ``path``."""
+        entry = (DIR_MODE, self.tree_id) if path == "" else self.entry(path)
+        if entry is None or entry[0] != DIR_MODE or entry[1] is None:
+            return {}
+        return {item.path.decode(): item.sha.decode() for item in self._tree(entry[1]).items()}
+
     def files(self, prefix: str = "") -> Iterator[tuple[str, str]]:
         """Every file ``(path, blob_id)`` under ``prefix`` (the whole tree when empty)."""
         entry = (DIR_MODE, self.tree_id) if prefix == "" else self.entry(prefix)

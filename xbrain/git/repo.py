@@ -66,7 +66,6 @@ class Repository:
     # -- lifecycle -------------------------------------------------------------------------
 
     @staticmethod
-    @staticmethod
     def init_private(path: Path) -> None:
         """An empty repository with a working tree, branch ``main`` and private settings."""
         with private_umask():

@@ -7,6 +7,6 @@ core nor the other kinds change.
 
 from __future__ import annotations
 
-from . import resource, state, tombstone
+from . import resource, skill, state, tombstone
 
-__all__ = ["resource", "state", "tombstone"]
+__all__ = ["resource", "skill", "state", "tombstone"]

@@ -57,7 +57,7 @@ def read_skill_zip(data: bytes) -> SkillArchive:
         if len(infos) > MAX_MEMBERS:
             raise InvalidInputError(f"The archive has over {MAX_MEMBERS} members.")
         kept, skipped = _members(infos)
-        if len(kept) > MAX_COMPONENTS + 1:  # before reading any of them
+        if len(kept) > MAX_COMPONENTS + 2:  # before reading any (SKILL.md, an export's capsule)
             raise InvalidInputError(
                 f"The archive has {len(kept)} files; a skill has a {SKILL_MD} and at most "
                 f"{MAX_COMPONENTS} components."

@@ -18,7 +18,7 @@ from typing import Any
 from ..codec import digest, dump_yaml
 from ..core import CommitId, GitStore, View, layout
 from ..core.derive import catalog_entry, count_change, derived_files
-from ..core.registry import record_kind, record_path
+from ..core.registry import classify, file_kind, record_kind, record_path
 from ..kinds import resource as resource_kind
 from ..kinds import state
 from ..kinds import tombstone as tombstone_kind
@@ -106,10 +106,23 @@ def merge_files(
         if path.startswith(RECORD_DIRS) or path.startswith(DERIVED):
             continue
         if ours_files.get(path) != theirs_files.get(path):
-            candidates = [d for d in (ours.read(path), theirs.read(path)) if d is not None]
-            changes[path] = max(candidates)
+            changes[path] = _combine(path, ours.read(path), theirs.read(path))
     changes.update(_derived(ours, theirs, merged))
     return {path: data for path, data in changes.items() if ours.read(path) != data}
+
+
+def _combine(path: str, a: bytes | None, b: bytes | None) -> bytes:
+    """One file both sides hold differently (or one side only): the kind's merge when it
+    has one, else the larger bytes (the same whichever side is ours)."""
+    if a is None or b is None:
+        kept = a if b is None else b
+        assert kept is not None
+        return kept
+    kind = classify(path)
+    spec = file_kind(kind) if kind is not None else None
+    if spec is not None and spec.merge is not None:
+        return spec.merge(a, b)
+    return max(a, b)
 
 
 def _json_files(view: View, directory: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,8 +88,16 @@ def required_matches(count: int) -> int:
 class SearchIndex:
     """An open index database (a file under ``.git/xbrain`` or ``:memory:``)."""
 
-    def __init__(self, location: Path | str, tokenizer: Tokenizer, *, prepare: bool = True) -> None:
+    def __init__(
+        self,
+        location: Path | str,
+        tokenizer: Tokenizer,
+        *,
+        prepare: bool = True,
+        fields: Callable[[dict[str, Any]], tuple[str, ...]] = field_texts,
+    ) -> None:
         self.tokenizer = tokenizer
+        self.fields = fields  # a document's text per field, in FIELDS order
         self.conn = sqlite3.connect(str(location), timeout=30, isolation_level=None)
         if prepare:  # readers on the fast path change nothing
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -162,7 +170,7 @@ class SearchIndex:
     def add(self, resource: dict[str, Any]) -> None:
         """Index (or re-index) one resource (inside a write transaction)."""
         self.remove(resource["id"])
-        counts = [self.tokenizer.counts(text) for text in field_texts(resource)]
+        counts = [self.tokenizer.counts(text) for text in self.fields(resource)]
         lengths = [sum(c.values()) for c in counts]
         cursor = self.conn.execute(
             "INSERT INTO docs (rid, design, resource, "
@@ -215,7 +223,7 @@ class SearchIndex:
                     self.conn.execute("DELETE FROM docs WHERE doc = ?", (earlier[0],))
                     totals = [a - b for a, b in zip(totals, earlier[1], strict=True)]
                     count -= 1
-                counts = [self.tokenizer.counts(t, bulk) for t in field_texts(resource)]
+                counts = [self.tokenizer.counts(t, bulk) for t in self.fields(resource)]
                 lengths = [sum(c.values()) for c in counts]
                 seen[resource["id"]] = (doc, lengths)
                 count += 1

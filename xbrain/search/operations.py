@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..core import Core, GitStore, View, private_umask
+from ..core import CommitId, Core, GitStore, View, private_umask
 from ..errors import NotFoundError, XbrainError
 from . import query as fast
 from . import service
 from .index import SearchIndex, remove_index
+from .skills import reindex_skills
 from .tokenize import Tokenizer
 
 
@@ -31,7 +32,15 @@ class Provider(Protocol):
     def search(self, query: str, limit: int) -> list[dict[str, Any]]: ...
 
 
-__all__ = ["after_commit", "build_from", "check_index", "rank", "reindex", "search"]
+__all__ = [
+    "after_commit",
+    "after_skill_commit",
+    "build_from",
+    "check_index",
+    "rank",
+    "reindex",
+    "search",
+]
 
 
 def problem(code: str, message: str, path: str) -> dict[str, Any]:
@@ -109,11 +118,13 @@ def reindex(core: Core, progress: service.Progress | None = None) -> dict[str, A
         with core.locked(), core.git() as git, private_umask():
             view = View(git.snapshot())
             count = service.reindex(git, view, tokenizer, progress)
+            skills = reindex_skills(git.control_dir, core.cache_dir, view)
             commit = view.snap.commit
     finally:
         tokenizer.close()
     return {
         "reindexed": count,
+        "skills": skills,
         "commit": commit,
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
@@ -129,6 +140,19 @@ def after_commit(
             service.after_commit(git, tokenizer, parent, commit, changes)
     finally:
         tokenizer.close()
+
+
+def after_skill_commit(
+    core: Core, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
+) -> None:
+    """Bring the skill index along with a commit (failures never fail the write)."""
+    from ..kinds.skill import DIRECTORY
+    from .skills import after_commit as skills_after_commit
+
+    touched = any(path.startswith(DIRECTORY + "/") for path in changes)
+    with contextlib.suppress(sqlite3.Error, OSError, XbrainError), private_umask():
+        view = View(git.snapshot(CommitId(commit)))
+        skills_after_commit(git.control_dir, core.cache_dir, view, parent, touched)
 
 
 def check_index(

@@ -18,7 +18,7 @@ from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
-__all__ = ["answer", "brief", "current", "read_query", "validate_request"]
+__all__ = ["answer", "brief", "current", "main_head", "read_query", "validate_request"]
 
 GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
@@ -142,7 +142,8 @@ def _snippet(resource: dict[str, Any], matched: list[str]) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
-def _head(control_dir: Path) -> str | None:
+def main_head(control_dir: Path) -> str | None:
+    """The commit `main` points at, read from the ref file (None: unborn or packed)."""
     try:
         value = (control_dir / "refs" / "heads" / "main").read_text().strip()
     except OSError:
@@ -161,7 +162,7 @@ def current(
 ) -> dict[str, Any] | None:
     """The answer from an index that reflects ``main`` right now, else None."""
     path = control_dir / INDEX_FILE
-    head = _head(control_dir)
+    head = main_head(control_dir)
     if head is None or not path.is_file():
         return None
     try:

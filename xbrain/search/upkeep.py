@@ -11,6 +11,7 @@ from ..core import CommitId, Core, GitStore
 __all__ = ["upkeep"]
 
 INDEX = "xbrain/search.sqlite"  # under .git (query.INDEX_FILE)
+SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
 
 
 def upkeep(core: Core) -> None:
@@ -19,12 +20,13 @@ def upkeep(core: Core) -> None:
     def hook(
         git: GitStore, parent: CommitId | None, commit: CommitId, changes: dict[str, bytes | None]
     ) -> None:
-        if not (git.control_dir / INDEX).exists():
-            return  # no index yet: the first search builds it
-        from ..kinds import resource as resource_kind
-        from .operations import after_commit
+        if (git.control_dir / INDEX).exists():
+            from .operations import after_commit
 
-        if any(path.startswith(resource_kind.DIRECTORY + "/") for path in changes):
             after_commit(core, git, parent, commit, changes)
+        if (git.control_dir / SKILL_INDEX).exists():
+            from .operations import after_skill_commit
+
+            after_skill_commit(core, git, parent, commit, changes)
 
     core.after_commit.append(hook)

@@ -1,0 +1,461 @@
+"""Skills through the CLI: save, revisions, lifecycle, recall levels, diff, export, import."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import unicodedata
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, head, snapshot_files
+from tests.unit.test_skillzip import SKILL, archive
+
+Run = Callable[..., Result]
+EXAMPLE = EXAMPLES / "skills" / "deploy-check"
+
+
+def skill_dir(tmp_path: Path, name: str = "deploy-check", body: str = "Do it.\n") -> Path:
+    """A copy of the example skill, its SKILL.md replaced when ``body`` is given."""
+    target = tmp_path / "work" / name
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(EXAMPLE, target)
+    text = (EXAMPLE / "SKILL.md").read_text().replace("deploy-check", name)
+    if body != "Do it.\n":
+        text = text.split("---\n# ", 1)[0] + "---\n" + body
+    (target / "SKILL.md").write_text(text)
+    return target
+
+
+def git(store: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(store), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_save_appends_revisions_and_unchanged_makes_no_commit(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    first = xb("skill", "save", str(EXAMPLE))
+    assert first.code == 0, first.stderr
+    made = first.json
+    assert made["status"] == "created" and made["revision_number"] == 1
+    assert made["state"] == "draft" and made["revision_id"].startswith("rev_")
+    before = head(store_dir)
+    again = xb("skill", "save", str(EXAMPLE))
+    assert again.json["status"] == "unchanged" and again.json["commit"] is None
+    assert head(store_dir) == before
+    changed = skill_dir(tmp_path, body="# Deploy\n\nNew step.\n")
+    second = xb("skill", "save", str(changed), "--publish")
+    assert second.json["status"] == "updated" and second.json["revision_number"] == 2
+    assert second.json["state"] == "published"
+    log = xb("skill", "log", "deploy-check").json["revisions"]
+    assert [r["revision_number"] for r in log] == [2, 1]
+    assert log[0]["parent"] == made["revision_id"] and log[0]["head"] is True
+    assert [r["state"] for r in log] == ["published", "draft"]
+    message = git(store_dir, "log", "-1", "--format=%B")
+    assert message.startswith(f"skill save: deploy-check {second.json['revision_id']}")
+    assert "Xbrain-Command: skill save" in message
+    assert git(store_dir, "status", "--porcelain") == ""
+    # the first revision's bytes are still there, untouched
+    rev1 = store_dir / "skills/deploy-check/revisions" / made["revision_id"]
+    assert (rev1 / "files/SKILL.md").read_bytes() == (EXAMPLE / "SKILL.md").read_bytes()
+    assert oct((rev1 / "files/SKILL.md").stat().st_mode & 0o777) == "0o600"
+    # git log -p of the skill reads as its history
+    assert "New step." in git(store_dir, "log", "-p", "--", "skills/deploy-check")
+
+
+def test_save_from_stdin_and_a_lone_skill_md(xb: Run) -> None:
+    text = (EXAMPLE / "SKILL.md").read_text()
+    made = xb("skill", "save", "-", input=text)
+    assert made.code == 0, made.stderr
+    assert xb("skill", "recall", "--slug", "deploy-check").json["files"] == []
+    same = xb("skill", "save", str(EXAMPLE / "SKILL.md"))
+    assert same.json["status"] == "unchanged"
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "message"),
+    [
+        ("name: Bad_Name\ndescription: x", "name must be"),
+        ("name: a--b\ndescription: x", "name must be"),
+        ("name: ok\n", "description"),
+        ("name: ok\ndescription: x\nversion: 2", "outside the Agent Skills format"),
+        ("name: ok\ndescription: x\nmetadata: {a: 1}", "metadata"),
+    ],
+)
+def test_invalid_skills_are_refused_and_change_nothing(
+    xb: Run, store_dir: Path, frontmatter: str, message: str
+) -> None:
+    assert xb("skill", "save", str(EXAMPLE)).code == 0
+    before = snapshot_files(store_dir)
+    result = xb("skill", "save", "-", input=f"---\n{frontmatter}\n---\nbody\n")
+    assert result.code == 4
+    assert message in result.stderr and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert snapshot_files(store_dir) == before
+
+
+def test_import_warns_about_unknown_keys_and_lands_as_proposed(xb: Run, tmp_path: Path) -> None:
+    source = tmp_path / "x"
+    source.mkdir()
+    (source / "SKILL.md").write_text("---\nname: x\ndescription: y\nversion: 2\n---\nbody\n")
+    result = xb("skill", "import", str(source))
+    assert result.code == 0, result.stderr
+    assert result.json["state"] == "proposed"
+    assert "version" in result.json["warnings"][0]
+    assert xb("skill", "log", "x").json["revisions"][0]["source"] == {"type": "file", "path": "x"}
+
+
+def test_a_stale_expect_revision_is_exit_5_and_writes_nothing(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    first = xb("skill", "save", str(EXAMPLE)).json["revision_id"]
+    second = xb("skill", "save", str(skill_dir(tmp_path, body="v2\n"))).json["revision_id"]
+    before = snapshot_files(store_dir)
+    stale = xb("skill", "save", str(skill_dir(tmp_path, body="v3\n")), "--expect-revision", first)
+    assert stale.code == 5 and second in stale.stderr
+    assert snapshot_files(store_dir) == before
+    fresh = xb("skill", "save", str(skill_dir(tmp_path, body="v3\n")), "--expect-revision", second)
+    assert fresh.code == 0 and fresh.json["revision_number"] == 3
+
+
+def test_progressive_recall_levels(xb: Run, tmp_path: Path) -> None:
+    draft = xb("skill", "save", str(EXAMPLE)).json["revision_id"]
+    other = skill_dir(tmp_path, "release-notes", body="Write the release notes.\n")
+    (other / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes for a version\n---\n"
+        "Collect the merged changes and summarize them.\n"
+    )
+    xb("skill", "save", str(other), "--publish")
+    # Level 0, Chinese and English
+    zh = xb("skill", "recall", "数据库迁移 回滚").json
+    assert [r["slug"] for r in zh["results"]][:1] == ["deploy-check"]
+    en = xb("skill", "recall", "release notes").json["results"]
+    assert en[0]["slug"] == "release-notes" and en[0]["published"] is True
+    assert set(en[0]) >= {"slug", "name", "description", "published", "score"}
+    # Level 1: no published revision → the latest, marked as a fallback
+    level1 = xb("skill", "recall", "--slug", "deploy-check").json
+    assert level1["fallback"] == "latest" and level1["revision_id"] == draft
+    assert "数据库" in level1["instructions"]
+    assert {f["path"] for f in level1["files"]} == {"references/rollback.md", "scripts/check.sh"}
+    assert {f["type"] for f in level1["files"]} == {"reference", "script"}
+    # Level 2 needs the revision; then it reads exactly that revision's file
+    torn = xb("skill", "recall", "--slug", "deploy-check", "--resource", "scripts/check.sh")
+    assert torn.code == 2 and "--revision" in torn.stderr
+    changed = skill_dir(tmp_path)
+    (changed / "scripts/check.sh").write_text("#!/bin/sh\necho v2\n")
+    xb("skill", "save", str(changed), "--publish")
+    old = xb(
+        "skill",
+        "recall",
+        "--slug",
+        "deploy-check",
+        "--revision",
+        draft,
+        "--resource",
+        "scripts/check.sh",
+    ).json
+    assert old["content"] == (EXAMPLE / "scripts/check.sh").read_text()
+    assert old["encoding"] == "utf-8" and old["type"] == "script"
+    assert "fallback" not in xb("skill", "recall", "--slug", "deploy-check").json
+    missing = xb("skill", "recall", "--slug", "nope")
+    assert missing.code == 3
+
+
+def test_binary_components_come_back_exactly(xb: Run, tmp_path: Path) -> None:
+    source = skill_dir(tmp_path)
+    blob = bytes(range(256))
+    (source / "assets").mkdir()
+    (source / "assets/logo.bin").write_bytes(blob)
+    rev = xb("skill", "save", str(source)).json["revision_id"]
+    got = xb(
+        "skill",
+        "recall",
+        "--slug",
+        "deploy-check",
+        "--revision",
+        rev,
+        "--resource",
+        "assets/logo.bin",
+    ).json
+    import base64
+
+    assert got["encoding"] == "base64" and base64.b64decode(got["content"]) == blob
+    assert got["type"] == "artifact"
+
+
+def test_lifecycle_one_published_and_no_op_changes_make_no_commit(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    r1 = xb("skill", "save", str(EXAMPLE), "--publish").json["revision_id"]
+    r2 = xb("skill", "save", str(skill_dir(tmp_path, body="two\n"))).json["revision_id"]
+    published = xb("skill", "publish", "deploy-check", "2").json
+    assert published["status"] == "published" and set(published["changed"]) == {r1, r2}
+    states = {
+        r["revision_id"]: r["state"] for r in xb("skill", "log", "deploy-check").json["revisions"]
+    }
+    assert states == {r1: "deprecated", r2: "published"}
+    before = head(store_dir)
+    assert xb("skill", "publish", "deploy-check", r2).json["status"] == "unchanged"
+    assert head(store_dir) == before
+    assert xb("skill", "deprecate", "deploy-check", r2).json["status"] == "deprecated"
+    assert xb("skill", "recall", "--slug", "deploy-check").json["fallback"] == "latest"
+    # archived: gone from Level 0, still readable
+    assert xb("skill", "recall", "deploy").json["count"] == 1
+    assert xb("skill", "archive", "deploy-check").json["status"] == "archived"
+    assert xb("skill", "archive", "deploy-check").json["status"] == "unchanged"
+    assert xb("skill", "recall", "deploy").json["count"] == 0
+    assert xb("skill", "recall", "--slug", "deploy-check").json["status"] == "archived"
+    assert xb("skill", "unarchive", "deploy-check").json["status"] == "active"
+    assert xb("skill", "recall", "deploy").json["count"] == 1
+    assert xb("skill", "publish", "deploy-check", "rev_" + "0" * 32).code == 3
+    assert xb("skill", "archive", "no-such-skill").code == 3
+
+
+def test_diff_is_word_level_and_rebuilds_both_texts(xb: Run, tmp_path: Path) -> None:
+    body_a = "# 部署\n\n检查数据库迁移是否可以回滚。\nRun the tests.\n"
+    body_b = "# 部署\n\n检查数据库迁移能否回滚。\nRun all the tests.\n"
+    xb("skill", "save", str(skill_dir(tmp_path, body=body_a)))
+    xb("skill", "save", str(skill_dir(tmp_path, body=body_b)))
+    found = xb("skill", "diff", "deploy-check", "1", "2").json
+    assert found["changed"] == 1
+    (item,) = [f for f in found["files"] if f["status"] != "unchanged"]
+    assert item["path"] == "SKILL.md"
+    old = "".join(op["old"] for op in item["ops"])
+    new = "".join(op["new"] for op in item["ops"])
+    assert old.endswith(body_a) and new.endswith(body_b)
+    changes = [op for op in item["ops"] if op["op"] != "equal"]
+    # whole words change, Chinese cut like jieba (是否 可以 → 能否), never half a word
+    assert changes == [
+        {"op": "replace", "old": "是否可以", "new": "能否"},
+        {"op": "insert", "old": "", "new": " all"},
+    ]
+    assert "[-是否可以-]{+能否+}" in item["rendered"] and "Run{+ all+} the" in item["rendered"]
+
+
+def test_export_is_deterministic_and_imports_back_identically(xb: Run, tmp_path: Path) -> None:
+    made = xb("skill", "save", str(EXAMPLE), "--publish").json
+    a, b = tmp_path / "a.zip", tmp_path / "b.zip"
+    assert xb("skill", "export", "deploy-check", str(a)).code == 0
+    assert xb("skill", "export", "deploy-check", str(b), "--revision", "1").code == 0
+    assert a.read_bytes() == b.read_bytes()
+    assert oct(a.stat().st_mode & 0o777) == "0o600"
+    names = zipfile.ZipFile(a).namelist()
+    assert names == sorted(names) and "deploy-check/.xbrain-capsule.json" in names
+    capsule = json.loads(zipfile.ZipFile(a).read("deploy-check/.xbrain-capsule.json"))
+    assert capsule["canonical_hash"] == made["canonical_hash"]
+    assert capsule["state"] == "published"
+    other = tmp_path / "other-store"
+    imported = xb("skill", "import", str(a), store=other)
+    assert imported.code == 0, imported.stderr
+    assert imported.json["canonical_hash"] == made["canonical_hash"]
+    assert imported.json["revision_id"] == made["revision_id"]  # same chain position too
+    assert imported.json["state"] == "proposed"
+    assert xb("skill", "export", "deploy-check", str(tmp_path / "x.tar")).code == 4
+
+
+def _lying_size() -> bytes:
+    import struct
+
+    data = bytearray(archive([(SKILL_MD_NAME, SKILL), ("a.md", b"x" * 1000)], compression=0))
+    where = data.rfind(b"PK\x01\x02")
+    struct.pack_into("<I", data, where + 24, 10)
+    return bytes(data)
+
+
+def _encrypted() -> bytes:
+    data = bytearray(archive([(SKILL_MD_NAME, SKILL), ("secret.md", b"s")], compression=0))
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (start := data.find(signature, start)) != -1:
+            data[start + flag_at] |= 0x1
+            start += 4
+    return bytes(data)
+
+
+SKILL_MD_NAME = "SKILL.md"
+NFD = unicodedata.normalize("NFD", "café.md")
+HOSTILE: dict[str, Callable[[], bytes]] = {
+    "dot-dot": lambda: archive([(SKILL_MD_NAME, SKILL), ("../x", b"x")]),
+    "absolute": lambda: archive([(SKILL_MD_NAME, SKILL), ("/x", b"x")]),
+    "drive": lambda: archive([(SKILL_MD_NAME, SKILL), ("C:\\x", b"x")]),
+    "dot-git": lambda: archive([(SKILL_MD_NAME, SKILL), (".GIT/x", b"x")]),
+    "git-short-name": lambda: archive([(SKILL_MD_NAME, SKILL), ("git~1/x", b"x")]),
+    "symlink": lambda: archive(
+        [(SKILL_MD_NAME, SKILL), ("link", b"/etc/passwd")], modes={"link": 0o120777}
+    ),
+    "duplicate": lambda: archive([(SKILL_MD_NAME, SKILL), ("a.md", b"1"), ("a.md", b"2")]),
+    "case": lambda: archive([(SKILL_MD_NAME, SKILL), ("A.md", b"1"), ("a.md", b"2")]),
+    "nfc": lambda: archive([(SKILL_MD_NAME, SKILL), ("café.md", b"1"), (NFD, b"2")]),
+    "lying-size": _lying_size,
+    "bomb": lambda: archive([(SKILL_MD_NAME, SKILL), ("zeros.bin", b"\0" * 100_000)]),
+    "encrypted": _encrypted,
+    "no-skill-md": lambda: archive([("README.md", b"x")]),
+    "two-skill-md": lambda: archive([(SKILL_MD_NAME, SKILL), ("sub/SKILL.md", SKILL)]),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(HOSTILE))
+def test_hostile_archives_are_refused_whole(
+    xb: Run, store_dir: Path, tmp_path: Path, attack: str
+) -> None:
+    assert xb("skill", "save", str(EXAMPLE)).code == 0
+    before = snapshot_files(store_dir)
+    target = tmp_path / f"{attack}.zip"
+    target.write_bytes(HOSTILE[attack]())
+    for verb in ("import", "save"):
+        result = xb("skill", verb, str(target))
+        assert result.code == 4, (verb, result.stdout, result.stderr)
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert snapshot_files(store_dir) == before
+
+
+def test_a_directory_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    source = skill_dir(tmp_path)
+    (source / "references/passwd.md").symlink_to("/etc/passwd")
+    result = xb("skill", "save", str(source))
+    assert result.code == 4 and "symbolic link" in result.stderr
+    assert not store_dir.exists()
+
+
+def _source_repo(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "source-repo"
+    (repo / "skills").mkdir(parents=True)
+    shutil.copytree(EXAMPLE, repo / "skills" / "deploy-check")
+    (repo / "skills" / "deploy-check" / ".DS_Store").write_bytes(b"\0")
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), *env, "commit", "-qm", "skills"], check=True)
+    subprocess.run(["git", "-C", str(repo), "tag", "v1"], check=True)
+    commit = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    return repo, commit
+
+
+@pytest.mark.compat
+def test_import_from_a_git_url_records_the_commit(xb: Run, tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    repo, commit = _source_repo(tmp_path)
+    for url, ref in ((str(repo), "v1"), (f"file://{repo}", None), (f"file://{repo}", "trunk")):
+        store = tmp_path / f"store-{ref}-{url[:4]}"
+        args = ["skill", "import", url, "--path", "skills/deploy-check"]
+        result = xb(*args, *(["--ref", ref] if ref else []), store=store)
+        assert result.code == 0, result.stderr
+        assert result.json["state"] == "proposed" and result.json["skipped"] == [".DS_Store"]
+        source = xb("skill", "log", "deploy-check", store=store).json["revisions"][0]["source"]
+        assert source["type"] == "git" and source["commit"] == commit
+        local = xb("skill", "save", str(EXAMPLE), store=tmp_path / "local").json
+        assert result.json["canonical_hash"] == local["canonical_hash"]
+    wrong = xb("skill", "import", f"file://{repo}", "--ref", "nope", store=tmp_path / "s2")
+    assert wrong.code == 3 and not (tmp_path / "s2").exists()
+    nowhere = xb("skill", "import", f"file://{repo}", "--path", "nope", store=tmp_path / "s3")
+    assert nowhere.code == 3
+
+
+@pytest.mark.compat
+def test_a_git_import_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    repo, _ = _source_repo(tmp_path)
+    (repo / "skills/deploy-check/references/evil.md").symlink_to("/etc/passwd")
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), *env, "commit", "-qm", "link"], check=True)
+    result = xb("skill", "import", str(repo), "--path", "skills/deploy-check", "--ref", "trunk")
+    assert result.code == 4 and "symbolic link" in result.stderr
+    assert not store_dir.exists()
+
+
+def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path: Path) -> None:
+    import threading
+
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend, TCPGitServer
+
+    # a repository built with dulwich alone (no git binary needed)
+    repo_dir = tmp_path / "served"
+    repo = Repo.init(str(repo_dir), mkdir=True)
+    shutil.copytree(EXAMPLE, repo_dir / "deploy-check")
+    paths = [
+        str(p.relative_to(repo_dir)).encode()
+        for p in (repo_dir / "deploy-check").rglob("*")
+        if p.is_file()
+    ]
+    repo.get_worktree().stage(paths)
+    commit = repo.get_worktree().commit(
+        message=b"skills", committer=b"t <t@example.invalid>", author=b"t <t@example.invalid>"
+    )
+    server = TCPGitServer(DictBackend({b"/": repo}), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"git://127.0.0.1:{server.server_address[1]}/"
+        result = xb("skill", "import", url, "--path", "deploy-check")
+        assert result.code == 0, result.stderr
+        source = xb("skill", "log", "deploy-check").json["revisions"][0]["source"]
+        assert source == {
+            "type": "git",
+            "url": url,
+            "commit": commit.decode(),
+            "path": "deploy-check",
+        }
+    finally:
+        server.shutdown()
+        server.server_close()
+        repo.close()
+
+
+def test_credentials_in_a_git_url_never_reach_output_or_the_store(xb: Run, store_dir: Path) -> None:
+    result = xb("skill", "import", "https://user:s3cret-token@127.0.0.1:9/x.git")
+    assert result.code == 8
+    assert "s3cret-token" not in result.stderr + result.stdout
+    assert not store_dir.exists()
+
+
+def test_doctor_verifies_hashes_and_chain_links(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    xb("skill", "save", str(EXAMPLE))
+    rev2 = xb("skill", "save", str(skill_dir(tmp_path, body="two\n"))).json["revision_id"]
+    assert xb("doctor").json["ok"] is True
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    target = store_dir / "skills/deploy-check/revisions" / rev2 / "files/SKILL.md"
+    target.write_text(target.read_text() + "hand edit\n")
+    git(store_dir, *env, "commit", "-qam", "hand edit")
+    found = [p for p in xb("doctor").json["problems"] if p["code"] != "permissions"]  # git's
+    assert [p["code"] for p in found] == ["skill_hash"]
+    assert found[0]["path"].endswith(f"{rev2}/files/SKILL.md")
+    # a revision whose parent link was rewritten (the manifest still matches its files)
+    meta = store_dir / "skills/deploy-check/revisions" / rev2 / "revision.yaml"
+    meta.write_text(meta.read_text().replace("number: 2", "number: 3"))
+    git(store_dir, *env, "commit", "-qam", "renumber")
+    codes = {p["code"] for p in xb("doctor").json["problems"]}
+    assert "skill_revision" in codes
+
+
+def test_skill_recall_stays_on_the_fast_path_after_other_writes(
+    xb: Run, store_dir: Path, json_file: Callable[[Any], str]
+) -> None:
+    from tests.conftest import sample
+
+    xb("skill", "save", str(EXAMPLE))
+    assert xb("skill", "recall", "deploy").json["count"] == 1  # builds the skill index
+    assert xb("put", json_file(sample())).code == 0
+    index = store_dir / ".git/xbrain/skills.sqlite"
+    with sqlite3.connect(index) as conn:
+        (commit,) = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    assert commit == head(store_dir)  # the put moved it: the next recall needs no git
+    assert oct(index.stat().st_mode & 0o777) == "0o600"
+    reindexed = xb("reindex").json
+    assert reindexed["skills"] == 1 and reindexed["reindexed"] == 1

@@ -1,0 +1,186 @@
+"""The ``skill`` group: save, import, list, recall, log, diff, lifecycle, export."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..errors import NotFoundError, UsageError
+from .base import cache_dir, common_options, emit, open_store, store_path
+
+# what `skill import` takes for a git URL rather than a path: a scheme, or scp-like
+# user@host:path (a local path that exists always wins)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://|[^/\s]+@[^/\s:]+:", re.IGNORECASE)
+
+
+@click.group()
+def skill() -> None:
+    """Procedures, runbooks and prompts in the Agent Skills format (SPEC §12).
+
+    Saving never overwrites: every change appends an immutable revision. A revision is
+    draft, proposed, published or deprecated (one published per skill); a skill is
+    active or archived. Recall is progressive: Level 0 ranks descriptors (`recall
+    QUERY`), Level 1 gives one revision's instructions and file list (`recall --slug
+    S`), Level 2 one file of exactly that revision (`--slug S --revision R --resource
+    PATH`). Skills are private content.
+    """
+
+
+def _source(value: str) -> Path | Any:
+    return sys.stdin.buffer if value == "-" else Path(value)
+
+
+@skill.command("save")
+@click.argument("source", metavar="DIR|FILE|-")
+@click.option("--publish", is_flag=True, help="Publish the new revision at once.")
+@click.option(
+    "--expect-revision",
+    metavar="R",
+    help="Refuse (exit 5, nothing written) unless the skill's head is still revision R.",
+)
+@common_options
+@click.pass_context
+def save(ctx: click.Context, source: str, publish: bool, expect_revision: str | None) -> None:
+    """Save a skill: a directory with SKILL.md, a SKILL.md, a ZIP, or - (stdin).
+
+    SKILL.md needs frontmatter with name (the slug: a-z, 0-9, '-') and description;
+    other keys than name, description, license, compatibility, metadata and
+    allowed-tools are refused. Content identical to the head revision changes nothing.
+    A new revision is a draft unless --publish.
+    """
+    emit(open_store(ctx).skill_save(_source(source), publish=publish, expect=expect_revision))
+
+
+@skill.command("import")
+@click.argument("source", metavar="DIR|FILE|ZIP|GIT-URL")
+@click.option("--ref", help="Branch or tag of a git URL (default: its HEAD).")
+@click.option("--path", "subdir", metavar="PATH", help="Directory of the skill in a git URL.")
+@common_options
+@click.pass_context
+def import_command(ctx: click.Context, source: str, ref: str | None, subdir: str | None) -> None:
+    """Import a skill made elsewhere; it lands as proposed (publish it explicitly).
+
+    ZIPs are read in memory, never extracted, and refused whole (exit 4) on any unsafe
+    member. Git URLs (paths, file://, git://, ssh://, https://) are fetched with dulwich
+    and the commit is recorded. Unknown frontmatter keys are warnings here.
+    """
+    store = open_store(ctx)
+    local = source == "-" or Path(source).exists() or Path(source).is_symlink()
+    if ref or subdir or not local:  # --ref/--path make even a local path a repository
+        if not local and not _URL.match(source):
+            raise NotFoundError(f"No such file or directory: {source}")
+        emit(store.skill_import(source, ref=ref, path=subdir))
+        return
+    emit(store.skill_import(_source(source)))
+
+
+@skill.command("list")
+@common_options
+@click.pass_context
+def list_command(ctx: click.Context) -> None:
+    """Every skill: slug, description, status, published and head revisions."""
+    emit(open_store(ctx).skill_list())
+
+
+@skill.command("recall")
+@click.argument("query", required=False)
+@click.option("--slug", help="Level 1: this skill's instructions and file list.")
+@click.option("--revision", metavar="R", help="The revision (id or number) to read.")
+@click.option("--resource", metavar="PATH", help="Level 2: one file of --revision.")
+@click.option("--limit", type=int, default=5, show_default=True, help="Level 0 results, 1-50.")
+@common_options
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str | None,
+    slug: str | None,
+    revision: str | None,
+    resource: str | None,
+    limit: int,
+) -> None:
+    """Recall skills progressively. Prints private content.
+
+    \b
+    Level 0: recall QUERY              ranked {slug, name, description, published, score}
+    Level 1: recall --slug S           the published revision (else the latest, marked
+                                       "fallback": "latest"): instructions, files, revision_id
+    Level 2: recall --slug S --revision R --resource PATH
+                                       one file of exactly revision R
+    """
+    if slug is None:
+        if query is None or revision or resource:
+            raise UsageError("Give QUERY (Level 0), or --slug (Levels 1 and 2).")
+        from ..search.skills import recall as level0
+
+        emit(level0(store_path(ctx), cache_dir(), query, limit))
+        return
+    if query is not None:
+        raise UsageError("Give either QUERY or --slug, not both.")
+    store = open_store(ctx)
+    if resource is None:
+        emit(store.skill_show(slug, revision))
+    else:
+        emit(store.skill_component(slug, revision, resource))
+
+
+@skill.command("log")
+@click.argument("slug")
+@common_options
+@click.pass_context
+def log(ctx: click.Context, slug: str) -> None:
+    """A skill's revisions, newest first, with state and where each came from."""
+    emit(open_store(ctx).skill_log(slug))
+
+
+@skill.command("diff")
+@click.argument("slug")
+@click.argument("old", metavar="A")
+@click.argument("new", metavar="B")
+@common_options
+@click.pass_context
+def diff(ctx: click.Context, slug: str, old: str, new: str) -> None:
+    """Word-level changes from revision A to B (ids or numbers), file by file.
+
+    Each changed text file has ops ({op, old, new}; Chinese cut like jieba, whitespace
+    kept, so the pieces rebuild both texts exactly) and a rendering with [-removed-] and
+    {+added+}.
+    """
+    emit(open_store(ctx).skill_diff(slug, old, new))
+
+
+def _lifecycle(verb: str, help_text: str, takes_revision: bool) -> click.Command:
+    @common_options
+    @click.pass_context
+    def command(ctx: click.Context, slug: str, revision: str | None = None) -> None:
+        emit(open_store(ctx).skill_lifecycle(verb, slug, revision))
+
+    command.__doc__ = help_text
+    if takes_revision:
+        command = click.argument("revision", metavar="R")(command)
+    command = click.argument("slug")(command)
+    return skill.command(verb)(command)
+
+
+_lifecycle(
+    "publish",
+    "Publish revision R (id or number); the previously published one is deprecated.",
+    True,
+)
+_lifecycle("deprecate", "Deprecate revision R (it stays readable).", True)
+_lifecycle("archive", "Hide a skill from Level 0 recall (still readable).", False)
+_lifecycle("unarchive", "Make an archived skill active again.", False)
+
+
+@skill.command("export")
+@click.argument("slug")
+@click.argument("out", metavar="OUT.zip", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--revision", metavar="R", help="Revision to export (default: published, else head).")
+@common_options
+@click.pass_context
+def export(ctx: click.Context, slug: str, out: Path, revision: str | None) -> None:
+    """Write one revision as a deterministic ZIP (0600) that imports back identically."""
+    emit(open_store(ctx).skill_export(slug, out, revision))

@@ -1,0 +1,154 @@
+"""Reading files out of someone else's repository (``skill import GIT-URL``).
+
+The repository is fetched with dulwich into a private scratch repository that is
+deleted afterwards; nothing of it enters the store's object database. One ref (a branch,
+a tag, or the remote's HEAD) is wanted; the files under one directory of its commit are
+read with every bound checked before a blob is inflated (sizes come from the object
+headers): regular files only (a link or submodule is refused), at most ``max_files``
+files, each at most ``max_bytes``, no deeper than ``max_depth``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
+from dulwich.refs import Ref
+
+from ..errors import InvalidInputError, NotFoundError, XbrainError
+from .objects import private_umask, remote_failure
+from .repo import Repository
+
+__all__ = ["ForeignTree", "Limits", "read_foreign_tree"]
+
+_SKIP = {b"__MACOSX", b".DS_Store", b".git"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of a foreign tree may be read."""
+
+    max_files: int
+    max_bytes: int
+    max_depth: int
+
+
+@dataclass(frozen=True)
+class ForeignTree:
+    """The files found (path → bytes), the commit they came from, what was skipped."""
+
+    commit: str
+    files: dict[str, bytes]
+    skipped: list[str]
+
+
+def _candidates(ref: str | None) -> list[bytes]:
+    if ref is None:
+        return [b"HEAD"]
+    raw = ref.encode()
+    if raw.startswith(b"refs/"):
+        return [raw]
+    return [b"refs/heads/" + raw, b"refs/tags/" + raw]
+
+
+def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limits) -> ForeignTree:
+    """Fetch ``ref`` of ``url`` and read the files under ``path`` of its commit."""
+    with private_umask():
+        scratch = Path(tempfile.mkdtemp(prefix="xbrain-import-"))
+    try:
+        Repository.init_bare(scratch / "repo")
+        with _Scratch(scratch / "repo") as repo:
+            sha = repo.fetch_one(url, _candidates(ref))
+            if sha is None:
+                what = "HEAD" if ref is None else f"branch or tag {ref!r}"
+                raise NotFoundError(f"The repository at {url} has no {what}.")
+            return repo.read_under(sha, path or "", limits)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _Scratch(Repository):
+    """A throwaway bare repository holding one fetched ref."""
+
+    def fetch_one(self, url: str, names: list[bytes]) -> ObjectID | None:
+        from dulwich.client import get_transport_and_path
+
+        wanted: list[ObjectID] = []
+
+        def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+            for name in names:
+                sha = refs.get(Ref(name))
+                if sha is not None:
+                    wanted.append(sha)
+                    return [sha]
+            return []
+
+        try:
+            with private_umask():
+                client, remote_path = get_transport_and_path(url)
+                client.fetch(
+                    remote_path.encode() if isinstance(remote_path, str) else remote_path,
+                    self._repo,
+                    determine_wants=wants,
+                    progress=lambda _data: None,
+                )
+        except XbrainError:
+            raise
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            raise remote_failure("fetch from", url, exc) from None
+        return wanted[0] if wanted else None
+
+    def read_under(self, sha: ObjectID, path: str, limits: Limits) -> ForeignTree:
+        obj = self._repo[sha]
+        for _ in range(10):  # a tag of a tag of …, bounded
+            if not isinstance(obj, Tag):
+                break
+            obj = self._repo[obj.object[1]]
+        if not isinstance(obj, Commit):
+            raise InvalidInputError("The ref does not name a commit.")
+        tree = self._repo[obj.tree]
+        for part in [p for p in path.strip("/").split("/") if p]:
+            if not isinstance(tree, Tree) or part.encode() not in tree:
+                raise NotFoundError(f"The repository has no directory {path!a}.")
+            mode, child = tree[part.encode()]
+            tree = self._repo[child]
+            if not stat.S_ISDIR(mode):
+                raise InvalidInputError(f"{path!a} in the repository is not a directory.")
+        assert isinstance(tree, Tree)
+        found = ForeignTree(obj.id.decode(), {}, [])
+        self._collect(tree, "", found, limits)
+        return found
+
+    def _collect(self, tree: Tree, prefix: str, found: ForeignTree, limits: Limits) -> None:
+        for item in tree.items():
+            shown = prefix + item.path.decode("utf-8", "backslashreplace")
+            if item.path in _SKIP:
+                found.skipped.append(shown)
+                continue
+            if item.mode == 0o160000:
+                raise InvalidInputError(f"{shown!a} in the repository is a submodule.")
+            if stat.S_ISLNK(item.mode):
+                raise InvalidInputError(f"{shown!a} in the repository is a symbolic link.")
+            if stat.S_ISDIR(item.mode):
+                if prefix.count("/") + 1 >= limits.max_depth:
+                    raise InvalidInputError(f"{shown!a} is deeper than {limits.max_depth} levels.")
+                sub = self._repo[item.sha]
+                assert isinstance(sub, Tree)
+                self._collect(sub, shown + "/", found, limits)
+                continue
+            if len(found.files) >= limits.max_files:
+                raise InvalidInputError(f"The directory holds more than {limits.max_files} files.")
+            size = self.blob_size(item.sha.decode())  # from the header: no bomb is inflated
+            if size is not None and size > limits.max_bytes:
+                raise InvalidInputError(
+                    f"{shown!a} is {size:,} bytes; the limit is {limits.max_bytes // 1024} KiB."
+                )
+            blob = self._repo[item.sha]
+            if not isinstance(blob, Blob) or len(blob.data) > limits.max_bytes:
+                raise InvalidInputError(f"{shown!a} in the repository is not a file within bounds.")
+            found.files[shown] = bytes(blob.data)

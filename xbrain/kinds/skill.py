@@ -1,0 +1,270 @@
+"""Skills in the store (SPEC §12): a state file per skill and immutable revisions.
+
+```
+skills/<slug>/skill.yaml                              the mutable state (below)
+skills/<slug>/revisions/<revision_id>/revision.yaml   a revision's manifest and provenance
+skills/<slug>/revisions/<revision_id>/files/<path>    the exact bytes (SKILL.md included)
+```
+
+Plain files under the slug, so ``git log -p skills/<slug>`` reads as the skill's history.
+A revision's directory is written once and never changed; what changes — each revision's
+lifecycle state, which revision is the head, whether the skill is archived — lives in
+``skill.yaml``. That file repeats each revision's ``parent``, ``number`` and ``created``
+so the state of a skill (listing, lifecycle, merging two devices' files) reads one file.
+
+Two devices' ``skill.yaml`` merge without a common ancestor (:func:`merge_states`): the
+union of revisions; each revision's state and the skill's status by the later change
+(ties by the state's rank); at most one published, the later publication (ties by
+revision id); the head is the tip of the longest chain (ties by creation, then id).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ..codec import dump_yaml, load_yaml
+from ..core.registry import FileKind, register
+from ..core.view import View
+from ..errors import CorruptStoreError, InvalidInputError
+from .skillformat import MAX_COMPONENT_BYTES, MAX_SKILL_MD_BYTES, SKILL_MD, skill_id
+
+__all__ = [
+    "DIRECTORY",
+    "STATES",
+    "chosen",
+    "file_path",
+    "instructions",
+    "merge_states",
+    "parse_revision",
+    "parse_state",
+    "read_file",
+    "read_revision",
+    "read_state",
+    "revision_dir",
+    "revision_files",
+    "revision_path",
+    "serialize",
+    "slugs",
+    "state_path",
+]
+
+DIRECTORY = "skills"
+STATES = ("draft", "proposed", "published", "deprecated")
+STATUSES = ("active", "archived")
+_SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+_REV = r"rev_[0-9a-f]{32}"
+REVISION_ID = re.compile(_REV, re.ASCII)
+
+
+def state_path(slug: str) -> str:
+    """``skills/<slug>/skill.yaml``."""
+    return f"{DIRECTORY}/{slug}/skill.yaml"
+
+
+def revision_dir(slug: str, revision: str) -> str:
+    """``skills/<slug>/revisions/<revision>``."""
+    return f"{DIRECTORY}/{slug}/revisions/{revision}"
+
+
+def revision_path(slug: str, revision: str) -> str:
+    """A revision's ``revision.yaml``."""
+    return f"{revision_dir(slug, revision)}/revision.yaml"
+
+
+def file_path(slug: str, revision: str, path: str) -> str:
+    """Where one file of a revision lives."""
+    return f"{revision_dir(slug, revision)}/files/{path}"
+
+
+def _load(data: bytes, what: str) -> dict[str, Any]:
+    try:
+        value = load_yaml(data)
+    except Exception as exc:  # every parser failure means the same: not this kind of file
+        raise InvalidInputError(f"{what} is not valid YAML") from exc
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"{what} is not a mapping")
+    return value
+
+
+def _check(schema: str, value: dict[str, Any]) -> None:
+    from ..schemas import schema_errors
+
+    errors = schema_errors(schema, value)
+    if errors:
+        raise InvalidInputError(errors[0])
+
+
+def parse_state(data: bytes) -> dict[str, Any]:
+    """A ``skill.yaml``, checked against its schema and its own invariants."""
+    state = _load(data, "skill.yaml")
+    _check("skill", state)
+    if state["id"] != skill_id(state["slug"]):
+        raise InvalidInputError("the skill's id is not the id of its slug")
+    ids = [entry["id"] for entry in state["revisions"]]
+    if len(set(ids)) != len(ids):
+        raise InvalidInputError("a revision is listed twice")
+    if state["head"] not in ids:
+        raise InvalidInputError("the head is not one of the skill's revisions")
+    if sum(entry["state"] == "published" for entry in state["revisions"]) > 1:
+        raise InvalidInputError("more than one revision is published")
+    return state
+
+
+def parse_revision(data: bytes) -> dict[str, Any]:
+    """A ``revision.yaml``, checked against its schema."""
+    revision = _load(data, "revision.yaml")
+    _check("skill-revision", revision)
+    return revision
+
+
+def serialize(value: dict[str, Any]) -> bytes:
+    """A skill's state or a revision as canonical YAML."""
+    return dump_yaml(value)
+
+
+def _state_problem(data: bytes) -> str | None:
+    try:
+        parse_state(data)
+    except InvalidInputError as exc:
+        return exc.message
+    return None
+
+
+def _revision_problem(data: bytes) -> str | None:
+    try:
+        parse_revision(data)
+    except InvalidInputError as exc:
+        return exc.message
+    return None
+
+
+def merge_states(ours: bytes, theirs: bytes) -> bytes:
+    """Two devices' ``skill.yaml`` as one (the same whichever side is ``ours``)."""
+    a, b = parse_state(ours), parse_state(theirs)
+    by_id: dict[str, dict[str, Any]] = {}
+    for entry in [*a["revisions"], *b["revisions"]]:
+        known = by_id.get(entry["id"])
+        if known is not None:  # one revision, made or changed on both devices
+            later = max(known, entry, key=_change_order)
+            # revision.yaml merges to the later creation (its bytes sort that way)
+            entry = {**later, "created": max(known["created"], entry["created"])}
+        by_id[entry["id"]] = entry
+    published = [e for e in by_id.values() if e["state"] == "published"]
+    if len(published) > 1:
+        winner = max(published, key=lambda e: (e.get("published_at", ""), e["id"]))
+        for entry in published:
+            if entry is not winner:
+                by_id[entry["id"]] = {
+                    **entry,
+                    "state": "deprecated",
+                    "state_changed": winner["published_at"],
+                }
+    revisions = sorted(by_id.values(), key=lambda e: (e["number"], e["created"], e["id"]))
+    status = max(a, b, key=lambda s: (s["status_changed"], STATUSES.index(s["status"])))
+    merged = {
+        "id": a["id"],
+        "slug": a["slug"],
+        "status": status["status"],
+        "status_changed": status["status_changed"],
+        "head": revisions[-1]["id"],
+        "revisions": revisions,
+    }
+    return serialize(merged)
+
+
+def _change_order(entry: dict[str, Any]) -> tuple[str, int, str, bytes]:
+    """Later change first, then the later state; the bytes make the order total."""
+    rank = STATES.index(entry["state"])
+    return (entry["state_changed"], rank, entry.get("published_at", ""), serialize(entry))
+
+
+_IN_SKILL = rf"{DIRECTORY}/{_SLUG}"
+register(
+    FileKind(
+        "skill",
+        rf"{_IN_SKILL}/skill\.yaml",
+        4 << 20,
+        yaml=True,
+        check=_state_problem,
+        merge=merge_states,
+    )
+)
+register(
+    FileKind(
+        "skill-revision",
+        rf"{_IN_SKILL}/revisions/{_REV}/revision\.yaml",
+        1 << 20,
+        yaml=True,
+        check=_revision_problem,
+    )
+)
+register(
+    FileKind(
+        "skill-file",
+        rf"{_IN_SKILL}/revisions/{_REV}/files/[^/]+(?:/[^/]+)*",
+        max(MAX_COMPONENT_BYTES, MAX_SKILL_MD_BYTES),
+        raw=True,
+    )
+)
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def slugs(view: View) -> list[str]:
+    """Every skill's slug at this commit, sorted."""
+    return sorted(view.listdir(DIRECTORY))
+
+
+def read_state(view: View, slug: str) -> dict[str, Any] | None:
+    """A skill's state, or None when there is no such skill."""
+    path = state_path(slug)
+    data = view.read(path)
+    if data is None:
+        return None
+    try:
+        return parse_state(data)
+    except InvalidInputError as exc:
+        raise CorruptStoreError(f"Stored skill {path} is invalid: {exc.message}") from exc
+
+
+def read_revision(view: View, slug: str, revision: str) -> dict[str, Any] | None:
+    """A revision's manifest and provenance, or None."""
+    path = revision_path(slug, revision)
+    data = view.read(path)
+    if data is None:
+        return None
+    try:
+        return parse_revision(data)
+    except InvalidInputError as exc:
+        raise CorruptStoreError(f"Stored revision {path} is invalid: {exc.message}") from exc
+
+
+def read_file(view: View, slug: str, revision: str, path: str) -> bytes:
+    """One file of a revision; a missing one means the store is damaged."""
+    data = view.read(file_path(slug, revision, path))
+    if data is None:
+        where = file_path(slug, revision, path)
+        raise CorruptStoreError(f"Stored skill file {where} is missing; run xbrain doctor.")
+    return data
+
+
+def revision_files(view: View, slug: str, revision: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
+    """``(path, bytes)`` of every file of a revision, in manifest order."""
+    for item in revision["files"]:
+        yield item["path"], read_file(view, slug, revision["id"], item["path"])
+
+
+def chosen(state: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The revision recall shows: the published one, else the head (and True: a fallback)."""
+    for entry in state["revisions"]:
+        if entry["state"] == "published":
+            return entry, False
+    return next(e for e in state["revisions"] if e["id"] == state["head"]), True
+
+
+def instructions(view: View, slug: str, revision: str) -> bytes:
+    """A revision's ``SKILL.md``."""
+    return read_file(view, slug, revision, SKILL_MD)

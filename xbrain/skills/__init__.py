@@ -1,0 +1,82 @@
+"""Skills (SPEC §12): procedures saved as immutable revisions, with a lifecycle.
+
+``save`` and ``import_skill`` append a revision (``writing``) from files gathered and
+checked first (``sources``; git URLs through the core's transport); ``publish``,
+``deprecate`` and ``archive`` change state; ``reading`` serves the list, Level 1 and
+Level 2 of recall, the log and the diff; ``capsule`` exports a revision. Level 0 (ranked
+descriptors) is search's: it indexes skills beside resources.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..core import Core, Limits, read_foreign_tree
+from ..kinds.skillformat import MAX_COMPONENT_BYTES, MAX_COMPONENTS, MAX_DEPTH
+from ..redact import redact_url
+from .capsule import export
+from .reading import diff, list_skills, log, read_component, read_level1
+from .sources import Gathered, from_path, from_stream
+from .writing import archive, deprecate, publish, save
+
+__all__ = [
+    "archive",
+    "deprecate",
+    "diff",
+    "export",
+    "import_git",
+    "import_skill",
+    "list_skills",
+    "log",
+    "publish",
+    "read_component",
+    "read_level1",
+    "save",
+    "save_input",
+]
+
+
+def _gather(source: Path | BinaryIO) -> Gathered:
+    return from_path(source) if isinstance(source, Path) else from_stream(source)
+
+
+def save_input(
+    core: Core, source: Path | BinaryIO, *, publish: bool = False, expect: str | None = None
+) -> dict[str, Any]:
+    """``skill save``: a directory, ``SKILL.md`` or ZIP from the user (draft, or published)."""
+    gathered = _gather(source)
+    return save(
+        core,
+        gathered.files,
+        source={"type": "save"},
+        state="published" if publish else "draft",
+        expect=expect,
+        skipped=gathered.skipped,
+    )
+
+
+def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed") -> dict[str, Any]:
+    """``skill import`` of a directory, ``SKILL.md`` or ZIP: lands as ``proposed``."""
+    gathered = _gather(source)
+    origin = {"type": gathered.origin}
+    if isinstance(source, Path):
+        origin["path"] = str(source.name)
+    return save(
+        core, gathered.files, source=origin, state=state, strict=False, skipped=gathered.skipped
+    )
+
+
+def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
+    """``skill import GIT-URL [--ref R] [--path P]``: fetched with dulwich into a scratch
+    repository, the commit recorded; lands as ``proposed``."""
+    limits = Limits(MAX_COMPONENTS + 1, MAX_COMPONENT_BYTES, MAX_DEPTH)
+    tree = read_foreign_tree(url, ref, path, limits)
+    source = {"type": "git", "url": redact_url(url), "commit": tree.commit}
+    if ref:
+        source["ref"] = ref
+    if path:
+        source["path"] = path
+    return save(
+        core, tree.files, source=source, state="proposed", strict=False, skipped=tree.skipped
+    )

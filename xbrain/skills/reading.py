@@ -1,0 +1,201 @@
+"""Reading skills: the list, Level 1 and Level 2 of recall, a skill's log, a diff.
+
+Level 1 gives the instructions and component manifest of one revision, and its id;
+Level 2 gives one component of exactly the revision named, so a workflow that read
+Level 1 never mixes files of two revisions.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from ..core import Core, View
+from ..errors import NotFoundError, UsageError
+from ..kinds import skill as kind
+from ..kinds import skilldiff
+from ..kinds.skill import chosen
+from ..kinds.skillformat import SKILL_MD, parse_skill_md
+from .writing import resolve_revision
+
+__all__ = [
+    "chosen",
+    "describe",
+    "diff",
+    "list_skills",
+    "log",
+    "read_component",
+    "read_level1",
+    "state_of",
+]
+
+
+def state_of(view: View | None, slug: str) -> dict[str, Any]:
+    """A skill's state; NotFoundError when there is none."""
+    state = None if view is None else kind.read_state(view, slug)
+    if state is None:
+        raise NotFoundError(f"No skill named {slug}.")
+    return state
+
+
+def describe(view: View, state: dict[str, Any]) -> dict[str, Any]:
+    """One skill as listed: slug, name, description, status and its revisions' states."""
+    entry, fallback = chosen(state)
+    meta = parse_skill_md(kind.instructions(view, state["slug"], entry["id"])).frontmatter
+    published = None if fallback else entry["id"]
+    return {
+        "slug": state["slug"],
+        "skill_id": state["id"],
+        "name": meta["name"],
+        "description": meta["description"],
+        "status": state["status"],
+        "published": published,
+        "head": state["head"],
+        "revisions": len(state["revisions"]),
+    }
+
+
+def list_skills(core: Core, *, include_archived: bool = True) -> dict[str, Any]:
+    """Every skill, by slug."""
+    with core.reading() as view:
+        skills: list[dict[str, Any]] = []
+        if view is None:
+            return {"count": 0, "skills": skills}
+        for slug in kind.slugs(view):
+            state = kind.read_state(view, slug)
+            if state is None or (state["status"] == "archived" and not include_archived):
+                continue
+            skills.append(describe(view, state))
+    return {"count": len(skills), "skills": skills}
+
+
+def read_level1(core: Core, slug: str, ref: str | None = None) -> dict[str, Any]:
+    """Level 1: the instructions and component manifest of the published revision
+    (else the latest, marked ``"fallback": "latest"``), or of revision ``ref``."""
+    with core.reading() as view:
+        state = state_of(view, slug)
+        assert view is not None
+        if ref is None:
+            entry, fallback = chosen(state)
+        else:
+            rev = resolve_revision(state, ref)
+            entry, fallback = next(e for e in state["revisions"] if e["id"] == rev), False
+        revision = _revision(view, slug, entry["id"])
+        text = kind.instructions(view, slug, entry["id"]).decode("utf-8")
+    parsed = parse_skill_md(text.encode("utf-8"))
+    out: dict[str, Any] = {
+        "slug": slug,
+        "skill_id": state["id"],
+        "revision_id": entry["id"],
+        "revision_number": entry["number"],
+        "state": entry["state"],
+        "status": state["status"],
+    }
+    if fallback:
+        out["fallback"] = "latest"
+    out["canonical_hash"] = revision["canonical_hash"]
+    out["frontmatter"] = parsed.frontmatter
+    out["instructions"] = parsed.body
+    out["files"] = [item for item in revision["files"] if item["path"] != SKILL_MD]
+    return out
+
+
+def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[str, Any]:
+    """Level 2: one file of exactly revision ``ref`` (text as is, other bytes as base64)."""
+    if ref is None:
+        raise UsageError(
+            "Level 2 needs --revision (the revision_id Level 1 gave), so a workflow never "
+            "reads files of two revisions."
+        )
+    with core.reading() as view:
+        state = state_of(view, slug)
+        assert view is not None
+        rev = resolve_revision(state, ref)
+        revision = _revision(view, slug, rev)
+        item = next((f for f in revision["files"] if f["path"] == path), None)
+        if item is None:
+            raise NotFoundError(f"Revision {rev} of {slug} has no file {path!a}.")
+        data = kind.read_file(view, slug, rev, path)
+    out = {"slug": slug, "revision_id": rev, **item}
+    try:
+        out.update(encoding="utf-8", content=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
+    return out
+
+
+def _revision(view: View, slug: str, rev: str) -> dict[str, Any]:
+    revision = kind.read_revision(view, slug, rev)
+    if revision is None:
+        raise NotFoundError(f"Revision {rev} of {slug} is missing; run xbrain doctor.")
+    return revision
+
+
+def log(core: Core, slug: str) -> dict[str, Any]:
+    """A skill's revisions, newest first, with state and provenance."""
+    with core.reading() as view:
+        state = state_of(view, slug)
+        assert view is not None
+        revisions = []
+        for entry in reversed(state["revisions"]):
+            revision = _revision(view, slug, entry["id"])
+            revisions.append(
+                {
+                    "revision_id": entry["id"],
+                    "revision_number": entry["number"],
+                    "parent": entry["parent"],
+                    "created": entry["created"],
+                    "state": entry["state"],
+                    "head": entry["id"] == state["head"],
+                    "source": revision["source"],
+                    "canonical_hash": revision["canonical_hash"],
+                    "files": len(revision["files"]),
+                }
+            )
+    return {
+        "slug": slug,
+        "skill_id": state["id"],
+        "status": state["status"],
+        "revisions": revisions,
+    }
+
+
+def diff(core: Core, slug: str, a: str, b: str, cut: skilldiff.Cut) -> dict[str, Any]:
+    """A word-level diff of two revisions, file by file (binary files: changed or not)."""
+    with core.reading() as view:
+        state = state_of(view, slug)
+        assert view is not None
+        old_id, new_id = resolve_revision(state, a), resolve_revision(state, b)
+        old = dict(kind.revision_files(view, slug, _revision(view, slug, old_id)))
+        new = dict(kind.revision_files(view, slug, _revision(view, slug, new_id)))
+    files = []
+    for path in sorted(set(old) | set(new), key=lambda p: p.encode("utf-8")):
+        before, after = old.get(path), new.get(path)
+        status = (
+            "added"
+            if before is None
+            else "removed"
+            if after is None
+            else "unchanged"
+            if before == after
+            else "modified"
+        )
+        item: dict[str, Any] = {"path": path, "status": status}
+        if status != "unchanged":
+            old_text = "" if before is None else _text(before)
+            new_text = "" if after is None else _text(after)
+            if old_text is None or new_text is None:
+                item["binary"] = True
+            else:
+                item["ops"] = skilldiff.diff(old_text, new_text, cut)
+                item["rendered"] = skilldiff.render(item["ops"])
+        files.append(item)
+    changed = sum(item["status"] != "unchanged" for item in files)
+    return {"slug": slug, "from": old_id, "to": new_id, "changed": changed, "files": files}
+
+
+def _text(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
