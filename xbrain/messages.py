@@ -7,10 +7,11 @@ Messages hold ids and titles only — never text, URLs or provider secrets — a
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["commit_message", "validate_agent"]
+__all__ = ["commit_message", "describe_commit", "trailers", "validate_agent"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 _MAX_BODY = 50
@@ -62,3 +63,27 @@ def commit_message(
     if agent:
         lines.append(f"Xbrain-Agent: {agent}")
     return "\n".join(lines) + "\n"
+
+
+def trailers(message: str) -> dict[str, str]:
+    """The ``Xbrain-*`` trailers of a commit message."""
+    out = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith("Xbrain-"):
+            out[key] = value.strip()
+    return out
+
+
+def describe_commit(info: Any) -> dict[str, Any]:
+    """A commit as logs show it (``info``: id, time, author, message, parents)."""
+    found = trailers(info.message)
+    return {
+        "commit": info.id,
+        "time": info.time,
+        "author": info.author,
+        "command": found.get("Xbrain-Command"),
+        "agent": found.get("Xbrain-Agent"),
+        "summary": info.message.splitlines()[0] if info.message else "",
+        "parents": list(info.parents),
+    }

@@ -119,6 +119,16 @@ class Store:
 
         return skills.save_input(self.core, source, publish=publish, expect=expect)
 
+    def skill_save_files(
+        self, files: dict[str, bytes], *, publish: bool = False, expect: str | None = None
+    ) -> dict[str, Any]:
+        """Append a revision from files given as path → bytes (an MCP ``save_skill``):
+        proposed, or published when ``publish``."""
+        from . import skills
+
+        state = "published" if publish else "proposed"
+        return skills.save(self.core, files, source={"type": "save"}, state=state, expect=expect)
+
     def skill_import(
         self, source: Path | BinaryIO | str, *, ref: str | None = None, path: str | None = None
     ) -> dict[str, Any]:
@@ -153,11 +163,11 @@ class Store:
 
         return skills.read_component(self.core, slug, revision, path)
 
-    def skill_log(self, slug: str) -> dict[str, Any]:
-        """A skill's revisions, newest first."""
+    def skill_log(self, slug: str, limit: int = 20) -> dict[str, Any]:
+        """A skill's revisions, newest first, and the commits that changed it."""
         from . import skills
 
-        return skills.log(self.core, slug)
+        return skills.log(self.core, slug, limit)
 
     def skill_diff(self, slug: str, old: str, new: str) -> dict[str, Any]:
         """Word-level diff of two revisions (Chinese cut like jieba)."""
@@ -179,6 +189,12 @@ class Store:
         assert revision is not None
         change = skills.publish if verb == "publish" else skills.deprecate
         return change(self.core, slug, revision)
+
+    def skill_restore(self, slug: str, revision: str, *, publish: bool = False) -> dict[str, Any]:
+        """Revision ``revision``'s files as a new head revision (a rollback)."""
+        from . import skills
+
+        return skills.restore(self.core, slug, revision, publish=publish)
 
     def skill_export(self, slug: str, out: Path, revision: str | None = None) -> dict[str, Any]:
         """Write one revision as a deterministic ZIP capsule."""

@@ -30,7 +30,19 @@ from xbrain.schemas import inline_schema, schema_errors
 
 Run = Callable[..., Result]
 ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
-TOOLS = {"search", "get", "put", "delete", "status", "list", "log", "diff", "restore"}
+TOOLS = {
+    "search",
+    "get",
+    "put",
+    "delete",
+    "status",
+    "list",
+    "log",
+    "diff",
+    "restore",
+    "recall_skill",
+    "save_skill",
+}
 
 
 @asynccontextmanager
@@ -86,7 +98,9 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         name: f"mcp-{name}-input"
         for name in ("search", "put", "status", "list", "log", "diff", "restore")
     }
+    stems.update(recall_skill="mcp-recall-skill-input", save_skill="mcp-save-skill-input")
     outputs = {name: f"{name}-output" for name in TOOLS}
+    outputs.update(recall_skill="mcp-recall-skill-output", save_skill="skill-save-output")
     hints = {  # read-only, destructive, idempotent
         "search": (True, False, True),
         "get": (True, False, True),
@@ -97,6 +111,8 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         "log": (True, False, True),
         "diff": (True, False, True),
         "restore": (False, False, False),  # issue 12, item 7
+        "recall_skill": (True, False, True),
+        "save_skill": (False, False, True),
     }
     for name, tool in listed.items():
         assert tool.input_schema == inline_schema(stems.get(name, "mcp-id-input"))
@@ -464,3 +480,61 @@ def test_put_with_a_bare_resource_says_to_wrap_it(store_dir: Path) -> None:
 
     session(store_dir, body)
     assert '"resources"' in seen["bare"] and "wrap" in seen["bare"]
+
+
+SKILL_MD = "---\nname: triage\ndescription: 线上故障分级与升级流程 (incident triage)\n---\nPage the on-call.\n"
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_skill_tools_save_and_recall_progressively(xb: Run, store_dir: Path, allow: bool) -> None:
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        files = {"SKILL.md": SKILL_MD, "references/levels.md": "P1: down\n"}
+        seen["save"] = structured(
+            await client.call_tool("save_skill", {"files": files, "publish": True})
+        )
+        seen["level0"] = structured(await client.call_tool("recall_skill", {"query": "故障 升级"}))
+        seen["level1"] = structured(await client.call_tool("recall_skill", {"slug": "triage"}))
+        rev = seen["level1"]["revision_id"]
+        seen["level2"] = structured(
+            await client.call_tool(
+                "recall_skill",
+                {"slug": "triage", "revision": rev, "resource": "references/levels.md"},
+            )
+        )
+        seen["torn"] = error_text(
+            await client.call_tool(
+                "recall_skill", {"slug": "triage", "resource": "references/levels.md"}
+            )
+        )
+        seen["bad"] = error_text(
+            await client.call_tool("save_skill", {"files": {"SKILL.md": "no frontmatter"}})
+        )
+        seen["stale"] = error_text(
+            await client.call_tool(
+                "save_skill",
+                {"files": {"SKILL.md": SKILL_MD + "v2\n"}, "expect_revision": "rev_" + "0" * 32},
+            )
+        )
+
+    session(store_dir, body, "--agent", "mcp-test", *(["--allow-publish"] if allow else []))
+    assert seen["save"]["state"] == ("published" if allow else "proposed")
+    assert ("warnings" in seen["save"]) is not allow
+    assert seen["level0"]["results"][0]["slug"] == "triage"
+    assert seen["level1"]["instructions"] == "Page the on-call.\n"
+    assert seen["level1"].get("fallback") == (None if allow else "latest")
+    assert seen["level2"]["content"] == "P1: down\n"
+    for name, schema in (
+        ("level0", "skill-recall-output"),
+        ("level1", "skill-show-output"),
+        ("level2", "skill-component-output"),
+        ("save", "skill-save-output"),
+    ):
+        assert schema_errors(schema, seen[name]) == []
+        assert schema_errors("mcp-recall-skill-output", seen[name]) == [] or name == "save"
+    assert "--revision" in seen["torn"] or "revision" in seen["torn"]
+    assert "frontmatter" in seen["bad"]
+    assert "not rev_" in seen["stale"]
+    log = xb("skill", "log", "triage").json
+    assert len(log["revisions"]) == 1 and log["commits"][0]["agent"] == "mcp-test"

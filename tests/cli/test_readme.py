@@ -121,9 +121,8 @@ def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> Non
             names.extend(tool.name for tool in (await client.list_tools()).tools)
 
     anyio.run(run)
-    assert sorted(names) == sorted(
-        ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
-    )
+    resources = ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
+    assert sorted(names) == sorted([*resources, "recall_skill", "save_skill"])
     scripts = {"UserPromptSubmit": "claude_recall.py", "SessionStart": "claude_session_start.py"}
     (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
     assert set(hooks) == set(scripts)

@@ -135,3 +135,42 @@ def test_cli_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
     validate(xb("export-store", str(out)), "export-store-output")
     assert schema_errors("original-store", json.loads(out.read_text())) == []
     validate(xb("import-store", str(out), store=tmp_path / "copy"), "import-store-output")
+
+
+def test_skill_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
+    skill = EXAMPLES / "skills" / "deploy-check"
+    validate(xb("skill", "save", str(skill)), "skill-save-output")
+    validate(xb("skill", "save", str(skill), "--publish"), "skill-save-output")
+    validate(xb("skill", "import", str(skill), store=tmp_path / "other"), "skill-save-output")
+    validate(xb("skill", "list"), "skill-list-output")
+    validate(xb("skill", "recall", "deploy"), "skill-recall-output")
+    validate(xb("skill", "recall", "--slug", "deploy-check"), "skill-show-output")
+    validate(
+        xb(
+            "skill",
+            "recall",
+            "--slug",
+            "deploy-check",
+            "--revision",
+            "1",
+            "--resource",
+            "scripts/check.sh",
+        ),
+        "skill-component-output",
+    )
+    validate(xb("skill", "log", "deploy-check"), "skill-log-output")
+    validate(xb("skill", "diff", "deploy-check", "1", "1"), "skill-diff-output")
+    validate(xb("skill", "deprecate", "deploy-check", "1"), "skill-lifecycle-output")
+    validate(xb("skill", "archive", "deploy-check"), "skill-lifecycle-output")
+    validate(xb("skill", "restore", "deploy-check", "1"), "skill-save-output")
+    validate(xb("skill", "export", "deploy-check", str(tmp_path / "s.zip")), "skill-export-output")
+    changed = tmp_path / "changed"
+    import shutil
+
+    shutil.copytree(skill, changed)
+    (changed / "SKILL.md").write_text((skill / "SKILL.md").read_text() + "More.\n")
+    (changed / "assets").mkdir()
+    (changed / "assets" / "x.bin").write_bytes(b"\xff\xfe")
+    validate(xb("skill", "save", str(changed)), "skill-save-output")
+    found = validate(xb("skill", "diff", "deploy-check", "1", "2"), "skill-diff-output")
+    assert {f["status"] for f in found["files"]} == {"added", "modified", "unchanged"}

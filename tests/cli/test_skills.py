@@ -459,3 +459,26 @@ def test_skill_recall_stays_on_the_fast_path_after_other_writes(
     assert oct(index.stat().st_mode & 0o777) == "0o600"
     reindexed = xb("reindex").json
     assert reindexed["skills"] == 1 and reindexed["reindexed"] == 1
+
+
+def test_restore_appends_an_old_revision_and_log_lists_the_commits(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    r1 = xb("skill", "save", str(EXAMPLE), "--agent", "claude-code").json
+    xb("skill", "save", str(skill_dir(tmp_path, body="two\n")), "--publish")
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))  # not a skill commit
+    restored = xb("skill", "restore", "deploy-check", "1").json
+    assert restored["status"] == "updated" and restored["revision_number"] == 3
+    assert restored["canonical_hash"] == r1["canonical_hash"]
+    assert restored["restored_from"] == r1["revision_id"]
+    assert restored["revision_id"] != r1["revision_id"]  # a new link in the chain
+    again = xb("skill", "restore", "deploy-check", "3")
+    assert again.json["status"] == "unchanged" and again.json["commit"] is None
+    log = xb("skill", "log", "deploy-check").json
+    commands = [c["command"] for c in log["commits"]]
+    assert commands == ["skill restore", "skill save", "skill save"]
+    assert log["commits"][-1]["agent"] == "claude-code"
+    assert xb("skill", "log", "deploy-check", "--limit", "1").json["commits"][0]["command"] == (
+        "skill restore"
+    )
+    assert xb("skill", "restore", "deploy-check", "9").code == 3

@@ -10,12 +10,18 @@ from .base import common_options, open_store
 
 
 @click.command("mcp")
+@click.option(
+    "--allow-publish",
+    is_flag=True,
+    help="Let save_skill publish when asked (default: saved skills land as proposed).",
+)
 @common_options
 @click.pass_context
-def mcp_command(ctx: click.Context) -> None:
+def mcp_command(ctx: click.Context, allow_publish: bool) -> None:
     """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
 
-    Tools: search, get, status (read-only), put, delete. The store is fixed at start-up
+    Tools: search, get, list, log, diff, status, recall_skill (read-only), put, delete,
+    restore, save_skill. The store is fixed at start-up
     (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
     Errors come back as tool errors with the CLI's messages. There is no sync or push
     tool: sending data off the machine stays an explicit command of yours. A busy store
@@ -27,7 +33,9 @@ def mcp_command(ctx: click.Context) -> None:
     settings = ctx.ensure_object(Settings)
     store = open_store(ctx)
     wait = settings.wait if settings.wait is not None else 5.0
-    tools = Tools(store.path, store.cache_dir, wait=wait, agent=store.agent)
+    tools = Tools(
+        store.path, store.cache_dir, wait=wait, agent=store.agent, allow_publish=allow_publish
+    )
     if sys.stdin.isatty():  # started by hand rather than by an MCP client
         click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)
     serve(tools, show_tracebacks=show_tracebacks(ctx))

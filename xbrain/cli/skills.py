@@ -129,11 +129,27 @@ def recall(
 
 @skill.command("log")
 @click.argument("slug")
+@click.option(
+    "--limit", type=click.IntRange(1, 1000), default=20, show_default=True, help="Commits to list."
+)
 @common_options
 @click.pass_context
-def log(ctx: click.Context, slug: str) -> None:
-    """A skill's revisions, newest first, with state and where each came from."""
-    emit(open_store(ctx).skill_log(slug))
+def log(ctx: click.Context, slug: str, limit: int) -> None:
+    """A skill's revisions, newest first, with state and where each came from, and the
+    commits that changed its files (who and which command)."""
+    emit(open_store(ctx).skill_log(slug, limit))
+
+
+@skill.command("restore")
+@click.argument("slug")
+@click.argument("revision", metavar="R")
+@click.option("--publish", is_flag=True, help="Publish the restored revision at once.")
+@common_options
+@click.pass_context
+def restore(ctx: click.Context, slug: str, revision: str, publish: bool) -> None:
+    """Make revision R's files the head again, as a new revision (a rollback; history is
+    never rewritten)."""
+    emit(open_store(ctx).skill_restore(slug, revision, publish=publish))
 
 
 @skill.command("diff")

@@ -220,6 +220,23 @@ class Repository:
             commit = parents[0]
         return None
 
+    def path_commits(self, path: str, limit: int, scan: int = 100_000) -> list[CommitInfo]:
+        """Newest first, the commits on ``main``'s first-parent line that changed the file
+        or directory at ``path`` (at most ``limit``, looking at most ``scan`` commits)."""
+        found: list[CommitInfo] = []
+        commit = self.head()
+        entry = None if commit is None else self.snapshot(commit).entry(path)
+        for _ in range(scan):
+            if commit is None or len(found) >= limit:
+                break
+            info = self.commit_info(commit)
+            parent = info.parents[0] if info.parents else None
+            before = None if parent is None else self.snapshot(parent).entry(path)
+            if before != entry:
+                found.append(info)
+            commit, entry = parent, before
+        return found
+
     def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
         """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
 

@@ -14,10 +14,11 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
-from ..core import CommitId, CommitInfo, GitStore, View, journal
+from ..core import CommitId, GitStore, View, journal
 from ..core.registry import record_kinds
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
+from ..messages import describe_commit
 
 __all__ = ["diff", "log"]
 
@@ -29,29 +30,6 @@ _SCHEMA = (
 )
 LONG_FIELDS = ("text", "summary", "purpose")
 HISTORY_FILE = "history-v2.sqlite"
-
-
-def _trailers(message: str) -> dict[str, str]:
-    out = {}
-    for line in message.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key.startswith("Xbrain-"):
-            out[key] = value.strip()
-    return out
-
-
-def _entry(info: CommitInfo) -> dict[str, Any]:
-    trailers = _trailers(info.message)
-    return {
-        "commit": info.id,
-        "time": info.time,
-        "author": info.author,
-        "command": trailers.get("Xbrain-Command"),
-        "agent": trailers.get("Xbrain-Agent"),
-        "summary": info.message.splitlines()[0] if info.message else "",
-        "parents": list(info.parents),
-    }
-
 
 _rids = journal.rids_of
 
@@ -163,7 +141,7 @@ class History:
         out = []
         for (commit,) in rows:
             if commit in reachable:
-                out.append(_entry(self.git.commit_info(CommitId(commit))))
+                out.append(describe_commit(self.git.commit_info(CommitId(commit))))
                 if len(out) == limit:
                     break
         return out

@@ -32,6 +32,7 @@ __all__ = [
     "publish",
     "read_component",
     "read_level1",
+    "restore",
     "save",
     "save_input",
 ]
@@ -80,3 +81,30 @@ def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> di
     return save(
         core, tree.files, source=source, state="proposed", strict=False, skipped=tree.skipped
     )
+
+
+def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[str, Any]:
+    """``skill restore SLUG R``: R's exact files as a new head revision (history is never
+    rewritten); the same content as the head is ``unchanged``."""
+    from ..kinds import skill as kind
+    from .reading import state_of
+    from .writing import resolve_revision
+
+    with core.reading() as view:
+        state = state_of(view, slug)
+        assert view is not None
+        rev = resolve_revision(state, ref)
+        revision = kind.read_revision(view, slug, rev)
+        assert revision is not None
+        files = dict(kind.revision_files(view, slug, revision))
+        types = {item["path"]: item["type"] for item in revision["files"]}
+    result = save(
+        core,
+        files,
+        source={"type": "save"},
+        state="published" if publish else "draft",
+        command="skill restore",
+        types=types,
+    )
+    result["restored_from"] = rev
+    return result

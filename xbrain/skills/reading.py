@@ -16,6 +16,7 @@ from ..kinds import skill as kind
 from ..kinds import skilldiff
 from ..kinds.skill import chosen
 from ..kinds.skillformat import SKILL_MD, parse_skill_md
+from ..messages import describe_commit
 from .writing import resolve_revision
 
 __all__ = [
@@ -131,8 +132,9 @@ def _revision(view: View, slug: str, rev: str) -> dict[str, Any]:
     return revision
 
 
-def log(core: Core, slug: str) -> dict[str, Any]:
-    """A skill's revisions, newest first, with state and provenance."""
+def log(core: Core, slug: str, limit: int = 20) -> dict[str, Any]:
+    """A skill's revisions, newest first, with state and provenance, and the last
+    ``limit`` commits that changed its files."""
     with core.reading() as view:
         state = state_of(view, slug)
         assert view is not None
@@ -152,11 +154,14 @@ def log(core: Core, slug: str) -> dict[str, Any]:
                     "files": len(revision["files"]),
                 }
             )
+        with core.git() as git:
+            changes = git.path_commits(f"{kind.DIRECTORY}/{slug}", limit)
     return {
         "slug": slug,
         "skill_id": state["id"],
         "status": state["status"],
         "revisions": revisions,
+        "commits": [describe_commit(info) for info in changes],
     }
 
 

@@ -33,13 +33,16 @@ def save(
     expect: str | None = None,
     strict: bool = True,
     skipped: list[str] | None = None,
+    command: str | None = None,
+    types: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Append a revision of the skill in ``files`` (``SKILL.md`` and components).
 
     ``state``: the new revision's lifecycle state (``draft``, ``proposed`` or
     ``published``). ``strict`` refuses frontmatter keys outside the Agent Skills set
     (``save``); otherwise they are warnings (``import``). ``expect``: the head revision
-    the caller last read; another head is a StaleError and nothing is written.
+    the caller last read; another head is a StaleError and nothing is written. ``types``
+    may set components' types (default: by their top directory).
     """
     if SKILL_MD not in files:
         raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
@@ -53,11 +56,12 @@ def save(
             f"{', '.join(parsed.unknown)} (allowed: name, description, license, "
             "compatibility, metadata, allowed-tools)."
         )
-    entries = manifest(files)
+    entries = manifest(files, types)
     content_hash = canonical_hash(entries)
     slug = parsed.slug
     sid = skill_id(slug)
-    with core.transaction(f"skill {'import' if source['type'] != 'save' else 'save'}") as txn:
+    command = command or f"skill {'import' if source['type'] != 'save' else 'save'}"
+    with core.transaction(command) as txn:
         now = core.clock()
         current = kind.read_state(txn, slug)
         head = current["head"] if current else None
