@@ -342,6 +342,74 @@ def mcp_rows(store: Path, large: Path, runs: int) -> list[Row]:
     ]
 
 
+def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]]:
+    """Skill recall in a fresh process on a store of 10,000 resources and 1,000 skills
+    (built from the same manual pages: name, one-line description, a section as body),
+    beside a resource search on the same store (the baseline of the same run)."""
+    import re
+
+    pages: dict[str, dict[str, object]] = {}
+    for item in man_resources(10_000, 4000):
+        command = str(item["title"]).split(":", 1)[0]
+        slug = re.sub(r"[^a-z0-9]+", "-", command.lower())[:50].strip("-")
+        if slug and slug not in pages and str(item["purpose"]).strip():
+            pages[slug] = item
+    chosen = list(pages.items())[:1000]
+    started = time.perf_counter()
+    bench_store = Store(store)
+    for i, (slug, item) in enumerate(chosen):
+        name = f"{slug}-{i}"
+        description = " ".join(str(item["purpose"]).split())[:1000]
+        body = str(item["text"])[:4000]
+        skill_md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n{body}\n"
+        bench_store.skill_save_files({"SKILL.md": skill_md.encode()}, publish=i % 2 == 0)
+    saved = time.perf_counter() - started
+    subprocess.run(xbrain("reindex", "--store", str(store)), check=True, capture_output=True)
+    first = f"{chosen[0][0]}-0"
+    recall = ("skill", "recall")
+    rows: list[Row] = [
+        (
+            "search English (baseline)",
+            timed(xbrain("search", SEARCHES[0][1], "--store", str(store)), runs),
+            "",
+        ),
+        (
+            "skill recall EN, 10k+1k",
+            timed(xbrain(*recall, SEARCHES[0][1], "--store", str(store)), runs),
+            "fast",
+        ),
+        (
+            "skill recall ZH, 10k+1k",
+            timed(xbrain(*recall, SEARCHES[1][1], "--store", str(store)), runs),
+            "fast",
+        ),
+        (
+            "skill recall --slug (L1)",
+            timed(xbrain(*recall, "--slug", first, "--store", str(store)), runs),
+            "",
+        ),
+    ]
+    extra = root / "extra-skill"
+    extra.mkdir(exist_ok=True)
+
+    def edit(i: int) -> None:  # new content for the next save
+        (extra / "SKILL.md").write_text(
+            f"---\nname: {first}\ndescription: changed {i}\n---\nrevision {i}\n"
+        )
+
+    def saved_before(i: int) -> None:  # a save just before: recall catches up one skill
+        edit(runs + i)
+        save = xbrain("skill", "save", str(extra), "--store", str(store))
+        subprocess.run(save, check=True, capture_output=True)
+
+    save = xbrain("skill", "save", str(extra), "--store", str(store))
+    rows.append(("skill save (new revision)", timed(save, runs, edit), ""))
+    after = xbrain(*recall, SEARCHES[0][1], "--store", str(store))
+    rows.append(("skill recall after a save", timed(after, runs, saved_before), ""))
+    notes = [f"1,000 skills saved in-process in {saved:.1f} s (one commit each)"]
+    return rows, notes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
@@ -351,8 +419,8 @@ def main() -> None:
     )
     parser.add_argument(
         "--sections",
-        default="core,search,upkeep,remote,agents,quality",
-        help="comma-separated subset of: core, search, upkeep, remote, agents, quality",
+        default="core,search,upkeep,remote,agents,skills,quality",
+        help="comma-separated subset of: core, search, upkeep, remote, agents, skills, quality",
     )
     args = parser.parse_args()
     sections = set(args.sections.split(","))
@@ -387,6 +455,13 @@ def main() -> None:
                     xbrain("reindex", "--store", str(man)), check=True, capture_output=True
                 )
             rows += hook_rows(man, runs) + mcp_rows(man, large, runs)
+        if "skills" in sections:
+            man = root / "search-10000"
+            if not man.exists():
+                man, _ = make_store(root, "search-10000", man_resources(10_000, 4000))
+            found, skill_notes = skill_rows(root, man, runs)
+            rows += found
+            notes += skill_notes
         if "quality" in sections:
             quality = suite.run_all(args.queries, root / "cache")
 

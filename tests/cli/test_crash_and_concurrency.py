@@ -106,6 +106,28 @@ def test_concurrent_writers(tmp_path: Path) -> None:
     assert store.doctor()["ok"]
 
 
+def test_concurrent_skill_saves_with_one_expected_head_let_exactly_one_win(
+    tmp_path: Path,
+) -> None:
+    store_dir = tmp_path / "store"
+    folder = tmp_path / "s0"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: runbook\ndescription: d\n---\nv0\n")
+    head = Store(store_dir).skill_save(folder)["revision_id"]
+    procs = []
+    for worker in range(5):
+        edit = tmp_path / f"s{worker + 1}"
+        edit.mkdir()
+        (edit / "SKILL.md").write_text(f"---\nname: runbook\ndescription: d\n---\nv{worker + 1}\n")
+        args = ("skill", "save", str(edit), "--expect-revision", head, "--wait", "60")
+        procs.append(spawn(store_dir, *args))
+    codes = sorted(proc.wait(timeout=120) for proc in procs)
+    assert codes == [0, 5, 5, 5, 5]  # the others saw a moved head: stale, nothing written
+    store = Store(store_dir)
+    assert [r["revision_number"] for r in store.skill_log("runbook")["revisions"]] == [2, 1]
+    assert store.doctor()["ok"] and git_status(store_dir) == ""
+
+
 def test_concurrent_first_writes_create_one_store(tmp_path: Path) -> None:
     store_dir = tmp_path / "fresh"
     procs = []

@@ -482,3 +482,30 @@ def test_restore_appends_an_old_revision_and_log_lists_the_commits(
         "skill restore"
     )
     assert xb("skill", "restore", "deploy-check", "9").code == 3
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda text: text.replace("status: active", "status: gone"), "status"),
+        (lambda text: text.replace("number: 1", "number: one"), "number"),
+        (lambda text: text.replace("head: rev_", "head: rev_0"), "head"),
+        (lambda text: text.replace("  state: draft", "  state: published"), "published_at"),
+    ],
+)
+def test_a_broken_hand_committed_state_is_reported_not_a_crash(
+    xb: Run, store_dir: Path, edit: Callable[[str], str], message: str
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    xb("skill", "save", str(EXAMPLE))
+    state = store_dir / "skills/deploy-check/skill.yaml"
+    state.write_text(edit(state.read_text()))
+    git(store_dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qam", "x")
+    problems = [p for p in xb("doctor").json["problems"] if p["code"] != "permissions"]
+    assert problems and problems[0]["path"] == "skills/deploy-check/skill.yaml"
+    assert message in problems[0]["message"]
+    listed = xb("skill", "list")
+    if message != "published_at":  # readers need no publication time; the schema does
+        assert listed.code == 7 and "skills/deploy-check/skill.yaml" in listed.stderr
+        assert "Internal error" not in listed.stderr
