@@ -105,7 +105,7 @@ def recall(
     """Recall skills progressively. Prints private content.
 
     \b
-    Level 0: recall QUERY              ranked {slug, name, description, published, score}
+    Level 0: recall QUERY|-            ranked {slug, name, description, published, score}
     Level 1: recall --slug S           the published revision (else the latest, marked
                                        "fallback": "latest"): instructions, files, revision_id
     Level 2: recall --slug S --revision R --resource PATH
@@ -114,9 +114,11 @@ def recall(
     if slug is None:
         if query is None or revision or resource:
             raise UsageError("Give QUERY (Level 0), or --slug (Levels 1 and 2).")
+        from ..search.query import read_query
         from ..search.skills import recall as level0
 
-        emit(level0(store_path(ctx), cache_dir(), query, limit))
+        text = read_query(sys.stdin.buffer) if query == "-" else query
+        emit(level0(store_path(ctx), cache_dir(), text, limit))
         return
     if query is not None:
         raise UsageError("Give either QUERY or --slug, not both.")

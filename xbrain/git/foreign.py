@@ -20,9 +20,10 @@ from pathlib import Path
 from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.refs import Ref
 
-from ..errors import InvalidInputError, NotFoundError, XbrainError
-from .objects import private_umask, remote_failure
+from ..errors import InvalidInputError, NotFoundError
+from .objects import private_umask
 from .repo import Repository
+from .transport import Transport
 
 __all__ = ["ForeignTree", "Limits", "read_foreign_tree"]
 
@@ -72,12 +73,10 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-class _Scratch(Repository):
+class _Scratch(Transport):
     """A throwaway bare repository holding one fetched ref."""
 
     def fetch_one(self, url: str, names: list[bytes]) -> ObjectID | None:
-        from dulwich.client import get_transport_and_path
-
         wanted: list[ObjectID] = []
 
         def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
@@ -88,19 +87,7 @@ class _Scratch(Repository):
                     return [sha]
             return []
 
-        try:
-            with private_umask():
-                client, remote_path = get_transport_and_path(url)
-                client.fetch(
-                    remote_path.encode() if isinstance(remote_path, str) else remote_path,
-                    self._repo,
-                    determine_wants=wants,
-                    progress=lambda _data: None,
-                )
-        except XbrainError:
-            raise
-        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise remote_failure("fetch from", url, exc) from None
+        self.fetch_wanted(url, wants)
         return wanted[0] if wanted else None
 
     def read_under(self, sha: ObjectID, path: str, limits: Limits) -> ForeignTree:

@@ -14,7 +14,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
@@ -32,6 +32,14 @@ from .repo import Repository
 __all__ = ["Transport", "sweep_dead"]
 
 T = TypeVar("T", bound="Transport")
+
+
+class Wants(Protocol):
+    """Picks the object ids to fetch from a remote's refs (dulwich's determine_wants)."""
+
+    def __call__(
+        self, refs: Mapping[Ref, ObjectID], depth: int | None = None
+    ) -> list[ObjectID]: ...
 
 
 def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
@@ -75,8 +83,6 @@ class Transport(Repository):
         check them first). ``label`` names the remote in messages (default: the URL,
         redacted).
         """
-        from dulwich.client import get_transport_and_path
-
         seen: list[ObjectID] = []
 
         def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
@@ -85,6 +91,14 @@ class Transport(Repository):
                 return []
             seen.append(sha)
             return [] if sha in self._repo.object_store else [sha]
+
+        self.fetch_wanted(url, wants, label)
+        return CommitId(seen[0].decode()) if seen else None
+
+    def fetch_wanted(self, url: str, wants: Wants, label: str | None = None) -> None:
+        """Fetch into this repository the objects ``wants`` picks from the remote's refs;
+        every failure is one ProviderError naming ``label`` (default: the URL)."""
+        from dulwich.client import get_transport_and_path
 
         try:
             with private_umask():
@@ -103,7 +117,6 @@ class Transport(Repository):
             raise remote_failure("fetch from", label or url, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
             raise remote_failure("fetch from", label or url, exc) from None
-        return CommitId(seen[0].decode()) if seen else None
 
     @contextlib.contextmanager
     def quarantine(self: T) -> Iterator[T]:

@@ -21,12 +21,12 @@ revision id); the head is the tip of the longest chain (ties by creation, then i
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..codec import dump_yaml, load_yaml
 from ..core.registry import FileKind, register
-from ..core.view import View
+from ..core.view import View, parse_stored
 from ..errors import CorruptStoreError, InvalidInputError
 from .skillformat import MAX_COMPONENT_BYTES, MAX_SKILL_MD_BYTES, SKILL_MD, skill_id
 
@@ -276,28 +276,21 @@ def slugs(view: View) -> list[str]:
     return sorted(view.listdir(DIRECTORY))
 
 
+def _stored(view: View, path: str, parse: Callable[[bytes], dict[str, Any]]) -> Any:
+    data = view.read(path)
+    return None if data is None else parse_stored(parse, path, data)
+
+
 def read_state(view: View, slug: str) -> dict[str, Any] | None:
     """A skill's state, or None when there is no such skill."""
-    path = state_path(slug)
-    data = view.read(path)
-    if data is None:
-        return None
-    try:
-        return parse_state(data)
-    except InvalidInputError as exc:
-        raise CorruptStoreError(f"Stored skill {path} is invalid: {exc.message}") from exc
+    state: dict[str, Any] | None = _stored(view, state_path(slug), parse_state)
+    return state
 
 
 def read_revision(view: View, slug: str, revision: str) -> dict[str, Any] | None:
     """A revision's manifest and provenance, or None."""
-    path = revision_path(slug, revision)
-    data = view.read(path)
-    if data is None:
-        return None
-    try:
-        return parse_revision(data)
-    except InvalidInputError as exc:
-        raise CorruptStoreError(f"Stored revision {path} is invalid: {exc.message}") from exc
+    found: dict[str, Any] | None = _stored(view, revision_path(slug, revision), parse_revision)
+    return found
 
 
 def read_file(view: View, slug: str, revision: str, path: str) -> bytes:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .index import VERSION, SearchIndex, remove_index
-from .query import main_head, validate_request
+from .query import MAX_QUERY, main_head
 from .tokenize import Tokenizer
 
 __all__ = ["SKILL_INDEX", "after_commit", "recall", "reindex_skills"]
@@ -53,11 +53,13 @@ def _answer(index: SearchIndex, terms: list[str], limit: int) -> dict[str, Any]:
 
 def recall(store_dir: Path, cache_dir: Path, query: str, limit: int = 5) -> dict[str, Any]:
     """Ranked skill descriptors ``{slug, name, description, published, score}``."""
-    trimmed = validate_request(query, limit, None, None, None)
-    if not 1 <= limit <= MAX_LIMIT:
-        from ..errors import InvalidInputError
+    from ..errors import InvalidInputError
 
-        raise InvalidInputError(f"--limit must be 1-{MAX_LIMIT}.")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInputError(f"The limit must be 1-{MAX_LIMIT}.")
+    if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
+        raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
+    trimmed = query.strip()
     tokenizer = Tokenizer(cache_dir)
     try:
         terms = tokenizer.query_terms(trimmed)
