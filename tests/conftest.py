@@ -167,3 +167,19 @@ def json_file(tmp_path: Path) -> Callable[[Any], str]:
         return str(write_json(tmp_path / f"input-{next(counter)}.json", value))
 
     return write
+
+
+def merged_tree(ours: Path, theirs: Path) -> dict[str, bytes]:
+    """Every file of ``ours`` after merging ``theirs`` into it (remote.merge.merge_files)."""
+    from xbrain.core import GitStore, View
+    from xbrain.remote.merge import merge_files
+
+    with GitStore(ours) as og, GitStore(theirs) as tg:
+        ov, tv = View(og.snapshot()), View(tg.snapshot())
+        files = {p: ov.read(p) for p, _ in ov.snap.files()}
+        for path, data in merge_files(ov, tv).items():
+            if data is None:
+                files.pop(path, None)
+            else:
+                files[path] = data
+    return {p: d for p, d in files.items() if d is not None}

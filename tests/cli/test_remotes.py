@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, head, make, sample
+from tests.conftest import EXAMPLES, Result, head, make, merged_tree, sample
 from xbrain.core import View
 from xbrain.git import GitStore
 from xbrain.kinds.model import resource_id
@@ -275,19 +275,8 @@ def test_merge_is_commutative_and_idempotent(
         apply_ops(store, sequence)
         stores.append(root / name)
 
-    def merged(ours: Path, theirs: Path) -> dict[str, bytes]:
-        with GitStore(ours) as og, GitStore(theirs) as tg:
-            ov, tv = View(og.snapshot()), View(tg.snapshot())
-            files = {p: ov.read(p) for p, _ in ov.snap.files()}
-            for path, data in merge_files(ov, tv).items():
-                if data is None:
-                    files.pop(path, None)
-                else:
-                    files[path] = data
-        return {p: d for p, d in files.items() if d is not None}
-
-    left_first = merged(stores[0], stores[1])
-    right_first = merged(stores[1], stores[0])
+    left_first = merged_tree(stores[0], stores[1])
+    right_first = merged_tree(stores[1], stores[0])
     assert left_first == right_first
     with GitStore(stores[0]) as git:
         view = View(git.snapshot())

@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Result
+from tests.conftest import Result, merged_tree
 from xbrain.core import GitStore, View
 from xbrain.errors import XbrainError
 from xbrain.kinds.skill import parse_state, state_path
 from xbrain.kinds.skillcheck import skill_problems
-from xbrain.remote.merge import merge_files
 
 Run = Callable[..., Result]
 
@@ -82,18 +81,6 @@ def _apply(store: Any, root: Path, actions: list[tuple[str, int]], tag: str) -> 
             pass  # e.g. a revision number that does not exist yet
 
 
-def _merged(ours: Path, theirs: Path) -> dict[str, bytes]:
-    with GitStore(ours) as og, GitStore(theirs) as tg:
-        ov, tv = View(og.snapshot()), View(tg.snapshot())
-        files = {p: ov.read(p) for p, _ in ov.snap.files()}
-        for path, data in merge_files(ov, tv).items():
-            if data is None:
-                files.pop(path, None)
-            else:
-                files[path] = data
-    return {p: d for p, d in files.items() if d is not None}
-
-
 @settings(max_examples=20)
 @given(ACTIONS, ACTIONS)
 def test_merging_chains_is_symmetric_and_consistent(
@@ -116,7 +103,7 @@ def test_merging_chains_is_symmetric_and_consistent(
         shutil.copytree(root / "base", root / name, symlinks=True)
         _apply(Store(root / name, clock=clock), root, actions, name)
         stores.append(root / name)
-    one, other = _merged(stores[0], stores[1]), _merged(stores[1], stores[0])
+    one, other = merged_tree(stores[0], stores[1]), merged_tree(stores[1], stores[0])
     assert one == other
     state = parse_state(one[state_path("runbook")])  # a valid state: one published at most
     listed = {e["id"] for e in state["revisions"]}
