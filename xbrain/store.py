@@ -141,9 +141,9 @@ class Store:
 
     def skill_list(self) -> dict[str, Any]:
         """Every skill with its status and published revision."""
-        from . import skills
+        from .skills.reading import list_skills
 
-        return skills.list_skills(self.core)
+        return list_skills(self.core)
 
     def skill_recall(self, query: str, limit: int = 5) -> dict[str, Any]:
         """Level 0: ranked descriptors of the active skills matching ``query``."""
@@ -153,30 +153,30 @@ class Store:
 
     def skill_show(self, slug: str, revision: str | None = None) -> dict[str, Any]:
         """Level 1: instructions and component manifest (published, else latest)."""
-        from . import skills
+        from .skills.reading import read_level1
 
-        return skills.read_level1(self.core, slug, revision)
+        return read_level1(self.core, slug, revision)
 
     def skill_component(self, slug: str, revision: str | None, path: str) -> dict[str, Any]:
         """Level 2: one component of exactly ``revision``."""
-        from . import skills
+        from .skills.reading import read_component
 
-        return skills.read_component(self.core, slug, revision, path)
+        return read_component(self.core, slug, revision, path)
 
     def skill_log(self, slug: str, limit: int = 20) -> dict[str, Any]:
         """A skill's revisions, newest first, and the commits that changed it."""
-        from . import skills
+        from .skills.reading import log
 
-        return skills.log(self.core, slug, limit)
+        return log(self.core, slug, limit)
 
     def skill_diff(self, slug: str, old: str, new: str) -> dict[str, Any]:
         """Word-level diff of two revisions (Chinese cut like jieba)."""
-        from . import skills
         from .search.tokenize import Tokenizer
+        from .skills.reading import diff
 
         tokenizer = Tokenizer(self.cache_dir)
         try:
-            return skills.diff(self.core, slug, old, new, tokenizer.segmenter.cut)
+            return diff(self.core, slug, old, new, tokenizer.segmenter.cut)
         finally:
             tokenizer.close()
 
@@ -198,9 +198,9 @@ class Store:
 
     def skill_export(self, slug: str, out: Path, revision: str | None = None) -> dict[str, Any]:
         """Write one revision as a deterministic ZIP capsule."""
-        from . import skills
+        from .skills.capsule import export
 
-        return skills.export(self.core, slug, revision, out)
+        return export(self.core, slug, revision, out)
 
     # -- history ---------------------------------------------------------------------------
 

@@ -509,3 +509,94 @@ def test_a_broken_hand_committed_state_is_reported_not_a_crash(
     if message != "published_at":  # readers need no publication time; the schema does
         assert listed.code == 7 and "skills/deploy-check/skill.yaml" in listed.stderr
         assert "Internal error" not in listed.stderr
+
+
+def test_levels_1_and_2_from_the_index_equal_the_answers_from_git(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    rev = xb("skill", "save", str(EXAMPLE), "--publish").json["revision_id"]
+    index = store_dir / ".git/xbrain/skills.sqlite"
+    slow1 = xb("skill", "recall", "--slug", "deploy-check").json  # no index yet: from git
+    args = ("--slug", "deploy-check", "--revision", rev, "--resource", "scripts/check.sh")
+    slow2 = xb("skill", "recall", *args).json
+    assert not index.exists()
+    assert xb("skill", "recall", "deploy").json["count"] == 1  # builds the index
+    from xbrain.search import skills as indexed
+
+    assert indexed.level1(store_dir, "deploy-check") == slow1
+    assert indexed.component(store_dir, "deploy-check", rev, "scripts/check.sh") == slow2
+    assert xb("skill", "recall", "--slug", "deploy-check").json == slow1
+    # a hand edit of the working-tree file: the index path declines, git answers
+    target = store_dir / "skills/deploy-check/revisions" / rev / "files/scripts/check.sh"
+    target.write_text("#!/bin/sh\nrm -rf /\n")
+    assert indexed.component(store_dir, "deploy-check", rev, "scripts/check.sh") is None
+    assert xb("skill", "recall", *args).json == slow2
+    # a planted link to a file outside with the very same bytes still reads nothing outside
+    outside = tmp_path / "outside.sh"
+    outside.write_bytes((EXAMPLE / "scripts/check.sh").read_bytes())
+    target.unlink()
+    target.symlink_to(outside)
+    assert indexed.component(store_dir, "deploy-check", rev, "scripts/check.sh") is None
+    assert xb("skill", "recall", *args).json == slow2
+    # a newer commit the index has not seen: it declines rather than answer stale
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = 'old' WHERE key = 'commit'")
+    assert indexed.level1(store_dir, "deploy-check") is None
+    assert xb("skill", "recall", "--slug", "deploy-check").json == slow1
+
+
+def test_done_means_end_to_end_through_the_real_cli(
+    xb_proc: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 15's walk-through as separate processes: save, three revisions, publish,
+    deprecate, archive; Level 2 pinned to revision A after B is published; no commit for
+    the same content; export twice, byte-identical, re-imported elsewhere with the same
+    canonical hash; git fsck --strict clean."""
+
+    def ok(*args: str, store: Path = store_dir) -> Any:
+        result = xb_proc(*args, store=store)
+        assert result.code == 0, (args, result.stderr)
+        assert result.stderr == ""
+        return result.json
+
+    folder = skill_dir(tmp_path, body="# Runbook\n\nStep one.\n")
+    a = ok("skill", "save", str(folder))
+    revisions = [a]
+    for n in (2, 3, 4):
+        folder = skill_dir(tmp_path, body=f"# Runbook\n\nStep one.\nStep {n}.\n")
+        (folder / "scripts/check.sh").write_text(f"#!/bin/sh\necho {n}\n")
+        revisions.append(ok("skill", "save", str(folder)))
+    assert [r["revision_number"] for r in revisions] == [1, 2, 3, 4]
+    before = head(store_dir)
+    assert ok("skill", "save", str(folder))["status"] == "unchanged"
+    assert head(store_dir) == before
+    # a workflow pinned to revision A keeps reading A's files after B is published
+    pinned = revisions[1]["revision_id"]
+    args = ("skill", "recall", "--slug", "deploy-check", "--revision", pinned)
+    assert ok("skill", "publish", "deploy-check", revisions[3]["revision_id"])["status"] == (
+        "published"
+    )
+    assert ok(*args, "--resource", "scripts/check.sh")["content"] == "#!/bin/sh\necho 2\n"
+    assert (
+        ok("skill", "recall", "--slug", "deploy-check")["revision_id"]
+        == (revisions[3]["revision_id"])
+    )
+    assert ok("skill", "deprecate", "deploy-check", "4")["status"] == "deprecated"
+    assert ok("skill", "recall", "runbook")["count"] == 1
+    assert ok("skill", "archive", "deploy-check")["status"] == "archived"
+    assert ok("skill", "recall", "runbook")["count"] == 0
+    assert ok(*args)["revision_id"] == pinned  # archived and deprecated: still readable
+    one, two = tmp_path / "one.zip", tmp_path / "two.zip"
+    ok("skill", "export", "deploy-check", str(one), "--revision", "4")
+    ok("skill", "export", "deploy-check", str(two), "--revision", revisions[3]["revision_id"])
+    assert one.read_bytes() == two.read_bytes()
+    elsewhere = ok("skill", "import", str(one), store=tmp_path / "elsewhere")
+    assert elsewhere["canonical_hash"] == revisions[3]["canonical_hash"]
+    commands = [c["command"] for c in ok("skill", "log", "deploy-check")["commits"]]
+    assert commands == ["skill archive", "skill deprecate", "skill publish", *["skill save"] * 4]
+    if shutil.which("git") is not None:
+        fsck = subprocess.run(
+            ["git", "-C", str(store_dir), "fsck", "--strict"], capture_output=True, text=True
+        )
+        assert fsck.returncode == 0, fsck.stderr
+        assert git(store_dir, "status", "--porcelain") == ""

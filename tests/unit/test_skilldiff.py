@@ -64,3 +64,17 @@ def test_whitespace_and_punctuation_are_kept(cut: Segmenter) -> None:
 
 def test_a_segmenter_that_loses_text_cannot_make_a_false_diff() -> None:
     assert tokens("部署回滚", lambda run: ["部署"]) == ["部署回滚"]
+
+
+def test_an_alert_wording_change_swaps_words(cut: Segmenter) -> None:
+    old, new = "请先确认告警级别", "请先核实报警等级"
+    ops = diff(old, new, cut.cut)
+    assert ops == [
+        {"op": "equal", "old": "请先", "new": "请先"},
+        {"op": "replace", "old": "确认", "new": "核实"},
+        {"op": "replace", "old": "告警", "new": "报警"},
+        {"op": "replace", "old": "级别", "new": "等级"},
+    ]
+    assert "".join(op["old"] for op in ops) == old
+    assert "".join(op["new"] for op in ops) == new
+    assert render(ops) == "请先[-确认-]{+核实+}[-告警-]{+报警+}[-级别-]{+等级+}"

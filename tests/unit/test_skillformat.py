@@ -203,3 +203,26 @@ def test_component_type_default() -> None:
     assert component_type("README.md") == "document"
     assert component_type("references/deep/x.md") == "reference"
     assert component_type("referencesx/y.md") == "document"
+
+
+def test_golden_vector_for_the_identities() -> None:
+    """Pinned values: a change to the manifest, the hashing or the chaining that alters
+    any stored id fails here (each value was checked against the SPEC's formulas)."""
+    files = {
+        "SKILL.md": b"---\nname: golden\ndescription: A golden vector.\n---\nStep 1.\n",
+        "references/a.md": b"A\n",
+        "scripts/run.sh": b"#!/bin/sh\n",
+    }
+    entries = manifest(files)
+    assert [(e["path"], e["type"], e["bytes"]) for e in entries] == [
+        ("SKILL.md", "instructions", 59),
+        ("references/a.md", "reference", 2),
+        ("scripts/run.sh", "script", 10),
+    ]
+    sid = skill_id("golden")
+    assert sid == "skill_a7f7bb60c5fcc299b22a753ce5320181e1f89a40c5b30fe3dc509d982f3f810f"
+    content = canonical_hash(entries)
+    assert content == "sha256:e62638c95ea287dd48a2ea3a534834e9eb1e1da6f342a0decf4ac4afffe9a50c"
+    first = revision_id(sid, None, content)
+    assert first == "rev_3f2f2481532f9d83489bb41f07b0a19f"
+    assert revision_id(sid, first, content) == "rev_6232a0f55873f33bbab787ad671a332f"

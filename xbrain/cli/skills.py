@@ -122,11 +122,17 @@ def recall(
         return
     if query is not None:
         raise UsageError("Give either QUERY or --slug, not both.")
-    store = open_store(ctx)
+    from ..search import skills as indexed
+
+    # the index answers the revision recall shows without git; anything else reads git
     if resource is None:
-        emit(store.skill_show(slug, revision))
+        fast = indexed.level1(store_path(ctx), slug) if revision is None else None
+        emit(fast if fast is not None else open_store(ctx).skill_show(slug, revision))
     else:
-        emit(store.skill_component(slug, revision, resource))
+        fast = indexed.component(store_path(ctx), slug, revision, resource) if revision else None
+        emit(
+            fast if fast is not None else open_store(ctx).skill_component(slug, revision, resource)
+        )
 
 
 @skill.command("log")

@@ -36,6 +36,7 @@ __all__ = [
     "chosen",
     "file_path",
     "instructions",
+    "level1",
     "merge_states",
     "parse_revision",
     "parse_state",
@@ -314,6 +315,36 @@ def chosen(state: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         if entry["state"] == "published":
             return entry, False
     return next(e for e in state["revisions"] if e["id"] == state["head"]), True
+
+
+def level1(
+    view: View, state: dict[str, Any], entry: dict[str, Any], fallback: bool
+) -> dict[str, Any]:
+    """What Level 1 of recall shows of revision ``entry`` (also kept in the skill index,
+    so both paths answer alike): ids, states, frontmatter, instructions, components."""
+    from .skillformat import parse_skill_md
+
+    slug = state["slug"]
+    revision = read_revision(view, slug, entry["id"])
+    if revision is None:
+        where = revision_path(slug, entry["id"])
+        raise CorruptStoreError(f"Stored revision {where} is missing; run xbrain doctor.")
+    parsed = parse_skill_md(instructions(view, slug, entry["id"]))
+    out: dict[str, Any] = {
+        "slug": slug,
+        "skill_id": state["id"],
+        "revision_id": entry["id"],
+        "revision_number": entry["number"],
+        "state": entry["state"],
+        "status": state["status"],
+    }
+    if fallback:
+        out["fallback"] = "latest"
+    out["canonical_hash"] = revision["canonical_hash"]
+    out["frontmatter"] = parsed.frontmatter
+    out["instructions"] = parsed.body
+    out["files"] = [item for item in revision["files"] if item["path"] != SKILL_MD]
+    return out
 
 
 def instructions(view: View, slug: str, revision: str) -> bytes:

@@ -46,13 +46,28 @@ def tokens(text: str, cut: Cut) -> list[str]:
 
 def diff(old: str, new: str, cut: Cut) -> list[dict[str, Any]]:
     """The changes from ``old`` to ``new`` as ops ``{"op", "old", "new"}``, where op is
-    ``equal``, ``delete``, ``insert`` or ``replace`` and the texts are token runs."""
+    ``equal``, ``delete``, ``insert`` or ``replace`` and the texts are token runs. A run of
+    changed words replaced by as many words is shown word by word (swaps)."""
     a, b = tokens(old, cut), tokens(new, cut)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     ops = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        ops.append({"op": op, "old": "".join(a[i1:i2]), "new": "".join(b[j1:j2])})
+        if op == "replace" and i2 - i1 == j2 - j1:  # as many words each side: word swaps
+            for old_word, new_word in zip(a[i1:i2], b[j1:j2], strict=True):
+                same = old_word == new_word
+                _append(ops, "equal" if same else "replace", old_word, new_word)
+            continue
+        _append(ops, op, "".join(a[i1:i2]), "".join(b[j1:j2]))
     return ops
+
+
+def _append(ops: list[dict[str, Any]], op: str, old: str, new: str) -> None:
+    """Add an op, joining it to the previous one when both are ``equal``."""
+    if op == "equal" and ops and ops[-1]["op"] == "equal":
+        ops[-1]["old"] += old
+        ops[-1]["new"] += new
+        return
+    ops.append({"op": op, "old": old, "new": new})
 
 
 def render(ops: list[dict[str, Any]]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..core import CommitId, Core, GitStore, View, private_umask
+from ..core import Core, GitStore, View, private_umask
 from ..errors import NotFoundError, XbrainError
 from . import query as fast
 from . import service
@@ -33,8 +33,6 @@ class Provider(Protocol):
 
 
 __all__ = [
-    "after_commit",
-    "after_skill_commit",
     "build_from",
     "check_index",
     "rank",
@@ -128,31 +126,6 @@ def reindex(core: Core, progress: service.Progress | None = None) -> dict[str, A
         "commit": commit,
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
-
-
-def after_commit(
-    core: Core, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
-) -> None:
-    """Apply a commit's resource changes to the index (see :func:`.service.after_commit`)."""
-    tokenizer = Tokenizer(core.cache_dir)
-    try:
-        with private_umask():
-            service.after_commit(git, tokenizer, parent, commit, changes)
-    finally:
-        tokenizer.close()
-
-
-def after_skill_commit(
-    core: Core, git: GitStore, parent: str | None, commit: str, changes: dict[str, bytes | None]
-) -> None:
-    """Bring the skill index along with a commit (failures never fail the write)."""
-    from ..kinds.skill import DIRECTORY
-    from .skills import after_commit as skills_after_commit
-
-    touched = any(path.startswith(DIRECTORY + "/") for path in changes)
-    with contextlib.suppress(sqlite3.Error, OSError, XbrainError), private_umask():
-        view = View(git.snapshot(CommitId(commit)))
-        skills_after_commit(git.control_dir, core.cache_dir, view, parent, touched)
 
 
 def check_index(

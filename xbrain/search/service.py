@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..codec import load_yaml
-from ..core import CommitId, GitStore, View, bulk
+from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
@@ -36,6 +36,8 @@ def _records(
     git: GitStore, view: View, progress: Progress | None = None
 ) -> Iterator[dict[str, Any]]:
     """Every live resource of ``view``'s commit, for a full build (core.bulk)."""
+    from ..core import bulk  # its process pool is for builds only, not a write's upkeep
+
     return bulk.records(git, view, resource_kind.KIND.name, progress)
 
 

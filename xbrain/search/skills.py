@@ -13,6 +13,7 @@ SQLite without opening git or parsing YAML.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,11 @@ from .index import VERSION, SearchIndex, remove_index
 from .query import MAX_QUERY, main_head
 from .tokenize import Tokenizer
 
-__all__ = ["SKILL_INDEX", "after_commit", "recall", "reindex_skills"]
+__all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
+SKILL_FORMAT = "2"  # bump when the indexed document changes: forces a rebuild
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
 
 
@@ -92,11 +95,101 @@ def _fast(
     try:
         with SearchIndex(path, tokenizer, prepare=False, fields=skill_fields) as index:
             index.conn.execute("BEGIN")
-            if index.meta("version") != VERSION or index.meta("commit") != head:
+            if (
+                index.meta("version") != VERSION
+                or index.meta("skill-format") != SKILL_FORMAT
+                or index.meta("commit") != head
+            ):
                 return None
             return _answer(index, terms, limit)
     except sqlite3.Error:
         return None
+
+
+def _indexed(control: Path, slug: str) -> dict[str, Any] | None:
+    """A skill's indexed document when the index reflects ``main`` now, else None."""
+    path = control / SKILL_INDEX
+    head = main_head(control)
+    if head is None or not path.is_file() or not SLUG.fullmatch(slug):
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("BEGIN")  # one snapshot for the check and the read
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if (meta.get("version"), meta.get("skill-format"), meta.get("commit")) != (
+            VERSION,
+            SKILL_FORMAT,
+            head,
+        ):
+            return None
+        row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (slug,)).fetchone()
+        found: dict[str, Any] | None = None if row is None else json.loads(row[0])
+        return found
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
+def level1(store_dir: Path, slug: str) -> dict[str, Any] | None:
+    """Level 1 of an active skill from a current index (no git, no YAML), else None."""
+    doc = _indexed(store_dir / ".git", slug)
+    return None if doc is None else dict(doc["level1"])
+
+
+def component(store_dir: Path, slug: str, revision: str, path: str) -> dict[str, Any] | None:
+    """Level 2 from the working tree when ``revision`` is the one the index shows and the
+    file's bytes match its manifest hash (so they are exactly the committed bytes);
+    None sends the caller to git."""
+    doc = _indexed(store_dir / ".git", slug)
+    if doc is None or revision != doc["revision_id"]:
+        return None
+    item = next((f for f in doc["level1"]["files"] if f["path"] == path), None)
+    if item is None:
+        return None
+    from ..kinds.skill import file_path
+
+    data = _read_regular(store_dir / file_path(slug, revision, path), item["bytes"])
+    if data is None:
+        return None
+    import hashlib
+
+    if hashlib.sha256(data).hexdigest() != item["sha256"]:
+        return None
+    out = {"slug": slug, "revision_id": revision, **item}
+    try:
+        out.update(encoding="utf-8", content=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        import base64
+
+        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
+    return out
+
+
+def _read_regular(path: Path, size: int) -> bytes | None:
+    """At most ``size + 1`` bytes of a regular file, never through a final symlink and
+    never blocking on a FIFO; None when it is anything else or unreadable."""
+    import os
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) == size else None
 
 
 def _open(control: Path, tokenizer: Tokenizer) -> SearchIndex:
@@ -110,45 +203,48 @@ def _open(control: Path, tokenizer: Tokenizer) -> SearchIndex:
 
 
 def _document(view: Any, slug: str) -> dict[str, Any] | None:
-    """The indexed form of an active skill (None: archived or gone)."""
+    """The indexed form of an active skill (None: archived or gone): what Level 0 lists,
+    the text it ranks, and the Level 1 answer of the revision recall shows."""
     from ..kinds import skill as kind
-    from ..kinds.skillformat import parse_skill_md
 
     state = kind.read_state(view, slug)
     if state is None or state["status"] != "active":
         return None
     entry, fallback = kind.chosen(state)
-    parsed = parse_skill_md(kind.instructions(view, slug, entry["id"]))
+    shown = kind.level1(view, state, entry, fallback)
     return {
-        "id": state["id"],
+        "id": slug,  # the index's key (ties rank by it): no hashing to look a skill up
         "slug": slug,
-        "name": parsed.frontmatter["name"],
-        "description": parsed.frontmatter["description"],
+        "name": shown["frontmatter"]["name"],
+        "description": shown["frontmatter"]["description"],
         "published": not fallback,
         "revision_id": entry["id"],
-        "body": parsed.body,
+        "body": shown["instructions"],
+        "level1": shown,
     }
 
 
 def _catch_up(index: SearchIndex, view: Any) -> None:
     """Re-index the skills whose tree changed since the indexed commit."""
     from ..kinds import skill as kind
-    from ..kinds.skillformat import skill_id
 
     head = view.snap.commit
     with index.write():
+        if index.meta("skill-format") != SKILL_FORMAT:
+            index.reset()  # an index of an older shape: every skill is read again
+            index.set_meta("skill-format", SKILL_FORMAT)
         if index.meta("commit") == head:
             return
         known: dict[str, str] = json.loads(index.meta("trees") or "{}")
         now = view.children(kind.DIRECTORY)
         for slug in sorted(known.keys() - now.keys()):
-            index.remove(skill_id(slug))
+            index.remove(slug)
         for slug in sorted(now):
             if known.get(slug) == now[slug]:
                 continue
             doc = _document(view, slug)
             if doc is None:
-                index.remove(skill_id(slug))
+                index.remove(slug)
             else:
                 index.add(doc)
         index.set_meta("trees", json.dumps(now, sort_keys=True))
@@ -156,7 +252,7 @@ def _catch_up(index: SearchIndex, view: Any) -> None:
 
 
 def after_commit(
-    control: Path, cache_dir: Path, view: Any, parent: str | None, touched: bool
+    control: Path, tokenizer: Tokenizer, view: Any, parent: str | None, touched: bool
 ) -> None:
     """Keep a skill index that reflected ``parent`` current with ``view``'s commit
     (``touched``: the commit changed a skill; otherwise only the recorded commit moves).
@@ -164,18 +260,14 @@ def after_commit(
     path = control / SKILL_INDEX
     if not path.is_file():
         return
-    tokenizer = Tokenizer(cache_dir)
-    try:
-        with SearchIndex(path, tokenizer, fields=skill_fields) as index:
-            if index.meta("commit") != parent:
-                return
-            if touched:
-                _catch_up(index, view)
-            else:
-                with index.write():
-                    index.set_meta("commit", str(view.snap.commit))
-    finally:
-        tokenizer.close()
+    with SearchIndex(path, tokenizer, fields=skill_fields) as index:
+        if index.meta("commit") != parent:
+            return
+        if touched:
+            _catch_up(index, view)
+        else:
+            with index.write():
+                index.set_meta("commit", str(view.snap.commit))
 
 
 def reindex_skills(control: Path, cache_dir: Path, view: Any) -> int:

@@ -6,7 +6,9 @@ the index is only opened (and SQLite and the tokenizer imported) when it exists.
 
 from __future__ import annotations
 
-from ..core import CommitId, Core, GitStore
+import contextlib
+
+from ..core import CommitId, Core, GitStore, View, private_umask
 
 __all__ = ["upkeep"]
 
@@ -15,18 +17,41 @@ SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
 
 
 def upkeep(core: Core) -> None:
-    """Keep ``core``'s search index current after each of its commits (when it has one)."""
+    """Keep ``core``'s search indexes current after each of its commits (when they exist).
+
+    Failures never fail the write: the commit is made, and an index is derived data that
+    the next search or recall catches up.
+    """
 
     def hook(
         git: GitStore, parent: CommitId | None, commit: CommitId, changes: dict[str, bytes | None]
     ) -> None:
-        if (git.control_dir / INDEX).exists():
-            from .operations import after_commit
+        resources = (git.control_dir / INDEX).exists()
+        skills = (git.control_dir / SKILL_INDEX).exists()
+        if not (resources or skills):
+            return
+        import sqlite3
 
-            after_commit(core, git, parent, commit, changes)
-        if (git.control_dir / SKILL_INDEX).exists():
-            from .operations import after_skill_commit
+        from ..errors import XbrainError
+        from .tokenize import Tokenizer
 
-            after_skill_commit(core, git, parent, commit, changes)
+        failures = (sqlite3.Error, OSError, XbrainError)
+        tokenizer = Tokenizer(core.cache_dir)
+        try:
+            if resources:
+                from .service import after_commit
+
+                with contextlib.suppress(*failures), private_umask():
+                    after_commit(git, tokenizer, parent, commit, changes)
+            if skills:
+                from ..kinds.skill import DIRECTORY
+                from .skills import after_commit as skills_after_commit
+
+                touched = any(path.startswith(DIRECTORY + "/") for path in changes)
+                with contextlib.suppress(*failures), private_umask():
+                    view = View(git.snapshot(commit))
+                    skills_after_commit(git.control_dir, tokenizer, view, parent, touched)
+        finally:
+            tokenizer.close()
 
     core.after_commit.append(hook)

@@ -15,23 +15,15 @@ from typing import Any, BinaryIO
 from ..core import Core, Limits, read_foreign_tree
 from ..kinds.skillformat import MAX_COMPONENT_BYTES, MAX_COMPONENTS, MAX_DEPTH
 from ..redact import redact_url
-from .capsule import export
-from .reading import diff, list_skills, log, read_component, read_level1
 from .sources import Gathered, from_path, from_stream
 from .writing import archive, deprecate, publish, save
 
 __all__ = [
     "archive",
     "deprecate",
-    "diff",
-    "export",
     "import_git",
     "import_skill",
-    "list_skills",
-    "log",
     "publish",
-    "read_component",
-    "read_level1",
     "restore",
     "save",
     "save_input",

@@ -15,7 +15,7 @@ from ..errors import NotFoundError, UsageError
 from ..kinds import skill as kind
 from ..kinds import skilldiff
 from ..kinds.skill import chosen
-from ..kinds.skillformat import SKILL_MD, parse_skill_md
+from ..kinds.skillformat import parse_skill_md
 from ..messages import describe_commit
 from .writing import resolve_revision
 
@@ -81,24 +81,7 @@ def read_level1(core: Core, slug: str, ref: str | None = None) -> dict[str, Any]
         else:
             rev = resolve_revision(state, ref)
             entry, fallback = next(e for e in state["revisions"] if e["id"] == rev), False
-        revision = _revision(view, slug, entry["id"])
-        text = kind.instructions(view, slug, entry["id"]).decode("utf-8")
-    parsed = parse_skill_md(text.encode("utf-8"))
-    out: dict[str, Any] = {
-        "slug": slug,
-        "skill_id": state["id"],
-        "revision_id": entry["id"],
-        "revision_number": entry["number"],
-        "state": entry["state"],
-        "status": state["status"],
-    }
-    if fallback:
-        out["fallback"] = "latest"
-    out["canonical_hash"] = revision["canonical_hash"]
-    out["frontmatter"] = parsed.frontmatter
-    out["instructions"] = parsed.body
-    out["files"] = [item for item in revision["files"] if item["path"] != SKILL_MD]
-    return out
+        return kind.level1(view, state, entry, fallback)
 
 
 def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[str, Any]:
