@@ -50,7 +50,7 @@ def diff(old: str, new: str, cut: Cut) -> list[dict[str, Any]]:
     changed words replaced by as many words is shown word by word (swaps)."""
     a, b = tokens(old, cut), tokens(new, cut)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    ops = []
+    ops: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "replace" and i2 - i1 == j2 - j1:  # as many words each side: word swaps
             for old_word, new_word in zip(a[i1:i2], b[j1:j2], strict=True):
