@@ -77,6 +77,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "doctor",
         "Check records, catalog, working tree, permissions and git objects.",
     ),
+    "entry": (
+        "entries",
+        "entry",
+        "Rules and memories routed into an agent's context (SPEC §13).",
+    ),
     "export-store": (
         "upkeep",
         "export_store",

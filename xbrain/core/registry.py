@@ -28,6 +28,7 @@ __all__ = [
     "RecordKind",
     "classify",
     "content_problem",
+    "family",
     "file_kind",
     "max_bytes",
     "record_kind",
@@ -112,6 +113,10 @@ class RecordKind:
     search_fields: Callable[[Record], tuple[str, ...]] | None = None  # fed to search
     schema: str | None = None  # the JSON Schema doctor checks records against
     always_counted: bool = False  # its summary count is present even at zero
+    # the field that orders two revisions of a record (a merge keeps the later), and
+    # whether this kind marks a deleted record of its sibling (a tombstone)
+    clock: str = "updatedAt"
+    tombstone: bool = False
     ids: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -169,6 +174,11 @@ def record_kind(name: str) -> RecordKind:
 def record_kinds() -> list[RecordKind]:
     """Every registered record kind, in registration order."""
     return list(_RECORDS.values())
+
+
+def family(rid: str) -> list[RecordKind]:
+    """The record kinds an id may live in (its prefix's kind and siblings), in order."""
+    return [spec for spec in _RECORDS.values() if spec.is_id(rid)]
 
 
 def record_path(kind: str, rid: str) -> str:

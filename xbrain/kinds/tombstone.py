@@ -34,6 +34,8 @@ KIND = RecordKind(
     schema="tombstone",
     always_counted=True,
     siblings=("resource",),
+    clock="deletedAt",
+    tombstone=True,
 )
 register(KIND)
 

@@ -5,6 +5,11 @@
 * a tombstone beats an edit that is not newer than it; a newer edit restores;
 * two tombstones: the later ``deletedAt`` (tie: the greater digest).
 
+The same rules hold for every registered family of record kinds (resources and their
+tombstones, entries and theirs): a kind says which field orders its revisions and
+whether it is a tombstone. Other files merge by their kind's rule (a skill's state), or
+keep the greater bytes.
+
 Receipts, ingestion state, the catalog and the summary are re-derived from the merged
 records, never text-merged, so no conflict markers can exist.
 """
@@ -18,10 +23,9 @@ from typing import Any
 from ..codec import digest, dump_yaml
 from ..core import CommitId, GitStore, View, layout
 from ..core.derive import catalog_entry, count_change, derived_files
-from ..core.registry import classify, file_kind, record_kind, record_path
+from ..core.registry import classify, family, file_kind, record_kind, record_kinds, record_path
 from ..kinds import resource as resource_kind
 from ..kinds import state
-from ..kinds import tombstone as tombstone_kind
 from ..kinds.urls import URLS_DIR, url_shard, urls_path
 from ..messages import commit_message
 from ..text import canonical_url
@@ -29,35 +33,42 @@ from ..timestamps import later_of
 
 __all__ = ["derived_in_step", "integrate", "merge_files"]
 
-RECORD_DIRS = (resource_kind.DIRECTORY + "/", tombstone_kind.DIRECTORY + "/")
+
+def _record_dirs() -> tuple[str, ...]:
+    return tuple(spec.directory + "/" for spec in record_kinds())
+
+
 DERIVED = ("index/", state.RECEIPTS_DIR + "/", "ingestion/")
 
 
 def _record(
     view: View, rid: str, parsed: dict[str, dict[str, Any]] | None = None
 ) -> tuple[str, dict[str, Any], bytes] | None:
-    for kind in ("resource", "tombstone"):
-        path = record_path(kind, rid)
+    for spec in family(rid):
+        path = spec.path(rid)
         data = view.read(path)
         if data is not None:
             known = parsed.get(view.snap.blob_id(path) or "") if parsed else None
-            return kind, known if known is not None else record_kind(kind).parse(data), data
+            return spec.name, known if known is not None else spec.parse(data), data
     return None
 
 
 def _winner(
     a: tuple[str, dict[str, Any], bytes], b: tuple[str, dict[str, Any], bytes]
 ) -> tuple[str, dict[str, Any], bytes]:
-    kind_a, kind_b = a[0], b[0]
-    if kind_a == kind_b:
-        field = "updatedAt" if kind_a == "resource" else "deletedAt"
-        return max(a, b, key=lambda r: (r[1][field], digest(r[1])))
-    resource, tombstone = (a, b) if kind_a == "resource" else (b, a)
-    return resource if resource[1]["updatedAt"] > tombstone[1]["deletedAt"] else tombstone
+    spec_a, spec_b = record_kind(a[0]), record_kind(b[0])
+    if spec_a is spec_b:
+        return max(a, b, key=lambda r: (r[1][spec_a.clock], digest(r[1])))
+    (live, live_spec), (dead, dead_spec) = sorted(
+        ((a, spec_a), (b, spec_b)), key=lambda pair: pair[1].tombstone
+    )
+    return live if live[1][live_spec.clock] > dead[1][dead_spec.clock] else dead
 
 
 def _ids(view: View) -> set[str]:
-    return {Path(p).stem for prefix in RECORD_DIRS for p, _ in view.snap.files(prefix.rstrip("/"))}
+    return {
+        Path(p).stem for prefix in _record_dirs() for p, _ in view.snap.files(prefix.rstrip("/"))
+    }
 
 
 def merge_files(
@@ -96,14 +107,14 @@ def merge_files(
             )
         kind, record, data = pick
         merged[rid] = (kind, record)
-        other = "tombstone" if kind == "resource" else "resource"
         if ours.read(record_path(kind, rid)) != data:
             changes[record_path(kind, rid)] = data
-        if ours.read(record_path(other, rid)) is not None:
-            changes[record_path(other, rid)] = None
+        for other in record_kind(kind).siblings:
+            if ours.read(record_path(other, rid)) is not None:
+                changes[record_path(other, rid)] = None
     ours_files, theirs_files = dict(ours.snap.files()), dict(theirs.snap.files())
     for path in sorted(set(ours_files) | set(theirs_files)):
-        if path.startswith(RECORD_DIRS) or path.startswith(DERIVED):
+        if path.startswith(_record_dirs()) or path.startswith(DERIVED):
             continue
         if ours_files.get(path) != theirs_files.get(path):
             changes[path] = _combine(path, ours.read(path), theirs.read(path))
@@ -171,7 +182,9 @@ def _derived(
     out[state.PENDING] = layout.dump_json(queue) if queue else None
     # catalog, summary and URL index from the merged records
     entries = {rid: catalog_entry(kind, record) for rid, (kind, record) in merged.items()}
-    live = {"resource": {rid: r for rid, (kind, r) in merged.items() if kind == "resource"}}
+    live: dict[str, dict[str, dict[str, Any]]] = {}
+    for rid, (kind, record) in merged.items():
+        live.setdefault(kind, {})[rid] = record
     want = derived_files(entries, live)
     if not merged and ours.read(layout.SUMMARY) is None and theirs.read(layout.SUMMARY) is None:
         del want[layout.SUMMARY]  # two new, empty stores: nothing to sum yet
@@ -193,11 +206,14 @@ def _vanished(ours: View, theirs: View, now: str) -> dict[str, bytes | None]:
         record = _record(ours, rid)
         assert record is not None
         kind, value, data = record
-        if kind == "resource":
-            tombstone = {"id": rid, "deletedAt": later_of(now, value["updatedAt"])}
-            changes[record_path("tombstone", rid)] = dump_yaml(tombstone)
-        else:
-            changes[record_path("tombstone", rid)] = data
+        spec = record_kind(kind)
+        if spec.tombstone:
+            changes[spec.path(rid)] = data
+            continue
+        dead = next((s for s in family(rid) if s.tombstone), None)
+        if dead is not None:
+            tombstone = {"id": rid, "deletedAt": later_of(now, value[spec.clock])}
+            changes[dead.path(rid)] = dump_yaml(tombstone)
     return changes
 
 
@@ -216,8 +232,8 @@ def derived_in_step(
         return False
     changed = {
         Path(p).stem
-        for prefix in (resource_kind.DIRECTORY, tombstone_kind.DIRECTORY)
-        for p in git.changed_files(ours, head, prefix)
+        for spec in record_kinds()
+        for p in git.changed_files(ours, head, spec.directory)
     }
     for path in git.changed_files(ours, head, layout.CATALOG_DIR):  # no entry edited alone
         shard = Path(path).stem

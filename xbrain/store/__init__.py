@@ -12,23 +12,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from . import (
+from .. import (
     kinds,  # noqa: F401  (registers the record kinds)
     resources,
 )
-from .core import Core
-from .timestamps import now_timestamp
+from ..core import Core
+from ..timestamps import now_timestamp
+from .entries import Entries
+from .skills import Skills
 
 if TYPE_CHECKING:
-    from .kinds.model import Resource
-    from .providers import Provider
+    from ..kinds.model import Resource
+    from ..providers import Provider
 
 __all__ = ["Store", "clone"]
 
 
-class Store:
+class Store(Skills, Entries):
     """An xbrain store at ``path`` (a git repository with a working tree)."""
 
     def __init__(
@@ -40,7 +42,7 @@ class Store:
         clock: Callable[[], str] = now_timestamp,
         cache_dir: Path | None = None,
     ) -> None:
-        from .search.upkeep import upkeep
+        from ..search.upkeep import upkeep
 
         self.core = Core(path, wait=wait, agent=agent, clock=clock, cache_dir=cache_dir)
         self.path = self.core.path
@@ -56,13 +58,13 @@ class Store:
 
     def init(self) -> dict[str, Any]:
         """Create the store if missing."""
-        from .configure import init
+        from ..configure import init
 
         return init(self.core)
 
     def config(self, key: str | None = None, value: str | None = None) -> dict[str, Any]:
         """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
-        from .configure import config
+        from ..configure import config
 
         return config(self.core, key, value)
 
@@ -96,7 +98,7 @@ class Store:
 
     def adopt(self) -> dict[str, Any]:
         """Validate and commit hand edits of record files in the working tree."""
-        from .adopt import adopt
+        from ..adopt import adopt
 
         return adopt(self.core)
 
@@ -104,127 +106,34 @@ class Store:
         self, *, limit: int = 20, since: str | None = None, provider: str | None = None
     ) -> dict[str, Any]:
         """Live resources, newest ``updatedAt`` first, as brief records (private content)."""
-        from .listing import list_resources
+        from ..listing import list_resources
 
         with self.core.reading() as view:
             return list_resources(view, limit=limit, since=since, provider=provider)
-
-    # -- skills ----------------------------------------------------------------------------
-
-    def skill_save(
-        self, source: Path | BinaryIO, *, publish: bool = False, expect: str | None = None
-    ) -> dict[str, Any]:
-        """Append a revision of a skill (a directory, ``SKILL.md`` or ZIP; a stream)."""
-        from . import skills
-
-        return skills.save_input(self.core, source, publish=publish, expect=expect)
-
-    def skill_save_files(
-        self, files: dict[str, bytes], *, publish: bool = False, expect: str | None = None
-    ) -> dict[str, Any]:
-        """Append a revision from files given as path → bytes (an MCP ``save_skill``):
-        proposed, or published when ``publish``."""
-        from . import skills
-
-        state = "published" if publish else "proposed"
-        return skills.save(self.core, files, source={"type": "save"}, state=state, expect=expect)
-
-    def skill_import(
-        self, source: Path | BinaryIO | str, *, ref: str | None = None, path: str | None = None
-    ) -> dict[str, Any]:
-        """Import a skill from a directory, ``SKILL.md``, ZIP or git URL (as proposed)."""
-        from . import skills
-
-        if isinstance(source, str):
-            return skills.import_git(self.core, source, ref=ref, path=path)
-        return skills.import_skill(self.core, source)
-
-    def skill_list(self) -> dict[str, Any]:
-        """Every skill with its status and published revision."""
-        from .skills.reading import list_skills
-
-        return list_skills(self.core)
-
-    def skill_recall(self, query: str, limit: int = 5) -> dict[str, Any]:
-        """Level 0: ranked descriptors of the active skills matching ``query``."""
-        from .search.skills import recall
-
-        return recall(self.path, self.cache_dir, query, limit)
-
-    def skill_show(self, slug: str, revision: str | None = None) -> dict[str, Any]:
-        """Level 1: instructions and component manifest (published, else latest)."""
-        from .skills.reading import read_level1
-
-        return read_level1(self.core, slug, revision)
-
-    def skill_component(self, slug: str, revision: str | None, path: str) -> dict[str, Any]:
-        """Level 2: one component of exactly ``revision``."""
-        from .skills.reading import read_component
-
-        return read_component(self.core, slug, revision, path)
-
-    def skill_log(self, slug: str, limit: int = 20) -> dict[str, Any]:
-        """A skill's revisions, newest first, and the commits that changed it."""
-        from .skills.reading import log
-
-        return log(self.core, slug, limit)
-
-    def skill_diff(self, slug: str, old: str, new: str) -> dict[str, Any]:
-        """Word-level diff of two revisions (Chinese cut like jieba)."""
-        from .search.tokenize import Tokenizer
-        from .skills.reading import diff
-
-        tokenizer = Tokenizer(self.cache_dir)
-        try:
-            return diff(self.core, slug, old, new, tokenizer.segmenter.cut)
-        finally:
-            tokenizer.close()
-
-    def skill_lifecycle(self, verb: str, slug: str, revision: str | None = None) -> dict[str, Any]:
-        """``publish``/``deprecate`` a revision, ``archive``/``unarchive`` a skill."""
-        from . import skills
-
-        if verb in ("archive", "unarchive"):
-            return skills.archive(self.core, slug, verb == "archive")
-        assert revision is not None
-        change = skills.publish if verb == "publish" else skills.deprecate
-        return change(self.core, slug, revision)
-
-    def skill_restore(self, slug: str, revision: str, *, publish: bool = False) -> dict[str, Any]:
-        """Revision ``revision``'s files as a new head revision (a rollback)."""
-        from . import skills
-
-        return skills.restore(self.core, slug, revision, publish=publish)
-
-    def skill_export(self, slug: str, out: Path, revision: str | None = None) -> dict[str, Any]:
-        """Write one revision as a deterministic ZIP capsule."""
-        from .skills.capsule import export
-
-        return export(self.core, slug, revision, out)
 
     # -- history ---------------------------------------------------------------------------
 
     def log(self, rid: str | None = None, limit: int = 20) -> dict[str, Any]:
         """Commits (newest first) of the store, or those that changed one resource."""
-        from . import history
+        from .. import history
 
         return history.log(self.core, rid, limit)
 
     def show(self, rid: str, at: str) -> dict[str, Any]:
         """A resource (or its tombstone) as of revision ``at``."""
-        from . import history
+        from .. import history
 
         return history.show(self.core, rid, at)
 
     def diff(self, rid: str, old: str | None = None, new: str | None = None) -> dict[str, Any]:
         """How a resource changed between two revisions (default: its last change)."""
-        from . import history
+        from .. import history
 
         return history.diff(self.core, rid, old, new)
 
     def restore(self, rid: str, at: str) -> dict[str, Any]:
         """Write a resource's content as of ``at`` as a new revision (history untouched)."""
-        from . import history
+        from .. import history
 
         return history.restore(self.core, rid, at)
 
@@ -232,13 +141,13 @@ class Store:
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:
         """Ranked lexical candidates; see :func:`xbrain.search.operations.search`."""
-        from .search.operations import search
+        from ..search.operations import search
 
         return search(self.core, query, **options)
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
         """Rebuild the search index from the committed resources."""
-        from .search.operations import reindex
+        from ..search.operations import reindex
 
         return reindex(self.core, progress)
 
@@ -246,8 +155,8 @@ class Store:
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
         """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
-        from . import doctor
-        from .search.operations import check_index
+        from .. import doctor
+        from ..search.operations import check_index
 
         return doctor.run(self.core, repair=repair, checks=(check_index,))
 
@@ -255,8 +164,8 @@ class Store:
         self, file: Path, progress: Callable[[int, int], None] | None = None
     ) -> dict[str, Any]:
         """Fill an empty store from an original single-file JSON store (and index it)."""
-        from . import transfer
-        from .search.operations import build_from
+        from .. import transfer
+        from ..search.operations import build_from
 
         def index(commit: str, resources: list[Resource]) -> None:
             build_from(self.core, commit, resources, progress)
@@ -265,7 +174,7 @@ class Store:
 
     def export_store(self, file: Path, *, force: bool = False) -> dict[str, Any]:
         """Write the whole store as an original single-file JSON store."""
-        from . import transfer
+        from .. import transfer
 
         return transfer.export_store(self.core, file, force=force)
 
@@ -273,38 +182,38 @@ class Store:
 
     def remote_add(self, name: str, url: str) -> dict[str, Any]:
         """Remember a git remote (a path or URL you chose) for backups or other devices."""
-        from . import remote
+        from .. import remote
 
         return remote.add(self.core, name, url)
 
     def remote_remove(self, name: str) -> dict[str, Any]:
         """Forget a remote (nothing on the remote changes)."""
-        from . import remote
+        from .. import remote
 
         return remote.remove(self.core, name)
 
     def remote_list(self) -> dict[str, Any]:
         """The configured remotes."""
-        from . import remote
+        from .. import remote
 
         return remote.remotes(self.core)
 
     def remote_push(self, name: str = "origin") -> dict[str, Any]:
         """Push main to a remote (a backup); refused if the remote has diverged."""
-        from . import remote
+        from .. import remote
 
         return remote.push(self.core, name)
 
     def remote_pull(self, name: str = "origin") -> dict[str, Any]:
         """Fetch a remote and fast-forward or merge deterministically."""
-        from . import remote
+        from .. import remote
 
         self.core.existing()
         return {"remote": name, **remote.pull(self.core, name)}
 
     def remote_verify(self, name: str = "origin") -> dict[str, Any]:
         """Prove the remote restores: clone it aside, check objects, records and catalog."""
-        from . import doctor, remote
+        from .. import doctor, remote
 
         self.core.existing()
         return remote.verify(self.core, name, lambda git: doctor.diagnose(git, repair=False))
@@ -313,25 +222,25 @@ class Store:
 
     def capture(self, bookmarks_file: Path, **options: Any) -> dict[str, Any]:
         """Capture a gallery bookmark library (read-only) as one commit."""
-        from . import ingest
+        from .. import ingest
 
         return ingest.capture_library(self.core, bookmarks_file, **options)
 
     def pull(self, source_config: Path, **options: Any) -> dict[str, Any]:
         """Pull pages from a source adapter; one commit per committed page."""
-        from . import ingest
+        from .. import ingest
 
         return ingest.pull_source(self.core, source_config, **options)
 
     def pending(self, limit: int = 20) -> dict[str, Any]:
         """Queued resources waiting for distillation (private content)."""
-        from . import ingest
+        from .. import ingest
 
         return ingest.pending(self.core, limit)
 
     def distill(self, entries: Any) -> dict[str, Any]:
         """Apply agent distillations to queued resources (all or nothing)."""
-        from . import ingest
+        from .. import ingest
 
         return ingest.distill(self.core, entries)
 
@@ -339,7 +248,7 @@ class Store:
 
     def provider(self, config_file: Path) -> Provider:
         """The provider a config file selects for this store (validated, not contacted)."""
-        from .providers import load_provider
+        from ..providers import load_provider
 
         provider: Provider = load_provider(Path(config_file), self.path, _Host(self.cache_dir))
         return provider
@@ -348,13 +257,13 @@ class Store:
         self, provider: Provider | None, rid: str | None = None, everything: bool = False
     ) -> dict[str, Any]:
         """Send resources and deletions to ``provider`` (one id, or ``everything``)."""
-        from .providers.sync import sync_selection
+        from ..providers.sync import sync_selection
 
         return sync_selection(self.core, provider, rid, everything)
 
     def status(self, provider: Provider | None = None) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""
-        from .providers.sync import status
+        from ..providers.sync import status
 
         return status(self.core, provider)
 
@@ -369,7 +278,7 @@ class _Host:
         return Store(path, cache_dir=self.cache_dir)
 
     def rank(self, resources: list[Resource], query: str, limit: int) -> list[Resource]:
-        from .search.operations import rank
+        from ..search.operations import rank
 
         return rank(resources, query, limit, self.cache_dir)
 
@@ -378,8 +287,8 @@ def clone(
     url: str, directory: Path, progress: Callable[[int, int], None] | None = None
 ) -> dict[str, Any]:
     """Restore a store from a remote into a new directory (with ``origin`` set)."""
-    from .remote import clone_into
-    from .search.operations import build_from
+    from ..remote import clone_into
+    from ..search.operations import build_from
 
     target = Path(directory).absolute()
     records: list[Resource] = []  # as the check parsed them: the index needs no YAML

@@ -1,0 +1,218 @@
+"""Entries through the CLI: write rules, memex folders in and out, hostile input."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result, head, merged_tree, snapshot_files
+from xbrain.kinds.entry import entry_id
+from xbrain.schemas import schema_errors
+
+Run = Callable[..., Result]
+MEMEX = EXAMPLES / "memex"
+RULE = entry_id("global", "no-force-push")
+
+
+def same_tree(a: Path, b: Path) -> bool:
+    compare = filecmp.dircmp(a, b)
+    if compare.left_only or compare.right_only or compare.funny_files:
+        return False
+    _, mismatch, errors = filecmp.cmpfiles(a, b, compare.common_files, shallow=False)
+    return not mismatch and not errors and all(same_tree(a / d, b / d) for d in compare.common_dirs)
+
+
+def test_a_memex_folder_imports_and_exports_back_byte_identically(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    imported = xb("entry", "import", str(MEMEX))
+    assert imported.code == 0, imported.stderr
+    assert schema_errors("entry-put-output", imported.json) == []
+    assert imported.json["added"] == 5
+    names = {r["name"] for r in imported.json["results"]}
+    assert names == {
+        "no-force-push",
+        "review-checklist",
+        "project-notes#部署环境",
+        "project-notes#Build tips",
+        "deploy-steps",
+    }
+    before = head(store_dir)
+    again = xb("entry", "import", str(MEMEX)).json
+    assert again["unchanged"] == 5 and again["commit"] is None and head(store_dir) == before
+    out = tmp_path / "out"
+    exported = xb("entry", "export", str(out))
+    assert exported.json == {"exported": 5, "files": 4, "directory": str(out)}
+    assert same_tree(MEMEX, out)
+    assert all(oct(p.stat().st_mode & 0o777) == "0o600" for p in out.rglob("*.md"))
+    rule = xb("entry", "get", RULE).json
+    assert schema_errors("entry-get-output", rule) == []
+    assert rule["kind"] == "rule" and rule["boost"] == 0.05
+    assert rule["queries"] == ["git push --force", "强制推送到主分支"]
+    assert rule["oneLiner"] == "Rule: no force-push on shared branches."
+    steps = xb("entry", "get", entry_id("global", "deploy-steps")).json
+    assert steps["kind"] == "workflow" and steps["events"] == ["UserPromptSubmit"]
+    memory = xb("entry", "get", entry_id("global", "project-notes#Build tips")).json
+    assert memory["body"].startswith("Use `make -j2`") and memory["kind"] == "memory"
+    review = xb("entry", "get", entry_id("global", "review-checklist")).json
+    assert review["description"] == (
+        "Before approving a pull request:\ncheck tests, docs and the changelog.\n"
+    )
+
+
+def test_edited_entries_render_and_import_back_to_the_same_fields(xb: Run, tmp_path: Path) -> None:
+    xb("entry", "import", str(MEMEX))
+    rule = xb("entry", "get", RULE).json
+    rule.pop("updatedAt")
+    rule.update(oneLiner='Rule: "never": force-push.', description="多行\n描述: yes")
+    assert xb("entry", "put", "-", input=rule).json["updated"] == 1
+    memory = xb("entry", "get", entry_id("global", "project-notes#部署环境")).json
+    memory.pop("updatedAt")
+    memory.update(queries=["部署窗口"])  # a section cannot say this: its own file
+    assert xb("entry", "put", "-", input=memory).json["updated"] == 1
+    out = tmp_path / "out"
+    assert xb("entry", "export", str(out)).code == 0
+    assert (out / "rules/review-checklist.md").read_bytes() == (
+        MEMEX / "rules/review-checklist.md"
+    ).read_bytes()
+    assert "one-liner:" in (out / "rules/no-force-push.md").read_text()
+    other = tmp_path / "other"
+    assert xb("entry", "import", str(out), store=other).json["added"] == 5
+    for rid in (RULE, entry_id("global", "project-notes#部署环境")):
+        here = xb("entry", "get", rid).json
+        there = xb("entry", "get", rid, store=other).json
+        assert {k: v for k, v in here.items() if k != "source"} == {
+            k: v for k, v in there.items() if k != "source"
+        }
+
+
+def test_write_rules_match_resources(
+    xb: Run, store_dir: Path, json_file: Callable[[Any], str]
+) -> None:
+    entry = {
+        "kind": "rule",
+        "name": "tabs",
+        "body": "Indent with tabs.",
+        "updatedAt": "2026-01-02T00:00:00.000Z",
+    }
+    assert xb("entry", "put", json_file(entry)).json["added"] == 1
+    rid = entry_id("global", "tabs")
+    stale = xb("entry", "put", json_file({**entry, "updatedAt": "2026-01-01T00:00:00.000Z"}))
+    assert stale.code == 5
+    conflict = xb("entry", "put", json_file({**entry, "body": "Spaces."}))
+    assert conflict.code == 5
+    assert xb("entry", "put", json_file(entry)).json["unchanged"] == 1
+    deleted = xb("entry", "delete", rid).json
+    assert deleted["deleted"] is True and schema_errors("entry-delete-output", deleted) == []
+    assert xb("entry", "delete", rid).json == {"deleted": False, "commit": None}
+    gone = xb("entry", "get", rid)
+    assert gone.code == 3 and "deleted at" in gone.stderr
+    revived = xb("entry", "put", json_file({**entry, "updatedAt": "2027-01-01T00:00:00.000Z"}))
+    assert revived.json["added"] == 1
+    retired = xb("entry", "retire", rid).json
+    assert retired["status"] == "retired" and schema_errors("entry-status-output", retired) == []
+    assert xb("entry", "retire", rid).json["status"] == "unchanged"
+    listed = xb("entry", "list", "--status", "retired").json
+    assert [e["id"] for e in listed["entries"]] == [rid]
+    assert schema_errors("entry-list-output", listed) == []
+    assert xb("entry", "list", "--status", "active").json["count"] == 0
+    assert xb("entry", "activate", rid).json["status"] == "active"
+    assert xb("entry", "list", "--kind", "memory").json["count"] == 0
+
+
+def test_an_import_does_not_bring_back_a_deleted_entry(xb: Run) -> None:
+    xb("entry", "import", str(MEMEX))
+    assert xb("entry", "delete", RULE).json["deleted"] is True
+    again = xb("entry", "import", str(MEMEX)).json
+    assert again["skippedDeleted"] == 1 and again["unchanged"] == 4
+    assert xb("entry", "get", RULE).code == 3
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"kind": "note", "name": "x"}, "kind"),
+        ({"kind": "rule", "name": "a\nb"}, "name"),
+        ({"kind": "rule", "name": "x", "boost": 0.5}, "boost"),
+        ({"kind": "rule", "name": "x", "scope": "Project:X"}, "scope"),
+        ({"kind": "rule", "name": "x", "events": ["not an event"]}, "events"),
+        ({"kind": "rule", "name": "x", "queries": "q" * 600}, "queries"),
+        (
+            {
+                "kind": "rule",
+                "name": "x",
+                "source": {"path": "../../etc/x.md", "section": None, "order": 0, "markdown": ""},
+            },
+            "path",
+        ),
+        (
+            {
+                "kind": "rule",
+                "name": "x",
+                "source": {"path": "other/x.md", "section": None, "order": 0, "markdown": ""},
+            },
+            "rules/",
+        ),
+    ],
+)
+def test_invalid_entries_change_nothing(
+    xb: Run, store_dir: Path, json_file: Callable[[Any], str], entry: dict[str, Any], message: str
+) -> None:
+    xb("entry", "import", str(MEMEX))
+    before = snapshot_files(store_dir)
+    result = xb("entry", "put", json_file([{"kind": "rule", "name": "fine"}, entry]))
+    assert result.code == 4 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert snapshot_files(store_dir) == before
+
+
+def test_markdown_put_and_hostile_folders(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    note = tmp_path / "stop.md"
+    note.write_text("---\ntype: stop-rule\nhooks: [Stop]\n---\nNot while a secret is staged.\n")
+    made = xb("entry", "put", str(note)).json
+    assert made["results"][0]["name"] == "stop"  # no name: the file's
+    assert xb("entry", "put", "-", input="---\nname: x\n---\nno type\n").code == 4
+    linked = tmp_path / "linked"
+    shutil.copytree(MEMEX, linked)
+    (linked / "rules/evil.md").symlink_to("/etc/passwd")
+    before = snapshot_files(store_dir)
+    refused = xb("entry", "import", str(linked))
+    assert refused.code == 4 and "symbolic link" in refused.stderr
+    (linked / "rules/evil.md").unlink()
+    (linked / "rules/latin1.md").write_bytes(b"---\ntype: rule\n---\ncaf\xe9\n")
+    assert xb("entry", "import", str(linked)).code == 4
+    assert snapshot_files(store_dir) == before
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "keep.txt").write_text("mine")
+    assert xb("entry", "export", str(busy)).code == 4
+    assert (busy / "keep.txt").read_text() == "mine"
+    assert xb("entry", "import", str(tmp_path / "nowhere")).code in (2, 3)
+
+
+def test_two_devices_merge_entries_like_resources(xb: Run, tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    xb("entry", "import", str(MEMEX), store=base)
+    left, right = tmp_path / "left", tmp_path / "right"
+    shutil.copytree(base, left, symlinks=True)
+    shutil.copytree(base, right, symlinks=True)
+    rule = xb("entry", "get", RULE, store=left).json
+    rule.update(body="Edited on the left.", updatedAt="2030-01-01T00:00:00.000Z")
+    assert xb("entry", "put", "-", input=json.dumps(rule), store=left).code == 0
+    assert xb("entry", "delete", RULE, store=right).json["deleted"] is True
+    notes = entry_id("global", "project-notes#Build tips")
+    assert xb("entry", "delete", notes, store=left).json["deleted"] is True
+    one, other = merged_tree(left, right), merged_tree(right, left)
+    assert one == other
+    rule_path = f"entries/{RULE[6:8]}/{RULE}.yaml"
+    assert b"Edited on the left." in one[rule_path]  # the later edit beats the delete
+    assert f"entry-tombstones/{RULE[6:8]}/{RULE}.yaml" not in one
+    assert f"entry-tombstones/{notes[6:8]}/{notes}.yaml" in one
+    catalog = json.loads(one[f"index/catalog/{RULE[6:8]}.json"])
+    assert RULE in catalog and "updatedAt" in catalog[RULE]

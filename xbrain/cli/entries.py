@@ -1,0 +1,123 @@
+"""The ``entry`` group: put, get, list, delete, retire, activate, import, export."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .base import common_options, emit, open_store
+
+
+@click.group()
+def entry() -> None:
+    """Rules and memories routed into an agent's context (SPEC §13).
+
+    An entry is a rule, memory, workflow, tool-guidance, session-learning or stop-rule
+    with a name, description, body, one-liner, queries and keywords (what a prompt that
+    needs it looks like). Its id comes from its scope and name. Entries are private
+    content; writes follow the resource rules (a newer updatedAt to update; the same
+    content again is unchanged; delete leaves a tombstone).
+    """
+
+
+@entry.command("put")
+@click.argument("file", metavar="FILE|-")
+@common_options
+@click.pass_context
+def put(ctx: click.Context, file: str) -> None:
+    """Add or update entries: JSON (one or a list), YAML, or Markdown with frontmatter.
+
+    Markdown uses memex's keys: name, description, type (the kind), queries, keywords,
+    paths, hooks, one-liner, boost, status; the body follows the frontmatter. Without
+    updatedAt an entry takes the current time and is unchanged when nothing else
+    differs. Unknown fields are dropped and listed per result.
+    """
+    from ..entries import parse_input
+    from ..inputs import MAX_INPUT, read_file
+
+    if file == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT + 1)
+        if len(data) > MAX_INPUT:
+            from ..errors import InvalidInputError
+
+            raise InvalidInputError("Input exceeds 10 MiB.")
+    else:
+        data = read_file(Path(file), MAX_INPUT, "Input exceeds 10 MiB.")
+    emit(open_store(ctx).entry_put(parse_input(data, file)))
+
+
+@entry.command("get")
+@click.argument("entry_id", metavar="ID")
+@common_options
+@click.pass_context
+def get(ctx: click.Context, entry_id: str) -> None:
+    """Print one entry. Prints private content."""
+    emit(open_store(ctx).entry_get(entry_id))
+
+
+@entry.command("list")
+@click.option("--kind", "kind_filter", help="Only this kind (rule, memory, workflow, …).")
+@click.option("--status", type=click.Choice(["active", "retired"]), help="Only this status.")
+@common_options
+@click.pass_context
+def list_command(ctx: click.Context, kind_filter: str | None, status: str | None) -> None:
+    """Entries as brief records, by kind, scope and name. Prints private content."""
+    emit(open_store(ctx).entry_list(kind_filter, status))
+
+
+@entry.command("delete")
+@click.argument("entry_id", metavar="ID")
+@common_options
+@click.pass_context
+def delete(ctx: click.Context, entry_id: str) -> None:
+    """Delete an entry, leaving a tombstone (an import does not bring it back)."""
+    emit(open_store(ctx).entry_delete(entry_id))
+
+
+@entry.command("retire")
+@click.argument("entry_id", metavar="ID")
+@common_options
+@click.pass_context
+def retire(ctx: click.Context, entry_id: str) -> None:
+    """Retire an entry: kept and readable, never recalled unless asked."""
+    emit(open_store(ctx).entry_status(entry_id, "retired"))
+
+
+@entry.command("activate")
+@click.argument("entry_id", metavar="ID")
+@common_options
+@click.pass_context
+def activate(ctx: click.Context, entry_id: str) -> None:
+    """Make a retired entry active again."""
+    emit(open_store(ctx).entry_status(entry_id, "active"))
+
+
+@entry.command("import")
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--scope", help="Scope for entries that do not name one (default: global).")
+@common_options
+@click.pass_context
+def import_command(ctx: click.Context, folder: Path, scope: str | None) -> None:
+    """Import a memex-style folder: rules/, memory/ and skills/ of Markdown.
+
+    A file with frontmatter is one entry; a memory file without it is one entry per
+    '## ' section (named '<file>#<title>'). Links are refused, nothing outside the three
+    folders is read. Entries deleted here are not brought back. One commit.
+    """
+    emit(open_store(ctx).entry_import(folder, scope))
+
+
+@entry.command("export")
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
+@common_options
+@click.pass_context
+def export(ctx: click.Context, folder: Path) -> None:
+    """Write every entry into DIR (new or empty) as memex-style Markdown (files 0600).
+
+    An imported entry that has not changed goes back byte for byte to the file it came
+    from; the others are rendered with frontmatter, and the result imports back to the
+    same entries.
+    """
+    emit(open_store(ctx).entry_export(folder))

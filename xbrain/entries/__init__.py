@@ -1,0 +1,199 @@
+"""Entries (SPEC §13): put, get, list, delete, retire/activate, import and export.
+
+Writes follow the resource rules: one commit per command that changed something, a
+newer ``updatedAt`` to update (older: stale; equal with other content: conflict), the
+same content again ``unchanged``, a delete leaves a tombstone. An entry given without
+``updatedAt`` (a memex file, say) takes the current time, and counts as unchanged when
+nothing else differs, so importing a folder twice changes nothing. ``import`` never
+brings back an entry deleted here; ``put`` does (it is explicit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..codec import digest
+from ..core import Core, Transaction
+from ..errors import ConflictError, InvalidInputError, NotFoundError, StaleError
+from ..kinds import entry as kind
+from ..timestamps import later_of
+
+__all__ = ["apply", "delete", "get", "list_entries", "parse_input", "put", "set_status"]
+
+MAX_BATCH = 1000
+
+
+def _without_time(entry: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != "updatedAt"}
+
+
+def apply(
+    txn: Transaction,
+    items: list[dict[str, Any]],
+    now: str,
+    *,
+    restore: bool,
+    results: list[dict[str, Any]],
+) -> dict[str, int]:
+    """Upsert raw entries (validated here) by the write rules; counts by status."""
+    counts = {"added": 0, "updated": 0, "unchanged": 0, "skippedDeleted": 0}
+    seen: set[str] = set()
+    for raw in items:
+        timed = isinstance(raw, dict) and "updatedAt" in raw
+        new, dropped = kind.normalize_entry(raw, now)
+        rid = new["id"]
+        if rid in seen:
+            raise InvalidInputError(
+                f"Two entries in one batch have the same scope and name: {new['name']!a}."
+            )
+        seen.add(rid)
+        old = kind.get(txn, rid)
+        dead = kind.tombstone(txn, rid) if old is None else None
+        if dead is not None and not timed and not restore:
+            counts["skippedDeleted"] += 1
+            results.append({"id": rid, "name": new["name"], "status": "skipped_deleted"})
+            continue
+        if not timed and old is not None:
+            if _without_time(old) == _without_time(new):
+                new = old
+            else:
+                new["updatedAt"] = later_of(now, old["updatedAt"])
+        elif not timed and dead is not None:
+            new["updatedAt"] = later_of(now, dead["deletedAt"])
+        if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
+            dead is not None and new["updatedAt"] <= dead["deletedAt"]
+        ):
+            raise StaleError(f"Stale entry {new['name']!a}; use a newer updatedAt.")
+        entry_result: dict[str, Any] = {"id": rid, "name": new["name"]}
+        if dropped:
+            entry_result["droppedFields"] = dropped
+        if old is not None and digest(old) == digest(new):
+            counts["unchanged"] += 1
+            results.append({**entry_result, "status": "unchanged"})
+            continue
+        if old is not None and new["updatedAt"] == old["updatedAt"]:
+            raise ConflictError(f"Conflicting entry {new['name']!a}; use a newer updatedAt.")
+        status = "updated" if old is not None else "added"
+        counts[status] += 1
+        results.append({**entry_result, "status": status})
+        kind.put(txn, new)
+        verb = "update" if old is not None else ("restore" if dead else "add")
+        txn.actions.append((verb, rid, new["name"]))
+    return counts
+
+
+def parse_input(data: bytes, name: str = "-") -> Any:
+    """``entry put`` input: JSON (an entry or a list), Markdown with frontmatter (one
+    entry; ``type`` names its kind), or YAML (a mapping or a list)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError("Input is not UTF-8 text.") from None
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        from ..inputs import parse_json
+
+        return parse_json(text, "Invalid entry JSON.")
+    if text.startswith("---\n"):
+        from ..kinds.entryformat import parse_markdown
+
+        stem = "" if name == "-" else name.rsplit("/", 1)[-1].removesuffix(".md")
+        (raw,) = parse_markdown(text, f"rules/{stem}.md", "")  # no name: the file's
+        if not raw.get("kind"):
+            raise InvalidInputError("A Markdown entry needs type: in its frontmatter.")
+        raw.pop("source")
+        return raw
+    from ..codec import load_yaml
+
+    try:
+        value = load_yaml(data)
+    except Exception:  # ruamel raises many kinds; all mean the same here
+        raise InvalidInputError("Input is not JSON, YAML or Markdown with frontmatter.") from None
+    if not isinstance(value, dict | list):
+        raise InvalidInputError("Input is not JSON, YAML or Markdown with frontmatter.")
+    return value
+
+
+def put(core: Core, items: Any, command: str = "entry put", restore: bool = True) -> dict[str, Any]:
+    """Validate then upsert 1–1,000 entries as one commit."""
+    batch = items if isinstance(items, list) else [items]
+    if not 1 <= len(batch) <= MAX_BATCH:
+        raise InvalidInputError("Supply 1–1,000 entries per batch.")
+    now = core.clock()
+    for raw in batch:  # everything is checked before the store is touched
+        kind.normalize_entry(raw, now)
+    results: list[dict[str, Any]] = []
+    with core.transaction(command) as txn:
+        counts = apply(txn, batch, now, restore=restore, results=results)
+    return {**counts, "results": results, "commit": txn.commit_id}
+
+
+def get(core: Core, rid: str) -> dict[str, Any]:
+    """One entry (private content); a deleted one says so."""
+    if not kind.is_id(rid):
+        raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
+    with core.reading() as view:
+        found = None if view is None else kind.get(view, rid)
+        dead = None if view is None or found is not None else kind.tombstone(view, rid)
+    if found is None:
+        when = f" (deleted at {dead['deletedAt']})" if dead else ""
+        raise NotFoundError(f"Entry not found{when}.")
+    return found
+
+
+def list_entries(
+    core: Core, *, kind_filter: str | None = None, status: str | None = None
+) -> dict[str, Any]:
+    """Entries as brief records, by kind then name."""
+    if kind_filter is not None and kind_filter not in kind.KINDS:
+        raise InvalidInputError(f"--kind must be one of: {', '.join(kind.KINDS)}.")
+    if status not in (None, "active", "retired"):
+        raise InvalidInputError("--status must be active or retired.")
+    from ..core import bulk
+
+    out = []
+    with core.reading() as view:
+        if view is not None:
+            with core.git() as git:
+                for entry in bulk.records(git, view, "entry"):
+                    if (kind_filter and entry["kind"] != kind_filter) or (
+                        status and entry["status"] != status
+                    ):
+                        continue
+                    out.append({key: entry[key] for key in _BRIEF})
+    out.sort(key=lambda e: (e["kind"], e["scope"], e["name"]))
+    return {"count": len(out), "entries": out}
+
+
+_BRIEF = ("id", "kind", "name", "scope", "description", "oneLiner", "status", "trust", "updatedAt")
+
+
+def delete(core: Core, rid: str) -> dict[str, Any]:
+    """Replace a live entry with a tombstone; an absent id changes nothing."""
+    if not kind.is_id(rid):
+        raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
+    if not core.exists():
+        return {"deleted": False, "commit": None}
+    with core.transaction("entry delete") as txn:
+        old = kind.get(txn, rid)
+        if old is not None:
+            kind.bury(txn, rid, later_of(core.clock(), old["updatedAt"]))
+            txn.actions = [("delete", rid, old["name"])]
+    return {"deleted": old is not None, "commit": txn.commit_id}
+
+
+def set_status(core: Core, rid: str, status: str) -> dict[str, Any]:
+    """``retire`` or ``activate`` an entry (a new revision; nothing when already so)."""
+    if not kind.is_id(rid):
+        raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
+    command = "entry retire" if status == "retired" else "entry activate"
+    with core.transaction(command) as txn:
+        old = kind.get(txn, rid)
+        if old is None:
+            raise NotFoundError("Entry not found.")
+        changed = old["status"] != status
+        if changed:
+            new = {**old, "status": status, "updatedAt": later_of(core.clock(), old["updatedAt"])}
+            kind.put(txn, new)
+            txn.actions = [("retire" if status == "retired" else "activate", rid, old["name"])]
+    return {"id": rid, "status": status if changed else "unchanged", "commit": txn.commit_id}

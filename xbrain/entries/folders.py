@@ -1,0 +1,178 @@
+"""``entry import DIR`` and ``entry export DIR``: memex-style ``rules/``, ``memory/`` and
+``skills/`` folders of Markdown, in and out losslessly.
+
+Import walks those three folders without following a link (a link or other non-regular
+file is refused), bounds every read, and reads nothing else. Export writes into a new or
+empty directory (it never overwrites a file): each entry goes back to the file it came
+from — byte for byte when it has not changed since, a memory file's sections in their
+order — and an entry without a source file to ``<folder>/<name>.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..core import Core, bulk
+from ..errors import InvalidInputError, NotFoundError
+from ..kinds import entry as kind
+from ..kinds.entryformat import (
+    FOLDERS,
+    parse_markdown,
+    render_file,
+    render_section,
+    unchanged_since_import,
+)
+from ..kinds.jsonstore import write_private_file
+from . import apply
+
+__all__ = ["export_dir", "import_dir", "read_folder"]
+
+MAX_FILE = 256 * 1024
+MAX_FILES = 5000
+_FOLDER_OF = {kind_name: folder for folder, kind_name in FOLDERS.items()}
+
+
+def read_folder(root: Path) -> list[dict[str, Any]]:
+    """Raw entries from the ``rules/``, ``memory/`` and ``skills/`` folders under ``root``."""
+    if not root.is_dir():
+        raise NotFoundError(f"No such directory: {root}")
+    found: list[dict[str, Any]] = []
+    files = 0
+    for folder, default in FOLDERS.items():
+        top = root / folder
+        if top.is_symlink():
+            raise InvalidInputError(f"{folder}/ is a symbolic link.")
+        if not top.is_dir():
+            continue
+        for path, rel in _walk(top, folder):
+            files += 1
+            if files > MAX_FILES:
+                raise InvalidInputError(f"The folder holds more than {MAX_FILES:,} Markdown files.")
+            text = _read_text(path, rel)
+            found.extend(parse_markdown(text, rel, default))
+    if not found:
+        raise InvalidInputError(f"No entries in {root} (looked in rules/, memory/, skills/).")
+    return found
+
+
+def _walk(directory: Path, rel: str) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    with os.scandir(directory) as entries:
+        for item in sorted(entries, key=lambda e: e.name):
+            mode = item.stat(follow_symlinks=False).st_mode
+            path = f"{rel}/{item.name}"
+            if stat.S_ISDIR(mode):
+                if path.count("/") > 8:
+                    raise InvalidInputError(f"{path!a} is nested too deeply.")
+                out.extend(_walk(Path(item.path), path))
+            elif not stat.S_ISREG(mode):
+                what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+                raise InvalidInputError(f"{path!a} is {what}.")
+            elif item.name.endswith(".md"):
+                out.append((Path(item.path), path))
+    return out
+
+
+def _read_text(path: Path, rel: str) -> str:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        data = handle.read(MAX_FILE + 1)
+    if len(data) > MAX_FILE:
+        raise InvalidInputError(f"{rel!a} is over {MAX_FILE // 1024} KiB.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{rel!a} is not UTF-8 text.") from None
+
+
+def import_dir(core: Core, root: Path, scope: str | None = None) -> dict[str, Any]:
+    """Import a memex-style folder as one commit (deleted entries are not brought back)."""
+    raws = read_folder(root)
+    if scope is not None:
+        for raw in raws:
+            raw.setdefault("scope", scope)
+    now = core.clock()
+    for raw in raws:
+        kind.normalize_entry(raw, now)  # all checked before the store is touched
+    results: list[dict[str, Any]] = []
+    with core.transaction("entry import") as txn:
+        counts = apply(txn, raws, now, restore=False, results=results)
+    return {**counts, "results": results, "commit": txn.commit_id}
+
+
+def export_dir(core: Core, root: Path) -> dict[str, Any]:
+    """Write every entry under ``root`` (new or empty) as memex-style Markdown."""
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise InvalidInputError(f"Export into a new or empty directory: {root}")
+    with core.reading() as view:
+        entries = []
+        if view is not None:
+            with core.git() as git:
+                entries = list(bulk.records(git, view, "entry"))
+    files = _files(entries)
+    for rel, text in sorted(files.items()):
+        write_private_file(root / rel, text.encode("utf-8"))
+    return {"exported": len(entries), "files": len(files), "directory": str(root)}
+
+
+def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
+    """Path → text of every file the export writes."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    files: dict[str, str] = {}
+    for entry in entries:
+        source = entry.get("source")
+        kept = source is not None and _unchanged(entry, source)
+        if source is not None and source["section"] is not None and entry["kind"] == "memory":
+            text = source["markdown"] if kept else render_section(entry)
+            if kept or _fits_a_section(entry):
+                groups.setdefault(source["path"], []).append((source["order"], text))
+                continue
+        if kept:
+            assert source is not None
+            files[source["path"]] = source["markdown"]
+            continue
+        path = source["path"] if source is not None else _new_path(entry)
+        files[_free(path, files, groups)] = render_file(entry)
+    for path, sections in groups.items():
+        files[path] = "".join(text for _, text in sorted(sections))
+    return files
+
+
+def _unchanged(entry: dict[str, Any], source: dict[str, Any]) -> bool:
+    default = FOLDERS.get(source["path"].split("/", 1)[0], "rule")
+    for raw in parse_markdown(source["markdown"], source["path"], default):
+        if raw["source"]["section"] == source["section"]:
+            raw.setdefault("scope", entry["scope"])
+            try:
+                again, _ = kind.normalize_entry(raw, entry["updatedAt"])
+            except InvalidInputError:
+                return False
+            return unchanged_since_import(entry, again)
+    return False
+
+
+def _fits_a_section(entry: dict[str, Any]) -> bool:
+    """A memory entry whose only content is its name and body (a section can say that)."""
+    plain, _ = kind.normalize_entry(
+        {"kind": "memory", "name": entry["name"], "scope": entry["scope"], "body": entry["body"]},
+        entry["updatedAt"],
+    )
+    return unchanged_since_import(entry, plain)
+
+
+def _new_path(entry: dict[str, Any]) -> str:
+    folder = _FOLDER_OF.get(entry["kind"], "rules")
+    slug = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.") or entry["id"][6:18]
+    return f"{folder}/{slug[:80]}.md"
+
+
+def _free(path: str, files: dict[str, str], groups: dict[str, Any]) -> str:
+    """``path``, or a numbered sibling when another entry already took it."""
+    stem, n = path.removesuffix(".md"), 2
+    while path in files or path in groups:
+        path, n = f"{stem}-{n}.md", n + 1
+    return path

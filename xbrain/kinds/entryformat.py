@@ -1,0 +1,148 @@
+"""Entries as Markdown (memex's format): frontmatter in, frontmatter out, losslessly.
+
+A file with YAML frontmatter is one entry; its keys are memex's (``type``, ``one-liner``,
+``hooks``, ``queries``, ``keywords``, ``paths``, ``boost``, ``status``) plus xbrain's own
+when they differ from the default (``scope``, ``trust``, ``provenance``, ``always-on``,
+``updated``). A memory file without frontmatter is one entry per ``## `` section, named
+``<file stem>#<section title>`` (text before the first section travels with the first).
+Every imported entry keeps the exact Markdown it came from, so an export writes an
+unchanged entry back byte for byte; an entry changed since is rendered from its fields.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..codec import dump_yaml, load_yaml
+from ..errors import InvalidInputError
+
+__all__ = ["FOLDERS", "parse_markdown", "render_file", "unchanged_since_import"]
+
+# folder → the kind of an entry there that does not say (memex's skills are procedures)
+FOLDERS = {"rules": "rule", "memory": "memory", "skills": "workflow"}
+_KIND_OF_TYPE = {"skill": "workflow"}
+_FROM_FRONTMATTER = {
+    "name": "name",
+    "description": "description",
+    "type": "kind",
+    "queries": "queries",
+    "keywords": "keywords",
+    "paths": "paths",
+    "hooks": "events",
+    "one-liner": "oneLiner",
+    "boost": "boost",
+    "status": "status",
+    "scope": "scope",
+    "trust": "trust",
+    "provenance": "provenance",
+    "always-on": "alwaysOn",
+    "updated": "updatedAt",
+}
+_TO_FRONTMATTER = {field: key for key, field in _FROM_FRONTMATTER.items()}
+_DEFAULTS = {
+    "description": "",
+    "queries": [],
+    "keywords": [],
+    "paths": [],
+    "events": [],
+    "oneLiner": "",
+    "boost": 0.0,
+    "status": "active",
+    "scope": "global",
+    "trust": "trusted",
+    "provenance": None,
+    "alwaysOn": False,
+}
+_SECTION = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
+
+
+def _split_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 3)
+    closing = 5
+    if end == -1:
+        if text.endswith("\n---"):
+            end, closing = len(text) - 4, 4
+        else:
+            raise InvalidInputError("The frontmatter is not closed by '---'.")
+    try:
+        meta = load_yaml(text[4:end].encode())
+    except Exception as exc:  # ruamel's errors: all mean the same here
+        message = " ".join(str(exc).split())[:200]
+        raise InvalidInputError(f"The frontmatter is not valid YAML: {message}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise InvalidInputError("The frontmatter must be a mapping of keys.")
+    return meta, text[end + closing :]
+
+
+def parse_markdown(text: str, path: str, default_kind: str) -> list[dict[str, Any]]:
+    """The entries of one Markdown file at ``path`` (relative, POSIX) as raw fields."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    split = _split_frontmatter(text)
+    if split is not None:
+        meta, body = split
+        raw: dict[str, Any] = {"kind": default_kind, "name": stem}
+        for key, value in meta.items():
+            field = _FROM_FRONTMATTER.get(str(key), str(key))  # unknown keys: dropped later
+            raw[field] = value
+        raw["kind"] = _KIND_OF_TYPE.get(raw["kind"], raw["kind"])
+        raw["body"] = body
+        raw["source"] = {"path": path, "section": None, "order": 0, "markdown": text}
+        return [raw]
+    heads = list(_SECTION.finditer(text))
+    if default_kind != "memory" or not heads:
+        source = {"path": path, "section": None, "order": 0, "markdown": text}
+        return [{"kind": default_kind, "name": stem, "body": text, "source": source}]
+    out = []
+    for order, head in enumerate(heads):
+        start = 0 if order == 0 else head.start()
+        end = heads[order + 1].start() if order + 1 < len(heads) else len(text)
+        title = head.group(1)
+        source = {"path": path, "section": title, "order": order, "markdown": text[start:end]}
+        body = text[head.end() : end].removeprefix("\n")
+        out.append({"kind": "memory", "name": f"{stem}#{title}", "body": body, "source": source})
+    return out
+
+
+def unchanged_since_import(entry: dict[str, Any], parsed: dict[str, Any]) -> bool:
+    """True when ``entry`` still says exactly what its source Markdown says (``parsed``:
+    that Markdown normalized again), so the source can be written back as it was."""
+    ignore = {"updatedAt", "source"}
+    return {k: v for k, v in entry.items() if k not in ignore} == {
+        k: v for k, v in parsed.items() if k not in ignore
+    }
+
+
+def render_file(entry: dict[str, Any]) -> str:
+    """An entry as a Markdown file with frontmatter (memex's keys; xbrain's when set)."""
+    meta: dict[str, Any] = {"name": entry["name"], "type": entry["kind"]}
+    for field in (
+        "description",
+        "queries",
+        "keywords",
+        "paths",
+        "events",
+        "oneLiner",
+        "boost",
+        "status",
+        "scope",
+        "trust",
+        "provenance",
+        "alwaysOn",
+    ):
+        if entry[field] != _DEFAULTS[field]:
+            meta[_TO_FRONTMATTER[field]] = entry[field]
+    meta["updated"] = entry["updatedAt"]
+    body: str = entry["body"]
+    return "---\n" + dump_yaml(meta).decode() + "---\n" + body
+
+
+def render_section(entry: dict[str, Any]) -> str:
+    """A memory entry as a ``## `` section of its file (title from ``stem#title``)."""
+    title = entry["name"].split("#", 1)[1] if "#" in entry["name"] else entry["name"]
+    body: str = entry["body"]
+    return f"## {title}\n{body}"

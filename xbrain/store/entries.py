@@ -1,0 +1,61 @@
+"""The facade's entry methods (a mixin of ``Store``): one call into the feature each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core import Core
+
+__all__ = ["Entries"]
+
+
+class Entries:
+    """``Store``'s entry operations (SPEC §13)."""
+
+    core: Core
+    path: Path
+    cache_dir: Path
+
+    def entry_put(self, items: Any) -> dict[str, Any]:
+        """Validate then upsert 1–1,000 entries as one commit."""
+        from .. import entries
+
+        return entries.put(self.core, items)
+
+    def entry_get(self, rid: str) -> dict[str, Any]:
+        """One entry (private content)."""
+        from .. import entries
+
+        return entries.get(self.core, rid)
+
+    def entry_list(self, kind: str | None = None, status: str | None = None) -> dict[str, Any]:
+        """Entries as brief records, by kind and name."""
+        from .. import entries
+
+        return entries.list_entries(self.core, kind_filter=kind, status=status)
+
+    def entry_delete(self, rid: str) -> dict[str, Any]:
+        """Replace an entry with a tombstone."""
+        from .. import entries
+
+        return entries.delete(self.core, rid)
+
+    def entry_status(self, rid: str, status: str) -> dict[str, Any]:
+        """Retire (``retired``) or activate (``active``) an entry."""
+        from .. import entries
+
+        return entries.set_status(self.core, rid, status)
+
+    def entry_import(self, folder: Path, scope: str | None = None) -> dict[str, Any]:
+        """Import a memex-style folder (rules/, memory/, skills/) as one commit."""
+        from ..entries.folders import import_dir
+
+        return import_dir(self.core, folder, scope)
+
+    def entry_export(self, folder: Path) -> dict[str, Any]:
+        """Write every entry into a new folder as memex-style Markdown."""
+        from ..entries.folders import export_dir
+
+        return export_dir(self.core, folder)
