@@ -137,6 +137,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "put",
         "Add or update resources from a JSON file (or - for stdin).",
     ),
+    "recall": (
+        "recall",
+        "recall",
+        "Recall for a prompt on stdin (plain text or a Claude Code hook payload).",
+    ),
     "reindex": (
         "find",
         "reindex",

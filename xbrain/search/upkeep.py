@@ -7,6 +7,7 @@ the index is only opened (and SQLite and the tokenizer imported) when it exists.
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from ..core import CommitId, Core, GitStore, View, private_umask
 
@@ -14,6 +15,7 @@ __all__ = ["upkeep"]
 
 INDEX = "xbrain/search.sqlite"  # under .git (query.INDEX_FILE)
 SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
+ENTRIES = "xbrain/entries.json"  # (entrycache.CACHE_FILE)
 
 
 def upkeep(core: Core) -> None:
@@ -28,7 +30,8 @@ def upkeep(core: Core) -> None:
     ) -> None:
         resources = (git.control_dir / INDEX).exists()
         skills = (git.control_dir / SKILL_INDEX).exists()
-        if not (resources or skills):
+        entries = (git.control_dir / ENTRIES).exists()
+        if not (resources or skills or entries):
             return
         import sqlite3
 
@@ -51,7 +54,37 @@ def upkeep(core: Core) -> None:
                 with contextlib.suppress(*failures), private_umask():
                     view = View(git.snapshot(commit))
                     skills_after_commit(git.control_dir, tokenizer, view, parent, touched)
+            if entries:
+                with contextlib.suppress(*failures), private_umask():
+                    _entries_after_commit(git, tokenizer, parent, commit, changes)
         finally:
             tokenizer.close()
 
     core.after_commit.append(hook)
+
+
+def _entries_after_commit(
+    git: GitStore,
+    tokenizer: Any,
+    parent: CommitId | None,
+    commit: CommitId,
+    changes: dict[str, bytes | None],
+) -> None:
+    """Bring recall's entry cache along: the entries this commit changed, parsed again."""
+    from pathlib import PurePosixPath
+
+    from ..core.registry import record_kind
+    from ..kinds import entry as entry_kind
+    from .entrycache import update
+
+    changed: dict[str, dict[str, Any] | None] = {}
+    for path, data in changes.items():
+        if path.startswith((entry_kind.DIRECTORY + "/", entry_kind.TOMBSTONE_DIRECTORY + "/")):
+            rid = PurePosixPath(path).stem
+            live = path.startswith(entry_kind.DIRECTORY + "/") and data is not None
+            if live:
+                assert data is not None
+                changed[rid] = record_kind("entry").parse(data)
+            else:
+                changed.setdefault(rid, None)
+    update(git.control_dir, parent, commit, changed, tokenizer)

@@ -1,0 +1,252 @@
+"""``xbrain recall``: routing entries, skill pointers and resources into a prompt's context."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES, Result
+from xbrain.kinds.entry import entry_id
+from xbrain.search.recall import Options, choose, fill_budget
+
+Run = Callable[..., Result]
+RULE = entry_id("global", "no-force-push")
+MEMORY = entry_id("global", "project-notes#Build tips")
+
+
+@pytest.fixture
+def stocked(xb: Run, store_dir: Path) -> Path:
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    assert xb("skill", "save", str(EXAMPLES / "skills" / "deploy-check"), "--publish").code == 0
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    return store_dir
+
+
+def ask(xb: Run, prompt: str, session: str | None = None, *args: str, **payload: Any) -> Any:
+    body: Any = prompt
+    if session is not None:
+        body = json.dumps({"prompt": prompt, "session_id": session, "cwd": "/tmp", **payload})
+    result = xb("recall", "-", *args, input=body)
+    assert result.code == 0, result.stderr
+    return result.json
+
+
+def test_a_rule_in_full_once_per_session_then_its_one_liner(xb: Run, stocked: Path) -> None:
+    first = ask(xb, "can I git push --force to main?", "s-1")
+    (hit,) = first["results"]
+    assert (hit["id"], hit["kind"], hit["disclosure"]) == (RULE, "rule", "full")
+    assert "force-with-lease" in hit["text"]
+    assert hit["why"] == {
+        "via": "query",
+        "query": "git push --force",
+        "matched": ["git", "push", "force"],
+    }
+    second = ask(xb, "git push --force again?", "s-1")["results"]
+    assert [(r["id"], r["disclosure"], r["text"]) for r in second] == [
+        (RULE, "one-liner", "Rule: no force-push on shared branches.")
+    ]
+    other_session = ask(xb, "git push --force again?", "s-2")["results"]
+    assert other_session[0]["disclosure"] == "full"
+    no_session = ask(xb, "git push --force again?")["results"]
+    assert no_session[0]["disclosure"] == "full"
+    # a changed rule is shown in full again
+    rule = xb("entry", "get", RULE).json
+    rule.pop("updatedAt")
+    rule["body"] = "Never force-push a shared branch."
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    changed = ask(xb, "git push --force again?", "s-1")["results"]
+    assert [(r["disclosure"], r["text"]) for r in changed] == [
+        ("full", "Never force-push a shared branch.")
+    ]
+
+
+def test_memory_once_skills_as_pointers_resources_as_citations(xb: Run, stocked: Path) -> None:
+    prompt = "how should I use make -j2 for the build: build tips?"
+    first = ask(xb, prompt, "s-3")
+    assert [r["id"] for r in first["results"]][:1] == [MEMORY]
+    again = ask(xb, prompt, "s-3")
+    assert MEMORY not in [r["id"] for r in again["results"]]
+    assert {"id": MEMORY, "reason": "shown this session"} in again["skipped"]
+    skill = ask(xb, "部署前要检查数据库迁移回滚吗", "s-3")["results"]
+    assert [(r["kind"], r["disclosure"]) for r in skill] == [("skill", "pointer")]
+    assert "xbrain skill recall --slug deploy-check" in skill[0]["text"]
+    cited = ask(xb, "keyboard focus in an accessible React dialog", "s-3")["results"]
+    assert cited[0]["kind"] == "resource" and cited[0]["disclosure"] == "candidate"
+    assert "https://" in cited[0]["text"]
+
+
+@pytest.mark.parametrize("prompt", ["ok thanks", "好的", "继续", "thanks!", "yes"])
+def test_off_topic_prompts_recall_nothing(xb: Run, stocked: Path, prompt: str) -> None:
+    assert ask(xb, prompt)["results"] == []
+
+
+def test_retired_scoped_and_untrusted_entries(xb: Run, stocked: Path) -> None:
+    assert xb("entry", "retire", RULE).code == 0
+    assert ask(xb, "git push --force?")["results"] == []
+    assert ask(xb, "git push --force?", None, "--include-retired")["results"][0]["id"] == RULE
+    scoped = {
+        "kind": "rule",
+        "name": "lint-first",
+        "scope": "project:example.org/team/app",
+        "queries": ["run the linter before commit"],
+        "body": "Run make lint.",
+        "trust": "untrusted",
+        "provenance": "https://example.org/team/app/RULES.md",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(scoped)).code == 0
+    prompt = "should I run the linter before commit"
+    assert ask(xb, prompt)["results"] == []  # another project (the cwd's)
+    here = ask(xb, prompt, None, "--project", "example.org/team/app")["results"]
+    assert here[0]["name"] == "lint-first" and here[0]["trust"] == "untrusted"
+    assert here[0]["text"].startswith("[untrusted, from https://example.org/team/app/RULES.md")
+
+
+def test_the_project_comes_from_the_payloads_git_remote(
+    xb: Run, stocked: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "work" / "app"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text(
+        '[remote "origin"]\n\turl = git@Example.org:Team/App.git\n'
+    )
+    entry = {
+        "kind": "rule",
+        "name": "app-only",
+        "scope": "project:example.org/team/app",
+        "queries": ["deploy the app service"],
+        "body": "Use the blue-green script.",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(entry)).code == 0
+    payload = {"prompt": "how do I deploy the app service", "cwd": str(repo / "src")}
+    found = xb("recall", "-", input=json.dumps(payload)).json["results"]
+    assert [r["name"] for r in found][:1] == ["app-only"]
+
+
+def test_budget_skips_what_does_not_fit_and_tries_the_next(xb: Run, stocked: Path) -> None:
+    big = {"kind": "rule", "name": "big", "queries": ["release checklist steps"], "body": "x" * 900}
+    small = {
+        "kind": "rule",
+        "name": "small",
+        "queries": ["release checklist steps"],
+        "body": "Tag it.",
+        "boost": -0.05,
+    }
+    assert xb("entry", "put", "-", input=json.dumps([big, small])).code == 0
+    found = ask(xb, "what are the release checklist steps", None, "--budget", "300")
+    assert [r["name"] for r in found["results"] if r["kind"] == "rule"] == ["small"]
+    assert {"id": entry_id("global", "big"), "reason": "budget"} in found["skipped"]
+    used = sum(len(r["text"]) for r in found["results"])
+    assert found["budget"] == {"limit": 300, "used": used} and used <= 300
+    assert xb("recall", "-", "--budget", "5", input="x").code == 4
+
+
+def fixed(scores: list[float]) -> list[Any]:
+    return [(s, {"id": f"entry_{i}"}, {}) for i, s in enumerate(scores)]
+
+
+def test_relative_and_absolute_scoring_with_fixed_scores() -> None:
+    scores = [0.9, 0.85, 0.75, 0.6, 0.3]
+    relative, cut = choose(fixed(scores), Options(threshold=0.5, max_dropoff=0.1, top_k=3))
+    assert [s for s, _, _ in relative] == [0.9, 0.85]
+    assert [c["reason"] for c in cut] == ["dropoff", "dropoff"]  # 0.75, 0.6 cleared; 0.3 not
+    absolute, cut = choose(fixed(scores), Options(scoring="absolute", threshold=0.5, top_k=3))
+    assert [s for s, _, _ in absolute] == [0.9, 0.85, 0.75]
+    assert cut == [{"id": "entry_3", "reason": "top-k"}]
+    assert choose(fixed([0.45, 0.44]), Options(threshold=0.5))[0] == []
+    wide, _ = choose(fixed([0.45, 0.44]), Options(scoring="absolute", threshold=0.4))
+    assert len(wide) == 2
+
+
+ITEMS = st.lists(
+    st.tuples(st.integers(1, 3000), st.integers(0, 200), st.sampled_from(["rule", "memory"])),
+    max_size=12,
+)
+
+
+@given(ITEMS, st.integers(100, 5000))
+def test_the_budget_is_never_exceeded_and_nothing_is_cut(items: list[Any], budget: int) -> None:
+    candidates = [
+        {
+            "id": f"entry_{i}",
+            "kind": kind,
+            "name": str(i),
+            "score": 1.0,
+            "why": {},
+            "full": "f" * size,
+            "short": "s" * short if kind == "rule" else "",
+            "revision": "r",
+        }
+        for i, (size, short, kind) in enumerate(items)
+    ]
+    results, skipped, used = fill_budget(candidates, {}, budget)
+    assert used == sum(len(r["text"]) for r in results) <= budget
+    for result, item in ((r, candidates[int(r["name"])]) for r in results):
+        assert result["text"] in (item["full"], item["short"])  # whole texts only
+    assert len(results) + len(skipped) == len(candidates)
+    shown = {r["id"]: r for r in results}
+    running = 0
+    for item in candidates:  # greedy: a skipped item fitted neither way at its turn
+        if item["id"] in shown:
+            running += len(shown[item["id"]]["text"])
+            continue
+        fits = [len(text) for text in (item["full"], item["short"]) if text]
+        assert min(fits) > budget - running
+    assert all(s["reason"] == "budget" for s in skipped)
+
+
+@pytest.mark.slow
+def test_concurrent_hook_processes_of_one_session(stocked: Path) -> None:
+    payload = json.dumps(
+        {"prompt": "can I git push --force?", "session_id": "busy-1", "cwd": "/tmp"}
+    )
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "xbrain", "recall", "-", "--store", str(stocked)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(16)
+    ]
+    outs = [proc.communicate(payload.encode(), timeout=120) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 16
+    disclosures = sorted(json.loads(out)["results"][0]["disclosure"] for out, _ in outs)
+    assert disclosures == ["full"] + ["one-liner"] * 15  # exactly one saw it first
+    state = stocked / ".git/xbrain/sessions/busy-1.json"
+    assert json.loads(state.read_text())["shown"] == {
+        RULE: json.loads(state.read_text())["shown"][RULE]
+    }
+    assert oct(state.stat().st_mode & 0o777) == "0o600"
+
+
+def test_outputs_match_the_schema_and_the_entry_cache_follows_commits(
+    xb: Run, stocked: Path
+) -> None:
+    from xbrain.schemas import schema_errors
+
+    for prompt in ("can I git push --force?", "部署前要检查数据库迁移回滚吗", "ok thanks"):
+        assert schema_errors("recall-output", ask(xb, prompt, "s-9")) == []
+    cache = stocked / ".git/xbrain/entries.json"
+    assert (
+        json.loads(cache.read_text())["commit"]
+        == (stocked / ".git/refs/heads/main").read_text().strip()
+    )
+    rule = {
+        "kind": "rule",
+        "name": "fresh",
+        "queries": ["rotate the api keys"],
+        "body": "Use the vault.",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    head = (stocked / ".git/refs/heads/main").read_text().strip()
+    assert json.loads(cache.read_text())["commit"] == head  # the put's hook moved it
+    assert ask(xb, "how do I rotate the api keys")["results"][0]["name"] == "fresh"
+    assert oct(cache.stat().st_mode & 0o777) == "0o600"

@@ -1,0 +1,72 @@
+"""``xbrain recall``: the guidance a prompt needs (entries, skill pointers, resources)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .base import cache_dir, common_options, emit, store_path
+
+
+@click.command("recall")
+@click.argument("source", metavar="-", default="-")
+@click.option(
+    "--scoring",
+    type=click.Choice(["relative", "absolute"]),
+    default="relative",
+    show_default=True,
+    help="relative: the best must clear --threshold, then up to --top-k within "
+    "--max-dropoff of it; absolute: each must clear --threshold.",
+)
+@click.option("--top-k", type=int, default=3, show_default=True, help="Entries at most, 1-20.")
+@click.option("--threshold", type=float, default=0.5, show_default=True, help="Score floor.")
+@click.option("--max-dropoff", type=float, default=0.1, show_default=True, help="Relative mode.")
+@click.option("--budget", type=int, default=8000, show_default=True, help="Characters at most.")
+@click.option("--include-retired", is_flag=True, help="Let retired entries surface too.")
+@click.option("--project", metavar="ID", help="This project's id (default: from the cwd).")
+@click.option("--session", metavar="ID", help="Session id (a hook payload carries its own).")
+@common_options
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    source: str,
+    scoring: str,
+    top_k: int,
+    threshold: float,
+    max_dropoff: float,
+    budget: int,
+    include_retired: bool,
+    project: str | None,
+    session: str | None,
+) -> None:
+    """Recall for a prompt on stdin (plain text or a Claude Code hook payload).
+
+    Answers {results: [{id, kind, name, disclosure, text, score, why}], skipped: [{id,
+    reason}], budget: {limit, used}}: rules and memories that match the prompt (by their
+    queries, keywords or description, plus boost), skills as pointers, resources as
+    cited candidates. Within one session a rule is shown in full once, then as its
+    one-liner; a memory, a skill pointer and a resource once. Nothing is cut in half:
+    what does not fit the budget is skipped. Prints private content.
+    """
+    from dataclasses import replace
+
+    from ..errors import UsageError
+    from ..search.recall import Options, project_id, read_request
+    from ..search.recall import recall as run
+
+    if source != "-":
+        raise UsageError("recall reads the prompt from stdin: xbrain recall - < prompt.txt")
+    request = read_request(sys.stdin.buffer.read(1 << 20))
+    if session is not None:
+        request = replace(request, session=session)
+    options = Options(
+        scoring=scoring,
+        top_k=top_k,
+        threshold=threshold,
+        max_dropoff=max_dropoff,
+        budget=budget,
+        include_retired=include_retired,
+        project=("project:" + project.lower()) if project else project_id(request.cwd),
+    )
+    emit(run(store_path(ctx), cache_dir(), request, options))

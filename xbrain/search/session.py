@@ -1,0 +1,86 @@
+"""What one agent session has already been shown: private, local, outside git.
+
+``.git/xbrain/sessions/<session>.json`` maps each shown id to the revision shown (so a
+rule changed since is shown in full again). Hook processes of one session may run at
+once: each reads and writes the file under an exclusive ``flock`` of its own lock file
+and replaces it atomically, so none sees half a file or loses another's update. Files of
+sessions idle for a week are removed by the next session that writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..core.lock import StoreLock
+
+__all__ = ["SESSION_ID", "session_state"]
+
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+SESSIONS = Path("xbrain") / "sessions"
+IDLE_DAYS = 7
+
+
+@contextlib.contextmanager
+def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]]:
+    """The session's state (``{"shown": {id: revision}}``), saved on exit; without a
+    usable session id, a throwaway state."""
+    if session is None or not SESSION_ID.fullmatch(session) or not control.is_dir():
+        yield {"shown": {}}
+        return
+    folder = control / SESSIONS
+    old = os.umask(0o077)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        lock = StoreLock(folder / f"{session}.lock")
+        if not lock.acquire(10.0):
+            yield {"shown": {}}  # never block a prompt for long: show as if new
+            return
+        try:
+            path = folder / f"{session}.json"
+            state = _read(path)
+            yield state
+            _write(path, state)
+            _sweep(folder)
+        finally:
+            lock.release()
+    finally:
+        os.umask(old)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes()[: 4 << 20])
+    except (OSError, ValueError):
+        return {"shown": {}}
+    if not isinstance(data, dict) or not isinstance(data.get("shown"), dict):
+        return {"shown": {}}
+    return data
+
+
+def _write(path: Path, state: dict[str, Any]) -> None:
+    fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(state, handle, separators=(",", ":"))
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _sweep(folder: Path) -> None:
+    """Forget sessions idle for a week (their state and their lock file)."""
+    cutoff = time.time() - IDLE_DAYS * 86400
+    with contextlib.suppress(OSError):
+        for item in folder.glob("*.json"):
+            if item.stat().st_mtime < cutoff:
+                item.unlink(missing_ok=True)
+                item.with_suffix(".lock").unlink(missing_ok=True)
