@@ -410,6 +410,65 @@ def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]
     return rows, notes
 
 
+def recall_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]]:
+    """``xbrain recall`` in a fresh process on the skills store plus 1,000 entries (rules
+    whose queries are manual-page descriptions), beside a search in the same run."""
+    pages = man_resources(10_000, 4000)
+    entries = []
+    seen: set[str] = set()
+    for item in pages:
+        name = str(item["title"]).split(":", 1)[0]
+        purpose = " ".join(str(item["purpose"]).split())[:400]
+        if name in seen or not purpose:
+            continue
+        seen.add(name)
+        entries.append(
+            {
+                "kind": "rule" if len(entries) % 2 else "memory",
+                "name": f"{name}-guidance",
+                "description": purpose,
+                "queries": [purpose],
+                "keywords": [name],
+                "body": str(item["text"])[:1500],
+                "oneLiner": f"See {name}.",
+            }
+        )
+        if len(entries) == 1000:
+            break
+    started = time.perf_counter()
+    for first in range(0, len(entries), 500):
+        Store(store).entry_put(entries[first : first + 500])
+    saved = time.perf_counter() - started
+    prompts = (
+        ("English", "list directory contents sorted by time"),
+        ("Chinese", "列出目录内容并按时间排序"),
+        ("off-topic", "ok thanks"),
+    )
+    rows: list[Row] = [
+        (
+            "search English (baseline)",
+            timed(xbrain("search", prompts[0][1], "--store", str(store)), runs),
+            "",
+        )
+    ]
+    for label, prompt in prompts:
+        source = root / f"prompt-{label}.txt"
+        source.write_text(prompt)
+
+        command = xbrain("recall", "-", "--store", str(store))
+        samples = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            with source.open("rb") as stdin:
+                proc = subprocess.run(command, stdin=stdin, capture_output=True)
+            samples.append((time.perf_counter() - started) * 1000)
+            if proc.returncode != 0:
+                raise SystemExit(f"recall failed: {proc.stderr.decode()}")
+        rows.append((f"recall {label}, 10k+1k+1k", samples, "≤ 9x floor"))
+    notes = [f"1,000 entries put in-process in {saved:.1f} s (two commits)"]
+    return rows, notes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
@@ -419,8 +478,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--sections",
-        default="core,search,upkeep,remote,agents,skills,quality",
-        help="comma-separated subset of: core, search, upkeep, remote, agents, skills, quality",
+        default="core,search,upkeep,remote,agents,skills,recall,quality",
+        help="comma-separated subset of: core, search, upkeep, remote, agents, skills, recall, "
+        "quality",
     )
     args = parser.parse_args()
     sections = set(args.sections.split(","))
@@ -462,6 +522,10 @@ def main() -> None:
             found, skill_notes = skill_rows(root, man, runs)
             rows += found
             notes += skill_notes
+            if "recall" in sections:
+                found, recall_notes = recall_rows(root, man, runs)
+                rows += found
+                notes += recall_notes
         if "quality" in sections:
             quality = suite.run_all(args.queries, root / "cache")
 

@@ -1,25 +1,26 @@
-"""What recall needs of every entry, tokenized once: ``.git/xbrain/entries.json``.
+"""What recall needs of every entry, tokenized once: ``.git/xbrain/entries.sqlite``.
 
 Derived data like the search index: it records the commit it reflects, is rebuilt from
 the committed entries when that is not ``main`` (or when it is missing or damaged), and
 is brought along by each commit's hook (only the entries the commit changed are
-tokenized again), so a recall in a fresh process reads one JSON file and no git.
+tokenized again). It holds each entry's fields with the terms of its queries, keywords,
+name and description, and a posting list of every term an entry holds (body included),
+so a recall reads only the entries that share a term with the prompt — and no git.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 from .tokenize import Tokenizer
 
-__all__ = ["CACHE_FILE", "VERSION", "build", "load", "update"]
+__all__ = ["CACHE_FILE", "VERSION", "Candidates", "build", "candidates", "update"]
 
-CACHE_FILE = Path("xbrain") / "entries.json"
-VERSION = 2
+CACHE_FILE = Path("xbrain") / "entries.sqlite"
+VERSION = "1"
 _KEPT = (
     "id",
     "kind",
@@ -36,62 +37,78 @@ _KEPT = (
     "provenance",
     "updatedAt",
 )
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+    "CREATE TABLE IF NOT EXISTS entry (i INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
+    " data TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS posting (term TEXT NOT NULL, i INTEGER NOT NULL,"
+    " PRIMARY KEY (term, i)) WITHOUT ROWID",
+)
 
 
-def prepared(entry: dict[str, Any], tokenizer: Tokenizer) -> dict[str, Any]:
-    """An entry as recall keeps it: its fields and the terms of what it matches on."""
+def prepared(entry: dict[str, Any], tokenizer: Tokenizer) -> tuple[dict[str, Any], set[str]]:
+    """An entry as recall keeps it (fields and the terms it matches on), and every term
+    it holds."""
+    from ..codec import digest
+
     kept = {key: entry[key] for key in _KEPT}
-    kept["revision"] = _revision(entry)
+    kept["revision"] = digest(entry)[:16]
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]
     kept["about"] = tokenizer.query_terms(f"{entry['name']} {entry['description']}")
-    kept["content"] = sorted(
-        set(tokenizer.counts(f"{entry['name']} {entry['description']} {entry['body']}"))
+    held = set(tokenizer.counts(f"{entry['name']} {entry['description']} {entry['body']}"))
+    held |= {t for _, terms in kept["queries"] + kept["keywords"] for t in terms}
+    held |= set(kept["about"])
+    return kept, held
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuilt if lost
+    for statement in _SCHEMA:
+        conn.execute(statement)
+    return conn
+
+
+def _put(conn: sqlite3.Connection, entry: dict[str, Any], tokenizer: Tokenizer) -> None:
+    _drop(conn, entry["id"])
+    kept, held = prepared(entry, tokenizer)
+    cursor = conn.execute(
+        "INSERT INTO entry (id, data) VALUES (?, ?)",
+        (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":"))),
     )
-    return kept
+    conn.executemany("INSERT INTO posting VALUES (?, ?)", [(t, cursor.lastrowid) for t in held])
 
 
-def _revision(entry: dict[str, Any]) -> str:
-    from ..codec import digest
-
-    return digest(entry)[:16]
-
-
-def load(control: Path, head: str) -> dict[str, Any] | None:
-    """The cache when it reflects ``head``, else None."""
-    try:
-        data = json.loads((control / CACHE_FILE).read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != VERSION or data.get("commit") != head:
-        return None
-    return data
+def _drop(conn: sqlite3.Connection, rid: str) -> None:
+    row = conn.execute("SELECT i FROM entry WHERE id = ?", (rid,)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM posting WHERE i = ?", row)
+        conn.execute("DELETE FROM entry WHERE i = ?", row)
 
 
-def _write(control: Path, data: dict[str, Any]) -> None:
+def build(control: Path, commit: str, entries: list[dict[str, Any]], tokenizer: Tokenizer) -> None:
+    """Rebuild the cache for ``commit`` from every committed entry."""
     path = control / CACHE_FILE
     path.parent.mkdir(mode=0o700, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=".entries-", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def build(
-    control: Path, commit: str, entries: list[dict[str, Any]], tokenizer: Tokenizer
-) -> dict[str, Any]:
-    """Write the cache for ``commit`` from every committed entry; the cache."""
-    data = {
-        "version": VERSION,
-        "commit": commit,
-        "entries": {entry["id"]: prepared(entry, tokenizer) for entry in entries},
-    }
-    _write(control, data)
-    return data
+        conn = _connect(path)
+    except sqlite3.DatabaseError:  # damaged: it is derived data, start over
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        conn = _connect(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM posting")
+        conn.execute("DELETE FROM entry")
+        for entry in entries:
+            _put(conn, entry, tokenizer)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
 
 
 def update(
@@ -104,15 +121,84 @@ def update(
     """Bring a cache that reflected ``parent`` to ``commit`` (``changed``: id → the entry
     now, or None when it is gone). A missing cache, or one at another commit, is left
     for the next recall to rebuild."""
-    if parent is None:
+    path = control / CACHE_FILE
+    if parent is None or not path.is_file():
         return
-    data = load(control, parent)
-    if data is None:
-        return
-    for rid, entry in changed.items():
-        if entry is None:
-            data["entries"].pop(rid, None)
-        else:
-            data["entries"][rid] = prepared(entry, tokenizer)
-    data["commit"] = commit
-    _write(control, data)
+    conn = _connect(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("version") != VERSION or meta.get("commit") != parent:
+            conn.execute("ROLLBACK")
+            return
+        for rid, entry in changed.items():
+            if entry is None:
+                _drop(conn, rid)
+            else:
+                _put(conn, entry, tokenizer)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+class Candidates:
+    """The entries sharing a term with a prompt, each with the prompt terms it holds,
+    and the document frequencies their scoring needs."""
+
+    def __init__(self, entries: list[tuple[dict[str, Any], set[str]]], df: dict[str, int], n: int):
+        self.entries = entries
+        self.df = df
+        self.n = n
+
+
+def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
+    """Read the candidates for ``terms`` when the cache reflects ``head``, else None."""
+    path = control / CACHE_FILE
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("BEGIN")  # one snapshot for the check and the reads
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if meta.get("version") != VERSION or meta.get("commit") != head:
+            return None
+        listed = sorted(terms)
+        held: dict[int, set[str]] = {}
+        for start in range(0, len(listed), 500):
+            chunk = listed[start : start + 500]
+            rows = conn.execute(
+                f"SELECT term, i FROM posting WHERE term IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            for term, i in rows:
+                held.setdefault(i, set()).add(term)
+        entries = []
+        for i, data in conn.execute(
+            f"SELECT i, data FROM entry WHERE i IN ({', '.join('?' * len(held))})", list(held)
+        ):
+            entries.append((json.loads(data), held[i]))
+        needed = sorted(
+            {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
+            | {t for e, _ in entries for t in e["about"]}
+            | terms
+        )
+        df: dict[str, int] = {}
+        for start in range(0, len(needed), 500):
+            chunk = needed[start : start + 500]
+            df.update(
+                conn.execute(
+                    "SELECT term, COUNT(*) FROM posting WHERE term IN "
+                    f"({', '.join('?' * len(chunk))}) GROUP BY term",
+                    chunk,
+                )
+            )
+        (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
+        return Candidates(entries, df, int(n))
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()

@@ -137,22 +137,20 @@ def _origin(config: Path) -> str | None:
     return None
 
 
-def _similarity(
-    terms: list[str], prompt: set[str], idf: dict[str, float]
-) -> tuple[float, list[str]]:
+def _similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, list[str]]:
     unique = list(dict.fromkeys(terms))
     if not unique:
         return 0.0, []
     matched = [t for t in unique if t in prompt]
-    total = sum(idf.get(t, 1.0) for t in unique)
-    score = sum(idf.get(t, 1.0) for t in matched) / total
+    total = sum(idf.weight(t) for t in unique)
+    score = sum(idf.weight(t) for t in matched) / total
     if len(unique) > 1 and len(matched) < 2:
         score *= 0.5  # one shared word out of several is weak evidence
     return score, matched
 
 
 def _score(
-    entry: dict[str, Any], prompt: set[str], prompt_order: list[str], idf: Idf
+    entry: dict[str, Any], prompt: set[str], found: list[str], prompt_order: list[str], idf: Idf
 ) -> tuple[float, dict[str, Any]]:
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
     for text, terms in entry["queries"]:
@@ -165,11 +163,9 @@ def _score(
     score, matched = _similarity(entry["about"], prompt, idf)
     if score * ABOUT > best[0]:
         best = (score * ABOUT, {"via": "description", "matched": matched})
-    content = set(entry["content"])
-    found = [t for t in prompt_order if t in content]
-    if len(found) >= 2:
-        total = sum(idf.get(t, idf.unseen) for t in prompt_order)
-        share = sum(idf.get(t, idf.unseen) for t in found) / total
+    if len(found) >= 2:  # the prompt's terms the entry holds anywhere, body included
+        total = sum(idf.weight(t) for t in prompt_order)
+        share = sum(idf.weight(t) for t in found) / total
         if share * CONTENT > best[0]:
             best = (share * CONTENT, {"via": "content", "matched": found})
     if best[0] <= 0:
@@ -177,29 +173,27 @@ def _score(
     return best[0] + entry["boost"], best[1]
 
 
-class Idf(dict[str, float]):
-    """Term → inverse document frequency among the entries; ``unseen`` for the others."""
+class Idf:
+    """Inverse document frequency among the entries, computed per term on demand (a
+    prompt touches few terms); a term no entry holds weighs as the rarest."""
 
-    def __init__(self, values: dict[str, float], unseen: float) -> None:
-        super().__init__(values)
-        self.unseen = unseen
+    def __init__(self, df: dict[str, int], n: int) -> None:
+        self.df = df
+        self.n = n
 
-
-def _idf(entries: dict[str, dict[str, Any]]) -> Idf:
-    df: dict[str, int] = {}
-    for entry in entries.values():
-        seen = {t for _, terms in entry["queries"] + entry["keywords"] for t in terms}
-        for term in seen | set(entry["about"]) | set(entry["content"]):
-            df[term] = df.get(term, 0) + 1
-    n = len(entries)
-    unseen = math.log(1 + (n + 1) / 0.5)  # a prompt term no entry holds: the rarest
-    return Idf({term: math.log(1 + (n + 1) / (count + 0.5)) for term, count in df.items()}, unseen)
+    def weight(self, term: str) -> float:
+        """``log(1 + (n + 1) / (df + 0.5))``."""
+        return math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
 
 
-def _entries(store_dir: Path, head: str, tokenizer: Tokenizer) -> dict[str, dict[str, Any]]:
+def _candidates(
+    store_dir: Path, head: str, prompt: set[str], tokenizer: Tokenizer
+) -> entrycache.Candidates:
+    """The entries sharing a term with the prompt (the cache rebuilt from git first when
+    it does not reflect ``head``)."""
     control = store_dir / ".git"
-    cache = entrycache.load(control, head)
-    if cache is None:
+    found = entrycache.candidates(control, head, prompt)
+    if found is None:
         from .. import kinds  # noqa: F401  (registers the entry kind)
         from ..core import Core, bulk, private_umask
 
@@ -207,9 +201,10 @@ def _entries(store_dir: Path, head: str, tokenizer: Tokenizer) -> dict[str, dict
         with core.reading() as view, core.git() as git, private_umask():
             assert view is not None and view.snap.commit is not None
             records = list(bulk.records(git, view, "entry"))
-            cache = entrycache.build(control, view.snap.commit, records, tokenizer)
-    entries: dict[str, dict[str, Any]] = cache["entries"]
-    return entries
+            entrycache.build(control, view.snap.commit, records, tokenizer)
+            head = view.snap.commit
+        found = entrycache.candidates(control, head, prompt)
+    return found or entrycache.Candidates([], {}, 0)
 
 
 Scored = tuple[float, dict[str, Any], dict[str, Any]]  # (score, entry, why)
@@ -255,17 +250,18 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         candidates: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         if "entry" in options.kinds:
-            entries = _entries(store_dir, head, tokenizer)
-            idf = _idf(entries)
+            found = _candidates(store_dir, head, prompt, tokenizer)
+            idf = Idf(found.df, found.n)
             scored = []
-            for entry in entries.values():
+            for entry, held in found.entries:
                 if entry["status"] == "retired" and not options.include_retired:
                     continue
                 if entry["scope"] not in ("global", project):
                     continue
                 if entry["events"] and request.event and request.event not in entry["events"]:
                     continue
-                score, why = _score(entry, prompt, words, idf)
+                within = [t for t in order if t in held]
+                score, why = _score(entry, prompt, within, order, idf)
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)

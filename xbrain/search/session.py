@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..core.lock import StoreLock
-
 __all__ = ["SESSION_ID", "session_state"]
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -39,8 +37,12 @@ def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]
     old = os.umask(0o077)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        lock = StoreLock(folder / f"{session}.lock")
-        if not lock.acquire(10.0):
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(folder / f"{session}.lock", mode=0o600)
+        try:
+            lock.acquire(timeout=10)
+        except Timeout:
             yield {"shown": {}}  # never block a prompt for long: show as if new
             return
         try:

@@ -15,7 +15,7 @@ __all__ = ["upkeep"]
 
 INDEX = "xbrain/search.sqlite"  # under .git (query.INDEX_FILE)
 SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
-ENTRIES = "xbrain/entries.json"  # (entrycache.CACHE_FILE)
+ENTRIES = "xbrain/entries.sqlite"  # (entrycache.CACHE_FILE)
 
 
 def upkeep(core: Core) -> None:
