@@ -255,3 +255,13 @@ def test_outputs_match_the_schema_and_the_entry_cache_follows_commits(
     assert cached_commit() == head  # the put's hook moved it
     assert ask(xb, "how do I rotate the api keys")["results"][0]["name"] == "fresh"
     assert oct(cache.stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_one_word_query_or_name_still_matches_a_one_word_prompt(xb: Run, stocked: Path) -> None:
+    entries = [
+        {"kind": "rule", "name": "k8s", "queries": ["kubernetes"], "body": "Use kubectl."},
+        {"kind": "memory", "name": "tabs", "body": "This team indents with tabs."},
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
+    assert [r["name"] for r in ask(xb, "kubernetes?")["results"]] == ["k8s"]
+    assert [r["name"] for r in ask(xb, "tabs")["results"]] == ["tabs"]

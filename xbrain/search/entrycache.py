@@ -17,17 +17,16 @@ from typing import Any
 
 from .tokenize import Tokenizer
 
-__all__ = ["CACHE_FILE", "VERSION", "Candidates", "build", "candidates", "update"]
+__all__ = ["CACHE_FILE", "VERSION", "Candidates", "bodies", "build", "candidates", "update"]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "1"
-_KEPT = (
+VERSION = "2"
+_KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
     "name",
     "scope",
     "description",
-    "body",
     "oneLiner",
     "events",
     "boost",
@@ -40,7 +39,7 @@ _KEPT = (
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
     "CREATE TABLE IF NOT EXISTS entry (i INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL,"
-    " data TEXT NOT NULL)",
+    " data TEXT NOT NULL, body TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS posting (term TEXT NOT NULL, i INTEGER NOT NULL,"
     " PRIMARY KEY (term, i)) WITHOUT ROWID",
 )
@@ -75,8 +74,8 @@ def _put(conn: sqlite3.Connection, entry: dict[str, Any], tokenizer: Tokenizer) 
     _drop(conn, entry["id"])
     kept, held = prepared(entry, tokenizer)
     cursor = conn.execute(
-        "INSERT INTO entry (id, data) VALUES (?, ?)",
-        (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":"))),
+        "INSERT INTO entry (id, data, body) VALUES (?, ?, ?)",
+        (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":")), entry["body"]),
     )
     conn.executemany("INSERT INTO posting VALUES (?, ?)", [(t, cursor.lastrowid) for t in held])
 
@@ -200,5 +199,19 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
         return Candidates(entries, df, int(n))
     except sqlite3.Error:
         return None
+    finally:
+        conn.close()
+
+
+def bodies(control: Path, ids: list[str]) -> dict[str, str]:
+    """The bodies of the entries ``ids`` (read after choosing what to show)."""
+    if not ids:
+        return {}
+    conn = sqlite3.connect(f"file:{control / CACHE_FILE}?mode=ro", uri=True, timeout=10)
+    try:
+        rows = conn.execute(
+            f"SELECT id, body FROM entry WHERE id IN ({', '.join('?' * len(ids))})", ids
+        )
+        return {rid: str(body) for rid, body in rows}
     finally:
         conn.close()

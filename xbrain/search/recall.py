@@ -207,6 +207,13 @@ def _candidates(
     return found or entrycache.Candidates([], {}, 0)
 
 
+def _one_term(entry: dict[str, Any]) -> bool:
+    """Whether a single term can match the entry fully (a one-word query or keyword, or a
+    name alone)."""
+    texts = [terms for _, terms in entry["queries"] + entry["keywords"]] + [entry["about"]]
+    return any(len(set(terms)) == 1 for terms in texts)
+
+
 Scored = tuple[float, dict[str, Any], dict[str, Any]]  # (score, entry, why)
 
 
@@ -254,6 +261,8 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             idf = Idf(found.df, found.n)
             scored = []
             for entry, held in found.entries:
+                if len(held) < 2 and not _one_term(entry):
+                    continue  # one shared term: at most half of a longer query
                 if entry["status"] == "retired" and not options.include_retired:
                     continue
                 if entry["scope"] not in ("global", project):
@@ -266,7 +275,11 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
             skipped += cut
-            candidates += [_entry_candidate(entry, score, why) for score, entry, why in kept]
+            texts = entrycache.bodies(store_dir / ".git", [entry["id"] for _, entry, _ in kept])
+            candidates += [
+                _entry_candidate({**entry, "body": texts.get(entry["id"], "")}, score, why)
+                for score, entry, why in kept
+            ]
         if "skill" in options.kinds:
             candidates += _skills(store_dir, cache_dir, request.prompt, order, options.top_k)
         if "resource" in options.kinds:
