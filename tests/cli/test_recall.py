@@ -265,3 +265,45 @@ def test_a_one_word_query_or_name_still_matches_a_one_word_prompt(xb: Run, stock
     assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
     assert [r["name"] for r in ask(xb, "kubernetes?")["results"]] == ["k8s"]
     assert [r["name"] for r in ask(xb, "tabs")["results"]] == ["tabs"]
+
+
+def test_telemetry_is_local_holds_no_prompt_text_and_can_be_switched_off(
+    xb: Run, stocked: Path
+) -> None:
+    secret_prompt = "can I git push --force to the zebra-unicorn branch?"
+    ask(xb, secret_prompt, "t-1", hook_event_name="UserPromptSubmit")
+    ask(xb, "git push --force again", "t-1", hook_event_name="UserPromptSubmit")
+    ask(xb, "git push --force", "t-2")
+    from xbrain.schemas import schema_errors
+
+    report = xb("telemetry").json
+    assert schema_errors("telemetry-output", report) == []
+    assert schema_errors("telemetry-output", xb("telemetry", "--session", "t-1").json) == []
+    assert schema_errors("telemetry-output", xb("telemetry", "--unused").json) == []
+    (rule,) = [e for e in report["entries"] if e["id"] == RULE]
+    assert (rule["matches"], rule["sessions"], rule["name"]) == (3, 2, "no-force-push")
+    assert rule["queries"] == {"git push --force": 3}
+    assert rule["first"] <= rule["last"]
+    trace = xb("telemetry", "--session", "t-1").json["trace"]
+    assert [(t["id"], t["disclosure"], t["event"]) for t in trace] == [
+        (RULE, "full", "UserPromptSubmit"),
+        (RULE, "one-liner", "UserPromptSubmit"),
+    ]
+    unused = {e["name"] for e in xb("telemetry", "--unused").json["unused"]}
+    assert "no-force-push" not in unused and "review-checklist" in unused
+    database = stocked / ".git/xbrain/telemetry.sqlite"
+    assert b"zebra" not in database.read_bytes()
+    assert oct(database.stat().st_mode & 0o777) == "0o600"
+    assert (
+        "telemetry"
+        not in subprocess.run(
+            ["git", "-C", str(stocked), "ls-files"], capture_output=True, text=True
+        ).stdout
+    )
+    off = xb("config", "telemetry", "off")
+    assert off.code == 0 and off.json["telemetry"] == "off" and off.json["commit"] is None
+    ask(xb, "git push --force", "t-3")
+    assert xb("telemetry").json["enabled"] is False
+    assert xb("telemetry", "--session", "t-3").json["trace"] == []
+    assert xb("config", "telemetry", "maybe").code == 2
+    assert xb("config", "telemetry", "on").json["telemetry"] == "on"

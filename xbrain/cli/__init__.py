@@ -172,6 +172,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "skill",
         "Procedures, runbooks and prompts in the Agent Skills format (SPEC §12).",
     ),
+    "telemetry": (
+        "telemetry",
+        "telemetry",
+        "Report local recall telemetry (what recall showed; never prompt text).",
+    ),
     "status": (
         "upkeep",
         "status",

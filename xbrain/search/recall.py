@@ -17,15 +17,16 @@ memory, a skill pointer and a resource once.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError
 from . import entrycache
+from .disclosure import ONCE, fill_budget
+from .prompt import Request, project_id, read_request
 from .query import main_head
 from .session import session_state
 from .tokenize import Tokenizer
@@ -35,18 +36,6 @@ __all__ = ["Options", "Request", "choose", "fill_budget", "project_id", "read_re
 KEYWORD = 0.6
 ABOUT = 0.8
 CONTENT = 0.7
-MAX_PROMPT = 20_000
-ONCE = ("memory",)  # kinds shown once per session; the others fall back to a one-liner
-
-
-@dataclass(frozen=True)
-class Request:
-    """What a recall is asked: the prompt text and, from a hook, the session and event."""
-
-    prompt: str
-    session: str | None = None
-    event: str | None = None
-    cwd: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,69 +61,6 @@ class Options:
             raise InvalidInputError("--threshold and --max-dropoff must be 0-2.")
         if not 100 <= self.budget <= 200_000:
             raise InvalidInputError("--budget must be 100-200,000 characters.")
-
-
-def read_request(data: bytes) -> Request:
-    """A plain prompt, or a Claude Code hook payload (JSON with ``prompt``, or with
-    ``tool_name`` and ``tool_input`` for ``PreToolUse``)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError("The prompt is not UTF-8 text.") from None
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        try:
-            payload = json.loads(stripped)
-        except ValueError:
-            payload = None
-        if isinstance(payload, dict) and ("prompt" in payload or "tool_name" in payload):
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                tool = payload.get("tool_name", "")
-                prompt = f"{tool} {json.dumps(payload.get('tool_input', ''), ensure_ascii=False)}"
-            session = payload.get("session_id")
-            event = payload.get("hook_event_name")
-            cwd = payload.get("cwd")
-            return Request(
-                prompt[:MAX_PROMPT],
-                session if isinstance(session, str) else None,
-                event if isinstance(event, str) else None,
-                cwd if isinstance(cwd, str) else None,
-            )
-    return Request(stripped[:MAX_PROMPT])
-
-
-def project_id(cwd: str | None) -> str:
-    """``project:<id>`` of a working directory: its git remote ``origin`` (host/path),
-    else its path with ``/`` as ``-``; lowercased."""
-    start = Path(cwd or os.getcwd())
-    for folder in [start, *start.parents][:40]:
-        config = folder / ".git" / "config"
-        if config.is_file():
-            url = _origin(config)
-            if url:
-                return "project:" + url
-            break
-    return "project:" + str(start).replace("/", "-").strip("-").lower()
-
-
-def _origin(config: Path) -> str | None:
-    section = None
-    try:
-        lines = config.read_text(errors="replace")[:65536].splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        line = line.strip()
-        if line.startswith("["):
-            section = line
-        elif section == '[remote "origin"]' and line.startswith("url"):
-            url = line.split("=", 1)[1].strip()
-            for prefix in ("https://", "http://", "ssh://", "git://", "file://"):
-                url = url.removeprefix(prefix)
-            url = url.split("@", 1)[-1].replace(":", "/").removesuffix(".git").strip("/")
-            return url.lower() or None
-    return None
 
 
 def _similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, list[str]]:
@@ -288,6 +214,12 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         tokenizer.close()
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(candidates, state["shown"], options.budget)
+    import sqlite3
+
+    from . import telemetry
+
+    with contextlib.suppress(sqlite3.Error, OSError):  # never fails a prompt
+        telemetry.record(store_dir / ".git", request.session, request.event, results)
     return {
         "results": results,
         "skipped": skipped + more,
@@ -378,39 +310,3 @@ def _resources(
             }
         )
     return out
-
-
-def fill_budget(
-    candidates: list[dict[str, Any]], shown: dict[str, str], budget: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
-    """Greedy: each candidate's text if it fits, else its one-liner, else skipped (and the
-    next is tried); what this session saw already is shown shorter or not at all.
-    ``shown`` is updated with what was shown."""
-    results, skipped, used = [], [], 0
-    for item in candidates:
-        full = "pointer" if item.get("pointer") else "full"
-        if item["kind"] == "resource":
-            full = "candidate"
-        seen = shown.get(item["id"])
-        once = item["kind"] in ONCE or full != "full"
-        if seen is not None and (once or (seen == item["revision"] and not item["short"])):
-            skipped.append({"id": item["id"], "reason": "shown this session"})
-            continue
-        choices = [] if seen == item["revision"] else [(full, item["full"])]
-        if item["short"]:
-            choices.append(("one-liner", item["short"]))
-        for disclosure, text in choices:
-            if used + len(text) <= budget:
-                used += len(text)
-                result = {key: item[key] for key in ("id", "kind", "name")}
-                result.update(
-                    disclosure=disclosure, text=text, score=item["score"], why=item["why"]
-                )
-                if item.get("trust") == "untrusted":
-                    result["trust"] = "untrusted"
-                results.append(result)
-                shown[item["id"]] = item["revision"]
-                break
-        else:
-            skipped.append({"id": item["id"], "reason": "budget"})
-    return results, skipped, used

@@ -66,6 +66,13 @@ class Store(Skills, Entries):
         """Show the store's settings, or set one (committed in ``xbrain.yaml``)."""
         from ..configure import config
 
+        if key == "telemetry":  # a switch of this device, never committed
+            if value not in ("on", "off"):
+                from ..errors import UsageError
+
+                raise UsageError("xbrain config telemetry on|off")
+            self.set_telemetry(value == "on")
+            return {**config(self.core), "telemetry": value}
         return config(self.core, key, value)
 
     def get(self, rid: str) -> Resource:

@@ -59,3 +59,19 @@ class Entries:
         from ..entries.folders import export_dir
 
         return export_dir(self.core, folder)
+
+    def telemetry(self, session: str | None = None, unused: bool = False) -> dict[str, Any]:
+        """Local recall telemetry: per entry, one session's trace, or unused entries."""
+        from ..entries import list_entries
+        from ..search.telemetry import report
+
+        listed = list_entries(self.core)["entries"] if self.core.exists() else []
+        entries = {entry["id"]: entry for entry in listed}
+        return report(self.path / ".git", entries, session=session, unused=unused)
+
+    def set_telemetry(self, on: bool) -> None:
+        """Switch local recall telemetry on or off on this device."""
+        from ..search.telemetry import set_enabled
+
+        self.core.existing()
+        set_enabled(self.path / ".git", on)

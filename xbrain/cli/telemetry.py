@@ -1,0 +1,21 @@
+"""``xbrain telemetry``: what recall showed, from the local database (nothing leaves)."""
+
+from __future__ import annotations
+
+import click
+
+from .base import common_options, emit, open_store
+
+
+@click.command("telemetry")
+@click.option("--session", metavar="ID", help="The trace of one session: what was shown, when.")
+@click.option("--unused", is_flag=True, help="Active entries no recall has shown (retire them?).")
+@common_options
+@click.pass_context
+def telemetry(ctx: click.Context, session: str | None, unused: bool) -> None:
+    """Report local recall telemetry (what recall showed; never prompt text).
+
+    Per entry: matches, sessions, first and last match, hits per query. It stays in
+    .git/xbrain on this machine; `xbrain config telemetry off` stops recording.
+    """
+    emit(open_store(ctx).telemetry(session, unused))

@@ -1,0 +1,88 @@
+"""What a recall is asked: a plain prompt or a Claude Code hook payload, and the
+project it is asked in."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InvalidInputError
+
+__all__ = ["MAX_PROMPT", "Request", "project_id", "read_request"]
+
+MAX_PROMPT = 20_000
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a recall is asked: the prompt text and, from a hook, the session and event."""
+
+    prompt: str
+    session: str | None = None
+    event: str | None = None
+    cwd: str | None = None
+
+
+def read_request(data: bytes) -> Request:
+    """A plain prompt, or a Claude Code hook payload (JSON with ``prompt``, or with
+    ``tool_name`` and ``tool_input`` for ``PreToolUse``)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError("The prompt is not UTF-8 text.") from None
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            payload = json.loads(stripped)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and ("prompt" in payload or "tool_name" in payload):
+            prompt = payload.get("prompt")
+            if not isinstance(prompt, str):
+                tool = payload.get("tool_name", "")
+                prompt = f"{tool} {json.dumps(payload.get('tool_input', ''), ensure_ascii=False)}"
+            session = payload.get("session_id")
+            event = payload.get("hook_event_name")
+            cwd = payload.get("cwd")
+            return Request(
+                prompt[:MAX_PROMPT],
+                session if isinstance(session, str) else None,
+                event if isinstance(event, str) else None,
+                cwd if isinstance(cwd, str) else None,
+            )
+    return Request(stripped[:MAX_PROMPT])
+
+
+def project_id(cwd: str | None) -> str:
+    """``project:<id>`` of a working directory: its git remote ``origin`` (host/path),
+    else its path with ``/`` as ``-``; lowercased."""
+    start = Path(cwd or os.getcwd())
+    for folder in [start, *start.parents][:40]:
+        config = folder / ".git" / "config"
+        if config.is_file():
+            url = _origin(config)
+            if url:
+                return "project:" + url
+            break
+    return "project:" + str(start).replace("/", "-").strip("-").lower()
+
+
+def _origin(config: Path) -> str | None:
+    section = None
+    try:
+        lines = config.read_text(errors="replace")[:65536].splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        line = line.strip()
+        if line.startswith("["):
+            section = line
+        elif section == '[remote "origin"]' and line.startswith("url"):
+            url = line.split("=", 1)[1].strip()
+            for prefix in ("https://", "http://", "ssh://", "git://", "file://"):
+                url = url.removeprefix(prefix)
+            url = url.split("@", 1)[-1].replace(":", "/").removesuffix(".git").strip("/")
+            return url.lower() or None
+    return None

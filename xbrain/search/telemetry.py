@@ -1,0 +1,160 @@
+"""Local recall telemetry: which entries earn their place (SPEC §13).
+
+A private SQLite database, ``.git/xbrain/telemetry.sqlite`` (0600, never committed,
+never sent anywhere), with one row per item a recall showed: when, in which session and
+on which hook event, how it was disclosed, and — for an entry — which of its own
+queries or keywords matched. It never holds prompt text. ``report`` answers per entry
+(matches, sessions, first and last match, hits per query), per session (the trace), and
+which active entries never matched (candidates to retire). ``.git/xbrain/telemetry-off``
+switches recording off on this device.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["OFF_FILE", "TELEMETRY_FILE", "enabled", "record", "report", "set_enabled"]
+
+TELEMETRY_FILE = Path("xbrain") / "telemetry.sqlite"
+OFF_FILE = Path("xbrain") / "telemetry-off"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS shown (time REAL NOT NULL, session TEXT, event TEXT,"
+    " id TEXT NOT NULL, kind TEXT NOT NULL, disclosure TEXT NOT NULL, via TEXT, query TEXT)",
+    "CREATE INDEX IF NOT EXISTS shown_id ON shown (id)",
+    "CREATE INDEX IF NOT EXISTS shown_session ON shown (session)",
+)
+
+
+def enabled(control: Path) -> bool:
+    """Whether this device records telemetry (on unless switched off)."""
+    return not (control / OFF_FILE).exists()
+
+
+def set_enabled(control: Path, on: bool) -> None:
+    """Switch recording on or off on this device (nothing recorded is deleted)."""
+    marker = control / OFF_FILE
+    if on:
+        marker.unlink(missing_ok=True)
+    else:
+        marker.parent.mkdir(mode=0o700, exist_ok=True)
+        marker.touch(mode=0o600)
+
+
+def _connect(control: Path) -> sqlite3.Connection:
+    path = control / TELEMETRY_FILE
+    old = os.umask(0o077)  # the database and its WAL files are private
+    try:
+        path.parent.mkdir(mode=0o700, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        for statement in _SCHEMA:
+            conn.execute(statement)
+    finally:
+        os.umask(old)
+    return conn
+
+
+def record(
+    control: Path, session: str | None, event: str | None, results: list[dict[str, Any]]
+) -> None:
+    """Note what one recall showed (ids, kinds, disclosure, the entry's matched query)."""
+    if not results or not enabled(control):
+        return
+    now = time.time()
+    rows = [
+        (
+            now,
+            session,
+            event,
+            item["id"],
+            item["kind"],
+            item["disclosure"],
+            item["why"].get("via"),
+            item["why"].get("query") if item["why"].get("via") in ("query", "keyword") else None,
+        )
+        for item in results
+    ]
+    conn = _connect(control)
+    try:
+        conn.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    finally:
+        conn.close()
+
+
+def report(
+    control: Path,
+    entries: dict[str, dict[str, Any]],
+    *,
+    session: str | None = None,
+    unused: bool = False,
+) -> dict[str, Any]:
+    """Per entry, per session, or the active entries never matched (``entries``: id →
+    ``{name, kind, status}`` of the current entries)."""
+    out: dict[str, Any] = {"enabled": enabled(control)}
+    path = control / TELEMETRY_FILE
+    conn = _connect(control) if path.exists() else None
+    try:
+        if session is not None:
+            rows = (
+                []
+                if conn is None
+                else conn.execute(
+                    "SELECT time, event, id, kind, disclosure FROM shown WHERE session = ? "
+                    "ORDER BY time, rowid",
+                    (session,),
+                ).fetchall()
+            )
+            out["session"] = session
+            out["trace"] = [
+                {"time": _iso(t), "event": e, "id": i, "kind": k, "disclosure": d}
+                for t, e, i, k, d in rows
+            ]
+            return out
+        stats: dict[str, dict[str, Any]] = {}
+        if conn is not None:
+            for rid, matches, sessions, first, last in conn.execute(
+                "SELECT id, COUNT(*), COUNT(DISTINCT session), MIN(time), MAX(time) "
+                "FROM shown GROUP BY id"
+            ):
+                stats[rid] = {
+                    "id": rid,
+                    "matches": matches,
+                    "sessions": sessions,
+                    "first": _iso(first),
+                    "last": _iso(last),
+                    "queries": {},
+                }
+            for rid, query, hits in conn.execute(
+                "SELECT id, query, COUNT(*) FROM shown WHERE query IS NOT NULL GROUP BY id, query"
+            ):
+                stats[rid]["queries"][query] = hits
+        if unused:
+            out["unused"] = sorted(
+                (
+                    {"id": rid, "name": e["name"], "kind": e["kind"]}
+                    for rid, e in entries.items()
+                    if e["status"] == "active" and rid not in stats
+                ),
+                key=lambda item: (item["kind"], item["name"]),
+            )
+            return out
+        for rid, item in stats.items():
+            if rid in entries:
+                item["name"] = entries[rid]["name"]
+        out["entries"] = sorted(stats.values(), key=lambda item: (-item["matches"], item["id"]))
+        return out
+    finally:
+        if conn is not None:
+            conn.close()
+
+
+def _iso(moment: float) -> str:
+    from datetime import datetime, timezone
+
+    from ..timestamps import format_timestamp
+
+    return format_timestamp(datetime.fromtimestamp(moment, timezone.utc))
