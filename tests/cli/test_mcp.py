@@ -42,6 +42,7 @@ TOOLS = {
     "restore",
     "recall_skill",
     "save_skill",
+    "recall",
 }
 
 
@@ -99,6 +100,7 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         for name in ("search", "put", "status", "list", "log", "diff", "restore")
     }
     stems.update(recall_skill="mcp-recall-skill-input", save_skill="mcp-save-skill-input")
+    stems.update(recall="mcp-recall-input")
     outputs = {name: f"{name}-output" for name in TOOLS}
     outputs.update(recall_skill="mcp-recall-skill-output", save_skill="skill-save-output")
     hints = {  # read-only, destructive, idempotent
@@ -113,6 +115,7 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         "restore": (False, False, False),  # issue 12, item 7
         "recall_skill": (True, False, True),
         "save_skill": (False, False, True),
+        "recall": (True, False, False),
     }
     for name, tool in listed.items():
         assert tool.input_schema == inline_schema(stems.get(name, "mcp-id-input"))
@@ -538,3 +541,25 @@ def test_skill_tools_save_and_recall_progressively(xb: Run, store_dir: Path, all
     assert "not rev_" in seen["stale"]
     log = xb("skill", "log", "triage").json
     assert len(log["revisions"]) == 1 and log["commits"][0]["agent"] == "mcp-test"
+
+
+def test_the_recall_tool_discloses_per_session(xb: Run, store_dir: Path) -> None:
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    seen: list[Any] = []
+
+    async def body(client: Client) -> None:
+        for _ in range(2):
+            seen.append(
+                structured(
+                    await client.call_tool(
+                        "recall", {"prompt": "can I git push --force?", "session": "m-1"}
+                    )
+                )
+            )
+        seen.append(error_text(await client.call_tool("recall", {"prompt": 5})))
+
+    session(store_dir, body)
+    assert [r["disclosure"] for r in seen[0]["results"]] == ["full"]
+    assert [r["disclosure"] for r in seen[1]["results"]] == ["one-liner"]
+    assert schema_errors("recall-output", seen[0]) == []
+    assert "prompt" in seen[2]

@@ -122,7 +122,7 @@ def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> Non
 
     anyio.run(run)
     resources = ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
-    assert sorted(names) == sorted([*resources, "recall_skill", "save_skill"])
+    assert sorted(names) == sorted([*resources, "recall_skill", "save_skill", "recall"])
     scripts = {"UserPromptSubmit": "claude_recall.py", "SessionStart": "claude_session_start.py"}
     (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
     assert set(hooks) == set(scripts)
