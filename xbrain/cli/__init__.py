@@ -127,6 +127,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "pending",
         "Resources waiting for distillation, with the revisions distill needs. Private content.",
     ),
+    "project": (
+        "project",
+        "project",
+        "Link published skills and always-on rules into an agent's folders.",
+    ),
     "pull": (
         "ingest",
         "pull",

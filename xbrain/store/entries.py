@@ -75,3 +75,9 @@ class Entries:
 
         self.core.existing()
         set_enabled(self.path / ".git", on)
+
+    def project(self, target: str, *, dry_run: bool = False) -> dict[str, Any]:
+        """Link published skills and always-on rules into an agent's folders."""
+        from ..projection import project, resolve_target
+
+        return project(self.core, resolve_target(target), dry_run=dry_run)

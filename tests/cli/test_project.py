@@ -1,0 +1,121 @@
+"""``xbrain project``: links into an agent's folders, never clobbering what is not ours."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import EXAMPLES, Result, snapshot_files
+
+Run = Callable[..., Result]
+SKILL = EXAMPLES / "skills" / "deploy-check"
+ALWAYS = {
+    "kind": "rule",
+    "name": "answer-in-english",
+    "body": "Answer in English unless asked otherwise.",
+    "alwaysOn": True,
+}
+
+
+def actions(result: Result) -> dict[str, str]:
+    from xbrain.schemas import schema_errors
+
+    assert result.code == 0, result.stderr
+    assert schema_errors("project-output", result.json) == []
+    return {
+        Path(a["path"]).relative_to(result.json["target"]).as_posix(): a["action"]
+        for a in result.json["actions"]
+    }
+
+
+def test_create_noop_relink_remove(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    first = xb("skill", "save", str(SKILL), "--publish").json["revision_id"]
+    xb("entry", "put", "-", input=json.dumps(ALWAYS))
+    xb("entry", "put", "-", input=json.dumps({**ALWAYS, "name": "not-always", "alwaysOn": False}))
+    target = tmp_path / "agent"
+    planned = actions(xb("project", "--target", str(target), "--dry-run"))
+    assert planned == {"skills/deploy-check": "create", "rules/answer-in-english.md": "create"}
+    assert not target.exists()  # a dry run touches nothing
+    assert actions(xb("project", "--target", str(target))) == planned
+    link = target / "skills" / "deploy-check"
+    assert os.path.isabs(os.readlink(link)) and first in os.readlink(link)
+    assert (link / "SKILL.md").read_bytes() == (SKILL / "SKILL.md").read_bytes()
+    assert (target / "rules/answer-in-english.md").read_text().endswith(ALWAYS["body"])
+    assert set(actions(xb("project", "--target", str(target))).values()) == {"unchanged"}
+    changed = tmp_path / "v2"
+    changed.mkdir()
+    (changed / "SKILL.md").write_text((SKILL / "SKILL.md").read_text() + "\nv2\n")
+    second = xb("skill", "save", str(changed), "--publish").json["revision_id"]
+    assert actions(xb("project", "--target", str(target)))["skills/deploy-check"] == "relink"
+    assert second in os.readlink(link)
+    xb("skill", "archive", "deploy-check")
+    assert actions(xb("project", "--target", str(target)))["skills/deploy-check"] == "remove"
+    assert not link.is_symlink()
+
+
+def test_conflicts_are_reported_never_clobbered(xb: Run, tmp_path: Path) -> None:
+    xb("skill", "save", str(SKILL), "--publish")
+    cases = {}
+    for name, rule in (("file", "a"), ("dir", "b"), ("foreign", "c"), ("broken", "d")):
+        xb("entry", "put", "-", input=json.dumps({**ALWAYS, "name": f"rule-{name}"}))
+        cases[name] = rule
+    target = tmp_path / "agent"
+    rules = target / "rules"
+    rules.mkdir(parents=True)
+    (rules / "rule-file.md").write_text("mine")
+    (rules / "rule-dir.md").mkdir()
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("someone else's")
+    (rules / "rule-foreign.md").symlink_to(elsewhere)
+    (rules / "rule-broken.md").symlink_to(tmp_path / "gone.md")
+    (target / "skills").mkdir()
+    (target / "skills" / "deploy-check").write_text("a real file")
+    before = {
+        p: (p.is_symlink(), os.readlink(p) if p.is_symlink() else None) for p in rules.iterdir()
+    }
+    result = xb("project", "--target", str(target))
+    found = actions(result)
+    assert found == {
+        "rules/rule-file.md": "conflict",
+        "rules/rule-dir.md": "conflict",
+        "rules/rule-foreign.md": "conflict",
+        "rules/rule-broken.md": "conflict",
+        "skills/deploy-check": "conflict",
+    }
+    reasons = {Path(a["path"]).name: a["reason"] for a in result.json["actions"]}
+    assert reasons["rule-file.md"] == "a real file" and reasons["rule-dir.md"] == "a real directory"
+    assert reasons["rule-foreign.md"] == "a foreign link"
+    assert reasons["rule-broken.md"] == "a dangling link xbrain did not make"
+    after = {
+        p: (p.is_symlink(), os.readlink(p) if p.is_symlink() else None) for p in rules.iterdir()
+    }
+    assert after == before
+    assert (rules / "rule-file.md").read_text() == "mine"
+    assert (target / "skills" / "deploy-check").read_text() == "a real file"
+    assert elsewhere.read_text() == "someone else's"
+
+
+def test_a_linked_folder_and_the_store_itself_are_refused(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    xb("skill", "save", str(SKILL), "--publish")
+    target = tmp_path / "agent"
+    target.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (target / "skills").symlink_to(outside)
+    assert actions(xb("project", "--target", str(target)))["skills/deploy-check"] == "conflict"
+    assert list(outside.iterdir()) == []
+    before = snapshot_files(store_dir)
+    assert xb("project", "--target", str(store_dir / "x")).code == 4
+    assert snapshot_files(store_dir) == before
+
+
+def test_claude_code_target_is_the_users_claude_folder(xb: Run, tmp_path: Path) -> None:
+    xb("skill", "save", str(SKILL), "--publish")
+    result: Any = xb("project", "--target", "claude-code", "--dry-run").json
+    assert result["target"] == str(Path(os.environ["HOME"]) / ".claude")
+    assert result["counts"] == {"create": 1}

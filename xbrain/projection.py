@@ -1,0 +1,140 @@
+"""``xbrain project``: published skills and always-on rules, linked into an agent's folders.
+
+Each published, active skill becomes ``<target>/skills/<slug>``, an absolute symbolic
+link to the files of its published revision in the store's working tree; each active
+``alwaysOn`` entry becomes ``<target>/rules/<name>.md``, a link to its Markdown rendered
+under ``.git/xbrain/projected/``. A link is xbrain's when it points into this store.
+
+Fail closed: a real file, a real directory, a link pointing elsewhere (foreign) or a
+dangling link that is not xbrain's stays exactly as it is and is reported as a
+conflict. xbrain's own links are created, re-pointed when the revision changed, left
+alone when right, and removed when nothing projects them any more. Running it twice
+changes nothing the second time; ``dry_run`` reports without touching anything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from . import kinds  # noqa: F401  (registers the record kinds)
+from .core import Core, bulk
+from .errors import InvalidInputError
+from .kinds import skill as skill_kind
+from .kinds.entryformat import render_file
+
+__all__ = ["project", "resolve_target"]
+
+PROJECTED = Path("xbrain") / "projected" / "rules"
+
+
+def resolve_target(target: str) -> Path:
+    """``claude-code`` → ``~/.claude``; anything else is a directory path."""
+    if target == "claude-code":
+        return Path.home() / ".claude"
+    if not target:
+        raise InvalidInputError("Give --target DIR or --target claude-code.")
+    return Path(target).expanduser().absolute()
+
+
+def _wanted(core: Core, render: bool) -> dict[str, Path]:
+    """Relative link path → absolute target inside the store (``render``: write the rules'
+    Markdown the links point at)."""
+    wanted: dict[str, Path] = {}
+    with core.reading() as view:
+        if view is None:
+            return wanted
+        for slug in skill_kind.slugs(view):
+            state = skill_kind.read_state(view, slug)
+            if state is None or state["status"] != "active":
+                continue
+            entry, fallback = skill_kind.chosen(state)
+            if not fallback:
+                files = core.path / skill_kind.revision_dir(slug, entry["id"]) / "files"
+                wanted[f"skills/{slug}"] = files
+        with core.git() as git:
+            rules = [
+                e
+                for e in bulk.records(git, view, "entry")
+                if e["alwaysOn"] and e["status"] == "active" and e["scope"] == "global"
+            ]
+    rendered = core.path / ".git" / PROJECTED
+    for entry in rules:
+        name = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.") or entry["id"][6:18]
+        wanted[f"rules/{name[:80]}.md"] = rendered / f"{entry['id']}.md"
+        if render:
+            _render(rendered / f"{entry['id']}.md", render_file(entry))
+    return wanted
+
+
+def _render(path: Path, text: str) -> None:
+    old = os.umask(0o077)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            temp = path.with_suffix(".tmp")
+            temp.write_text(text)
+            os.replace(temp, path)
+    finally:
+        os.umask(old)
+
+
+def _ours(link: Path, store: Path) -> bool:
+    try:
+        return Path(os.readlink(link)).is_relative_to(store)
+    except OSError:
+        return False
+
+
+def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any]:
+    """Plan (and unless ``dry_run``, apply) the links; one action per path."""
+    core.existing()
+    store = core.path
+    if target.is_relative_to(store):
+        raise InvalidInputError("The target must be outside the store.")
+    wanted = _wanted(core, render=not dry_run)
+    actions: list[dict[str, Any]] = []
+    for rel, source in sorted(wanted.items()):
+        path = target / rel
+        action: dict[str, Any] = {"path": str(path), "target": str(source)}
+        if path.parent.is_symlink():
+            actions.append({**action, "action": "conflict", "reason": "a linked folder"})
+            continue
+        if path.is_symlink():
+            if not _ours(path, store):
+                dangling = not path.exists()
+                reason = "a dangling link xbrain did not make" if dangling else "a foreign link"
+                actions.append({**action, "action": "conflict", "reason": reason})
+                continue
+            if Path(os.readlink(path)) == source:
+                actions.append({**action, "action": "unchanged"})
+                continue
+            actions.append({**action, "action": "relink"})
+            if not dry_run:
+                path.unlink()
+                path.symlink_to(source)
+            continue
+        if path.exists():
+            what = "a real directory" if path.is_dir() else "a real file"
+            actions.append({**action, "action": "conflict", "reason": what})
+            continue
+        actions.append({**action, "action": "create"})
+        if not dry_run:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(source)
+    for folder in ("skills", "rules"):
+        directory = target / folder
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        for path in sorted(directory.iterdir()):
+            rel = f"{folder}/{path.name}"
+            if rel not in wanted and path.is_symlink() and _ours(path, store):
+                actions.append({"path": str(path), "action": "remove"})
+                if not dry_run:
+                    path.unlink()
+    counts: dict[str, int] = {}
+    for item in actions:
+        counts[item["action"]] = counts.get(item["action"], 0) + 1
+    return {"target": str(target), "dryRun": dry_run, "counts": counts, "actions": actions}
