@@ -8,6 +8,8 @@ import click
 
 from .base import cache_dir, common_options, emit, store_path
 
+KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
+
 
 @click.command("recall")
 @click.argument("source", metavar="-", default="-")
@@ -26,6 +28,13 @@ from .base import cache_dir, common_options, emit, store_path
 @click.option("--include-retired", is_flag=True, help="Let retired entries surface too.")
 @click.option("--project", metavar="ID", help="This project's id (default: from the cwd).")
 @click.option("--session", metavar="ID", help="Session id (a hook payload carries its own).")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    type=click.Choice([*KINDS, "skill", "resource"]),
+    help="Recall only these kinds (repeatable; e.g. --only stop-rule).",
+)
 @common_options
 @click.pass_context
 def recall(
@@ -39,6 +48,7 @@ def recall(
     include_retired: bool,
     project: str | None,
     session: str | None,
+    only: tuple[str, ...],
 ) -> None:
     """Recall for a prompt on stdin (plain text or a Claude Code hook payload).
 
@@ -69,4 +79,12 @@ def recall(
         include_retired=include_retired,
         project=("project:" + project.lower()) if project else project_id(request.cwd),
     )
+    if only:
+        entry_kinds = tuple(kind for kind in only if kind not in ("skill", "resource"))
+        kinds = tuple(k for k in ("skill", "resource") if k in only)
+        options = replace(
+            options,
+            kinds=(("entry",) if entry_kinds else ()) + kinds,
+            entry_kinds=entry_kinds or None,
+        )
     emit(run(store_path(ctx), cache_dir(), request, options))

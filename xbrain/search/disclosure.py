@@ -16,13 +16,21 @@ ONCE = ("memory",)  # kinds shown once per session; the others fall back to a on
 
 
 def fill_budget(
-    candidates: list[dict[str, Any]], shown: dict[str, str], budget: int
+    candidates: list[dict[str, Any]], shown: dict[str, str], budget: int, cap: int | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
     """Greedy: each candidate's text if it fits, else its one-liner, else skipped (and the
     next is tried); what this session saw already is shown shorter or not at all.
-    ``shown`` is updated with what was shown."""
+    ``shown`` is updated with what was shown; ``cap`` bounds how many skills and how many
+    resources are shown (entries come already chosen)."""
     results, skipped, used = [], [], 0
+    taken: dict[str, int] = {}
     for item in candidates:
+        if (
+            cap is not None
+            and item["kind"] in ("skill", "resource")
+            and taken.get(item["kind"], 0) >= cap
+        ):
+            continue
         full = "pointer" if item.get("pointer") else "full"
         if item["kind"] == "resource":
             full = "candidate"
@@ -45,6 +53,7 @@ def fill_budget(
                     result["trust"] = "untrusted"
                 results.append(result)
                 shown[item["id"]] = item["revision"]
+                taken[item["kind"]] = taken.get(item["kind"], 0) + 1
                 break
         else:
             skipped.append({"id": item["id"], "reason": "budget"})

@@ -5,7 +5,8 @@ their ``boost``: a query scores the share of its terms (weighted by rarity among
 entries) that the prompt holds, halved when only one of several terms is there; a
 keyword the prompt holds scores ``KEYWORD``; the name and description score like a query
 at ``ABOUT`` of the weight; and the share of the prompt's terms found anywhere in the
-entry (body included, two at least) at ``CONTENT``. ``relative`` scoring keeps up to
+entry (body included, two at least) at ``CONTENT``. A stop-rule, which blocks the
+agent, matches by its queries and keywords only. ``relative`` scoring keeps up to
 ``top_k`` within ``max_dropoff`` of the best when the best clears ``threshold``;
 ``absolute`` keeps each that clears it. Skills come as Level 0 pointers and resources as
 cited candidates, each only when it matched half of the prompt's terms, two at least.
@@ -50,6 +51,7 @@ class Options:
     include_retired: bool = False
     project: str | None = None
     kinds: tuple[str, ...] = field(default=("entry", "skill", "resource"))
+    entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
 
     def check(self) -> None:
         """Refuse values outside their ranges (one clear error)."""
@@ -86,6 +88,8 @@ def _score(
     for text, terms in entry["keywords"]:
         if terms and all(t in prompt for t in terms) and best[0] < KEYWORD:
             best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
+    if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
+        return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])
     score, matched = _similarity(entry["about"], prompt, idf)
     if score * ABOUT > best[0]:
         best = (score * ABOUT, {"via": "description", "matched": matched})
@@ -189,6 +193,8 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             for entry, held in found.entries:
                 if len(held) < 2 and not _one_term(entry):
                     continue  # one shared term: at most half of a longer query
+                if options.entry_kinds is not None and entry["kind"] not in options.entry_kinds:
+                    continue
                 if entry["status"] == "retired" and not options.include_retired:
                     continue
                 if entry["scope"] not in ("global", project):
@@ -207,13 +213,17 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                 for score, entry, why in kept
             ]
         if "skill" in options.kinds:
-            candidates += _skills(store_dir, cache_dir, request.prompt, order, options.top_k)
+            wide = min(20, options.top_k * 3)  # room for what this session saw already
+            candidates += _skills(store_dir, cache_dir, request.prompt, order, wide)
         if "resource" in options.kinds:
-            candidates += _resources(store_dir, cache_dir, request.prompt, order, options.top_k)
+            wide = min(20, options.top_k * 3)
+            candidates += _resources(store_dir, cache_dir, request.prompt, order, wide)
     finally:
         tokenizer.close()
     with session_state(store_dir / ".git", request.session) as state:
-        results, more, used = fill_budget(candidates, state["shown"], options.budget)
+        results, more, used = fill_budget(
+            candidates, state["shown"], options.budget, cap=options.top_k
+        )
     import sqlite3
 
     from . import telemetry
@@ -295,7 +305,7 @@ def _resources(
         limits = "; ".join(resource.get("limitations") or []) or "none noted"
         text = (
             f"{resource['title']} — {resource.get('purpose') or resource.get('summary', '')} "
-            f"(limitations: {limits}; cite {hit['citation']['url']})"
+            f"(limitations: {limits}; cite: {hit['citation']['url']})"
         )
         out.append(
             {
