@@ -26,7 +26,7 @@ def config(core: Core, key: str | None = None, value: str | None = None) -> dict
     if key is None:
         with core.reading() as view:
             settings = view.config() if view is not None else StoreConfig()
-        return {"identity": settings.identity, "limits": settings.limits(), "commit": None}
+        return _shown(settings, None)
     if value is None:
         raise UsageError("Give a VALUE to set.")
     with core.session() as git:
@@ -38,4 +38,13 @@ def config(core: Core, key: str | None = None, value: str | None = None) -> dict
         core.commit(git, txn)
         if key.startswith("limits."):  # what a pull is held to on this device
             git.set_device_limit(key.split(".", 1)[1], int(value))
-    return {"identity": settings.identity, "limits": settings.limits(), "commit": txn.commit_id}
+    return _shown(settings, txn.commit_id)
+
+
+def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
+    return {
+        "identity": settings.identity,
+        "limits": settings.limits(),
+        "recall": dict(settings.recall),
+        "commit": commit,
+    }

@@ -307,3 +307,30 @@ def test_telemetry_is_local_holds_no_prompt_text_and_can_be_switched_off(
     assert xb("telemetry", "--session", "t-3").json["trace"] == []
     assert xb("config", "telemetry", "maybe").code == 2
     assert xb("config", "telemetry", "on").json["telemetry"] == "on"
+
+
+def test_recall_defaults_live_in_the_store_settings(xb: Run, stocked: Path) -> None:
+    entries = [
+        {
+            "kind": "rule",
+            "name": f"restart-{i}",
+            "queries": ["restart the web service"],
+            "body": f"Step {i}.",
+        }
+        for i in range(3)
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
+    prompt = "how do I restart the web service"
+    assert len([r for r in ask(xb, prompt)["results"] if r["kind"] == "rule"]) == 3
+    set_one = xb("config", "recall.topK", "1")
+    assert set_one.code == 0 and set_one.json["recall"] == {"topK": 1}
+    assert len([r for r in ask(xb, prompt)["results"] if r["kind"] == "rule"]) == 1
+    assert (
+        len([r for r in ask(xb, prompt, None, "--top-k", "2")["results"] if r["kind"] == "rule"])
+        == 2
+    )
+    assert xb("config", "recall.budget", "50").code == 4
+    assert xb("config", "recall.scoring", "fuzzy").code == 4
+    assert xb("config", "recall.threshold", "1.5").json["recall"] == {"threshold": 1.5, "topK": 1}
+    assert [r for r in ask(xb, prompt)["results"] if r["kind"] == "rule"] == []
+    assert xb("config").json["recall"] == {"threshold": 1.5, "topK": 1}

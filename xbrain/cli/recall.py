@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -16,15 +17,13 @@ KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "sto
 @click.option(
     "--scoring",
     type=click.Choice(["relative", "absolute"]),
-    default="relative",
-    show_default=True,
-    help="relative: the best must clear --threshold, then up to --top-k within "
+    help="relative (default): the best must clear --threshold, then up to --top-k within "
     "--max-dropoff of it; absolute: each must clear --threshold.",
 )
-@click.option("--top-k", type=int, default=3, show_default=True, help="Entries at most, 1-20.")
-@click.option("--threshold", type=float, default=0.5, show_default=True, help="Score floor.")
-@click.option("--max-dropoff", type=float, default=0.1, show_default=True, help="Relative mode.")
-@click.option("--budget", type=int, default=8000, show_default=True, help="Characters at most.")
+@click.option("--top-k", type=int, help="Entries (and skills, resources) at most, 1-20 [3].")
+@click.option("--threshold", type=float, help="Score floor [0.5].")
+@click.option("--max-dropoff", type=float, help="Relative mode: the most below the best [0.1].")
+@click.option("--budget", type=int, help="Characters at most [8000].")
 @click.option("--include-retired", is_flag=True, help="Let retired entries surface too.")
 @click.option("--project", metavar="ID", help="This project's id (default: from the cwd).")
 @click.option("--session", metavar="ID", help="Session id (a hook payload carries its own).")
@@ -40,11 +39,11 @@ KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "sto
 def recall(
     ctx: click.Context,
     source: str,
-    scoring: str,
-    top_k: int,
-    threshold: float,
-    max_dropoff: float,
-    budget: int,
+    scoring: str | None,
+    top_k: int | None,
+    threshold: float | None,
+    max_dropoff: float | None,
+    budget: int | None,
     include_retired: bool,
     project: str | None,
     session: str | None,
@@ -57,7 +56,9 @@ def recall(
     queries, keywords or description, plus boost), skills as pointers, resources as
     cited candidates. Within one session a rule is shown in full once, then as its
     one-liner; a memory, a skill pointer and a resource once. Nothing is cut in half:
-    what does not fit the budget is skipped. Prints private content.
+    what does not fit the budget is skipped. Defaults [in brackets] can be set per store
+    with `xbrain config recall.topK 5` (topK, threshold, maxDropoff, budget, scoring).
+    Prints private content.
     """
     from dataclasses import replace
 
@@ -70,12 +71,20 @@ def recall(
     request = read_request(sys.stdin.buffer.read(1 << 20))
     if session is not None:
         request = replace(request, session=session)
+    given: dict[str, Any] = {
+        key: value
+        for key, value in (
+            ("scoring", scoring),
+            ("top_k", top_k),
+            ("threshold", threshold),
+            ("max_dropoff", max_dropoff),
+            ("budget", budget),
+        )
+        if value is not None
+    }
     options = Options(
-        scoring=scoring,
-        top_k=top_k,
-        threshold=threshold,
-        max_dropoff=max_dropoff,
-        budget=budget,
+        **given,
+        given=frozenset(given),
         include_retired=include_retired,
         project=("project:" + project.lower()) if project else project_id(request.cwd),
     )

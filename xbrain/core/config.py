@@ -34,6 +34,7 @@ class StoreConfig:
     identity: str = DEFAULT_IDENTITY
     max_entries: int = DEFAULT_MAX_ENTRIES
     max_bytes: int = DEFAULT_MAX_BYTES
+    recall: tuple[tuple[str, Any], ...] = ()  # recall's defaults set here (key, value)
 
     @classmethod
     def from_marker(cls, data: bytes | None) -> StoreConfig:
@@ -49,8 +50,14 @@ class StoreConfig:
                 f"Unsupported store format (expected {layout.FORMAT}); upgrade xbrain."
             )
         identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
-        if not isinstance(identity, dict) or not isinstance(limits, dict):
-            raise CorruptStoreError("Invalid xbrain.yaml (identity/limits); run xbrain doctor.")
+        recall = raw.get("recall") or {}
+        if not all(isinstance(part, dict) for part in (identity, limits, recall)):
+            raise CorruptStoreError(
+                "Invalid xbrain.yaml (identity/limits/recall); run xbrain doctor."
+            )
+        for key, value in recall.items():
+            if key not in RECALL_KEYS or _recall_problem(key, value):
+                raise CorruptStoreError(f"Invalid xbrain.yaml (recall.{key}); run xbrain doctor.")
         name, email = identity.get("name"), identity.get("email")
         if not all(v is None or _IDENTITY_TEXT.fullmatch(str(v)) for v in (name, email)):
             raise CorruptStoreError("Invalid xbrain.yaml (identity); run xbrain doctor.")
@@ -66,7 +73,12 @@ class StoreConfig:
             if name or email
             else DEFAULT_IDENTITY
         )
-        return cls(identity=ident, max_entries=raised[0], max_bytes=raised[1])
+        return cls(
+            identity=ident,
+            max_entries=raised[0],
+            max_bytes=raised[1],
+            recall=tuple(sorted(recall.items())),
+        )
 
     def limits(self) -> dict[str, int]:
         """The limits in force."""
@@ -74,7 +86,32 @@ class StoreConfig:
 
 
 _IDENTITY_TEXT = re.compile(r"[^<>\x00-\x1f\x7f]{1,100}")
-CONFIG_KEYS = ("identity.name", "identity.email", "limits.maxEntries", "limits.maxBytes")
+RECALL_KEYS = {  # recall's defaults: key → (type, low, high) or the allowed values
+    "topK": (int, 1, 20),
+    "threshold": (float, 0.0, 2.0),
+    "maxDropoff": (float, 0.0, 2.0),
+    "budget": (int, 100, 200_000),
+    "scoring": ("relative", "absolute"),
+}
+CONFIG_KEYS = (
+    "identity.name",
+    "identity.email",
+    "limits.maxEntries",
+    "limits.maxBytes",
+    *(f"recall.{key}" for key in RECALL_KEYS),
+)
+
+
+def _recall_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid recall default, or None."""
+    rule = RECALL_KEYS[key]
+    if isinstance(rule[0], str):
+        return None if value in rule else f"one of {', '.join(map(str, rule))}"
+    kind, low, high = rule
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if not numeric or (kind is int and not isinstance(value, int)) or not low <= value <= high:
+        return f"a{'n integer' if kind is int else ' number'} from {low} to {high}"
+    return None
 
 
 def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
@@ -84,12 +121,18 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
     if key not in CONFIG_KEYS:
         raise InvalidInputError(f"Unknown setting {key!r}; use one of: {', '.join(CONFIG_KEYS)}.")
     section, name = key.split(".")
-    if section == "identity":
+    parsed: Any
+    if section == "recall":
+        parsed = _parse_number(value) if not isinstance(RECALL_KEYS[name][0], str) else value
+        problem = _recall_problem(name, parsed)
+        if problem is not None:
+            raise InvalidInputError(f"Invalid {key}; use {problem}.")
+    elif section == "identity":
         if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():
             raise InvalidInputError(
                 f"Invalid {key}; use one line without < > or control characters."
             )
-        parsed: Any = value
+        parsed = value
     else:
         floor = DEFAULT_MAX_ENTRIES if name == "maxEntries" else DEFAULT_MAX_BYTES
         if not value.isdigit() or int(value) < floor:
@@ -97,6 +140,16 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         parsed = int(value)
     raw.setdefault(section, {})[name] = parsed
     return dump_yaml(raw)
+
+
+def _parse_number(value: str) -> Any:
+    try:
+        return int(value)
+    except ValueError:
+        try:
+            return float(value)
+        except ValueError:
+            return value
 
 
 def marker_bytes() -> bytes:

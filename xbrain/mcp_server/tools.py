@@ -285,10 +285,14 @@ class Tools:
         from ..search.recall import Options, Request, recall
 
         project = args.get("project")
+        given = {
+            field: args[key]
+            for key, field in (("scoring", "scoring"), ("top_k", "top_k"), ("budget", "budget"))
+            if key in args
+        }
         options = Options(
-            scoring=args.get("scoring", "relative"),
-            top_k=args.get("top_k", 3),
-            budget=args.get("budget", 8000),
+            **given,
+            given=frozenset(given),
             project=("project:" + project.lower()) if isinstance(project, str) else None,
         )
         prompt = args["prompt"]

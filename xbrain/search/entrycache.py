@@ -20,7 +20,7 @@ from .tokenize import Tokenizer
 __all__ = ["CACHE_FILE", "VERSION", "Candidates", "bodies", "build", "candidates", "update"]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "2"
+VERSION = "3"
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -87,8 +87,15 @@ def _drop(conn: sqlite3.Connection, rid: str) -> None:
         conn.execute("DELETE FROM entry WHERE i = ?", row)
 
 
-def build(control: Path, commit: str, entries: list[dict[str, Any]], tokenizer: Tokenizer) -> None:
-    """Rebuild the cache for ``commit`` from every committed entry."""
+def build(
+    control: Path,
+    commit: str,
+    entries: list[dict[str, Any]],
+    tokenizer: Tokenizer,
+    defaults: dict[str, Any],
+) -> None:
+    """Rebuild the cache for ``commit`` from every committed entry (``defaults``: recall's
+    defaults from that commit's ``xbrain.yaml``)."""
     path = control / CACHE_FILE
     path.parent.mkdir(mode=0o700, exist_ok=True)
     try:
@@ -105,6 +112,7 @@ def build(control: Path, commit: str, entries: list[dict[str, Any]], tokenizer: 
             _put(conn, entry, tokenizer)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),))
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -116,10 +124,11 @@ def update(
     commit: str,
     changed: dict[str, dict[str, Any] | None],
     tokenizer: Tokenizer,
+    defaults: dict[str, Any] | None = None,
 ) -> None:
     """Bring a cache that reflected ``parent`` to ``commit`` (``changed``: id → the entry
-    now, or None when it is gone). A missing cache, or one at another commit, is left
-    for the next recall to rebuild."""
+    now, or None when it is gone; ``defaults``: recall's defaults when the commit changed
+    them). A missing cache, or one at another commit, is left for the next recall."""
     path = control / CACHE_FILE
     if parent is None or not path.is_file():
         return
@@ -136,6 +145,10 @@ def update(
             else:
                 _put(conn, entry, tokenizer)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+        if defaults is not None:
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),)
+            )
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -145,10 +158,17 @@ class Candidates:
     """The entries sharing a term with a prompt, each with the prompt terms it holds,
     and the document frequencies their scoring needs."""
 
-    def __init__(self, entries: list[tuple[dict[str, Any], set[str]]], df: dict[str, int], n: int):
+    def __init__(
+        self,
+        entries: list[tuple[dict[str, Any], set[str]]],
+        df: dict[str, int],
+        n: int,
+        defaults: dict[str, Any],
+    ) -> None:
         self.entries = entries
         self.df = df
         self.n = n
+        self.defaults = defaults  # recall's defaults from xbrain.yaml
 
 
 def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
@@ -196,7 +216,8 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
                 )
             )
         (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
-        return Candidates(entries, df, int(n))
+        defaults = json.loads(meta.get("recall") or "{}")
+        return Candidates(entries, df, int(n), defaults if isinstance(defaults, dict) else {})
     except sqlite3.Error:
         return None
     finally:

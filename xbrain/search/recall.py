@@ -52,6 +52,22 @@ class Options:
     project: str | None = None
     kinds: tuple[str, ...] = field(default=("entry", "skill", "resource"))
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
+    given: frozenset[str] = frozenset()  # fields the caller set: the store's defaults yield
+
+    def with_defaults(self, stored: dict[str, Any]) -> Options:
+        """The store's recall defaults (``xbrain config recall.KEY``) for what the caller
+        did not set."""
+        from dataclasses import replace
+
+        names = {"topK": "top_k", "maxDropoff": "max_dropoff"}
+        changes = {names.get(key, key): value for key, value in stored.items()}
+        changes = {
+            key: value
+            for key, value in changes.items()
+            if key in ("scoring", "top_k", "threshold", "max_dropoff", "budget")
+            and key not in self.given
+        }
+        return replace(self, **changes)
 
     def check(self) -> None:
         """Refuse values outside their ranges (one clear error)."""
@@ -131,10 +147,11 @@ def _candidates(
         with core.reading() as view, core.git() as git, private_umask():
             assert view is not None and view.snap.commit is not None
             records = list(bulk.records(git, view, "entry"))
-            entrycache.build(control, view.snap.commit, records, tokenizer)
+            defaults = dict(view.config().recall)
+            entrycache.build(control, view.snap.commit, records, tokenizer, defaults)
             head = view.snap.commit
         found = entrycache.candidates(control, head, prompt)
-    return found or entrycache.Candidates([], {}, 0)
+    return found or entrycache.Candidates([], {}, 0, {})
 
 
 def _one_term(entry: dict[str, Any]) -> bool:
@@ -183,11 +200,13 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         prompt = set(words) | set(tokenizer.counts(request.prompt))
         if not prompt:
             return empty
+        found = _candidates(store_dir, head, prompt, tokenizer)
+        options = options.with_defaults(found.defaults)
+        options.check()
         project = options.project or project_id(request.cwd)
         candidates: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         if "entry" in options.kinds:
-            found = _candidates(store_dir, head, prompt, tokenizer)
             idf = Idf(found.df, found.n)
             scored = []
             for entry, held in found.entries:

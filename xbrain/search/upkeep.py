@@ -87,4 +87,10 @@ def _entries_after_commit(
                 changed[rid] = record_kind("entry").parse(data)
             else:
                 changed.setdefault(rid, None)
-    update(git.control_dir, parent, commit, changed, tokenizer)
+    defaults = None
+    marker = changes.get("xbrain.yaml")
+    if marker is not None:  # recall's defaults changed with the settings
+        from ..core import StoreConfig
+
+        defaults = dict(StoreConfig.from_marker(marker).recall)
+    update(git.control_dir, parent, commit, changed, tokenizer, defaults)
