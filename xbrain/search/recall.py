@@ -233,10 +233,10 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             ]
         if "skill" in options.kinds:
             wide = min(20, options.top_k * 3)  # room for what this session saw already
-            candidates += _skills(store_dir, cache_dir, request.prompt, order, wide)
+            candidates += _skills(store_dir, cache_dir, request.prompt, order, wide, tokenizer)
         if "resource" in options.kinds:
             wide = min(20, options.top_k * 3)
-            candidates += _resources(store_dir, cache_dir, request.prompt, order, wide)
+            candidates += _resources(store_dir, cache_dir, request.prompt, order, wide, tokenizer)
     finally:
         tokenizer.close()
     with session_state(store_dir / ".git", request.session) as state:
@@ -281,11 +281,16 @@ def _gate(matched: list[str], terms: list[str]) -> bool:
 
 
 def _skills(
-    store_dir: Path, cache_dir: Path, prompt: str, terms: list[str], limit: int
+    store_dir: Path,
+    cache_dir: Path,
+    prompt: str,
+    terms: list[str],
+    limit: int,
+    tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     from .skills import recall as level0
 
-    found = level0(store_dir, cache_dir, prompt[:2000], limit)
+    found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
     out = []
     for hit in found["results"]:
         if not _gate(hit["matched"], terms):
@@ -311,11 +316,16 @@ def _skills(
 
 
 def _resources(
-    store_dir: Path, cache_dir: Path, prompt: str, terms: list[str], limit: int
+    store_dir: Path,
+    cache_dir: Path,
+    prompt: str,
+    terms: list[str],
+    limit: int,
+    tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     from .run import search_store
 
-    found = search_store(store_dir, cache_dir, prompt[:2000], limit=limit)
+    found = search_store(store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer)
     out = []
     for hit in found["results"]:
         if not _gate(hit["matched"], terms):

@@ -27,6 +27,7 @@ def search_store(
     at: str | None = None,
     provider: Any = None,
     progress: Any = None,
+    tokenizer: Tokenizer | None = None,
 ) -> dict[str, Any]:
     """Search a store: the fast path when it can answer, else the full path through git.
 
@@ -37,15 +38,17 @@ def search_store(
     """
     trimmed = validate_request(query, limit, domain, feature, style)
     if at is None and provider is None:
-        tokenizer = Tokenizer(cache_dir)
+        own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
+        words = Tokenizer(cache_dir) if tokenizer is None else tokenizer
         try:
-            terms = tokenizer.query_terms(trimmed)
+            terms = words.query_terms(trimmed)
             if terms or domain or feature or style:
-                fast = current(store_dir / ".git", tokenizer, terms, limit, domain, feature, style)
+                fast = current(store_dir / ".git", words, terms, limit, domain, feature, style)
                 if fast is not None:
                     return fast
         finally:
-            tokenizer.close()
+            if own:
+                words.close()
     from ..core import Core
     from .operations import search
 

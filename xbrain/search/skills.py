@@ -54,8 +54,15 @@ def _answer(index: SearchIndex, terms: list[str], limit: int) -> dict[str, Any]:
     return {"query": terms, "count": len(results), "results": results}
 
 
-def recall(store_dir: Path, cache_dir: Path, query: str, limit: int = 5) -> dict[str, Any]:
-    """Ranked skill descriptors ``{slug, name, description, published, score}``."""
+def recall(
+    store_dir: Path,
+    cache_dir: Path,
+    query: str,
+    limit: int = 5,
+    tokenizer: Tokenizer | None = None,
+) -> dict[str, Any]:
+    """Ranked skill descriptors ``{slug, name, description, published, score}``
+    (``tokenizer``: a caller's, whose loaded segmenter is reused and left open)."""
     from ..errors import InvalidInputError
 
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -63,7 +70,9 @@ def recall(store_dir: Path, cache_dir: Path, query: str, limit: int = 5) -> dict
     if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
         raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
     trimmed = query.strip()
-    tokenizer = Tokenizer(cache_dir)
+    own = tokenizer is None
+    if tokenizer is None:
+        tokenizer = Tokenizer(cache_dir)
     try:
         terms = tokenizer.query_terms(trimmed)
         if not terms:
@@ -82,7 +91,8 @@ def recall(store_dir: Path, cache_dir: Path, query: str, limit: int = 5) -> dict
                 _catch_up(index, view)
                 return _answer(index, terms, limit)
     finally:
-        tokenizer.close()
+        if own:
+            tokenizer.close()
 
 
 def _fast(
