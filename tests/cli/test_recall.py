@@ -352,3 +352,19 @@ def test_recall_defaults_live_in_the_store_settings(xb: Run, stocked: Path) -> N
     assert xb("config", "recall.threshold", "1.5").json["recall"] == {"threshold": 1.5, "topK": 1}
     assert [r for r in ask(xb, prompt)["results"] if r["kind"] == "rule"] == []
     assert xb("config").json["recall"] == {"threshold": 1.5, "topK": 1}
+
+
+def test_an_entry_cache_of_an_older_shape_is_rebuilt(xb: Run, stocked: Path) -> None:
+    import sqlite3
+
+    cache = stocked / ".git/xbrain/entries.sqlite"
+    ask(xb, "git push --force?")
+    cache.unlink()
+    with sqlite3.connect(cache) as conn:  # an earlier layout: no body column, old version
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute("CREATE TABLE entry (i INTEGER PRIMARY KEY, id TEXT UNIQUE, data TEXT)")
+        conn.execute("INSERT INTO meta VALUES ('version', '0')")
+    found = ask(xb, "git push --force?")["results"]
+    assert [r["id"] for r in found] == [RULE]
+    cache.write_bytes(b"not a database at all")
+    assert [r["id"] for r in ask(xb, "git push --force?")["results"]] == [RULE]

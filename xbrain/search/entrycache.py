@@ -106,8 +106,10 @@ def build(
         conn = _connect(path)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DELETE FROM posting")
-        conn.execute("DELETE FROM entry")
+        for table in ("posting", "entry", "meta"):  # a cache of an older shape goes too
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in _SCHEMA:
+            conn.execute(statement)
         for entry in entries:
             _put(conn, entry, tokenizer)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
