@@ -170,6 +170,37 @@ class Search:
             pass
 
 
+def recall_results(extra: list[str], ask: object) -> list | None:
+    """Start ``xbrain recall - EXTRA…`` at once, read the hook payload from stdin, send
+    what ``ask(payload)`` builds from it (None: nothing to ask), and return the results;
+    None whenever anything fails (a hook never fails what it hooks)."""
+    child = None
+    try:
+        timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
+        argv = [*xbrain_command(), "recall", "-", *extra]
+        missing = cli_missing(argv)
+        if missing is not None:
+            note(missing)
+            return None
+        try:
+            child = Search(argv)
+        except OSError as exc:
+            note(f"cannot start {argv[0]}: {exc.strerror}; set XBRAIN_BIN (hooks/README.md)")
+            return None
+        import json  # only now: the CLI's start-up overlaps this import and the parse
+
+        asked = ask(json.loads(sys.stdin.read(1 << 20) or "{}"))  # type: ignore[operator]
+        if asked is None:
+            return None
+        found, child = child.answer(json.dumps(asked), timeout), None
+        return None if found is None else list(json.loads(found)["results"])
+    except Exception:  # never fail what is hooked
+        return None
+    finally:
+        if child is not None:  # not asked, or failed midway: stop it
+            child.cancel()
+
+
 def block(result: dict) -> str:
     """One recalled item as a list entry (continuation lines indented)."""
     text = str(result["text"]).strip()
@@ -179,55 +210,41 @@ def block(result: dict) -> str:
 
 
 def main() -> int:
-    child = None
     try:
         limit = max(1, min(20, int(os.environ.get("XBRAIN_HOOK_LIMIT", "3"))))
         budget = max(400, int(os.environ.get("XBRAIN_HOOK_BUDGET", "4000")))
-        timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
-        # room for the header and each item's "- [kind] name: " prefix
-        inner = max(100, budget - len(HEADER) - 100 * limit)
-        argv = [
-            *xbrain_command(),
-            *("recall", "-", "--top-k", str(limit), "--budget", str(inner)),
-        ]
-        missing = cli_missing(argv)
-        if missing is not None:
-            note(missing)
-            return 0
-        try:
-            child = Search(argv)
-        except OSError as exc:
-            note(f"cannot start {argv[0]}: {exc.strerror}; set XBRAIN_BIN (hooks/README.md)")
-            return 0
-        import json  # only now: the CLI's start-up overlaps this import and the parse
+    except ValueError:
+        return 0
+    # room for the header and each item's "- [kind] name: " prefix
+    inner = max(100, budget - len(HEADER) - 100 * limit)
 
-        raw = sys.stdin.read(1 << 20)
-        payload = json.loads(raw or "{}")
+    def ask(payload: dict) -> dict | None:
         prompt = str(payload.get("prompt") or "").strip()
         if not prompt:
-            return 0
+            return None
         asked = {key: payload.get(key) for key in ("session_id", "hook_event_name", "cwd")}
         asked["prompt"] = prompt[:8000]  # the pipe never fills: the write cannot block
-        found, child = child.answer(json.dumps(asked), timeout), None
-        if found is None:
-            return 0
-        text = HEADER
-        for result in json.loads(found)["results"]:
-            item = block(result)
-            if len(text) + 1 + len(item) > budget:
-                continue
-            text += "\n" + item
-        if text == HEADER:
-            return 0
-        output = {
-            "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}
-        }
-        sys.stdout.write(json.dumps(output, ensure_ascii=False))
-    except Exception:  # never fail the prompt
+        return asked
+
+    results = recall_results(["--top-k", str(limit), "--budget", str(inner)], ask)
+    if not results:
         return 0
-    finally:
-        if child is not None:  # not asked, or failed midway: stop it
-            child.cancel()
+    text = HEADER
+    for result in results:
+        try:
+            item = block(result)
+        except (KeyError, TypeError):
+            return 0  # not what recall answers: say nothing
+        if len(text) + 1 + len(item) <= budget:
+            text += "\n" + item
+    if text == HEADER:
+        return 0
+    import json
+
+    output = {
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}
+    }
+    sys.stdout.write(json.dumps(output, ensure_ascii=False))
     return 0
 
 

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from claude_recall import Search, cli_missing, note, xbrain_command
+from claude_recall import recall_results
 
 TAIL = 256 * 1024
 
@@ -47,38 +47,25 @@ def last_message(path: str) -> str:
 
 
 def main() -> int:
-    child = None
-    try:
-        timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
-        argv = [*xbrain_command(), "recall", "-", "--only", "stop-rule", "--budget", "4000"]
-        missing = cli_missing(argv)
-        if missing is not None:
-            note(missing)
-            return 0
-        child = Search(argv)
-        import json
-
-        payload = json.loads(sys.stdin.read(1 << 20) or "{}")
+    def ask(payload: dict) -> dict | None:
         if payload.get("stop_hook_active"):
-            return 0  # this stop was already held once: let it end
+            return None  # this stop was already held once: let it end
         transcript = payload.get("transcript_path")
         text = last_message(transcript)[-8000:] if isinstance(transcript, str) else ""
         if not text.strip():
-            return 0
-        asked = {"cwd": payload.get("cwd"), "hook_event_name": "Stop", "prompt": text}
-        found, child = child.answer(json.dumps(asked), timeout), None
-        if found is None:
-            return 0
-        results = json.loads(found)["results"]
-        if not results:
-            return 0
-        reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
-        sys.stdout.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False))
-    except Exception:  # never fail the stop
+            return None
+        return {"cwd": payload.get("cwd"), "hook_event_name": "Stop", "prompt": text}
+
+    results = recall_results(["--only", "stop-rule", "--budget", "4000"], ask)
+    if not results:
         return 0
-    finally:
-        if child is not None:
-            child.cancel()
+    try:
+        reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
+    except (KeyError, TypeError):
+        return 0
+    import json
+
+    sys.stdout.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False))
     return 0
 
 

@@ -14,46 +14,35 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from claude_recall import Search, block, cli_missing, note, xbrain_command
+from claude_recall import block, recall_results
 
 HEADER = "xbrain tool guidance (the user's saved notes for this tool):"
 
 
 def main() -> int:
-    child = None
-    try:
-        timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
-        argv = [*xbrain_command(), "recall", "-", "--only", "tool-guidance", "--budget", "2000"]
-        missing = cli_missing(argv)
-        if missing is not None:
-            note(missing)
-            return 0
-        child = Search(argv)
+    def ask(payload: dict) -> dict | None:
         import json
 
-        payload = json.loads(sys.stdin.read(1 << 20) or "{}")
         tool = str(payload.get("tool_name") or "")
         if not tool:
-            return 0
+            return None
         given = json.dumps(payload.get("tool_input") or {}, ensure_ascii=False)[:4000]
         asked = {key: payload.get(key) for key in ("session_id", "cwd")}
         asked.update(hook_event_name="PreToolUse", prompt=f"{tool} {given}")
-        found, child = child.answer(json.dumps(asked), timeout), None
-        if found is None:
-            return 0
-        lines = [block(result) for result in json.loads(found)["results"]]
-        if not lines:
-            return 0
-        context = "\n".join([HEADER, *lines])
-        output = {
-            "hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}
-        }
-        sys.stdout.write(json.dumps(output, ensure_ascii=False))
-    except Exception:  # never fail the tool call
+        return asked
+
+    results = recall_results(["--only", "tool-guidance", "--budget", "2000"], ask)
+    try:
+        lines = [block(result) for result in results or []]
+    except (KeyError, TypeError):
         return 0
-    finally:
-        if child is not None:
-            child.cancel()
+    if not lines:
+        return 0
+    import json
+
+    context = "\n".join([HEADER, *lines])
+    output = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": context}}
+    sys.stdout.write(json.dumps(output, ensure_ascii=False))
     return 0
 
 

@@ -347,6 +347,19 @@ def level1(
     return out
 
 
+def component(slug: str, revision: str, item: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """What Level 2 shows of one file: its manifest line and its content (text as is,
+    other bytes as base64)."""
+    out = {"slug": slug, "revision_id": revision, **item}
+    try:
+        out.update(encoding="utf-8", content=data.decode("utf-8"))
+    except UnicodeDecodeError:
+        import base64
+
+        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
+    return out
+
+
 def instructions(view: View, slug: str, revision: str) -> bytes:
     """A revision's ``SKILL.md``."""
     return read_file(view, slug, revision, SKILL_MD)

@@ -169,14 +169,9 @@ def component(store_dir: Path, slug: str, revision: str, path: str) -> dict[str,
 
     if hashlib.sha256(data).hexdigest() != item["sha256"]:
         return None
-    out = {"slug": slug, "revision_id": revision, **item}
-    try:
-        out.update(encoding="utf-8", content=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        import base64
+    from ..kinds.skill import component as shown
 
-        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
-    return out
+    return shown(slug, revision, item, data)
 
 
 def _read_regular(path: Path, size: int) -> bytes | None:

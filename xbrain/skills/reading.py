@@ -7,7 +7,6 @@ Level 1 never mixes files of two revisions.
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from ..core import Core, View
@@ -100,12 +99,7 @@ def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[st
         if item is None:
             raise NotFoundError(f"Revision {rev} of {slug} has no file {path!a}.")
         data = kind.read_file(view, slug, rev, path)
-    out = {"slug": slug, "revision_id": rev, **item}
-    try:
-        out.update(encoding="utf-8", content=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
-    return out
+    return kind.component(slug, rev, item, data)
 
 
 def _revision(view: View, slug: str, rev: str) -> dict[str, Any]:
