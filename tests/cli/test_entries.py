@@ -216,3 +216,32 @@ def test_two_devices_merge_entries_like_resources(xb: Run, tmp_path: Path) -> No
     assert f"entry-tombstones/{notes[6:8]}/{notes}.yaml" in one
     catalog = json.loads(one[f"index/catalog/{RULE[6:8]}.json"])
     assert RULE in catalog and "updatedAt" in catalog[RULE]
+
+
+def test_a_scoped_import_exports_with_its_scope(xb: Run, tmp_path: Path) -> None:
+    scoped = xb("entry", "import", str(MEMEX), "--scope", "project:example.org/app")
+    assert scoped.json["added"] == 5
+    out = tmp_path / "out"
+    assert xb("entry", "export", str(out)).code == 0
+    assert "scope: project:example.org/app" in (out / "rules/no-force-push.md").read_text()
+    again = tmp_path / "again"
+    assert xb("entry", "import", str(out), store=again).json["added"] == 5
+    ids = {e["id"] for e in xb("entry", "list").json["entries"]}
+    assert {e["id"] for e in xb("entry", "list", store=again).json["entries"]} == ids
+
+
+def test_an_edited_section_never_overwrites_its_file(xb: Run, tmp_path: Path) -> None:
+    xb("entry", "import", str(MEMEX))
+    notes = entry_id("global", "project-notes#部署环境")
+    memory = xb("entry", "get", notes).json
+    memory.pop("updatedAt")
+    memory["queries"] = ["部署窗口是什么时候"]  # a section cannot hold this
+    assert xb("entry", "put", "-", input=json.dumps(memory)).json["updated"] == 1
+    out = tmp_path / "out"
+    assert xb("entry", "export", str(out)).json["files"] == 5
+    kept = (out / "memory/project-notes.md").read_text()
+    assert kept.startswith("# Project notes\n\nIntro text before the first section.\n")
+    assert "## Build tips" in kept and "部署环境" not in kept
+    assert "queries:" in (out / "memory/project-notes-2.md").read_text()
+    other = tmp_path / "other"
+    assert xb("entry", "import", str(out), store=other).json["added"] == 5

@@ -120,14 +120,22 @@ def export_dir(core: Core, root: Path) -> dict[str, Any]:
 
 
 def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
-    """Path → text of every file the export writes."""
+    """Path → text of every file the export writes: first the files that go back where
+    they came from (whole, or a memory file's sections in order), then the rendered ones
+    at a free path (never over another)."""
     groups: dict[str, list[tuple[int, str]]] = {}
     files: dict[str, str] = {}
+    rendered: list[tuple[str, dict[str, Any]]] = []
     for entry in entries:
         source = entry.get("source")
         kept = source is not None and _unchanged(entry, source)
         if source is not None and source["section"] is not None and entry["kind"] == "memory":
             text = source["markdown"] if kept else render_section(entry)
+            if not kept and source["order"] == 0:  # the file's text before its first section
+                head = source["markdown"]
+                start = 0 if head.startswith("## ") else head.find("\n## ") + 1
+                if start > 0:
+                    groups.setdefault(source["path"], []).append((-1, head[:start]))
             if kept or _fits_a_section(entry):
                 groups.setdefault(source["path"], []).append((source["order"], text))
                 continue
@@ -135,10 +143,13 @@ def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
             assert source is not None
             files[source["path"]] = source["markdown"]
             continue
-        path = source["path"] if source is not None else _new_path(entry)
-        files[_free(path, files, groups)] = render_file(entry)
+        rendered.append((source["path"] if source is not None else _new_path(entry), entry))
     for path, sections in groups.items():
+        if all(order < 0 for order, _ in sections):
+            continue  # only the text before the sections is left: no entry holds it
         files[path] = "".join(text for _, text in sorted(sections))
+    for path, entry in sorted(rendered, key=lambda item: (item[0], item[1]["id"])):
+        files[_free(path, files)] = render_file(entry)
     return files
 
 
@@ -146,8 +157,7 @@ def _unchanged(entry: dict[str, Any], source: dict[str, Any]) -> bool:
     default = FOLDERS.get(source["path"].split("/", 1)[0], "rule")
     for raw in parse_markdown(source["markdown"], source["path"], default):
         if raw["source"]["section"] == source["section"]:
-            raw.setdefault("scope", entry["scope"])
-            try:
+            try:  # the file as it is (no scope written: global) must say the same
                 again, _ = kind.normalize_entry(raw, entry["updatedAt"])
             except InvalidInputError:
                 return False
@@ -158,8 +168,7 @@ def _unchanged(entry: dict[str, Any], source: dict[str, Any]) -> bool:
 def _fits_a_section(entry: dict[str, Any]) -> bool:
     """A memory entry whose only content is its name and body (a section can say that)."""
     plain, _ = kind.normalize_entry(
-        {"kind": "memory", "name": entry["name"], "scope": entry["scope"], "body": entry["body"]},
-        entry["updatedAt"],
+        {"kind": "memory", "name": entry["name"], "body": entry["body"]}, entry["updatedAt"]
     )
     return unchanged_since_import(entry, plain)
 
@@ -170,9 +179,9 @@ def _new_path(entry: dict[str, Any]) -> str:
     return f"{folder}/{slug[:80]}.md"
 
 
-def _free(path: str, files: dict[str, str], groups: dict[str, Any]) -> str:
+def _free(path: str, files: dict[str, str]) -> str:
     """``path``, or a numbered sibling when another entry already took it."""
     stem, n = path.removesuffix(".md"), 2
-    while path in files or path in groups:
+    while path in files:
         path, n = f"{stem}-{n}.md", n + 1
     return path
