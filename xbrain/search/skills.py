@@ -25,7 +25,7 @@ from .tokenize import Tokenizer
 __all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
-SKILL_FORMAT = "2"  # bump when the indexed document changes: forces a rebuild
+SKILL_FORMAT = "3"  # bump when the indexed document changes: forces a rebuild
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
 
@@ -33,7 +33,7 @@ MAX_LIMIT = 50
 def skill_fields(doc: dict[str, Any]) -> tuple[str, ...]:
     """A skill's text per index field: name where a title goes, description where a
     purpose goes, the body where a resource's text goes."""
-    return ("", doc["name"], doc["description"], "", "", doc["body"])
+    return ("", doc["name"], doc["description"], "", "", doc["level1"]["instructions"])
 
 
 def _answer(index: SearchIndex, terms: list[str], limit: int) -> dict[str, Any]:
@@ -224,7 +224,6 @@ def _document(view: Any, slug: str) -> dict[str, Any] | None:
         "description": shown["frontmatter"]["description"],
         "published": not fallback,
         "revision_id": entry["id"],
-        "body": shown["instructions"],
         "level1": shown,
     }
 
