@@ -5,7 +5,7 @@ their ``boost``: a query scores the share of its terms (weighted by rarity among
 entries) that the prompt holds, halved when only one of several terms is there; a
 keyword the prompt holds scores ``KEYWORD``; the name and description score like a query
 at ``ABOUT`` of the weight; and the share of the prompt's terms found anywhere in the
-entry (body included, two at least) at ``CONTENT``. A stop-rule, which blocks the
+entry (body included, three at least) at ``CONTENT``. A stop-rule, which blocks the
 agent, matches by its queries and keywords only. ``relative`` scoring keeps up to
 ``top_k`` within ``max_dropoff`` of the best when the best clears ``threshold``;
 ``absolute`` keeps each that clears it. Skills come as Level 0 pointers and resources as
@@ -109,7 +109,7 @@ def _score(
     score, matched = _similarity(entry["about"], prompt, idf)
     if score * ABOUT > best[0]:
         best = (score * ABOUT, {"via": "description", "matched": matched})
-    if len(found) >= 2:  # the prompt's terms the entry holds anywhere, body included
+    if len(found) >= 3:  # the prompt's terms the entry holds anywhere (body too), three at least
         total = sum(idf.weight(t) for t in prompt_order)
         share = sum(idf.weight(t) for t in found) / total
         if share * CONTENT > best[0]:
