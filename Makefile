@@ -45,6 +45,7 @@ bench: setup
 	  echo "note: manpages-zh not installed; the Chinese corpus is what the machine has"
 	$(BIN)/python -m compileall -q xbrain
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/recall_quality.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
