@@ -273,6 +273,10 @@ def test_outputs_match_the_schema_and_the_entry_cache_follows_commits(
     assert cached_commit() == head  # the put's hook moved it
     assert ask(xb, "how do I rotate the api keys")["results"][0]["name"] == "fresh"
     assert oct(cache.stat().st_mode & 0o777) == "0o600"
+    # recall's own files (caches, session state and its lock, telemetry) are private and
+    # none of them is taken for a git writer's leftover
+    report = xb("doctor").json
+    assert report["ok"] is True, report["problems"]
 
 
 def test_a_one_word_query_or_name_still_matches_a_one_word_prompt(xb: Run, stocked: Path) -> None:

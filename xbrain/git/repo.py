@@ -364,11 +364,13 @@ class Repository:
         return str(Blob.from_string(data).id.decode())
 
     def stale_git_locks(self) -> list[Path]:
-        """Lock files git writers leave behind when killed (refs, index, config)."""
+        """Lock files git writers leave behind when killed (refs, index, config); not
+        xbrain's own (``.git/xbrain/``: its derived data and session locks)."""
+        own = self.control_dir / "xbrain"
         found = [
             p
             for p in self.control_dir.rglob("*.lock")
-            if p.name != "xbrain.lock" and p.parent.name != "pack"
+            if p.name != "xbrain.lock" and p.parent.name != "pack" and not p.is_relative_to(own)
         ]
         return sorted(found)
 
