@@ -574,3 +574,64 @@ def test_doctor_repair_never_writes_an_unsafe_path_of_main(
     assert not (tmp_path / "escape.txt").exists()
     assert (store / ".git" / "config").read_bytes() == before
     assert xb("status").code == 0
+
+
+def _nested(remote: Path, path: str, text: str) -> tuple[str, str, str, str]:
+    """A root tree entry holding ``text`` at the slash-separated ``path``."""
+    parts = path.split("/")
+    entry = ("100644", "blob", blob(remote, text), parts[-1])
+    for name in reversed(parts[:-1]):
+        entry = ("040000", "tree", mktree(remote, [entry]), name)
+    return entry
+
+
+def _entry_id() -> str:
+    from xbrain.kinds.entry import entry_id
+
+    return entry_id("global", "x")
+
+
+EVIL = _entry_id()
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "why"),
+    [
+        (  # an entry whose stored source would make an export write outside its folder
+            f"entries/{EVIL[6:8]}/{EVIL}.yaml",
+            f"id: {EVIL}\nkind: rule\nname: x\nupdatedAt: '2026-01-01T00:00:00.000Z'\n"
+            "source: {path: ../../evil.md, section: null, order: 0, markdown: x}\n",
+            "'..' part",
+        ),
+        (  # a skill state that lists a head it does not have
+            "skills/evil/skill.yaml",
+            "id: skill_" + "0" * 64 + "\nslug: evil\nstatus: active\n"
+            "status_changed: '2026-01-01T00:00:00.000Z'\nhead: rev_"
+            + "0" * 32
+            + "\nrevisions: []\n",
+            "invalid",
+        ),
+        (  # a skill file over the 128 KiB bound
+            "skills/evil/revisions/rev_" + "0" * 32 + "/files/big.md",
+            "x" * (130 * 1024),
+            "larger than",
+        ),
+        (  # a file in a skill's folder that has no place in the layout
+            "skills/evil/notes.txt",
+            "hello",
+            "not part of an xbrain store's layout",
+        ),
+    ],
+)
+def test_pull_refuses_hostile_entries_and_skill_files(
+    xb: Run, backed_up: Path, store_dir: Path, path: str, text: str, why: str
+) -> None:
+    remote = backed_up
+    hostile_push(remote, [_nested(remote, path, text)])
+    before = head(store_dir)
+    result = xb("remote", "pull")
+    assert result.code == 4, result.stderr
+    assert why in result.stderr and "Refused remote origin" in result.stderr
+    assert head(store_dir) == before
+    assert not (store_dir / path.split("/")[0]).exists()
+    assert xb("doctor").json["ok"] is True
