@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -600,3 +601,21 @@ def test_done_means_end_to_end_through_the_real_cli(
         )
         assert fsck.returncode == 0, fsck.stderr
         assert git(store_dir, "status", "--porcelain") == ""
+
+
+def test_the_argument_may_be_a_link_but_nothing_inside_is_followed(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    real = skill_dir(tmp_path)
+    linked_dir = tmp_path / "linked-dir"
+    linked_dir.symlink_to(real)
+    assert xb("skill", "save", str(linked_dir)).json["status"] == "created"
+    linked_file = tmp_path / "linked.md"
+    linked_file.symlink_to(real / "SKILL.md")
+    assert xb("skill", "save", str(linked_file)).code == 0
+    (real / "references" / "inner-link.md").symlink_to(real / "SKILL.md")
+    refused = xb("skill", "save", str(linked_dir))
+    assert refused.code == 4 and "symbolic link" in refused.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert xb("skill", "save", str(fifo)).code == 4  # never opened, so never blocks

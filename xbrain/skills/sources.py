@@ -63,18 +63,19 @@ def _from_bytes(data: bytes) -> Gathered:
 
 
 def from_path(path: Path) -> Gathered:
-    """A skill directory, a lone ``SKILL.md``, or a ZIP file."""
+    """A skill directory, a lone ``SKILL.md``, or a ZIP file. The argument itself may be
+    a link the user made (it is their choice); nothing inside a directory is followed."""
     try:
-        info = path.lstat()
+        info = path.stat()
     except FileNotFoundError:
         raise NotFoundError(f"No such file or directory: {path}") from None
     if stat.S_ISDIR(info.st_mode):
-        return _from_directory(path)
+        return _from_directory(path.resolve())
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInputError(f"Not a regular file or directory: {path}")
     if info.st_size > MAX_ARCHIVE_BYTES:
         raise InvalidInputError(f"{path} is {info.st_size:,} bytes; the limit is 8 MiB.")
-    return _from_bytes(_read(path, MAX_ARCHIVE_BYTES))
+    return _from_bytes(_read(path.resolve(), MAX_ARCHIVE_BYTES))
 
 
 def _read(path: Path, limit: int) -> bytes:
