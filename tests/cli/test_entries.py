@@ -245,3 +245,14 @@ def test_an_edited_section_never_overwrites_its_file(xb: Run, tmp_path: Path) ->
     assert "queries:" in (out / "memory/project-notes-2.md").read_text()
     other = tmp_path / "other"
     assert xb("entry", "import", str(out), store=other).json["added"] == 5
+
+
+def test_two_entries_with_one_name_in_a_batch_change_nothing(
+    xb: Run, store_dir: Path, json_file: Callable[[Any], str]
+) -> None:
+    xb("entry", "import", str(MEMEX))
+    before = snapshot_files(store_dir)
+    twice = [{"kind": "rule", "name": "same"}, {"kind": "memory", "name": "same"}]
+    result = xb("entry", "put", json_file(twice))
+    assert result.code == 4 and "same scope and name" in result.stderr
+    assert snapshot_files(store_dir) == before

@@ -18,7 +18,16 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError, StaleError
 from ..kinds import entry as kind
 from ..timestamps import later_of
 
-__all__ = ["apply", "delete", "get", "list_entries", "parse_input", "put", "set_status"]
+__all__ = [
+    "apply",
+    "delete",
+    "get",
+    "list_entries",
+    "parse_input",
+    "prepare",
+    "put",
+    "set_status",
+]
 
 MAX_BATCH = 1000
 
@@ -27,26 +36,37 @@ def _without_time(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if k != "updatedAt"}
 
 
+Prepared = tuple[dict[str, Any], list[str], bool]  # (entry, dropped fields, had updatedAt)
+
+
+def prepare(items: list[Any], now: str) -> list[Prepared]:
+    """Every raw entry validated and normalized once, before the store is touched; two
+    entries with the same scope and name in one batch are refused."""
+    out: list[Prepared] = []
+    seen: set[str] = set()
+    for raw in items:
+        new, dropped = kind.normalize_entry(raw, now)
+        if new["id"] in seen:
+            raise InvalidInputError(
+                f"Two entries in one batch have the same scope and name: {new['name']!a}."
+            )
+        seen.add(new["id"])
+        out.append((new, dropped, isinstance(raw, dict) and "updatedAt" in raw))
+    return out
+
+
 def apply(
     txn: Transaction,
-    items: list[dict[str, Any]],
+    items: list[Prepared],
     now: str,
     *,
     restore: bool,
     results: list[dict[str, Any]],
 ) -> dict[str, int]:
-    """Upsert raw entries (validated here) by the write rules; counts by status."""
+    """Upsert prepared entries by the write rules; counts by status."""
     counts = {"added": 0, "updated": 0, "unchanged": 0, "skippedDeleted": 0}
-    seen: set[str] = set()
-    for raw in items:
-        timed = isinstance(raw, dict) and "updatedAt" in raw
-        new, dropped = kind.normalize_entry(raw, now)
+    for new, dropped, timed in items:
         rid = new["id"]
-        if rid in seen:
-            raise InvalidInputError(
-                f"Two entries in one batch have the same scope and name: {new['name']!a}."
-            )
-        seen.add(rid)
         old = kind.get(txn, rid)
         dead = kind.tombstone(txn, rid) if old is None else None
         if dead is not None and not timed and not restore:
@@ -120,11 +140,10 @@ def put(core: Core, items: Any, command: str = "entry put", restore: bool = True
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 entries per batch.")
     now = core.clock()
-    for raw in batch:  # everything is checked before the store is touched
-        kind.normalize_entry(raw, now)
+    prepared = prepare(batch, now)
     results: list[dict[str, Any]] = []
     with core.transaction(command) as txn:
-        counts = apply(txn, batch, now, restore=restore, results=results)
+        counts = apply(txn, prepared, now, restore=restore, results=results)
     return {**counts, "results": results, "commit": txn.commit_id}
 
 

@@ -27,7 +27,7 @@ from ..kinds.entryformat import (
     unchanged_since_import,
 )
 from ..kinds.jsonstore import write_private_file
-from . import apply
+from . import apply, prepare
 
 __all__ = ["export_dir", "import_dir", "read_folder"]
 
@@ -96,11 +96,10 @@ def import_dir(core: Core, root: Path, scope: str | None = None) -> dict[str, An
         for raw in raws:
             raw.setdefault("scope", scope)
     now = core.clock()
-    for raw in raws:
-        kind.normalize_entry(raw, now)  # all checked before the store is touched
+    prepared = prepare(raws, now)  # all checked before the store is touched
     results: list[dict[str, Any]] = []
     with core.transaction("entry import") as txn:
-        counts = apply(txn, raws, now, restore=False, results=results)
+        counts = apply(txn, prepared, now, restore=False, results=results)
     return {**counts, "results": results, "commit": txn.commit_id}
 
 

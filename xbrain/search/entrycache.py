@@ -175,18 +175,12 @@ class Candidates:
 
 def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     """Read the candidates for ``terms`` when the cache reflects ``head``, else None."""
-    path = control / CACHE_FILE
-    if not path.is_file():
+    from .query import open_current
+
+    conn = open_current(control / CACHE_FILE, {"version": VERSION, "commit": head})
+    if conn is None:
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    except sqlite3.Error:
-        return None
-    try:
-        conn.execute("BEGIN")  # one snapshot for the check and the reads
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("version") != VERSION or meta.get("commit") != head:
-            return None
         listed = sorted(terms)
         held: dict[int, set[str]] = {}
         for start in range(0, len(listed), 500):
@@ -218,7 +212,8 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
                 )
             )
         (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
-        defaults = json.loads(meta.get("recall") or "{}")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
+        defaults = json.loads(row[0] if row else "{}")
         return Candidates(entries, df, int(n), defaults if isinstance(defaults, dict) else {})
     except sqlite3.Error:
         return None

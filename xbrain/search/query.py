@@ -18,7 +18,15 @@ from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
-__all__ = ["answer", "brief", "current", "main_head", "read_query", "validate_request"]
+__all__ = [
+    "answer",
+    "brief",
+    "current",
+    "main_head",
+    "open_current",
+    "read_query",
+    "validate_request",
+]
 
 GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
@@ -149,6 +157,27 @@ def main_head(control_dir: Path) -> str | None:
     except OSError:
         return None
     return value if len(value) == 40 else None
+
+
+def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | None:
+    """A read-only connection to a derived database, inside one read snapshot, when its
+    ``meta`` table holds ``expected`` (format version, the commit it reflects, …); None
+    when it is missing, stale or damaged. The caller closes it."""
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute("BEGIN")  # one snapshot for the check and the reads that follow
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        if all(meta.get(key) == value for key, value in expected.items()):
+            return conn
+    except sqlite3.Error:
+        pass
+    conn.close()
+    return None
 
 
 def current(

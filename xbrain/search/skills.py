@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .index import VERSION, SearchIndex, remove_index
-from .query import MAX_QUERY, main_head
+from .query import MAX_QUERY, main_head, open_current
 from .tokenize import Tokenizer
 
 __all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
@@ -118,23 +118,14 @@ def _fast(
 
 def _indexed(control: Path, slug: str) -> dict[str, Any] | None:
     """A skill's indexed document when the index reflects ``main`` now, else None."""
-    path = control / SKILL_INDEX
     head = main_head(control)
-    if head is None or not path.is_file() or not SLUG.fullmatch(slug):
+    if head is None or not SLUG.fullmatch(slug):
+        return None
+    expected = {"version": VERSION, "skill-format": SKILL_FORMAT, "commit": head}
+    conn = open_current(control / SKILL_INDEX, expected)
+    if conn is None:
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
-        return None
-    try:
-        conn.execute("BEGIN")  # one snapshot for the check and the read
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if (meta.get("version"), meta.get("skill-format"), meta.get("commit")) != (
-            VERSION,
-            SKILL_FORMAT,
-            head,
-        ):
-            return None
         row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (slug,)).fetchone()
         found: dict[str, Any] | None = None if row is None else json.loads(row[0])
         return found
