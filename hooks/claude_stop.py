@@ -23,8 +23,13 @@ TAIL = 256 * 1024
 def last_message(path: str) -> str:
     """The text of the last assistant message in a Claude Code transcript (JSON lines)."""
     import json
+    import stat
 
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return ""
+    with os.fdopen(fd, "rb") as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
         handle.seek(max(0, size - TAIL))

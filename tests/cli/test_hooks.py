@@ -389,3 +389,9 @@ def test_stop_blocks_on_a_matching_stop_rule_once(xb: Run, store_dir: Path, tmp_
     assert stop("All tests pass; the fix is in.").stdout == ""
     broken = run_hook(STOP_HOOK, store_dir, json.dumps({"transcript_path": "/nonexistent"}))
     assert (broken.returncode, broken.stdout) == (0, "")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # a transcript path that would block a reader forever
+    started = time.monotonic()
+    blocked_read = run_hook(STOP_HOOK, store_dir, json.dumps({"transcript_path": str(fifo)}))
+    assert (blocked_read.returncode, blocked_read.stdout) == (0, "")
+    assert time.monotonic() - started < 20

@@ -372,3 +372,20 @@ def test_an_entry_cache_of_an_older_shape_is_rebuilt(xb: Run, stocked: Path) -> 
     assert [r["id"] for r in found] == [RULE]
     cache.write_bytes(b"not a database at all")
     assert [r["id"] for r in ask(xb, "git push --force?")["results"]] == [RULE]
+
+
+def test_a_hook_payload_is_bounded_before_it_reaches_telemetry(xb: Run, stocked: Path) -> None:
+    import sqlite3
+
+    odd = {
+        "prompt": "can I git push --force?",
+        "session_id": "../../etc/passwd",
+        "hook_event_name": "x" * 5000,
+        "cwd": "\u0000" * 10,
+    }
+    result = xb("recall", "-", input=json.dumps(odd))
+    assert result.code == 0 and result.json["results"][0]["id"] == RULE
+    assert not (stocked / ".git/xbrain/sessions").exists()  # no session: nothing written
+    with sqlite3.connect(stocked / ".git/xbrain/telemetry.sqlite") as conn:
+        events = [row[0] for row in conn.execute("SELECT event FROM shown")]
+    assert events == [None]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from ..errors import InvalidInputError
 __all__ = ["MAX_PROMPT", "Request", "project_id", "read_request"]
 
 MAX_PROMPT = 20_000
+_EVENT = re.compile(r"[A-Za-z]{1,40}")
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,14 @@ def read_request(data: bytes) -> Request:
             session = payload.get("session_id")
             event = payload.get("hook_event_name")
             cwd = payload.get("cwd")
+            # the payload is outside input: the session id is checked where it names a
+            # file, an event name is kept only if it looks like one (it reaches
+            # telemetry), a working directory only if it is a plausible path
             return Request(
                 prompt[:MAX_PROMPT],
                 session if isinstance(session, str) else None,
-                event if isinstance(event, str) else None,
-                cwd if isinstance(cwd, str) else None,
+                event if isinstance(event, str) and _EVENT.fullmatch(event) else None,
+                cwd if isinstance(cwd, str) and 0 < len(cwd) <= 4096 and "\0" not in cwd else None,
             )
     return Request(stripped[:MAX_PROMPT])
 
