@@ -87,7 +87,7 @@ class _Scratch(Transport):
                     return [sha]
             return []
 
-        self.fetch_wanted(url, wants)
+        self.fetch_wanted(url, wants, depth=1)  # one commit: no history is downloaded
         return wanted[0] if wanted else None
 
     def read_under(self, sha: ObjectID, path: str, limits: Limits) -> ForeignTree:

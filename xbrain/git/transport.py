@@ -95,9 +95,12 @@ class Transport(Repository):
         self.fetch_wanted(url, wants, label)
         return CommitId(seen[0].decode()) if seen else None
 
-    def fetch_wanted(self, url: str, wants: Wants, label: str | None = None) -> None:
-        """Fetch into this repository the objects ``wants`` picks from the remote's refs;
-        every failure is one ProviderError naming ``label`` (default: the URL)."""
+    def fetch_wanted(
+        self, url: str, wants: Wants, label: str | None = None, depth: int | None = None
+    ) -> None:
+        """Fetch into this repository the objects ``wants`` picks from the remote's refs
+        (``depth``: only that many commits of history); every failure is one
+        ProviderError naming ``label`` (default: the URL)."""
         from dulwich.client import get_transport_and_path
 
         try:
@@ -108,6 +111,7 @@ class Transport(Repository):
                     self._repo,
                     determine_wants=wants,
                     progress=lambda _data: None,
+                    depth=depth,
                 )
         except XbrainError:
             raise

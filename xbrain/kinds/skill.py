@@ -56,7 +56,6 @@ STATES = ("draft", "proposed", "published", "deprecated")
 STATUSES = ("active", "archived")
 _SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _REV = r"rev_[0-9a-f]{32}"
-REVISION_ID = re.compile(_REV, re.ASCII)
 
 
 def state_path(slug: str) -> str:
