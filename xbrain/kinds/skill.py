@@ -20,7 +20,6 @@ revision id); the head is the tip of the longest chain (ties by creation, then i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
