@@ -58,10 +58,8 @@ def test_create_noop_relink_remove(xb: Run, store_dir: Path, tmp_path: Path) -> 
 
 def test_conflicts_are_reported_never_clobbered(xb: Run, tmp_path: Path) -> None:
     xb("skill", "save", str(SKILL), "--publish")
-    cases = {}
-    for name, rule in (("file", "a"), ("dir", "b"), ("foreign", "c"), ("broken", "d")):
+    for name in ("file", "dir", "foreign", "broken"):
         xb("entry", "put", "-", input=json.dumps({**ALWAYS, "name": f"rule-{name}"}))
-        cases[name] = rule
     target = tmp_path / "agent"
     rules = target / "rules"
     rules.mkdir(parents=True)
