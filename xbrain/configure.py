@@ -33,7 +33,8 @@ def config(core: Core, key: str | None = None, value: str | None = None) -> dict
         txn = core.begin(git, "config")
         marker = set_config_value(txn.read(MARKER), key, value)
         txn.write(MARKER, marker)
-        txn.subject = f"config: set {key}"
+        dropped = key.startswith("projects.") and not value.strip()
+        txn.subject = f"config: {'drop' if dropped else 'set'} {key}"
         settings = StoreConfig.from_marker(marker)
         core.commit(git, txn)
         if key.startswith("limits."):  # what a pull is held to on this device
@@ -46,5 +47,6 @@ def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
         "identity": settings.identity,
         "limits": settings.limits(),
         "recall": dict(settings.recall),
+        "projects": dict(settings.projects),
         "commit": commit,
     }

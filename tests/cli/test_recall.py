@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result
+from tests.conftest import EXAMPLES, Result, head
 from xbrain.kinds.entry import entry_id
 from xbrain.search.recall import Options, choose, fill_budget
 
@@ -128,6 +128,43 @@ def test_the_project_comes_from_the_payloads_git_remote(
     payload = {"prompt": "how do I deploy the app service", "cwd": str(repo / "src")}
     found = xb("recall", "-", input=json.dumps(payload)).json["results"]
     assert [r["name"] for r in found][:1] == ["app-only"]
+
+
+def test_a_mapped_folder_wins_over_the_remote_and_the_encoded_path(
+    xb: Run, stocked: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "work" / "app"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x.org/a/b.git\n')
+    entries = [
+        {"kind": "rule", "name": n, "scope": s, "queries": ["deploy the app service"], "body": n}
+        for n, s in (
+            ("mapped", "project:acme/app"),
+            ("remote", "project:x.org/a/b"),
+            ("encoded", "project:" + str(tmp_path / "loose").replace("/", "-").strip("-").lower()),
+        )
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
+
+    def names(cwd: Path) -> list[str]:
+        payload = {"prompt": "how do I deploy the app service", "cwd": str(cwd)}
+        result = xb("recall", "-", "--only", "rule", input=json.dumps(payload))
+        return [r["name"] for r in result.json["results"]]
+
+    (tmp_path / "loose").mkdir()
+    assert names(repo / "src") == ["remote"]
+    assert names(tmp_path / "loose") == ["encoded"]
+    shown = xb("config", f"projects.{repo}/", "Acme/App")  # normalized and lowercased
+    assert shown.code == 0 and shown.json["projects"] == {str(repo): "acme/app"}
+    assert names(repo / "src") == ["mapped"]  # a folder below the mapped one too
+    assert names(tmp_path / "loose") == ["encoded"]
+    assert xb("config", f"projects.{repo}", "").json["projects"] == {}
+    assert names(repo / "src") == ["remote"]
+    before = head(stocked)
+    for key, value in (("projects.rel/dir", "a"), (f"projects.{repo}", "a b"), ("projects.", "a")):
+        refused = xb("config", key, value)
+        assert refused.code == 4 and refused.stderr.count("\n") == 1, refused.stderr
+    assert head(stocked) == before
 
 
 def test_budget_skips_what_does_not_fit_and_tries_the_next(xb: Run, stocked: Path) -> None:

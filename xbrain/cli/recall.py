@@ -63,7 +63,7 @@ def recall(
     from dataclasses import replace
 
     from ..errors import UsageError
-    from ..search.recall import Options, project_id, read_request
+    from ..search.recall import Options, read_request
     from ..search.recall import recall as run
 
     if source != "-":
@@ -86,7 +86,7 @@ def recall(
         **given,
         given=frozenset(given),
         include_retired=include_retired,
-        project=("project:" + project.lower()) if project else project_id(request.cwd),
+        project=("project:" + project.lower()) if project else None,
     )
     if only:
         entry_kinds = tuple(kind for kind in only if kind not in ("skill", "resource"))

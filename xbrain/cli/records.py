@@ -122,5 +122,9 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
     \b
     Keys: identity.name, identity.email   the commit author (default xbrain)
           limits.maxEntries, limits.maxBytes  raise the store's limits
+          recall.topK|threshold|maxDropoff|budget|scoring  recall's defaults
+          projects.FOLDER ID   recall treats FOLDER (and below) as project ID;
+                               an empty ID ("") drops the mapping
+          telemetry on|off     recall telemetry on this device (not committed)
     """
     emit(open_store(ctx).config(key, value))

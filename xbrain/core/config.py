@@ -1,10 +1,12 @@
-"""The store's settings: ``xbrain.yaml`` (format marker, identity, limits).
+"""The store's settings: ``xbrain.yaml`` (format marker, identity, limits, recall's
+defaults, the folder → project mapping).
 
 Committed, so they travel with the store; limits can only be raised.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +37,7 @@ class StoreConfig:
     max_entries: int = DEFAULT_MAX_ENTRIES
     max_bytes: int = DEFAULT_MAX_BYTES
     recall: tuple[tuple[str, Any], ...] = ()  # recall's defaults set here (key, value)
+    projects: tuple[tuple[str, str], ...] = ()  # folder → project id (``projects.PATH``)
 
     @classmethod
     def from_marker(cls, data: bytes | None) -> StoreConfig:
@@ -50,14 +53,17 @@ class StoreConfig:
                 f"Unsupported store format (expected {layout.FORMAT}); upgrade xbrain."
             )
         identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
-        recall = raw.get("recall") or {}
-        if not all(isinstance(part, dict) for part in (identity, limits, recall)):
+        recall, projects = raw.get("recall") or {}, raw.get("projects") or {}
+        if not all(isinstance(part, dict) for part in (identity, limits, recall, projects)):
             raise CorruptStoreError(
-                "Invalid xbrain.yaml (identity/limits/recall); run xbrain doctor."
+                "Invalid xbrain.yaml (identity/limits/recall/projects); run xbrain doctor."
             )
         for key, value in recall.items():
             if key not in RECALL_KEYS or _recall_problem(key, value):
                 raise CorruptStoreError(f"Invalid xbrain.yaml (recall.{key}); run xbrain doctor.")
+        for folder, pid in projects.items():
+            if _folder_problem(folder) or not isinstance(pid, str) or _project_problem(pid):
+                raise CorruptStoreError("Invalid xbrain.yaml (projects); run xbrain doctor.")
         name, email = identity.get("name"), identity.get("email")
         if not all(v is None or _IDENTITY_TEXT.fullmatch(str(v)) for v in (name, email)):
             raise CorruptStoreError("Invalid xbrain.yaml (identity); run xbrain doctor.")
@@ -78,7 +84,16 @@ class StoreConfig:
             max_entries=raised[0],
             max_bytes=raised[1],
             recall=tuple(sorted(recall.items())),
+            projects=tuple(sorted(projects.items())),
         )
+
+    def recall_settings(self) -> dict[str, Any]:
+        """What recall reads of the settings: its defaults and, under ``projects``, the
+        folder → project id mapping."""
+        settings: dict[str, Any] = dict(self.recall)
+        if self.projects:
+            settings["projects"] = dict(self.projects)
+        return settings
 
     def limits(self) -> dict[str, int]:
         """The limits in force."""
@@ -100,6 +115,27 @@ CONFIG_KEYS = (
     "limits.maxBytes",
     *(f"recall.{key}" for key in RECALL_KEYS),
 )
+_PROJECT_ID = re.compile(r"[^\s\x00-\x1f\x7fA-Z]{1,200}")
+
+
+def _folder_problem(folder: Any) -> str | None:
+    """Why ``folder`` cannot be mapped to a project, or None."""
+    if (
+        not isinstance(folder, str)
+        or not folder.startswith("/")
+        or len(folder) > 4096
+        or any(ch < " " or ch == "\x7f" for ch in folder)
+        or os.path.normpath(folder) != folder
+    ):
+        return "an absolute, normalized folder path (projects./home/me/work/api)"
+    return None
+
+
+def _project_problem(pid: str) -> str | None:
+    """Why ``pid`` is not a project id, or None."""
+    if not _PROJECT_ID.fullmatch(pid):
+        return "a project id: lowercase, no spaces, at most 200 characters"
+    return None
 
 
 def _recall_problem(key: str, value: Any) -> str | None:
@@ -118,10 +154,27 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
     """The marker file with one setting changed (validated)."""
     StoreConfig.from_marker(marker)
     raw = load_yaml(marker or b"")
-    if key not in CONFIG_KEYS:
-        raise InvalidInputError(f"Unknown setting {key!r}; use one of: {', '.join(CONFIG_KEYS)}.")
-    section, name = key.split(".")
+    section, name = key.split(".", 1) if "." in key else (key, "")
+    if key not in CONFIG_KEYS and section != "projects":
+        known = ", ".join((*CONFIG_KEYS, "projects.FOLDER"))
+        raise InvalidInputError(f"Unknown setting {key!r}; use one of: {known}.")
     parsed: Any
+    if section == "projects":
+        name = os.path.normpath(name) if name.startswith("/") else name
+        value = value.strip().lower()
+        problem = _folder_problem(name)
+        if problem is None and value:
+            problem = _project_problem(value)
+        if problem is not None:
+            raise InvalidInputError(f"Invalid {key[:80]}; use {problem}.")
+        mapping = raw.setdefault("projects", {})
+        if value:
+            mapping[name] = value
+        else:  # an empty id drops the mapping
+            mapping.pop(name, None)
+            if not mapping:
+                del raw["projects"]
+        return dump_yaml(raw)
     if section == "recall":
         parsed = _parse_number(value) if not isinstance(RECALL_KEYS[name][0], str) else value
         problem = _recall_problem(name, parsed)

@@ -8,6 +8,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidInputError
 
@@ -60,10 +61,16 @@ def read_request(data: bytes) -> Request:
     return Request(stripped[:MAX_PROMPT])
 
 
-def project_id(cwd: str | None) -> str:
-    """``project:<id>`` of a working directory: its git remote ``origin`` (host/path),
-    else its path with ``/`` as ``-``; lowercased."""
-    start = Path(cwd or os.getcwd())
+def project_id(cwd: str | None, mapping: Any = None) -> str:
+    """``project:<id>`` of a working directory: the id ``mapping`` (``xbrain config
+    projects.FOLDER ID``) gives it or the nearest folder above it, else its git remote
+    ``origin`` (host/path), else its path with ``/`` as ``-``; lowercased."""
+    start = Path(os.path.normpath(cwd or os.getcwd()))
+    if isinstance(mapping, dict) and mapping:
+        for folder in [start, *start.parents]:
+            pid = mapping.get(str(folder))
+            if isinstance(pid, str):
+                return "project:" + pid.lower()
     for folder in [start, *start.parents][:40]:
         config = folder / ".git" / "config"
         if config.is_file():

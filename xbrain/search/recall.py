@@ -147,7 +147,7 @@ def _candidates(
         with core.reading() as view, core.git() as git, private_umask():
             assert view is not None and view.snap.commit is not None
             records = list(bulk.records(git, view, "entry"))
-            defaults = dict(view.config().recall)
+            defaults = view.config().recall_settings()
             entrycache.build(control, view.snap.commit, records, tokenizer, defaults)
             head = view.snap.commit
         found = entrycache.candidates(control, head, prompt)
@@ -203,7 +203,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         found = _candidates(store_dir, head, prompt, tokenizer)
         options = options.with_defaults(found.defaults)
         options.check()
-        project = options.project or project_id(request.cwd)
+        project = options.project or project_id(request.cwd, found.defaults.get("projects"))
         candidates: list[dict[str, Any]] = []
         skipped: list[dict[str, Any]] = []
         if "entry" in options.kinds:

@@ -92,5 +92,5 @@ def _entries_after_commit(
     if marker is not None:  # recall's defaults changed with the settings
         from ..core import StoreConfig
 
-        defaults = dict(StoreConfig.from_marker(marker).recall)
+        defaults = StoreConfig.from_marker(marker).recall_settings()
     update(git.control_dir, parent, commit, changed, tokenizer, defaults)
