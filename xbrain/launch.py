@@ -12,6 +12,19 @@ def main() -> None:
     import sys
 
     try:
+        # the commands hooks run on every prompt load without click when they can
+        if sys.argv[1:2] == ["recall"]:
+            from .lightcli import run_recall
+
+            code = run_recall(sys.argv[2:])
+            if code is not None:
+                raise SystemExit(code)
+        elif sys.argv[1:2] == ["hook"]:
+            from .hookcli import run_hook
+
+            code = run_hook(sys.argv[2:])
+            if code is not None:
+                raise SystemExit(code)
         from .cli import main as run
 
         run()

@@ -213,21 +213,12 @@ def test_a_hung_search_is_killed_at_the_timeout(tmp_path: Path) -> None:
 
 def test_xbrain_bin_may_be_a_name_on_path(tmp_path: Path) -> None:
     answer = {
-        "results": [
-            {
-                "id": "resource_" + "a" * 64,
-                "kind": "resource",
-                "name": "On PATH",
-                "disclosure": "candidate",
-                "text": "On PATH — p (limitations: none noted; cite: https://example.com/on-path)",
-            }
-        ]
+        "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "On PATH"}
     }
     body = (
-        "assert sys.argv[1:3] == ['recall', '-']\n"
+        "assert sys.argv[1:] == ['hook', 'claude-code'], sys.argv\n"
         "asked = __import__('json').loads(sys.stdin.read())\n"
-        "assert asked == {'session_id': 'on-path', 'hook_event_name': 'UserPromptSubmit',"
-        " 'cwd': '/work/project', 'prompt': 'keyboard'}, asked\n"
+        "assert asked['session_id'] == 'on-path' and asked['prompt'] == 'keyboard', asked\n"
         f"print({json.dumps(json.dumps(answer))})"
     )
     folder = fake_xbrain(tmp_path / "bin", body).parent
@@ -235,8 +226,27 @@ def test_xbrain_bin_may_be_a_name_on_path(tmp_path: Path) -> None:
     result = hook(
         tmp_path / "store", payload("keyboard", "on-path"), XBRAIN_BIN="fakexb", PATH=path
     )
-    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "- On PATH — p (limitations: none noted; cite: https://example.com/on-path)" in context
+    assert json.loads(result.stdout) == answer
+
+
+def test_a_large_payload_reaches_a_slow_reader(tmp_path: Path) -> None:
+    """A PreToolUse payload can carry a whole file: the relay must not block on a full
+    pipe while the CLI is still starting."""
+    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": "ok"}}
+    body = (
+        "time.sleep(0.5)\n"
+        "asked = __import__('json').loads(sys.stdin.read())\n"
+        "assert len(asked['tool_input']['content']) == 600_000\n"
+        f"print({json.dumps(json.dumps(answer))})"
+    )
+    script = fake_xbrain(tmp_path / "bin", body)
+    big = {
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"content": "x" * 600_000},
+    }
+    result = hook(tmp_path / "store", json.dumps(big), XBRAIN_BIN=str(script))
+    assert json.loads(result.stdout) == answer
 
 
 def load_recall() -> Any:
@@ -253,14 +263,14 @@ def test_search_child_gets_the_query_on_stdin(monkeypatch: pytest.MonkeyPatch, s
     if not spawn:
         monkeypatch.delattr(os, "posix_spawnp")
     echo = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().upper()); print('x', file=sys.stderr)"
-    assert (
-        recall.Search([sys.executable, "-c", echo]).answer("héllo", 30) == "héllo".encode().upper()
+    assert recall.Search([sys.executable, "-c", echo]).answer("héllo".encode(), 30) == (
+        "héllo".encode().upper()
     )
     failing = recall.Search([sys.executable, "-c", "print('partial'); raise SystemExit(3)"])
-    assert failing.answer("q", 30) is None
+    assert failing.answer(b"q", 30) is None
     started = time.monotonic()
     assert (
-        recall.Search([sys.executable, "-c", "import time; time.sleep(60)"]).answer("q", 0.5)
+        recall.Search([sys.executable, "-c", "import time; time.sleep(60)"]).answer(b"q", 0.5)
         is None
     )
     assert time.monotonic() - started < 20

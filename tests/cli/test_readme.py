@@ -123,10 +123,19 @@ def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> Non
     anyio.run(run)
     resources = ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
     assert sorted(names) == sorted([*resources, "recall_skill", "save_skill", "recall"])
-    scripts = {"UserPromptSubmit": "claude_recall.py", "SessionStart": "claude_session_start.py"}
     (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
-    assert set(hooks) == set(scripts)
-    for event, script in scripts.items():
-        (entry,) = hooks[event]
-        assert entry["hooks"][0]["command"].endswith(f"hooks/{script}")
-        assert (ROOT / "hooks" / script).is_file()
+    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "Stop", "SessionStart"}
+    for event, (entry,) in hooks.items():
+        command = entry["hooks"][0]["command"]
+        assert command.endswith("/xbrain hook claude-code"), command
+        argv = [sys.executable, "-m", "xbrain", *command.split()[1:]]
+        answered = subprocess.run(
+            argv,
+            input=json.dumps({"hook_event_name": event, "prompt": "x", "tool_name": "Bash"}),
+            capture_output=True,
+            text=True,
+            env={**os.environ, "XBRAIN_STORE": str(tmp_path / "store")},
+        )
+        assert (answered.returncode, answered.stderr) == (0, ""), event
+        if event == "SessionStart":
+            assert "xbrain search" in answered.stdout

@@ -97,6 +97,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "import_store",
         "Import an original single-file JSON store (version 1) into an empty store.",
     ),
+    "hook": (
+        "agents",
+        "hook_command",
+        "Answer an agent's hook (claude-code): the payload on stdin, the answer on stdout.",
+    ),
     "init": (
         "records",
         "init",

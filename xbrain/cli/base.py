@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..lightcli import cache_dir, default_store
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -98,26 +100,8 @@ def store_path(ctx: click.Context) -> Path:
     settings = ctx.ensure_object(Settings)
     if settings.store is not None:
         return settings.store
-    from pathlib import Path
-
-    env = os.environ.get("XBRAIN_STORE")
-    if env:
-        return Path(env)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("xbrain", appauthor=False)) / "store"
-
-
-def cache_dir() -> Path:
-    """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
-    from pathlib import Path
-
-    cache = os.environ.get("XBRAIN_CACHE_DIR")
-    if not cache:
-        from platformdirs import user_cache_dir
-
-        cache = user_cache_dir("xbrain", appauthor=False)
-    return Path(cache)
+    found: Path = default_store()
+    return found
 
 
 def open_store(ctx: click.Context) -> Any:

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
-from .base import cache_dir, common_options, emit, store_path
-
-KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
+from ..lightcli import ONLY, SCORING
+from .base import common_options, emit, store_path
 
 
 @click.command("recall")
 @click.argument("source", metavar="-", default="-")
 @click.option(
     "--scoring",
-    type=click.Choice(["relative", "absolute"]),
+    type=click.Choice(SCORING),
     help="relative (default): the best must clear --threshold, then up to --top-k within "
     "--max-dropoff of it; absolute: each must clear --threshold.",
 )
@@ -31,7 +29,7 @@ KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "sto
     "--only",
     "only",
     multiple=True,
-    type=click.Choice([*KINDS, "skill", "resource"]),
+    type=click.Choice(ONLY),
     help="Recall only these kinds (repeatable; e.g. --only stop-rule).",
 )
 @common_options
@@ -60,40 +58,22 @@ def recall(
     with `xbrain config recall.topK 5` (topK, threshold, maxDropoff, budget, scoring).
     Prints private content.
     """
-    from dataclasses import replace
-
     from ..errors import UsageError
-    from ..search.recall import Options, read_request
-    from ..search.recall import recall as run
+    from ..lightcli import answer
 
     if source != "-":
         raise UsageError("recall reads the prompt from stdin: xbrain recall - < prompt.txt")
-    request = read_request(sys.stdin.buffer.read(1 << 20))
-    if session is not None:
-        request = replace(request, session=session)
-    given: dict[str, Any] = {
-        key: value
-        for key, value in (
-            ("scoring", scoring),
-            ("top_k", top_k),
-            ("threshold", threshold),
-            ("max_dropoff", max_dropoff),
-            ("budget", budget),
-        )
-        if value is not None
-    }
-    options = Options(
-        **given,
-        given=frozenset(given),
+    result = answer(
+        store_path(ctx),
+        sys.stdin.buffer.read(1 << 20),
+        session=session,
         include_retired=include_retired,
-        project=("project:" + project.lower()) if project else None,
+        project=project,
+        only=only,
+        scoring=scoring,
+        top_k=top_k,
+        threshold=threshold,
+        max_dropoff=max_dropoff,
+        budget=budget,
     )
-    if only:
-        entry_kinds = tuple(kind for kind in only if kind not in ("skill", "resource"))
-        kinds = tuple(k for k in ("skill", "resource") if k in only)
-        options = replace(
-            options,
-            kinds=(("entry",) if entry_kinds else ()) + kinds,
-            entry_kinds=entry_kinds or None,
-        )
-    emit(run(store_path(ctx), cache_dir(), request, options))
+    emit(result)

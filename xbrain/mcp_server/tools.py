@@ -285,15 +285,11 @@ class Tools:
         from ..search.recall import Options, Request, recall
 
         project = args.get("project")
-        given = {
-            field: args[key]
-            for key, field in (("scoring", "scoring"), ("top_k", "top_k"), ("budget", "budget"))
-            if key in args
-        }
-        options = Options(
-            **given,
-            given=frozenset(given),
-            project=("project:" + project.lower()) if isinstance(project, str) else None,
+        options = Options.of(
+            scoring=args.get("scoring"),
+            top_k=args.get("top_k"),
+            budget=args.get("budget"),
+            project=project if isinstance(project, str) else None,
         )
         prompt = args["prompt"]
         if not isinstance(prompt, str):

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["MAX_PROMPT", "Request", "project_id", "read_request"]
+__all__ = ["MAX_PROMPT", "Request", "payload_request", "project_id", "read_request"]
 
 MAX_PROMPT = 20_000
 _EVENT = re.compile(r"[A-Za-z]{1,40}")
@@ -42,23 +42,31 @@ def read_request(data: bytes) -> Request:
         except ValueError:
             payload = None
         if isinstance(payload, dict) and ("prompt" in payload or "tool_name" in payload):
-            prompt = payload.get("prompt")
-            if not isinstance(prompt, str):
-                tool = payload.get("tool_name", "")
-                prompt = f"{tool} {json.dumps(payload.get('tool_input', ''), ensure_ascii=False)}"
-            session = payload.get("session_id")
-            event = payload.get("hook_event_name")
-            cwd = payload.get("cwd")
-            # the payload is outside input: the session id is checked where it names a
-            # file, an event name is kept only if it looks like one (it reaches
-            # telemetry), a working directory only if it is a plausible path
-            return Request(
-                prompt[:MAX_PROMPT],
-                session if isinstance(session, str) else None,
-                event if isinstance(event, str) and _EVENT.fullmatch(event) else None,
-                cwd if isinstance(cwd, str) and 0 < len(cwd) <= 4096 and "\0" not in cwd else None,
-            )
+            return payload_request(payload)
     return Request(stripped[:MAX_PROMPT])
+
+
+def payload_request(payload: dict[str, Any], prompt: str | None = None) -> Request:
+    """The request a Claude Code hook payload makes: its ``prompt`` (or ``tool_name`` and
+    ``tool_input``), unless ``prompt`` is given, with its session, event and cwd."""
+    if prompt is None:
+        prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        tool = payload.get("tool_name", "")
+        given = json.dumps(payload.get("tool_input", ""), ensure_ascii=False)[:4000]
+        prompt = f"{tool} {given}"
+    session = payload.get("session_id")
+    event = payload.get("hook_event_name")
+    cwd = payload.get("cwd")
+    # the payload is outside input: the session id is checked where it names a file, an
+    # event name is kept only if it looks like one (it reaches telemetry), a working
+    # directory only if it is a plausible path
+    return Request(
+        prompt[:MAX_PROMPT],
+        session if isinstance(session, str) else None,
+        event if isinstance(event, str) and _EVENT.fullmatch(event) else None,
+        cwd if isinstance(cwd, str) and 0 < len(cwd) <= 4096 and "\0" not in cwd else None,
+    )
 
 
 def project_id(cwd: str | None, mapping: Any = None) -> str:

@@ -27,12 +27,21 @@ from typing import Any
 from ..errors import InvalidInputError
 from . import entrycache
 from .disclosure import ONCE, fill_budget
-from .prompt import Request, project_id, read_request
+from .prompt import Request, payload_request, project_id, read_request
 from .query import main_head
 from .session import session_state
 from .tokenize import Tokenizer
 
-__all__ = ["Options", "Request", "choose", "fill_budget", "project_id", "read_request", "recall"]
+__all__ = [
+    "Options",
+    "Request",
+    "choose",
+    "fill_budget",
+    "payload_request",
+    "project_id",
+    "read_request",
+    "recall",
+]
 
 KEYWORD = 0.6
 ABOUT = 0.8
@@ -53,6 +62,40 @@ class Options:
     kinds: tuple[str, ...] = field(default=("entry", "skill", "resource"))
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
     given: frozenset[str] = frozenset()  # fields the caller set: the store's defaults yield
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        include_retired: bool = False,
+        project: str | None = None,
+        only: tuple[str, ...] = (),
+        **given: Any,
+    ) -> Options:
+        """Options from what a caller set (``given``: scoring, top_k, threshold,
+        max_dropoff, budget; None means unset, so the store's defaults apply); ``project``
+        is a bare id; ``only`` limits the kinds (entry kinds, ``skill``, ``resource``)."""
+        given = {key: value for key, value in given.items() if value is not None}
+        unknown = set(given) - {"scoring", "top_k", "threshold", "max_dropoff", "budget"}
+        if unknown:
+            raise TypeError(f"unknown recall options: {sorted(unknown)}")
+        options = cls(
+            **given,
+            given=frozenset(given),
+            include_retired=include_retired,
+            project=("project:" + project.lower()) if project else None,
+        )
+        if not only:
+            return options
+        from dataclasses import replace
+
+        entry_kinds = tuple(kind for kind in only if kind not in ("skill", "resource"))
+        kinds = tuple(k for k in ("skill", "resource") if k in only)
+        return replace(
+            options,
+            kinds=(("entry",) if entry_kinds else ()) + kinds,
+            entry_kinds=entry_kinds or None,
+        )
 
     def with_defaults(self, stored: dict[str, Any]) -> Options:
         """The store's recall defaults (``xbrain config recall.KEY``) for what the caller

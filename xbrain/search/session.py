@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,13 +85,17 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _write(path: Path, state: dict[str, Any]) -> None:
-    fd, temp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+    """Replace the state file whole (the session's lock is held: one writer, so the
+    temporary name can be fixed; a link planted there is refused, never followed)."""
+    temp = path.with_suffix(".tmp")
+    temp.unlink(missing_ok=True)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(state, handle, separators=(",", ":"))
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
 
 

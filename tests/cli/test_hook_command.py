@@ -1,0 +1,125 @@
+"""``xbrain hook claude-code``: every Claude Code hook event answered by the CLI itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result
+
+Run = Callable[..., Result]
+
+
+def hook(store: Path, body: Any, cache: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    stdin = (
+        body
+        if isinstance(body, bytes)
+        else (body if isinstance(body, str) else json.dumps(body)).encode()
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "xbrain", "hook", "claude-code", *args],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, "XBRAIN_STORE": str(store), "XBRAIN_CACHE_DIR": str(cache), **env},
+        timeout=60,
+    )
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+
+
+@pytest.fixture
+def stocked(xb: Run, store_dir: Path) -> Path:
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    guidance = {
+        "kind": "tool-guidance",
+        "name": "push-after-tests",
+        "queries": ["git push origin"],
+        "events": ["PreToolUse"],
+        "body": "Run the test suite before you push.",
+    }
+    stop_rule = {
+        "kind": "stop-rule",
+        "name": "tests-must-pass",
+        "queries": ["tests are failing"],
+        "events": ["Stop"],
+        "body": "Do not finish while tests are failing.",
+    }
+    assert xb("entry", "put", "-", input=json.dumps([guidance, stop_rule])).code == 0
+    return store_dir
+
+
+def test_every_event_in_one_command(stocked: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    prompt = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "h-1",
+        "cwd": "/tmp",
+        "prompt": "can I git push --force to main?",
+    }
+    code, out, err = hook(stocked, prompt, cache)
+    assert (code, err) == (0, "")
+    context = json.loads(out)["hookSpecificOutput"]
+    assert context["hookEventName"] == "UserPromptSubmit"
+    assert "[rule] no-force-push: " in context["additionalContext"]
+    again = json.loads(hook(stocked, prompt, cache)[1])["hookSpecificOutput"]
+    assert "Rule: no force-push on shared branches." in again["additionalContext"]
+
+    tool = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "h-1",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git push origin main"},
+    }
+    specific = json.loads(hook(stocked, tool, cache)[1])["hookSpecificOutput"]
+    assert set(specific) == {"hookEventName", "additionalContext"}  # never a decision
+    assert "push-after-tests: Run the test suite" in specific["additionalContext"]
+
+    transcript = tmp_path / "t.jsonl"
+    said = {"message": {"role": "assistant", "content": "Two tests are failing; stopping."}}
+    transcript.write_text(json.dumps(said) + "\n")
+    stop = {"hook_event_name": "Stop", "transcript_path": str(transcript)}
+    assert json.loads(hook(stocked, stop, cache)[1])["decision"] == "block"
+    assert hook(stocked, {**stop, "stop_hook_active": True}, cache)[1] == ""
+
+    start = json.loads(hook(stocked, {"hook_event_name": "SessionStart"}, cache)[1])
+    assert "xbrain search" in start["hookSpecificOutput"]["additionalContext"]
+    quiet = {**prompt, "prompt": "ok thanks"}
+    assert hook(stocked, quiet, cache) == (0, "", "")
+    assert not (cache / "hook.log").exists()  # nothing went wrong
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"not json", b"[1, 2]", b'{"prompt": 5}', b'{"hook_event_name": "Stop"}', b"\xff\xfe{"],
+)
+def test_bad_payloads_say_nothing(stocked: Path, tmp_path: Path, body: bytes) -> None:
+    assert hook(stocked, body, tmp_path) == (0, "", "")
+
+
+def test_a_broken_store_or_a_timeout_is_a_line_in_the_log(stocked: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
+    (stocked / "xbrain.yaml").write_text("format: something-else\n")
+    (stocked / ".git" / "refs" / "heads" / "main").write_text("0" * 40 + "\n")
+    assert hook(stocked, prompt, cache) == (0, "", "")
+    log = (cache / "hook.log").read_text()
+    assert len(log.splitlines()) == 1 and "git push" not in log  # never the prompt
+    assert (cache / "hook.log").stat().st_mode & 0o077 == 0
+    assert hook(tmp_path / "missing", prompt, cache, XBRAIN_HOOK_TIMEOUT="0.000001")[:2] == (0, "")
+    assert "XBRAIN_HOOK_TIMEOUT" in (cache / "hook.log").read_text().splitlines()[-1]
+
+
+def test_help_and_unknown_agents_go_to_click(tmp_path: Path) -> None:
+    code, out, _ = hook(tmp_path, "", tmp_path, "--help")
+    assert code == 0 and "UserPromptSubmit" in out
+    proc = subprocess.run(
+        [sys.executable, "-m", "xbrain", "hook", "codex"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1

@@ -1,0 +1,148 @@
+"""``xbrain recall`` parsed without click (the hook's path) means what click would parse."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES, Result
+from xbrain.cli.base import Settings
+from xbrain.cli.recall import recall as recall_command
+from xbrain.lightcli import _user_dir, parse_recall
+
+Run = Callable[..., Result]
+TOKENS = [
+    "-",
+    "x",
+    "--help",
+    "-h",
+    "--top-k",
+    "--top-k=2",
+    "3",
+    "2.5",
+    "abc",
+    "--threshold",
+    "0.4",
+    "--max-dropoff=0.2",
+    "--budget",
+    "900",
+    "--scoring",
+    "absolute",
+    "relative",
+    "--scoring=bogus",
+    "--only",
+    "rule",
+    "skill",
+    "--only=memory",
+    "--include-retired",
+    "--project",
+    "Acme/App",
+    "--session",
+    "s-1",
+    "--store",
+    "/tmp/somewhere",
+    "--wait",
+    "--traceback",
+    "--unknown",
+    "",
+]
+
+
+def clicks_reading(argv: list[str]) -> dict[str, Any] | None:
+    """What click's own ``recall`` command makes of ``argv`` (None: it refuses them)."""
+    try:
+        ctx = recall_command.make_context("recall", list(argv), obj=Settings())
+    except (click.exceptions.Exit, click.ClickException):
+        return None
+    found = {key: value for key, value in ctx.params.items() if key != "source"}
+    found["source"] = ctx.params["source"]
+    store = ctx.obj.store
+    found["store"] = None if store is None else str(store)
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=7))
+def test_the_light_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_recall(argv)
+    if light is None:
+        return  # click parses it (and says what is wrong), as it always did
+    theirs = clicks_reading(argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert theirs.pop("source") == "-"
+    expected = {key: value for key, value in theirs.items() if value not in (None, False)}
+    mine = {key: value for key, value in light.items() if value not in (None, False)}
+    expected["only"] = tuple(expected.get("only", ()))
+    mine["only"] = tuple(mine.get("only", ()))
+    assert mine == expected
+
+
+def test_the_plain_forms_take_the_light_path() -> None:
+    assert parse_recall(["-", "--top-k", "3", "--budget=900", "--only", "rule"]) == {
+        "top_k": 3,
+        "budget": 900,
+        "only": ("rule",),
+    }
+    for refused in (["--help"], ["--top-k", "x"], ["--wait", "1"], ["a.txt"], ["--top-k"]):
+        assert parse_recall(refused) is None
+
+
+def run(argv: list[str], prompt: str, light: bool, store: Path) -> tuple[int, str, str]:
+    """``xbrain recall …`` through the console script's path (light) or click alone."""
+    code = (
+        "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
+        + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
+        + "; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "recall", *argv, "--store", str(store)],
+        input=prompt,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XBRAIN_STORE": "/nonexistent"},
+        timeout=120,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_both_paths_answer_alike(xb: Run, store_dir: Path) -> None:
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    payload = json.dumps({"prompt": "can I git push --force to main?", "cwd": "/tmp"})
+    for argv, prompt in (
+        (["-"], payload),
+        (["-", "--only", "rule", "--top-k=2", "--include-retired"], payload),
+        (["-", "--scoring", "absolute", "--threshold", "0.9"], "git push --force"),
+        (["-", "--budget", "5"], "x"),  # exit 4, one line
+        (["-", "--top-k", "x"], "x"),  # click's usage error
+        (["notes.txt"], "x"),
+    ):
+        light, heavy = run(argv, prompt, True, store_dir), run(argv, prompt, False, store_dir)
+        assert light == heavy, argv
+    code, out, _ = run(["-"], payload, True, store_dir)
+    assert code == 0 and json.loads(out)["results"][0]["name"] == "no-force-push"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rule is Linux's")
+@pytest.mark.parametrize("value", [None, "", "   ", "relative/dir", "/abs/dir", "/abs/dir/"])
+def test_user_dirs_agree_with_platformdirs(
+    value: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import platformdirs
+
+    for name in ("XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    assert _user_dir("data") == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
+    assert _user_dir("cache") == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
