@@ -16,13 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENTRY_KINDS", "ONLY", "SCORING", "answer", "parse_recall", "run_recall"]
+__all__ = ["ENTRY_KINDS", "MODES", "ONLY", "SCORING", "answer", "parse_recall", "run_recall"]
 
 ENTRY_KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
 ONLY = (*ENTRY_KINDS, "skill", "resource")
 SCORING = ("relative", "absolute")
+MODES = ("lexical", "semantic", "hybrid")
 _VALUES: dict[str, tuple[str, Any]] = {  # option → (parameter, int | float | str | choices)
     "--scoring": ("scoring", SCORING),
+    "--mode": ("mode", MODES),
     "--top-k": ("top_k", int),
     "--threshold": ("threshold", float),
     "--max-dropoff": ("max_dropoff", float),

@@ -155,7 +155,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "reindex": (
         "find",
         "reindex",
-        "Rebuild the search index from the committed resources (it is derived data).",
+        "Rebuild the search indexes from the committed records (they are derived data).",
     ),
     "remote": (
         "remotes",

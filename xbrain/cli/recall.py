@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..lightcli import ONLY, SCORING
+from ..lightcli import MODES, ONLY, SCORING
 from .base import common_options, emit, store_path
 
 
@@ -17,6 +17,11 @@ from .base import common_options, emit, store_path
     type=click.Choice(SCORING),
     help="relative (default): the best must clear --threshold, then up to --top-k within "
     "--max-dropoff of it; absolute: each must clear --threshold.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    help="Retrieval: lexical, semantic or hybrid [hybrid when semantic recall is on here].",
 )
 @click.option("--top-k", type=int, help="Entries (and skills, resources) at most, 1-20 [3].")
 @click.option("--threshold", type=float, help="Score floor [0.5].")
@@ -38,6 +43,7 @@ def recall(
     ctx: click.Context,
     source: str,
     scoring: str | None,
+    mode: str | None,
     top_k: int | None,
     threshold: float | None,
     max_dropoff: float | None,
@@ -71,6 +77,7 @@ def recall(
         project=project,
         only=only,
         scoring=scoring,
+        mode=mode,
         top_k=top_k,
         threshold=threshold,
         max_dropoff=max_dropoff,

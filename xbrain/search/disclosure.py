@@ -51,6 +51,8 @@ def fill_budget(
                 )
                 if item.get("trust") == "untrusted":
                     result["trust"] = "untrusted"
+                if "foundBy" in item:  # semantic or hybrid: the legs that found it
+                    result["foundBy"] = item["foundBy"]
                 results.append(result)
                 shown[item["id"]] = item["revision"]
                 taken[item["kind"]] = taken.get(item["kind"], 0) + 1

@@ -17,7 +17,16 @@ from typing import Any
 
 from .tokenize import Tokenizer
 
-__all__ = ["CACHE_FILE", "VERSION", "Candidates", "bodies", "build", "candidates", "update"]
+__all__ = [
+    "CACHE_FILE",
+    "VERSION",
+    "Candidates",
+    "bodies",
+    "build",
+    "candidates",
+    "rebuild",
+    "update",
+]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
 VERSION = "3"
@@ -118,6 +127,23 @@ def build(
         conn.execute("COMMIT")
     finally:
         conn.close()
+
+
+def rebuild(store_dir: Path, tokenizer: Tokenizer) -> str | None:
+    """Rebuild the cache from every entry committed on ``main``; the commit it reflects
+    (None: an empty store)."""
+    from .. import kinds  # noqa: F401  (registers the entry kind)
+    from ..core import Core, bulk, private_umask
+
+    core = Core(store_dir)
+    with core.reading() as view, core.git() as git, private_umask():
+        if view is None or view.snap.commit is None:
+            return None
+        records = list(bulk.records(git, view, "entry"))
+        defaults = view.config().recall_settings()
+        build(store_dir / ".git", view.snap.commit, records, tokenizer, defaults)
+        commit: str = view.snap.commit
+    return commit
 
 
 def update(

@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import Core, GitStore, View, private_umask
 from ..errors import NotFoundError, XbrainError
@@ -22,6 +22,9 @@ from . import service
 from .index import SearchIndex, remove_index
 from .skills import reindex_skills
 from .tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from ..embedding import ProviderSpec
 
 
 class Provider(Protocol):
@@ -105,11 +108,27 @@ def search(
         tokenizer.close()
 
 
-def reindex(core: Core, progress: service.Progress | None = None) -> dict[str, Any]:
-    """Rebuild the search index from the committed resources."""
+def reindex(
+    core: Core,
+    progress: service.Progress | None = None,
+    *,
+    semantic: ProviderSpec | None = None,
+    semantic_off: bool = False,
+) -> dict[str, Any]:
+    """Rebuild the derived indexes (resources, skills, entries) from the committed
+    records; with ``semantic``, switch semantic recall on with that provider on this
+    device and rebuild its vectors; with ``semantic_off``, switch it off."""
+    from . import entrycache
+    from . import semantic as semantic_index
+
     core.check_dir()
     if not core.exists():
         raise NotFoundError(f"No store at {core.path}; the first write creates it.")
+    provider = None
+    if semantic is not None:
+        from ..embedding import load_provider
+
+        provider = load_provider(semantic.check())  # before anything is rebuilt
     tokenizer = Tokenizer(core.cache_dir)
     started = time.perf_counter()
     try:
@@ -118,14 +137,21 @@ def reindex(core: Core, progress: service.Progress | None = None) -> dict[str, A
             count = service.reindex(git, view, tokenizer, progress)
             skills = reindex_skills(git.control_dir, core.cache_dir, view)
             commit = view.snap.commit
+        entrycache.rebuild(core.path, tokenizer)
     finally:
         tokenizer.close()
-    return {
+    result: dict[str, Any] = {
         "reindexed": count,
         "skills": skills,
         "commit": commit,
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
+    control = core.path / ".git"
+    if semantic_off:
+        result["semantic"] = {"enabled": False, "removed": semantic_index.disable(control)}
+    elif provider is not None and semantic is not None:
+        result["semantic"] = semantic_index.rebuild(control, semantic, provider)
+    return result
 
 
 def check_index(

@@ -35,6 +35,7 @@ GUIDANCE = (
 MAX_QUERY = 2000
 REQUEST_ERROR = "Use a query or design filter (max 2,000 characters), and limit 1–20."
 INDEX_FILE = Path("xbrain") / "search.sqlite"
+SEMANTIC_FILE = Path("xbrain") / "semantic.json"  # this device's semantic provider
 
 
 def validate_request(
@@ -108,6 +109,7 @@ def answer(hits: list[Hit], terms: list[str]) -> dict[str, Any]:
         "provider": None,
         "results": results,
         "guidance": GUIDANCE,
+        "retrieval": "lexical",
     }
 
 

@@ -28,15 +28,40 @@ def search_store(
     provider: Any = None,
     progress: Any = None,
     tokenizer: Tokenizer | None = None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """Search a store: the fast path when it can answer, else the full path through git.
 
     This is what the CLI and MCP call, so that a search the index can answer never
     imports git or YAML machinery. With a provider (an object with ``kind`` and
     ``search``) or ``at``, :func:`xbrain.search.operations.search` does the work;
-    ``progress(done, total)`` hears about an index being built on the way.
+    ``progress(done, total)`` hears about an index being built on the way. ``mode``:
+    lexical, semantic or hybrid (None: hybrid when semantic recall is on here, else
+    lexical; ``at``, a provider or design filters keep it lexical).
     """
     trimmed = validate_request(query, limit, domain, feature, style)
+    if mode != "lexical":
+        from .hybrid import resolve_mode
+
+        chosen = resolve_mode(store_dir / ".git", mode)
+        if chosen != "lexical" and at is None and provider is None and trimmed:
+            from .hybrid import fused_search
+
+            wide = search_store(
+                store_dir,
+                cache_dir,
+                query,
+                limit=20,
+                domain=domain,
+                feature=feature,
+                style=style,
+                progress=progress,
+                tokenizer=tokenizer,
+                mode="lexical",
+            )
+            if domain or feature or style:  # design filters: the lexical leg alone
+                return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
+            return fused_search(store_dir, trimmed, limit, chosen, wide)
     if at is None and provider is None:
         own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
         words = Tokenizer(cache_dir) if tokenizer is None else tokenizer

@@ -152,11 +152,18 @@ class Store(Skills, Entries):
 
         return search(self.core, query, **options)
 
-    def reindex(self, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-        """Rebuild the search index from the committed resources."""
+    def reindex(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        *,
+        semantic: Any = None,
+        semantic_off: bool = False,
+    ) -> dict[str, Any]:
+        """Rebuild the derived indexes; ``semantic`` (an ``embedding.ProviderSpec``)
+        switches semantic recall on here and builds its vectors, ``semantic_off`` off."""
         from ..search.operations import reindex
 
-        return reindex(self.core, progress)
+        return reindex(self.core, progress, semantic=semantic, semantic_off=semantic_off)
 
     # -- integrity, transfer ---------------------------------------------------------------
 
@@ -164,8 +171,12 @@ class Store(Skills, Entries):
         """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
         from .. import doctor
         from ..search.operations import check_index
+        from ..search.semantic import check_vectors
 
-        return doctor.run(self.core, repair=repair, checks=(check_index,))
+        checks: list[Any] = [check_index]
+        if (self.path / ".git" / "xbrain" / "vectors").is_dir():
+            checks.append(check_vectors)  # numpy is needed only when vectors exist
+        return doctor.run(self.core, repair=repair, checks=tuple(checks))
 
     def import_store(
         self, file: Path, progress: Callable[[int, int], None] | None = None

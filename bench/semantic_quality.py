@@ -1,0 +1,337 @@
+"""Semantic recall quality: lexical vs semantic vs hybrid ``search`` in the same run.
+
+Two stores of real manual pages, one document per command (title: the command; purpose:
+its one-line NAME description; text: its first real section): English (the commands
+Debian's manpages-zh also documents, plus other English pages as distractors) and
+Chinese (every zh_CN page). Query constructions, each split in half — a dev half the
+semantic floor is chosen on, a test half reported:
+
+* ``words`` — four words drawn from the target's text (the lexical leg's home ground);
+* ``paraphrase`` — questions written by hand for common commands, in the words a user
+  would use rather than the page's (``PARAPHRASES`` below; EN and ZH written apart);
+* ``cross-language`` — a command's Chinese description asked of the English store, and
+  its English description asked of the Chinese store (the target: that command's page);
+* ``off-topic`` — chit-chat that should find nothing.
+
+Reported per construction and language: Recall@5 and MRR@5 for plain BM25 (the simplest
+baseline: one field, the same tokens, k1 1.2, b 0.75, the 35 % coverage rule), xbrain
+lexical, semantic and hybrid; and how many off-topic prompts found nothing.
+
+Run: ``python bench/semantic_quality.py [--distractors 1500]`` (needs the semantic
+extra; the packaged model is used unless ``--provider hashing``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import math
+import random
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus
+from recall_quality import OFF_TOPIC
+
+from xbrain.embedding import ProviderSpec
+from xbrain.search import hybrid
+from xbrain.search.run import search_store
+from xbrain.search.tokenize import Tokenizer
+from xbrain.store import Store
+
+PARAPHRASES = {
+    "en": {
+        "ls": "show me what files are inside this folder",
+        "cp": "make a duplicate of a file somewhere else",
+        "mv": "give a file a new name or put it in another folder",
+        "rm": "get rid of files I no longer need",
+        "mkdir": "create a new folder",
+        "rmdir": "delete a folder that has nothing in it",
+        "cat": "print a file's text to the terminal",
+        "grep": "look for lines in files that contain a word",
+        "find": "locate files somewhere below a folder by their name",
+        "tar": "bundle many files into a single archive",
+        "gzip": "make a file smaller by compressing it",
+        "chmod": "let other users execute my script",
+        "chown": "give a file to another user",
+        "kill": "stop a running program by its process id",
+        "df": "how much room is left on my disks",
+        "du": "which folders take up the most space",
+        "date": "what time is it right now",
+        "cal": "show a calendar for this month",
+        "head": "see only the first few lines of a log",
+        "tail": "watch the end of a log file as it grows",
+        "sort": "put the lines of a file in alphabetical order",
+        "uniq": "drop repeated lines",
+        "wc": "count how many lines a file has",
+        "diff": "what changed between two versions of a file",
+        "ssh": "log in to a remote server securely",
+        "ping": "check whether a host on the network is reachable",
+        "passwd": "change my login password",
+        "useradd": "add a new account to the system",
+        "ln": "make a shortcut that points to another file",
+        "touch": "update a file's modification time",
+        "sleep": "wait a few seconds in a shell script",
+        "uname": "which kernel version is this machine running",
+        "whoami": "which user am I logged in as",
+        "free": "how much memory is available",
+        "tee": "save a command's output to a file and still see it",
+        "cut": "take out the second column of each line",
+        "xargs": "run a command on every file name from a list",
+        "md5sum": "verify a download's checksum",
+        "shutdown": "power off the computer",
+        "uptime": "how long since the machine was last restarted",
+    },
+    "zh": {
+        "ls": "看看这个文件夹里有哪些文件",
+        "cp": "把文件复制一份到别的地方",
+        "mv": "给文件改个名字",
+        "rm": "删掉不需要的文件",
+        "mkdir": "新建一个文件夹",
+        "rmdir": "删除一个空目录",
+        "cat": "在终端里显示文件的内容",
+        "grep": "在文件里搜索包含某个词的行",
+        "find": "按名字在目录树里查找文件",
+        "tar": "把很多文件打包成一个归档",
+        "gzip": "压缩文件让它变小",
+        "chmod": "修改文件的访问权限",
+        "chown": "把文件的所有者改成别的用户",
+        "kill": "结束一个正在运行的进程",
+        "df": "磁盘还剩多少空间",
+        "du": "哪个目录占用的空间最大",
+        "date": "现在几点了",
+        "cal": "显示这个月的日历",
+        "head": "只看日志的前几行",
+        "tail": "查看日志文件的最后几行",
+        "sort": "把文件的每一行排好顺序",
+        "uniq": "去掉重复的行",
+        "wc": "统计文件有多少行",
+        "diff": "比较两个文件有什么不同",
+        "ssh": "安全地登录远程服务器",
+        "ping": "测试网络上的主机能不能连通",
+        "passwd": "修改我的登录密码",
+        "useradd": "给系统添加一个新用户",
+        "ln": "创建一个指向其他文件的链接",
+        "touch": "更新文件的修改时间",
+        "sleep": "在脚本里暂停几秒",
+        "uname": "查看系统内核的版本",
+        "whoami": "我现在是以哪个用户登录的",
+        "free": "内存还剩多少",
+        "tee": "把命令输出同时保存到文件和屏幕",
+        "cut": "取出每一行的第二列",
+        "xargs": "对列表里的每个文件执行命令",
+        "md5sum": "校验下载文件的校验和",
+        "shutdown": "关闭计算机",
+        "uptime": "系统已经运行了多长时间",
+    },
+}
+FLOORS = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5)
+Query = tuple[str, str]  # (query text, target command)
+
+
+def pages(language: str) -> dict[str, dict[str, object]]:
+    """One resource per command: its description as purpose, its first real section."""
+    if language == "en":
+        files = corpus.pages(Path("/usr/share/man"), ("man1", "man8"), None)
+    else:
+        files = corpus.pages(Path("/usr/share/man/zh_CN"), ("man1", "man8"), None)
+    out: dict[str, dict[str, object]] = {}
+    for path in files:
+        command = path.name.split(".")[0]
+        if command in out:
+            continue
+        try:
+            with gzip.open(path) as handle:
+                source = handle.read().decode("utf-8")
+        except (OSError, UnicodeDecodeError, EOFError):
+            continue
+        parts = list(corpus.sections(source))
+        description = next(
+            (body.split(" - ", 1)[-1].strip()[:400] for s, body in parts if corpus.is_name(s)), ""
+        )
+        text = next(
+            (
+                " ".join(body.split())[:3000]
+                for s, body in parts
+                if not corpus.is_name(s) and not corpus.is_boilerplate(s) and len(body) > 80
+            ),
+            "",
+        )
+        if not description or not text or " - " in description[:3]:
+            continue
+        out[command] = {
+            "source": {
+                "provider": "man",
+                "id": f"{language}/{command}",
+                "url": f"https://manpages.example/{language}/{command}",
+            },
+            "title": command,
+            "text": text,
+            "summary": "",
+            "purpose": description,
+            "useWhen": [],
+            "limitations": [],
+            "savedReason": None,
+            "updatedAt": "2026-01-01T00:00:00Z",
+        }
+    return out
+
+
+def bm25(docs: dict[str, dict[str, object]], tokenizer: Tokenizer):  # type: ignore[no-untyped-def]
+    names = list(docs)
+    counts = [tokenizer.counts(f"{d['title']} {d['purpose']} {d['text']}") for d in docs.values()]
+    df: Counter[str] = Counter()
+    for doc in counts:
+        df.update(doc.keys())
+    n, avg = len(counts), sum(sum(d.values()) for d in counts) / len(counts)
+
+    def rank(query: str) -> list[str]:
+        terms = tokenizer.query_terms(query)
+        if not terms:
+            return []
+        need = math.ceil(0.35 * len(terms))
+        scored = []
+        for name, doc in zip(names, counts, strict=True):
+            matched = [t for t in terms if t in doc]
+            if len(matched) < need:
+                continue
+            length = sum(doc.values())
+            score = sum(
+                math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                * doc[t]
+                * 2.2
+                / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
+                for t in matched
+            )
+            scored.append((-score, name))
+        return [name for _, name in sorted(scored)[:5]]
+
+    return rank
+
+
+def measure(rank: Any, queries: list[Query]) -> tuple[float, float]:
+    hits, reciprocal = 0, 0.0
+    for text, target in queries:
+        found = rank(text)
+        if target in found:
+            hits += 1
+            reciprocal += 1 / (found.index(target) + 1)
+    return hits / max(1, len(queries)), reciprocal / max(1, len(queries))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--distractors", type=int, default=1500)
+    parser.add_argument("--words", type=int, default=60, help="words queries per language")
+    parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
+    args = parser.parse_args()
+    rng = random.Random(11)
+    zh = pages("zh")
+    en_all = pages("en")
+    both = sorted(set(zh) & set(en_all))
+    others = sorted(set(en_all) - set(zh))
+    keep = (
+        set(both)
+        | set(PARAPHRASES["en"])
+        | set(rng.sample(others, min(args.distractors, len(others))))
+    )
+    en = {name: doc for name, doc in en_all.items() if name in keep}
+    corpora = {"en": en, "zh": zh}
+    with tempfile.TemporaryDirectory(prefix="xbrain-semantic-q-") as tmp:
+        root = Path(tmp)
+        cache = root / "cache"
+        tokenizer = Tokenizer(cache)
+        stores, baselines, built = {}, {}, {}
+        for language, docs in corpora.items():
+            store = Store(root / language, cache_dir=cache)
+            items = list(docs.values())
+            for first in range(0, len(items), 1000):
+                store.put(items[first : first + 1000])
+            started = time.perf_counter()
+            report = store.reindex(semantic=ProviderSpec(args.provider))
+            built[language] = (time.perf_counter() - started, report["semantic"])
+            stores[language] = root / language
+            baselines[language] = bm25(docs, tokenizer)
+        sets: dict[tuple[str, str], list[Query]] = {}
+        for language, docs in corpora.items():
+            targets = rng.sample(sorted(docs), min(args.words, len(docs)))
+            words = []
+            for name in targets:
+                pool = [w for w in str(docs[name]["text"]).split() if len(w) > 3]
+                if language == "zh":
+                    pool = [w for w in tokenizer.words(str(docs[name]["text"])) if len(w) > 1]
+                if len(pool) >= 4:
+                    words.append((" ".join(rng.sample(pool, 4)), name))
+            sets[("words", language)] = words
+            sets[("paraphrase", language)] = [
+                (text, name) for name, text in PARAPHRASES[language].items() if name in docs
+            ]
+        sets[("cross-language", "en")] = [(str(zh[n]["purpose"]), n) for n in both if n in en]
+        sets[("cross-language", "zh")] = [(str(en_all[n]["purpose"]), n) for n in both]
+
+        def ranker(language: str, mode: str):  # type: ignore[no-untyped-def]
+            def rank(query: str) -> list[str]:
+                found = search_store(stores[language], cache, query, limit=5, mode=mode)
+                return [r["resource"]["title"] for r in found["results"]]
+
+            return rank
+
+        def silent(language: str, mode: str, prompts: list[str]) -> int:
+            return sum(not ranker(language, mode)(p) for p in prompts)
+
+        provider = {lang: hybrid.provider_for(stores[lang] / ".git") for lang in stores}
+        # choose the floor on the dev halves: the best mean hybrid Recall@5 that keeps the
+        # dev off-topic prompts silent
+        dev_off, test_off = OFF_TOPIC[0::2], OFF_TOPIC[1::2]
+        choice = []
+        for floor in FLOORS:
+            for p in provider.values():
+                p.floor = floor
+            recall5 = [
+                measure(ranker(lang, "hybrid"), queries[0::2])[0]
+                for (_, lang), queries in sets.items()
+            ]
+            quiet = sum(silent(lang, "hybrid", dev_off) for lang in stores)
+            choice.append((quiet == 2 * len(dev_off), sum(recall5) / len(recall5), floor))
+            mean, limit = choice[-1][1], 2 * len(dev_off)
+            print(f"dev: floor {floor:.2f}: mean hybrid R@5 {mean:.3f}, quiet {quiet}/{limit}")
+        chosen = max(choice)[2]
+        for p in provider.values():
+            p.floor = chosen
+        print(f"\nchosen floor (dev): {chosen}\n")
+        print("| construction | lang | n (test) | BM25 R@5 / MRR | lexical | semantic | hybrid |")
+        print("|---|---|---|---|---|---|---|")
+        for (construction, language), queries in sets.items():
+            test = queries[1::2]
+            cells = [measure(baselines[language], test)]
+            cells += [
+                measure(ranker(language, mode), test) for mode in ("lexical", "semantic", "hybrid")
+            ]
+            shown = " | ".join(f"{r:.3f} / {m:.3f}" for r, m in cells)
+            print(f"| {construction} | {language} | {len(test)} | {shown} |")
+        quiet = {
+            mode: sum(silent(lang, mode, test_off) for lang in stores)
+            for mode in ("lexical", "semantic", "hybrid")
+        }
+        base_quiet = sum(sum(not baselines[lang](p) for p in test_off) for lang in stores)
+        total = 2 * len(test_off)
+        print(
+            f"\noff-topic (test) with nothing found: BM25 {base_quiet}/{total}, "
+            + ", ".join(f"{mode} {n}/{total}" for mode, n in quiet.items())
+        )
+        for language, (seconds, report) in built.items():
+            print(
+                f"{language}: {len(corpora[language])} documents, {report['rows']} vectors "
+                f"({report['model']}) built in {seconds:.1f} s"
+            )
+        tokenizer.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,192 @@
+"""Semantic and hybrid recall through the CLI (SPEC §14), with the hashing provider (no
+model): switching it on and off, modes, the gates, catch-up after writes, doctor."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES, Result, head
+
+pytest.importorskip("numpy", reason="the semantic extra is not installed")
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def semantic(xb: Run, store_dir: Path) -> Path:
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    result = xb("reindex", "--semantic", "--provider", "hashing")
+    assert result.code == 0, result.stderr
+    assert result.json["semantic"]["enabled"] and result.json["semantic"]["model"] == "hashing-256"
+    return store_dir
+
+
+def test_switching_on_keeps_private_files_outside_git(semantic: Path) -> None:
+    control = semantic / ".git" / "xbrain"
+    settings = control / "semantic.json"
+    (vectors,) = (control / "vectors").glob("*.bin")
+    assert json.loads(settings.read_text()) == {"provider": {"kind": "hashing"}}
+    assert settings.stat().st_mode & 0o777 == 0o600 and vectors.stat().st_mode & 0o777 == 0o600
+    assert (control / "vectors").stat().st_mode & 0o777 == 0o700
+    tracked = subprocess.run(
+        ["git", "-C", str(semantic), "ls-files"], capture_output=True, text=True
+    ).stdout
+    assert "vectors" not in tracked and "semantic" not in tracked
+
+
+def test_search_defaults_to_hybrid_and_says_which_leg_found_what(xb: Run, semantic: Path) -> None:
+    hybrid = xb("search", "keyboard focus in a React dialog").json
+    lexical = xb("search", "keyboard focus in a React dialog", "--mode", "lexical").json
+    assert hybrid["retrieval"] == "hybrid" and lexical["retrieval"] == "lexical"
+    (top,) = hybrid["results"]
+    assert top["foundBy"] == ["lexical", "semantic"] and 0 < top["similarity"] <= 1
+    assert top["matched"] == lexical["results"][0]["matched"]
+    assert "foundBy" not in lexical["results"][0]
+    only = xb("search", "keyboard behavior React dialogs", "--mode", "semantic").json
+    assert only["results"][0]["foundBy"] == ["semantic"] and only["results"][0]["matched"] == []
+    for chatter in ("ok thanks", "好的", "继续"):
+        assert xb("search", chatter).json["results"] == [], chatter
+
+
+def test_recall_fuses_and_stays_quiet_off_topic(xb: Run, semantic: Path) -> None:
+    asked = xb("recall", "-", input="can I git push --force to main?").json["results"]
+    rule = next(r for r in asked if r["name"] == "no-force-push")
+    assert rule["foundBy"] == ["lexical", "semantic"] and rule["why"]["via"] == "query"
+    assert 0 < rule["why"]["similarity"] <= 1
+    lexical = xb("recall", "-", "--mode", "lexical", input="can I git push --force to main?")
+    assert all("foundBy" not in r for r in lexical.json["results"])
+    for chatter in ("ok thanks", "好的", "继续"):
+        assert xb("recall", "-", input=chatter).json["results"] == [], chatter
+    retired = xb("entry", "retire", next(r["id"] for r in asked if r["name"] == "no-force-push"))
+    assert retired.code == 0
+    again = xb("recall", "-", "--mode", "semantic", input="can I git push --force to main?")
+    assert "no-force-push" not in [r["name"] for r in again.json["results"]]
+
+
+def test_writes_are_caught_up_by_the_next_query(xb: Run, semantic: Path) -> None:
+    resource = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
+    resource = resource[0] if isinstance(resource, list) else resource
+    changed = {
+        **resource,
+        "id": None,
+        "source": {**resource["source"], "id": "glacier-notes", "url": "https://example.com/g"},
+        "title": "Glacier hiking checklist",
+        "purpose": "Pack crampons rope and an ice axe for glacier hiking",
+        "useWhen": ["planning a glacier hike"],
+        "updatedAt": "2026-11-01T00:00:00.000Z",
+    }
+    changed.pop("id")
+    put = xb("put", "-", input=json.dumps(changed))
+    assert put.code == 0, put.stderr
+    found = xb("search", "crampons ice axe glacier", "--mode", "semantic").json["results"]
+    assert found and found[0]["brief" if "brief" in found[0] else "resource"]["title"].startswith(
+        "Glacier"
+    )
+
+
+def test_modes_without_semantic_recall_are_one_line_errors(xb: Run, store_dir: Path) -> None:
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    before = head(store_dir)
+    for argv in (["search", "dialog", "--mode", "semantic"], ["recall", "-", "--mode", "hybrid"]):
+        result = xb(*argv, input="dialog")
+        assert result.code == 4 and result.stderr.count("\n") == 1
+        assert "reindex --semantic" in result.stderr
+    assert xb("search", "dialog").json["retrieval"] == "lexical"
+    bad = xb("reindex", "--provider", "onnx")
+    assert bad.code == 2 and "--semantic" in bad.stderr
+    assert head(store_dir) == before
+
+
+def test_switching_off_removes_the_vectors(xb: Run, semantic: Path) -> None:
+    off = xb("reindex", "--semantic-off")
+    assert off.code == 0 and off.json["semantic"] == {"enabled": False, "removed": 2}
+    assert not list((semantic / ".git" / "xbrain" / "vectors").glob("*.bin"))
+    assert xb("search", "keyboard focus in a React dialog").json["retrieval"] == "lexical"
+
+
+def test_doctor_reports_and_repairs_damaged_vectors(xb: Run, semantic: Path) -> None:
+    assert xb("doctor").json["problems"] == []
+    (vectors,) = (semantic / ".git" / "xbrain" / "vectors").glob("*.bin")
+    data = bytearray(vectors.read_bytes())
+    data[-4:] = b"\xff\xff\xff\x7f"  # a NaN in the last vector
+    vectors.write_bytes(bytes(data))
+    problems = xb("doctor").json["problems"]
+    assert [p["code"] for p in problems] == ["semantic_vectors"]
+    assert xb("search", "dialog", "--mode", "lexical").code == 0  # the lexical leg still works
+    repaired = xb("doctor", "--repair").json
+    assert [p["code"] for p in repaired["repaired"]] == ["semantic_vectors"]
+    assert xb("search", "keyboard focus in a React dialog").json["results"]  # rebuilt
+    assert xb("doctor").json["problems"] == []
+    vectors.write_bytes(b"XBVEC1\n\0" + b"\xff" * 8)  # a header that lies about its size
+    result = xb("search", "keyboard focus in a React dialog")
+    assert result.code == 7 and "reindex --semantic" in result.stderr
+
+
+def test_the_base_install_path_never_imports_numpy(xb: Run, store_dir: Path) -> None:
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    for argv, stdin in ((["search", "dialog"], ""), (["recall", "-"], "keyboard dialog focus")):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "xbrain", *argv, "--store", str(store_dir)],
+            input=stdin,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr[-500:]
+        loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+        assert "numpy" not in loaded and "xbrain.search.semantic" not in loaded, argv
+
+
+@given(
+    st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
+    st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
+)
+def test_fusion_ranks_by_reciprocal_rank(lexical: list[str], semantic: list[str]) -> None:
+    from xbrain.search.hybrid import RRF_K, fuse
+
+    fused = fuse({"lexical": lexical, "semantic": semantic})
+    assert sorted(rid for rid, _, _ in fused) == sorted(set(lexical) | set(semantic))
+    for rid, score, legs in fused:
+        expected = sum(
+            1 / (RRF_K + ids.index(rid) + 1) for ids in (lexical, semantic) if rid in ids
+        )
+        assert abs(score - expected) < 1e-6
+        assert legs == [
+            leg for leg, ids in (("lexical", lexical), ("semantic", semantic)) if rid in ids
+        ]
+    keys: list[Any] = [(-score, rid) for rid, score, _ in fused]
+    assert keys == sorted(keys)
+
+
+def test_catching_up_embeds_only_new_texts(xb: Run, semantic: Path) -> None:
+    from xbrain.embedding import ProviderSpec, load_provider
+    from xbrain.search.semantic import catch_up
+
+    inner = load_provider(ProviderSpec("hashing"))
+    asked: list[str] = []
+
+    class Counting:
+        model_id, dimension, floor = inner.model_id, inner.dimension, inner.floor
+
+        def embed(self, texts: list[str]) -> Any:
+            asked.extend(texts)
+            return inner.embed(texts)
+
+    control = semantic / ".git"
+    before = catch_up(control, Counting())
+    assert asked == []  # nothing changed since reindex --semantic
+    rule = {"kind": "rule", "name": "tabs", "queries": ["indent with tabs"], "body": "Use tabs."}
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    assert xb("recall", "-", "--mode", "lexical", input="indent with tabs").code == 0
+    after = catch_up(control, Counting())
+    assert asked == ["indent with tabs"]  # the new entry's one text, nothing else
+    assert len(after.rows) == len(before.rows) + 1

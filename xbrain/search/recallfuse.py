@@ -1,0 +1,64 @@
+"""Recall in semantic or hybrid mode: per kind, the lexical leg's candidates fused with
+the semantic leg's (see :mod:`xbrain.search.hybrid` for the gates and the fusion)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .hybrid import fuse, semantic_leg
+
+__all__ = ["recall_fused"]
+
+
+def recall_fused(
+    store_dir: Path,
+    prompt: str,
+    lexical: dict[str, list[dict[str, Any]]],
+    mode: str,
+    options: Any,
+    allowed: Any,
+) -> list[dict[str, Any]]:
+    """Recall's candidates in ``mode``: per kind, the lexical leg's candidates (already
+    gated and cut to size) fused with the semantic leg's records above the floor (an
+    entry only if ``allowed`` lets the call show it). Each says which legs found it."""
+    from . import entrycache
+    from .candidates import entry_candidate, resource_candidate, skill_candidate
+    from .semantic import documents
+
+    control = store_dir / ".git"
+    kinds = tuple(options.kinds)
+    near: dict[str, list[tuple[str, float]]] = {kind: [] for kind in kinds}
+    for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 200):
+        near[kind].append((rid, score))
+    wide = min(20, options.top_k * 3)
+    out: list[dict[str, Any]] = []
+    for kind in kinds:
+        lex = lexical.get(kind, []) if mode == "hybrid" else []
+        docs = documents(control, kind, [rid for rid, _ in near[kind]])
+        hits = [(rid, score) for rid, score in near[kind] if rid in docs]
+        if kind == "entry":
+            hits = [(rid, score) for rid, score in hits if allowed(docs[rid])][: options.top_k]
+            bodies = entrycache.bodies(control, [rid for rid, _ in hits])
+        limit = options.top_k if kind == "entry" else wide
+        hits = hits[:limit]
+        made: dict[str, dict[str, Any]] = {}
+        for rid, score in hits:
+            why = {"via": "semantic", "matched": [], "similarity": score}
+            if kind == "entry":
+                made[rid] = entry_candidate({**docs[rid], "body": bodies.get(rid, "")}, 0, why)
+            elif kind == "skill":
+                made["skill:" + rid] = skill_candidate(docs[rid], 0, why)
+            else:
+                made[rid] = resource_candidate(docs[rid], 0, why)
+        similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
+        by_id = {item["id"]: item for item in lex}
+        fused = fuse({"lexical": list(by_id), "semantic": list(made)})[:limit]
+        for rid, score, found in fused:
+            item = dict(by_id[rid]) if rid in by_id else dict(made[rid])
+            if rid in by_id and rid in similarity:
+                item["why"] = {**item["why"], "similarity": similarity[rid]}
+            item["score"] = score
+            item["foundBy"] = found
+            out.append(item)
+    return out

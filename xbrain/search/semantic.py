@@ -1,0 +1,371 @@
+"""The semantic leg of search and recall (SPEC §14): vectors as derived data.
+
+A device switches semantic recall on with ``xbrain reindex --semantic`` (the provider it
+chose is kept in ``.git/xbrain/semantic.json``, never committed). The vectors live in
+one file per model, ``.git/xbrain/vectors/<model key>.bin``: a JSON header (the model,
+its dimension, the commit each source reflected, one row per text: kind, id, text hash)
+and the float32, L2-normalized matrix, replaced whole (write, fsync, rename) so a reader
+never sees half of one.
+
+The texts come from the lexical indexes, which every commit keeps current: a resource's
+title and purpose (and its use-when), a skill's name and description, an entry's
+description and each of its queries. A record scores by its best row. When a source's
+index has moved on since the vectors were made, the next semantic query catches up: rows
+whose text hash is unchanged keep their vectors, only new texts are embedded — so a write
+never loads a model, and a search never answers from vectors older than the index it
+ranks with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import CorruptStoreError, InvalidInputError
+from .query import INDEX_FILE, SEMANTIC_FILE
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..embedding import Provider, ProviderSpec
+
+__all__ = [
+    "SETTINGS_FILE",
+    "VECTOR_DIR",
+    "Vectors",
+    "catch_up",
+    "check_vectors",
+    "disable",
+    "documents",
+    "enable",
+    "load",
+    "nearest",
+    "rebuild",
+    "settings",
+    "source_texts",
+]
+
+SETTINGS_FILE = SEMANTIC_FILE
+VECTOR_DIR = Path("xbrain") / "vectors"
+MAGIC = b"XBVEC1\n\0"
+MAX_HEADER = 256 << 20
+_SOURCES = {  # kind → (index file, query of (id, JSON document))
+    "resource": (INDEX_FILE, "SELECT rid, resource FROM docs"),
+    "skill": (Path("xbrain") / "skills.sqlite", "SELECT rid, resource FROM docs"),
+    "entry": (Path("xbrain") / "entries.sqlite", "SELECT id, data FROM entry"),
+}
+
+
+def settings(control: Path) -> ProviderSpec | None:
+    """The provider this device chose for semantic recall, or None (switched off)."""
+    path = control / SETTINGS_FILE
+    try:
+        data = json.loads(path.read_bytes()[:65536])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        raise CorruptStoreError(f"Unreadable {path}; run xbrain reindex --semantic.") from None
+    from ..embedding import ProviderSpec
+
+    return ProviderSpec.from_json(data.get("provider") if isinstance(data, dict) else None)
+
+
+def enable(control: Path, spec: ProviderSpec) -> None:
+    """Keep ``spec`` as this device's semantic provider (0600, outside git)."""
+    _write_file(control / SETTINGS_FILE, json.dumps({"provider": spec.to_json()}).encode())
+
+
+def disable(control: Path) -> int:
+    """Switch semantic recall off on this device and delete its vectors; files removed."""
+    removed = 0
+    for path in [control / SETTINGS_FILE, *sorted((control / VECTOR_DIR).glob("*.bin"))]:
+        if path.is_file():
+            path.unlink()
+            removed += 1
+    return removed
+
+
+@dataclass
+class Vectors:
+    """One model's vectors: rows (kind, id, text hash), the matrix, what they reflect."""
+
+    model: str
+    dimension: int
+    sources: dict[str, str | None]
+    rows: list[tuple[str, str, str]]
+    matrix: np.ndarray
+
+
+def _path(control: Path, model: str) -> Path:
+    return control / VECTOR_DIR / (hashlib.sha256(model.encode()).hexdigest()[:16] + ".bin")
+
+
+def load(control: Path, model: str) -> Vectors | None:
+    """The vectors of ``model`` (memory-mapped), None when there are none; a damaged
+    file is an error (``doctor`` reports it, ``reindex --semantic`` rebuilds it)."""
+    import numpy as np
+
+    path = _path(control, model)
+    try:
+        with path.open("rb") as handle:
+            magic, size = handle.read(8), handle.read(8)
+            if magic != MAGIC or len(size) != 8:
+                raise ValueError("magic")
+            (length,) = struct.unpack("<Q", size)
+            if length > MAX_HEADER:
+                raise ValueError("header")
+            header = json.loads(handle.read(length))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        raise CorruptStoreError(
+            f"Damaged vectors in {path}; run xbrain reindex --semantic."
+        ) from None
+    try:
+        rows = [(str(k), str(i), str(h)) for k, i, h in header["rows"]]
+        dimension = int(header["dimension"])
+        offset = _aligned(16 + length)
+        matrix = np.memmap(path, dtype="<f4", mode="r", offset=offset, shape=(len(rows), dimension))
+        if header["model"] != model:
+            raise ValueError("model")
+        sources = {kind: header["sources"].get(kind) for kind in _SOURCES}
+    except (KeyError, TypeError, ValueError):
+        raise CorruptStoreError(
+            f"Damaged vectors in {path}; run xbrain reindex --semantic."
+        ) from None
+    return Vectors(model, dimension, sources, rows, matrix)
+
+
+def _aligned(offset: int) -> int:
+    return (offset + 63) // 64 * 64
+
+
+def save(control: Path, vectors: Vectors) -> None:
+    """Replace the model's vector file whole."""
+    import numpy as np
+
+    header = json.dumps(
+        {
+            "model": vectors.model,
+            "dimension": vectors.dimension,
+            "sources": vectors.sources,
+            "rows": vectors.rows,
+        },
+        separators=(",", ":"),
+    ).encode()
+    start = 16 + len(header)
+    pad = _aligned(start) - start
+    matrix = np.ascontiguousarray(vectors.matrix, dtype="<f4")
+    data = MAGIC + struct.pack("<Q", len(header)) + header + b"\0" * pad
+    _write_file(_path(control, vectors.model), data, matrix.tobytes())
+
+
+def _write_file(path: Path, *parts: bytes) -> None:
+    old = os.umask(0o077)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                for part in parts:
+                    handle.write(part)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+    finally:
+        os.umask(old)
+
+
+def source_texts(kind: str, doc: dict[str, Any]) -> list[str]:
+    """The texts a record is found by (each one row; the record scores by its best)."""
+
+    def clean(value: Any) -> str:
+        if isinstance(value, list):  # a resource's useWhen
+            value = "; ".join(str(item) for item in value)
+        return " ".join(str(value or "").split())[:2000]
+
+    if kind == "resource":
+        texts = [
+            f"{clean(doc.get('title'))}. {clean(doc.get('purpose'))}",
+            clean(doc.get("useWhen")),
+        ]
+    elif kind == "skill":
+        texts = [f"{clean(doc.get('name')).replace('-', ' ')}: {clean(doc.get('description'))}"]
+    else:
+        queries = list(doc.get("queries") or [])[:16]  # the cache keeps [text, terms]
+        texts = [clean(doc.get("description"))]
+        texts += [clean(q[0] if isinstance(q, list) and q else q) for q in queries]
+        if not any(texts):
+            texts = [clean(doc.get("name")).replace("-", " ")]
+    return [text for text in texts if text.strip(" .:")]
+
+
+def _read_source(control: Path, kind: str) -> tuple[str | None, Iterator[tuple[str, str]]]:
+    """The commit a source's index reflects and its (id, text) pairs (none: no index)."""
+    path, query = _SOURCES[kind]
+    if not (control / path).is_file():
+        return None, iter(())
+    try:
+        conn = sqlite3.connect(f"file:{control / path}?mode=ro", uri=True, timeout=10)
+        conn.execute("BEGIN")
+        row = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+        docs = conn.execute(query).fetchall()
+        conn.close()
+    except sqlite3.Error:
+        return None, iter(())
+    return (row[0] if row else None), (
+        (rid, text) for rid, data in docs for text in source_texts(kind, json.loads(data))
+    )
+
+
+def catch_up(control: Path, provider: Provider) -> Vectors:
+    """The provider's vectors, brought up to the lexical indexes (only new texts are
+    embedded; with nothing changed, nothing is written)."""
+    import numpy as np
+
+    vectors = load(control, provider.model_id)
+    commits = {kind: _read_source(control, kind)[0] for kind in _SOURCES}
+    if vectors is not None and vectors.sources == commits:
+        return vectors
+    known: dict[str, int] = {}
+    if vectors is not None:
+        known = {digest: i for i, (_, _, digest) in enumerate(vectors.rows)}
+    rows: list[tuple[str, str, str]] = []
+    texts: dict[str, str] = {}
+    for kind in _SOURCES:
+        _, pairs = _read_source(control, kind)
+        for rid, text in pairs:
+            digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+            rows.append((kind, rid, digest))
+            if digest not in known:
+                texts.setdefault(digest, text)
+    fresh: dict[str, np.ndarray] = {}
+    pending = list(texts.items())
+    for start in range(0, len(pending), 256):
+        batch = pending[start : start + 256]
+        made = provider.embed([text for _, text in batch])
+        fresh.update((digest, made[i]) for i, (digest, _) in enumerate(batch))
+    dimension = provider.dimension or (vectors.dimension if vectors else 0)
+    matrix = np.zeros((len(rows), dimension), dtype=np.float32)
+    for i, (_, _, digest) in enumerate(rows):
+        matrix[i] = fresh[digest] if digest in fresh else vectors.matrix[known[digest]]  # type: ignore[union-attr]
+    result = Vectors(provider.model_id, dimension, commits, rows, matrix)
+    save(control, result)
+    return load(control, provider.model_id) or result
+
+
+def nearest(
+    vectors: Vectors, query: np.ndarray, kinds: tuple[str, ...], floor: float, limit: int
+) -> list[tuple[str, str, float]]:
+    """The records of ``kinds`` most similar to ``query`` (a normalized vector) that clear
+    ``floor``: (kind, id, cosine), best first, ties by id."""
+    import numpy as np
+
+    if not vectors.rows or limit < 1:
+        return []
+    if query.shape != (vectors.dimension,):
+        raise InvalidInputError("The query's vector does not match the stored vectors.")
+    scores = np.asarray(vectors.matrix @ query.astype(np.float32))
+    best: dict[tuple[str, str], float] = {}
+    for i in np.flatnonzero(scores >= floor):
+        kind, rid, _ = vectors.rows[int(i)]
+        if kind in kinds:
+            key = (kind, rid)
+            score = float(scores[i])
+            if score > best.get(key, -2.0):
+                best[key] = score
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0][1]))
+    return [(kind, rid, round(score, 6)) for (kind, rid), score in ranked[:limit]]
+
+
+def documents(control: Path, kind: str, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The indexed documents of ``ids`` (a resource, a skill's descriptor, an entry)."""
+    if not ids:
+        return {}
+    path, query = _SOURCES[kind]
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        conn = sqlite3.connect(f"file:{control / path}?mode=ro", uri=True, timeout=10)
+        try:
+            key = "id" if kind == "entry" else "rid"
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for rid, data in conn.execute(f"{query} WHERE {key} IN ({marks})", chunk):
+                    found[rid] = json.loads(data)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return found
+    return found
+
+
+def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, Any]:
+    """Switch semantic recall on with ``spec`` and embed every record's texts afresh."""
+    import time
+
+    started = time.perf_counter()
+    _path(control, provider.model_id).unlink(missing_ok=True)
+    vectors = catch_up(control, provider)
+    enable(control, spec)  # only once the vectors exist: a failed build leaves it off
+    return {
+        "enabled": True,
+        "provider": spec.kind,
+        "model": provider.model_id,
+        "dimension": vectors.dimension,
+        "floor": provider.floor,
+        "records": len({(kind, rid) for kind, rid, _ in vectors.rows}),
+        "rows": len(vectors.rows),
+        "milliseconds": round((time.perf_counter() - started) * 1000),
+    }
+
+
+def check_vectors(
+    git: Any, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+) -> None:
+    """``doctor``: every vector file parses, has the rows its header lists, and holds
+    finite unit vectors; a damaged one is reported, and removed with ``repair`` (the next
+    semantic query, or ``reindex --semantic``, rebuilds it)."""
+    try:
+        import numpy as np
+    except ImportError:  # the extra was removed: the vectors are unused, not wrong
+        return
+
+    control: Path = git.control_dir
+    for path in sorted((control / VECTOR_DIR).glob("*.bin")):
+        rel = str(path.relative_to(git.path))
+        try:
+            with path.open("rb") as handle:
+                handle.read(8)
+                (length,) = struct.unpack("<Q", handle.read(8))
+                model = json.loads(handle.read(min(length, MAX_HEADER)))["model"]
+            vectors = load(control, str(model))
+            assert vectors is not None
+            norms = np.linalg.norm(np.asarray(vectors.matrix), axis=1)
+            ok = bool(np.isfinite(norms).all() and (np.abs(norms - 1) < 1e-3).all())
+        except (OSError, ValueError, KeyError, TypeError, AssertionError, struct.error):
+            ok = False
+        except CorruptStoreError:
+            ok = False
+        if ok:
+            continue
+        if repair:
+            path.unlink(missing_ok=True)
+            message = "Damaged vectors removed; xbrain reindex --semantic rebuilds them."
+            repaired.append({"code": "semantic_vectors", "message": message, "path": rel})
+        else:
+            message = "Semantic vectors are damaged (derived data)."
+            problems.append({"code": "semantic_vectors", "message": message, "path": rel})
