@@ -11,6 +11,7 @@ ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -474,8 +475,49 @@ def recall_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
                 raise SystemExit(f"recall failed: {proc.stderr.decode()}")
         rows.append((f"recall {label}, 10k+1k+1k", samples, "≤ 9x floor"))
     rows += hook_rows(store, runs, "10k+1k+1k")
+    rows += serve_rows(root, store, runs, prompts[0][1])
     notes = [f"1,000 entries put in-process in {saved:.1f} s (two commits)"]
     return rows, notes
+
+
+def serve_rows(root: Path, store: Path, runs: int, prompt: str) -> list[Row]:
+    """The same hook, recall and search while ``xbrain serve`` keeps the store warm."""
+    runtime = Path(tempfile.mkdtemp(prefix="xbr", dir="/tmp"))
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    started = subprocess.run(
+        xbrain("serve", "--detach", "--idle", "600"), env=env, capture_output=True, check=True
+    )
+    pid = json.loads(started.stdout)["pid"]
+    rows: list[Row] = []
+    try:
+        source = root / "prompt-serve.txt"
+        source.write_text(prompt)
+        cases = (
+            ("hook English via serve", xbrain("hook", "claude-code"), "payload"),
+            ("recall English via serve", xbrain("recall", "-"), "prompt"),
+            ("search English via serve", xbrain("search", SEARCHES[0][1]), None),
+        )
+        for label, command, stdin in cases:
+            samples = []
+            for i in range(runs):
+                data = b""
+                if stdin == "payload":
+                    body = {"hook_event_name": "UserPromptSubmit", "session_id": f"sv-{i}"}
+                    data = json.dumps({**body, "prompt": prompt}).encode()
+                elif stdin == "prompt":
+                    data = prompt.encode()
+                start = time.perf_counter()
+                proc = subprocess.run(command, input=data, capture_output=True, env=env)
+                samples.append((time.perf_counter() - start) * 1000)
+                if proc.returncode != 0 or not proc.stdout:
+                    raise SystemExit(f"{label} failed: {proc.stderr!r}")
+            rows.append((label, samples, "≤ 3x floor" if "hook" in label else ""))
+    finally:
+        subprocess.run(xbrain("serve", "--stop"), env=env, capture_output=True)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+        shutil.rmtree(runtime, ignore_errors=True)
+    return rows
 
 
 def main() -> None:

@@ -85,8 +85,25 @@ def claude_code(store: Path) -> int:
     return 0
 
 
+def _served_or_local(store: Path, data: bytes) -> dict[str, Any] | None:
+    """The answer of a running ``xbrain serve`` for this store, else ``respond`` here."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        from .serveclient import ask
+
+        tuning = ("XBRAIN_HOOK_LIMIT", "XBRAIN_HOOK_BUDGET")
+        env = {name: os.environ[name] for name in tuning if name in os.environ}
+        served, result = ask(store, "hook", {"data": text, "env": env, "cwd": os.getcwd()})
+        if served:
+            return result if isinstance(result, dict) else None
+    return respond(store, data)
+
+
 def _answer_in_time(store: Path, data: bytes) -> dict[str, Any] | None:
-    """``respond`` within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
+    """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
     timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
     try:
         import signal
@@ -97,37 +114,52 @@ def _answer_in_time(store: Path, data: bytes) -> dict[str, Any] | None:
         previous = signal.signal(signal.SIGALRM, expire)
         signal.setitimer(signal.ITIMER_REAL, timeout)
     except (ImportError, AttributeError, ValueError):  # no SIGALRM (Windows): no limit
-        return respond(store, data)
+        return _served_or_local(store, data)
     try:
-        return respond(store, data)
+        return _served_or_local(store, data)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
-def respond(store: Path, data: bytes) -> dict[str, Any] | None:
-    """What Claude Code is answered for the hook payload ``data`` (None: nothing)."""
+def respond(
+    store: Path,
+    data: bytes,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    mode: str | None = "lexical",
+) -> dict[str, Any] | None:
+    """What Claude Code is answered for the hook payload ``data`` (None: nothing);
+    ``env``: the hook's tuning variables (default: this process's environment); ``cwd``:
+    the working directory when the payload names none; ``mode``: the retrieval mode —
+    lexical in a fresh process (loading a model would cost every prompt a second), the
+    store's default (hybrid when semantic recall is on) in ``xbrain serve``."""
     payload = json.loads(data or b"{}")
     if not isinstance(payload, dict):
         return None
+    if cwd is not None and not isinstance(payload.get("cwd"), str):
+        payload["cwd"] = cwd
+    env = dict(os.environ) if env is None else env
     event = payload.get("hook_event_name")
     if event == "SessionStart":
         return _context("SessionStart", REMINDER)
     if event == "Stop" or event == "SubagentStop":
-        return _stop(store, payload)
+        return _stop(store, payload, mode)
     if event == "PreToolUse" or (event is None and "tool_name" in payload):
-        return _tool_guidance(store, payload)
-    return _prompt(store, payload)
+        return _tool_guidance(store, payload, mode)
+    return _prompt(store, payload, env, mode)
 
 
-def _prompt(store: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _prompt(
+    store: Path, payload: dict[str, Any], env: dict[str, str], mode: str | None
+) -> dict[str, Any] | None:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
-    limit = max(1, min(20, int(os.environ.get("XBRAIN_HOOK_LIMIT", "3"))))
-    budget = max(400, int(os.environ.get("XBRAIN_HOOK_BUDGET", "4000")))
+    limit = max(1, min(20, int(env.get("XBRAIN_HOOK_LIMIT", "3"))))
+    budget = max(400, int(env.get("XBRAIN_HOOK_BUDGET", "4000")))
     inner = max(100, budget - len(HEADER) - 100 * limit)  # room for the header, prefixes
-    results = _recall(store, payload, prompt.strip()[:8000], top_k=limit, budget=inner)
+    results = _recall(store, payload, prompt.strip()[:8000], top_k=limit, budget=inner, mode=mode)
     text = HEADER
     for result in results:
         item = _block(result)
@@ -136,18 +168,19 @@ def _prompt(store: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     return None if text == HEADER else _context("UserPromptSubmit", text)
 
 
-def _tool_guidance(store: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _tool_guidance(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, Any] | None:
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool:
         return None
     given = json.dumps(payload.get("tool_input") or {}, ensure_ascii=False)[:4000]
     asked = {**payload, "hook_event_name": "PreToolUse"}
-    results = _recall(store, asked, f"{tool} {given}", only=("tool-guidance",), budget=2000)
+    prompt = f"{tool} {given}"
+    results = _recall(store, asked, prompt, only=("tool-guidance",), budget=2000, mode=mode)
     lines = [_block(result) for result in results]
     return _context("PreToolUse", "\n".join([TOOL_HEADER, *lines])) if lines else None
 
 
-def _stop(store: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, Any] | None:
     if payload.get("stop_hook_active"):
         return None  # this stop was already held once: let it end
     transcript = payload.get("transcript_path")
@@ -155,7 +188,7 @@ def _stop(store: Path, payload: dict[str, Any]) -> dict[str, Any] | None:
     if not text.strip():
         return None
     asked = {**payload, "hook_event_name": "Stop"}
-    results = _recall(store, asked, text, only=("stop-rule",), budget=4000)
+    results = _recall(store, asked, text, only=("stop-rule",), budget=4000, mode=mode)
     if not results:
         return None
     reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)

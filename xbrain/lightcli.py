@@ -83,9 +83,11 @@ def answer(
     include_retired: bool = False,
     project: str | None = None,
     only: tuple[str, ...] = (),
+    cwd: str | None = None,
     **given: Any,
 ) -> dict[str, Any]:
-    """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``."""
+    """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
+    the caller's working directory when the payload names none."""
     from dataclasses import replace
 
     from .search.recall import Options, read_request, recall
@@ -93,6 +95,8 @@ def answer(
     request = read_request(data)
     if session is not None:
         request = replace(request, session=session)
+    if request.cwd is None and cwd is not None:
+        request = replace(request, cwd=cwd)
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
     return recall(store, cache_dir(), request, options)
 
@@ -104,11 +108,11 @@ def run_recall(args: list[str]) -> int | None:
         return None
     store = found.pop("store", None)
     try:
-        result = answer(
-            Path(store) if store is not None else default_store(),
-            sys.stdin.buffer.read(1 << 20),
-            **found,
-        )
+        where = Path(store) if store is not None else default_store()
+        data = sys.stdin.buffer.read(1 << 20)
+        served, result = _served(where, data, found)
+        if not served:
+            result = answer(where, data, **found)
     except Exception as exc:
         from .errors import describe
 
@@ -124,6 +128,25 @@ def run_recall(args: list[str]) -> int | None:
     sys.stdout.write(json_document(result))
     sys.stdout.flush()
     return 0
+
+
+def _served(store: Path, data: bytes, found: dict[str, Any]) -> tuple[bool, Any]:
+    """The answer of a running ``xbrain serve`` for this store, if one answers."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False, None  # the local path says what is wrong
+    from .serveclient import ServerError, ask
+
+    args = {**found, "only": list(found.get("only", ())), "data": text, "cwd": os.getcwd()}
+    try:
+        return ask(store, "recall", args)
+    except ServerError as exc:
+        from .errors import XbrainError
+
+        error = XbrainError(exc.message)
+        error.exit_code = exc.code
+        raise error from None
 
 
 def default_store() -> Path:

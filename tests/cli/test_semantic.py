@@ -151,19 +151,22 @@ def test_the_base_install_path_never_imports_numpy(xb: Run, store_dir: Path) -> 
     st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
 )
 def test_fusion_ranks_by_reciprocal_rank(lexical: list[str], semantic: list[str]) -> None:
-    from xbrain.search.hybrid import RRF_K, fuse
+    from xbrain.search.hybrid import RRF_K, WEIGHTS, fuse
 
     fused = fuse({"lexical": lexical, "semantic": semantic})
     assert sorted(rid for rid, _, _ in fused) == sorted(set(lexical) | set(semantic))
     for rid, score, legs in fused:
         expected = sum(
-            1 / (RRF_K + ids.index(rid) + 1) for ids in (lexical, semantic) if rid in ids
+            WEIGHTS[leg] / (RRF_K + ids.index(rid) + 1)
+            for leg, ids in (("lexical", lexical), ("semantic", semantic))
+            if rid in ids
         )
         assert abs(score - expected) < 1e-6
         assert legs == [
             leg for leg, ids in (("lexical", lexical), ("semantic", semantic)) if rid in ids
         ]
-    keys: list[Any] = [(-score, rid) for rid, score, _ in fused]
+    first = {"lexical": 0, "semantic": 1}
+    keys: list[Any] = [(-score, first[legs[0]], rid) for rid, score, legs in fused]
     assert keys == sorted(keys)
 
 

@@ -172,6 +172,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "search",
         "Find resources for QUERY (English, Chinese or mixed). Prints private content.",
     ),
+    "serve": (
+        "agents",
+        "serve_command",
+        "Keep recall warm: one process per store on a private Unix socket.",
+    ),
     "show": (
         "history",
         "show",

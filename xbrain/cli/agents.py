@@ -1,12 +1,13 @@
-"""Agent front ends: mcp, hook."""
+"""Agent front ends: mcp, hook, serve."""
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
-from .base import common_options, open_store, store_path
+from .base import common_options, emit, open_store, store_path
 
 
 @click.command("mcp")
@@ -64,3 +65,79 @@ def hook_command(ctx: click.Context, harness: str) -> None:
     from ..hookcli import claude_code
 
     ctx.exit(claude_code(store_path(ctx)))
+
+
+@click.command("serve")
+@click.option(
+    "--idle",
+    type=click.FloatRange(min=1),
+    default=1800,
+    show_default=True,
+    help="Exit after this many seconds without a request.",
+)
+@click.option("--detach", is_flag=True, help="Start in the background and return at once.")
+@click.option("--stop", is_flag=True, help="Stop the store's running server.")
+@common_options
+@click.pass_context
+def serve_command(ctx: click.Context, idle: float, detach: bool, stop: bool) -> None:
+    """Keep recall warm: one process per store on a private Unix socket.
+
+    recall, search and the hooks ask it first (a fresh process then answers in a few
+    milliseconds of work instead of loading everything) and do the work themselves when
+    it does not answer. It holds the modules, the tokenizer and — with semantic recall
+    on — the model and vectors; it reads main afresh on every request, so it never
+    answers from an old commit. The socket lives in $XDG_RUNTIME_DIR/xbrain (else
+    /tmp/xbrain-UID), 0600 in a 0700 directory of yours; a path that is not yours is
+    refused. It exits after --idle seconds without a request, on --stop, or on SIGTERM.
+    """
+    from ..server import serve
+    from ..server import stop as stop_server
+
+    store = store_path(ctx)
+    if stop:
+        emit(stop_server(store))
+        return
+    if detach:
+        emit(_detached(store, idle))
+        return
+
+    def ready(info: dict[str, Any]) -> None:
+        click.echo(f"xbrain serve: listening on {info['socket']} (pid {info['pid']})", err=True)
+
+    from .base import cache_dir
+
+    emit(serve(store, cache_dir(), idle, ready))
+
+
+def _detached(store: Any, idle: float) -> dict[str, Any]:
+    """Start ``xbrain serve`` in its own session and wait until it answers."""
+    import os
+    import subprocess
+    import time
+
+    from ..errors import ProviderError
+    from ..serveclient import ask, socket_path
+
+    argv = [sys.executable, "-m", "xbrain", "serve", "--store", str(store), "--idle", str(idle)]
+    with open(os.devnull, "rb") as devnull_in, open(os.devnull, "wb") as devnull_out:
+        child = subprocess.Popen(
+            argv,
+            stdin=devnull_in,
+            stdout=devnull_out,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        served, result = ask(store, "ping", {})
+        if served:
+            assert child.stderr is not None
+            child.stderr.close()
+            return {"socket": str(socket_path(store)), "pid": result["pid"], "detached": True}
+        if child.poll() is not None:
+            assert child.stderr is not None
+            why = child.stderr.read(4096).decode(errors="replace").strip().splitlines()
+            raise ProviderError(why[-1] if why else "xbrain serve exited at once.")
+        time.sleep(0.05)
+    child.kill()
+    raise ProviderError("xbrain serve did not start within 30 seconds.")

@@ -59,12 +59,28 @@ def search(
     from ..search import query as search_query
     from ..search.run import search_store
 
+    text = search_query.read_query(sys.stdin.buffer) if query == "-" else query
+    if at is None and provider_config is None:  # a running xbrain serve answers first
+        from ..serveclient import ServerError, ask
+
+        asked = {"query": text, "limit": limit, "domain": domain, "feature": feature}
+        try:
+            served, found = ask(store_path(ctx), "search", {**asked, "style": style, "mode": mode})
+        except ServerError as exc:
+            from ..errors import XbrainError
+
+            error = XbrainError(exc.message)
+            error.exit_code = exc.code
+            raise error from None
+        if served:
+            emit(search_query.brief(found) if brief else found)
+            return
     progress = Progress("indexing")  # a first search after clone or import builds the index
     try:
         found = search_store(
             store_path(ctx),
             cache_dir(),
-            search_query.read_query(sys.stdin.buffer) if query == "-" else query,
+            text,
             limit=limit,
             domain=domain,
             feature=feature,

@@ -244,6 +244,7 @@ class Tools:
             domain=args.get("domain"),
             feature=args.get("feature"),
             style=args.get("style"),
+            mode=args.get("mode"),
         )
         return found if args.get("full") is True else brief(found)
 
@@ -286,6 +287,7 @@ class Tools:
 
         project = args.get("project")
         options = Options.of(
+            mode=args.get("mode"),
             scoring=args.get("scoring"),
             top_k=args.get("top_k"),
             budget=args.get("budget"),

@@ -2,9 +2,12 @@
 reciprocal rank fusion.
 
 Each leg is gated on its own terms first — the lexical leg by its coverage rule and
-scores, the semantic leg by the provider's score floor — and only what passed is fused,
-by rank: ``Σ 1 / (60 + rank)`` over the legs that found a record. A fused score is never
-thresholded, so a prompt that clears neither gate ("ok thanks") recalls nothing.
+scores, the semantic leg by the provider's score floor and by staying within 0.1 of its
+own best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
+the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, the
+semantic one 5). A fused score is never thresholded, so a prompt that clears neither
+gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
+``bench/semantic_quality.py`` with ``bench/fusion_tune.py`` (see the README).
 """
 
 from __future__ import annotations
@@ -18,10 +21,24 @@ from .query import SEMANTIC_FILE
 if TYPE_CHECKING:
     from ..embedding import Provider
 
-__all__ = ["MODES", "RRF_K", "fuse", "fused_search", "resolve_mode", "semantic_leg"]
+__all__ = [
+    "LEXICAL_DEPTH",
+    "MODES",
+    "RRF_K",
+    "SEMANTIC_DEPTH",
+    "WEIGHTS",
+    "fuse",
+    "fused_search",
+    "resolve_mode",
+    "semantic_leg",
+]
 
 MODES = ("lexical", "semantic", "hybrid")
-RRF_K = 60
+RRF_K = 10
+WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
+LEXICAL_DEPTH = 10
+SEMANTIC_DEPTH = 5
+SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 
@@ -77,28 +94,56 @@ def provider_for(control: Path) -> Provider:
 def semantic_leg(
     store_dir: Path, text: str, kinds: tuple[str, ...], limit: int
 ) -> list[tuple[str, str, float]]:
-    """The records of ``kinds`` nearest to ``text`` above the provider's floor:
-    (kind, id, cosine), best first. The vectors catch up with the indexes first."""
+    """The semantic leg: per kind, the records nearest to ``text`` that clear the
+    provider's floor and stay within ``SEMANTIC_DELTA`` of that kind's best, at most
+    ``limit`` of each: (kind, id, cosine), best first. The vectors catch up first."""
     from .semantic import catch_up, nearest
 
     control = store_dir / ".git"
     provider = provider_for(control)
     vectors = catch_up(control, provider)
     query = provider.embed([text])[0]
-    return nearest(vectors, query, kinds, provider.floor, limit)
+    best: dict[str, float] = {}
+    taken: dict[str, int] = {}
+    out = []
+    for kind, rid, score in nearest(vectors, query, kinds, provider.floor, 200 * len(kinds)):
+        best.setdefault(kind, score)
+        if score >= best[kind] - SEMANTIC_DELTA and taken.get(kind, 0) < limit:
+            taken[kind] = taken.get(kind, 0) + 1
+            out.append((kind, rid, score))
+    return out
 
 
-def fuse(legs: dict[str, list[str]]) -> list[tuple[str, float, list[str]]]:
-    """Reciprocal rank fusion of ranked id lists: (id, fused score, the legs that found
-    it, in the order given), best first, ties by id."""
+def fuse(
+    legs: dict[str, list[str]], weights: dict[str, float] | None = None
+) -> list[tuple[str, float, list[str]]]:
+    """Weighted reciprocal rank fusion of ranked id lists: (id, fused score, the legs
+    that found it, in the order given), best first. Equal scores go to the leg given
+    first (the lexical one: where the legs disagree equally, the more precise leg
+    leads), then by id. ``weights``: per leg (default ``WEIGHTS``)."""
+    weights = WEIGHTS if weights is None else weights
     scores: dict[str, float] = {}
     found: dict[str, list[str]] = {}
+    order = {leg: i for i, leg in enumerate(legs)}
     for leg, ids in legs.items():
         for rank, rid in enumerate(ids, start=1):
-            scores[rid] = scores.get(rid, 0.0) + 1.0 / (RRF_K + rank)
+            scores[rid] = scores.get(rid, 0.0) + weights.get(leg, 1.0) / (RRF_K + rank)
             found.setdefault(rid, []).append(leg)
-    ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+    def key(item: tuple[str, float]) -> tuple[float, int, str]:
+        return (-round(item[1], 12), order[found[item[0]][0]], item[0])
+
+    ranked = sorted(scores.items(), key=key)
     return [(rid, round(score, 6), found[rid]) for rid, score in ranked]
+
+
+def weights_for(lexical_complete: bool) -> dict[str, float]:
+    """The legs' weights: when the lexical leg's best result holds every term of the
+    query, the semantic leg only adds after the lexical results (a weight too small to
+    reorder the lexical ones: 0.001 / 11 is under the smallest gap between two of its
+    first ten ranks, 1/19 − 1/20) — words the user typed that one record holds all of
+    are the strongest evidence there is."""
+    return {**WEIGHTS, "semantic": 0.001} if lexical_complete else WEIGHTS
 
 
 def labelled(result: dict[str, Any], legs: list[str], similarity: float | None) -> dict[str, Any]:
@@ -110,20 +155,30 @@ def labelled(result: dict[str, Any], legs: list[str], similarity: float | None) 
 
 
 def fused_search(
-    store_dir: Path, query: str, limit: int, mode: str, lexical: dict[str, Any]
+    store_dir: Path, cache_dir: Path, query: str, limit: int, mode: str, lexical: dict[str, Any]
 ) -> dict[str, Any]:
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
     from .semantic import documents
 
-    nearest = semantic_leg(store_dir, query, ("resource",), 20)
+    nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
     similarity = {rid: score for _, rid, score in nearest}
-    by_id = {item["citation"]["id"]: item for item in lexical["results"]}
+    by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
     legs = {"semantic": [rid for _, rid, _ in nearest]}
+    complete = False
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
-    fused = fuse(legs)[:limit]
+        if lexical["results"]:
+            from .tokenize import Tokenizer
+
+            tokenizer = Tokenizer(cache_dir)
+            try:
+                terms = tokenizer.query_terms(query)
+            finally:
+                tokenizer.close()
+            complete = len(lexical["results"][0]["matched"]) >= len(terms) > 0
+    fused = fuse(legs, weights_for(complete))[:limit]
     missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone
     docs = documents(store_dir / ".git", "resource", missing)
     results = []

@@ -172,10 +172,14 @@ class Idf:
     def __init__(self, df: dict[str, int], n: int) -> None:
         self.df = df
         self.n = n
+        self._known: dict[str, float] = {}
 
     def weight(self, term: str) -> float:
         """``log(1 + (n + 1) / (df + 0.5))``."""
-        return math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
+        known = self._known.get(term)
+        if known is None:
+            known = self._known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
+        return known
 
 
 def _candidates(
@@ -296,7 +300,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         def allowed(entry: dict[str, Any]) -> bool:
             return _allowed(entry, options, project, request.event)
 
-        candidates = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed)
+        candidates = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(
             candidates, state["shown"], options.budget, cap=options.top_k

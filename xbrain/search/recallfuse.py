@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .hybrid import fuse, semantic_leg
+from .hybrid import SEMANTIC_DEPTH, fuse, semantic_leg, weights_for
 
 __all__ = ["recall_fused"]
 
@@ -18,10 +18,12 @@ def recall_fused(
     mode: str,
     options: Any,
     allowed: Any,
+    terms: list[str],
 ) -> list[dict[str, Any]]:
     """Recall's candidates in ``mode``: per kind, the lexical leg's candidates (already
     gated and cut to size) fused with the semantic leg's records above the floor (an
-    entry only if ``allowed`` lets the call show it). Each says which legs found it."""
+    entry only if ``allowed`` lets the call show it; ``terms``: the prompt's). Each says
+    which legs found it."""
     from . import entrycache
     from .candidates import entry_candidate, resource_candidate, skill_candidate
     from .semantic import documents
@@ -29,7 +31,8 @@ def recall_fused(
     control = store_dir / ".git"
     kinds = tuple(options.kinds)
     near: dict[str, list[tuple[str, float]]] = {kind: [] for kind in kinds}
-    for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 200):
+    depth = max(SEMANTIC_DEPTH, options.top_k)
+    for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth):
         near[kind].append((rid, score))
     wide = min(20, options.top_k * 3)
     out: list[dict[str, Any]] = []
@@ -38,10 +41,11 @@ def recall_fused(
         docs = documents(control, kind, [rid for rid, _ in near[kind]])
         hits = [(rid, score) for rid, score in near[kind] if rid in docs]
         if kind == "entry":
-            hits = [(rid, score) for rid, score in hits if allowed(docs[rid])][: options.top_k]
+            hits = [(rid, score) for rid, score in hits if allowed(docs[rid])]
+        hits = hits[:depth]
+        if kind == "entry":
             bodies = entrycache.bodies(control, [rid for rid, _ in hits])
         limit = options.top_k if kind == "entry" else wide
-        hits = hits[:limit]
         made: dict[str, dict[str, Any]] = {}
         for rid, score in hits:
             why = {"via": "semantic", "matched": [], "similarity": score}
@@ -53,7 +57,9 @@ def recall_fused(
                 made[rid] = resource_candidate(docs[rid], 0, why)
         similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
         by_id = {item["id"]: item for item in lex}
-        fused = fuse({"lexical": list(by_id), "semantic": list(made)})[:limit]
+        complete = bool(lex) and len(lex[0]["why"]["matched"]) >= len(terms) > 0
+        fused = fuse({"lexical": list(by_id), "semantic": list(made)}, weights_for(complete))
+        fused = fused[:limit]
         for rid, score, found in fused:
             item = dict(by_id[rid]) if rid in by_id else dict(made[rid])
             if rid in by_id and rid in similarity:

@@ -45,13 +45,13 @@ def search_store(
 
         chosen = resolve_mode(store_dir / ".git", mode)
         if chosen != "lexical" and at is None and provider is None and trimmed:
-            from .hybrid import fused_search
+            from .hybrid import LEXICAL_DEPTH, fused_search
 
             wide = search_store(
                 store_dir,
                 cache_dir,
                 query,
-                limit=20,
+                limit=max(limit, LEXICAL_DEPTH),
                 domain=domain,
                 feature=feature,
                 style=style,
@@ -61,7 +61,7 @@ def search_store(
             )
             if domain or feature or style:  # design filters: the lexical leg alone
                 return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
-            return fused_search(store_dir, trimmed, limit, chosen, wide)
+            return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
     if at is None and provider is None:
         own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
         words = Tokenizer(cache_dir) if tokenizer is None else tokenizer

@@ -148,6 +148,17 @@ class Cutter(Protocol):
         ...
 
 
+_WARM: dict[Path, Segmenter] | None = None  # segmenters kept across calls (xbrain serve)
+
+
+def keep_warm() -> None:
+    """Keep every segmenter this process opens for the next ``Tokenizer`` (a long-lived
+    server: a fresh process opens one per command and closes it)."""
+    global _WARM
+    if _WARM is None:
+        _WARM = {}
+
+
 class Tokenizer:
     """Turns text into terms; loads the Chinese segmenter only when Han text appears.
 
@@ -166,7 +177,12 @@ class Tokenizer:
         if self._segmenter is None:
             from .segment import Segmenter
 
-            self._segmenter = Segmenter(self.cache_dir)
+            if _WARM is None:
+                self._segmenter = Segmenter(self.cache_dir)
+            else:
+                if self.cache_dir not in _WARM:
+                    _WARM[self.cache_dir] = Segmenter(self.cache_dir)
+                self._segmenter = _WARM[self.cache_dir]
         return self._segmenter
 
     def bulk_segmenter(self) -> Cutter:
@@ -180,7 +196,8 @@ class Tokenizer:
     def close(self) -> None:
         """Release the segmenter's cache file."""
         if self._segmenter is not None:
-            self._segmenter.close()
+            if _WARM is None:  # a warm one stays open for the next call
+                self._segmenter.close()
             self._segmenter = None
         self._bulk = None
 

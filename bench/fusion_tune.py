@@ -1,0 +1,139 @@
+"""Choosing how the two legs fuse, on the dev halves of bench/semantic_quality.py only.
+
+Both legs are run once per dev query (lexical: the search index, 20 deep; semantic: the
+packaged model, 20 deep above a 0.3 floor); fusion variants are then scored offline:
+reciprocal rank fusion with k, a weight on the semantic leg, how deep each leg goes, the
+semantic floor, and a relative gate within the semantic leg (only hits within delta of
+its best). Printed: per variant, hybrid minus lexical Recall@5 and MRR@5 per
+construction (the worst of them first) — the test halves are never looked at here.
+
+Run: ``python bench/fusion_tune.py`` (needs the semantic extra).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import semantic_quality as sq
+
+from xbrain.embedding import ProviderSpec
+from xbrain.search import hybrid
+from xbrain.search.run import search_store
+from xbrain.search.semantic import catch_up, documents, nearest
+from xbrain.search.tokenize import Tokenizer
+from xbrain.store import Store
+
+
+def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta):  # type: ignore[no-untyped-def]
+    sem = [(t, s) for t, s in semantic[:depth_sem] if s >= floor]
+    if sem:
+        top = sem[0][1]
+        sem = [(t, s) for t, s in sem if s >= top - delta]
+    scores: dict[str, float] = {}
+    first: dict[str, int] = {}
+    for rank, title in enumerate(lexical[:depth_lex], 1):
+        scores[title] = scores.get(title, 0) + 1 / (k + rank)
+        first.setdefault(title, 0)
+    for rank, (title, _) in enumerate(sem, 1):
+        scores[title] = scores.get(title, 0) + weight / (k + rank)
+        first.setdefault(title, 1)
+    return [t for t, _ in sorted(scores.items(), key=lambda x: (-x[1], first[x[0]], x[0]))][:5]
+
+
+def main() -> None:
+    rng = random.Random(11)
+    zh = sq.pages("zh")
+    en_all = sq.pages("en")
+    both = sorted(set(zh) & set(en_all))
+    others = sorted(set(en_all) - set(zh))
+    keep = set(both) | set(sq.PARAPHRASES["en"]) | set(rng.sample(others, min(1500, len(others))))
+    corpora = {"en": {n: d for n, d in en_all.items() if n in keep}, "zh": zh}
+    with tempfile.TemporaryDirectory() as tmp:
+        root, cache = Path(tmp), Path(tmp) / "cache"
+        tokenizer = Tokenizer(cache)
+        stores = {}
+        for language, docs in corpora.items():
+            store = Store(root / language, cache_dir=cache)
+            items = list(docs.values())
+            for first in range(0, len(items), 1000):
+                store.put(items[first : first + 1000])
+            store.reindex(semantic=ProviderSpec("packaged"))
+            stores[language] = root / language
+        sets = {}
+        for language, docs in corpora.items():
+            targets = rng.sample(sorted(docs), min(60, len(docs)))
+            words = []
+            for name in targets:
+                pool = [w for w in str(docs[name]["text"]).split() if len(w) > 3]
+                if language == "zh":
+                    pool = [w for w in tokenizer.words(str(docs[name]["text"])) if len(w) > 1]
+                if len(pool) >= 4:
+                    words.append((" ".join(rng.sample(pool, 4)), name))
+            sets[("words", language)] = words
+            sets[("paraphrase", language)] = [
+                (t, n) for n, t in sq.PARAPHRASES[language].items() if n in docs
+            ]
+        en_docs = corpora["en"]
+        sets[("cross-language", "en")] = [(str(zh[n]["purpose"]), n) for n in both if n in en_docs]
+        sets[("cross-language", "zh")] = [(str(en_all[n]["purpose"]), n) for n in both]
+        legs = {}
+        for (construction, language), queries in sets.items():
+            control = stores[language] / ".git"
+            provider = hybrid.provider_for(control)
+            vectors = catch_up(control, provider)
+            rows = []
+            for text, target in queries[0::2]:  # dev only
+                lexical = search_store(stores[language], cache, text, limit=20, mode="lexical")
+                lex = [r["resource"]["title"] for r in lexical["results"]]
+                near = nearest(vectors, provider.embed([text])[0], ("resource",), 0.3, 20)
+                docs = documents(control, "resource", [rid for _, rid, _ in near])
+                sem = [(docs[rid]["title"], s) for _, rid, s in near if rid in docs]
+                rows.append((lex, sem, target))
+            legs[(construction, language)] = rows
+
+        def score(found: list[str], target: str) -> tuple[float, float]:
+            return (target in found, 1 / (found.index(target) + 1) if target in found else 0)
+
+        grid = itertools.product(
+            (10, 60),
+            (1.0, 0.8, 0.6, 0.4),
+            (10, 20),
+            (5, 10, 20),
+            (0.35, 0.4, 0.45),
+            (1.0, 0.1, 0.05),
+        )
+        results = []
+        for k, weight, dl, ds, floor, delta in grid:
+            deltas = []
+            for key, rows in legs.items():
+                lex_r = sum(score(lex[:5], t)[0] for lex, _, t in rows) / len(rows)
+                lex_m = sum(score(lex[:5], t)[1] for lex, _, t in rows) / len(rows)
+                hyb = [
+                    score(fused(lex, sem, k, weight, dl, ds, floor, delta), t)
+                    for lex, sem, t in rows
+                ]
+                hyb_r = sum(h[0] for h in hyb) / len(rows)
+                hyb_m = sum(h[1] for h in hyb) / len(rows)
+                deltas.append((key, hyb_r - lex_r, hyb_m - lex_m))
+            worst = min(min(d[1], d[2]) for d in deltas)
+            gain = sum(d[1] + d[2] for d in deltas) / len(deltas)
+            results.append((worst, gain, (k, weight, dl, ds, floor, delta), deltas))
+        results.sort(key=lambda r: (r[0], r[1]), reverse=True)
+        for worst, gain, params, deltas in results[:12]:
+            cells = "  ".join(f"{c[:5]}-{lang}:{r:+.2f}/{m:+.2f}" for (c, lang), r, m in deltas)
+            k, weight, lex, sem, floor, delta = params
+            print(
+                f"k={k} w={weight} lex={lex} sem={sem} floor={floor} delta={delta}: "
+                f"worst {worst:+.3f} mean {gain:+.3f} | {cells}"
+            )
+        tokenizer.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""``xbrain serve``: the warm server recall, search and the hooks ask first."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, Result
+
+Run = Callable[..., Result]
+pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="Unix sockets only")
+
+
+@pytest.fixture
+def runtime() -> Iterator[Path]:
+    """A short private runtime dir (socket paths are limited to ~100 bytes)."""
+    folder = Path(tempfile.mkdtemp(prefix="xbr"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def cli(
+    runtime: Path, store: Path, *args: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    return subprocess.run(
+        [sys.executable, "-m", "xbrain", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def start(runtime: Path, store: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "xbrain", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert server.stderr is not None
+    line = server.stderr.readline()  # "listening on …" once the socket accepts
+    assert "listening on" in line, line + server.stderr.read()
+    return server
+
+
+def finished(server: subprocess.Popen[str]) -> dict[str, object]:
+    out, _ = server.communicate(timeout=30)
+    assert server.returncode == 0
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+@pytest.fixture
+def stocked(xb: Run, store_dir: Path) -> Path:
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    return store_dir
+
+
+def test_answers_match_a_fresh_process_and_new_commits_are_seen(
+    xb: Run, stocked: Path, runtime: Path
+) -> None:
+    prompt = "can I git push --force to main?"
+    alone = cli(runtime, stocked, "recall", "-", stdin=prompt)
+    searched = cli(runtime, stocked, "search", "keyboard dialog", "--brief")
+    server = start(runtime, stocked)
+    try:
+        sock = next((runtime / "xbrain").glob("*.sock"))
+        assert sock.stat().st_mode & 0o777 == 0o600
+        assert (runtime / "xbrain").stat().st_mode & 0o777 == 0o700
+        assert cli(runtime, stocked, "recall", "-", stdin=prompt).stdout == alone.stdout
+        assert cli(runtime, stocked, "search", "keyboard dialog", "--brief").stdout == (
+            searched.stdout
+        )
+        hook = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+        answered = json.loads(cli(runtime, stocked, "hook", "claude-code", stdin=hook).stdout)
+        assert "no-force-push" in answered["hookSpecificOutput"]["additionalContext"]
+        rule = {
+            "kind": "rule",
+            "name": "tabs-rule",
+            "queries": ["indent with tabs"],
+            "body": "Tabs.",
+        }
+        assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0  # a new commit
+        fresh = cli(runtime, stocked, "recall", "-", stdin="should I indent with tabs")
+        assert [r["name"] for r in json.loads(fresh.stdout)["results"]] == ["tabs-rule"]
+        bad = cli(runtime, stocked, "recall", "-", "--budget", "5", stdin="x")
+        assert bad.returncode == 4 and bad.stderr.count("\n") == 1  # errors come back too
+        assert cli(runtime, stocked, "serve").returncode == 5  # one server per store
+        stopped = cli(runtime, stocked, "serve", "--stop")
+        assert json.loads(stopped.stdout)["stopped"] is True
+        summary = finished(server)
+    finally:
+        server.kill()
+        server.communicate()
+    # recall, search, hook, recall after the commit, the bad recall, stop: all served
+    assert summary["stopped"] == "stop" and summary["served"] == 6
+    assert not list((runtime / "xbrain").glob("*.sock"))
+    assert json.loads(cli(runtime, stocked, "serve", "--stop").stdout)["stopped"] is False
+
+
+def test_idle_exit_and_signals(stocked: Path, runtime: Path) -> None:
+    started = time.monotonic()
+    assert finished(start(runtime, stocked, "--idle", "1"))["stopped"] == "idle"
+    assert time.monotonic() - started < 20
+    server = start(runtime, stocked)
+    server.send_signal(signal.SIGTERM)
+    assert finished(server)["stopped"] == "signal"
+
+
+def test_a_dead_server_is_not_waited_for(stocked: Path, runtime: Path) -> None:
+    server = start(runtime, stocked)
+    server.kill()  # its socket file stays behind
+    server.communicate()
+    assert list((runtime / "xbrain").glob("*.sock"))
+    started = time.monotonic()
+    answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
+    assert answered.returncode == 0 and json.loads(answered.stdout)["results"]
+    assert time.monotonic() - started < 20
+    again = start(runtime, stocked)  # the stale socket is replaced
+    assert json.loads(cli(runtime, stocked, "serve", "--stop").stdout)["stopped"]
+    finished(again)
+
+
+def test_paths_that_are_not_ours_are_refused(stocked: Path, runtime: Path) -> None:
+    folder = runtime / "xbrain"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)  # readable by others: not a private directory
+    refused = cli(runtime, stocked, "serve")
+    assert refused.returncode == 5 and "0700" in refused.stderr
+    folder.chmod(0o700)
+    server = start(runtime, stocked)
+    sock = next(folder.glob("*.sock"))
+    server.send_signal(signal.SIGTERM)
+    finished(server)
+    sock.write_text("not a socket")
+    refused = cli(runtime, stocked, "serve")
+    assert refused.returncode == 5 and "not a socket" in refused.stderr
+    sock.unlink()
+    sock.symlink_to(runtime / "elsewhere.sock")
+    assert cli(runtime, stocked, "serve").returncode == 5  # a link is never followed
+    answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
+    assert answered.returncode == 0 and json.loads(answered.stdout)["results"]
+
+
+def test_detach_returns_at_once(stocked: Path, runtime: Path) -> None:
+    detached = cli(runtime, stocked, "serve", "--detach", "--idle", "60")
+    assert detached.returncode == 0, detached.stderr
+    info = json.loads(detached.stdout)
+    assert info["detached"] is True and info["pid"] > 0
+    try:
+        assert json.loads(cli(runtime, stocked, "serve", "--stop").stdout)["stopped"] is True
+        for _ in range(200):
+            try:
+                os.kill(info["pid"], 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the detached server did not stop")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(info["pid"], signal.SIGKILL)

@@ -1,0 +1,221 @@
+"""``xbrain serve``: one long-lived process per store that keeps recall warm.
+
+It holds what a fresh process pays for on every prompt — the interpreter and modules,
+the tokenizer's dictionaries, the embedding model and its vectors — and answers
+``recall``, ``hook`` and ``search`` requests on a private Unix socket (see
+:mod:`xbrain.serveclient` for where it lives and how it is asked). Requests are served
+one at a time with the same functions a fresh process runs, so an answer is the one the
+CLI would give: each request reads ``main`` afresh, and every derived index checks the
+commit it reflects, so a new commit is noticed by the next request and a stale answer is
+never served. It exits after ``idle`` seconds without a request, on ``serve --stop``, or
+on SIGTERM/SIGINT, and removes its socket. It refuses a socket directory or a socket
+that is not the user's own, and answers only the user's own processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import stat
+import struct
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import ConflictError, InvalidInputError, describe
+from .serveclient import MAX_MESSAGE, ask, owned, socket_path
+
+__all__ = ["serve", "stop"]
+
+REQUEST_TIMEOUT = 5.0  # to send a whole request once connected
+
+
+def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[str, Any]:
+    """Serve ``store`` until idle for ``idle`` seconds or stopped; what it did.
+    ``ready(info)`` is called once the socket listens."""
+    if not idle > 0:
+        raise InvalidInputError("--idle must be a positive number of seconds.")
+    if not (store / ".git").is_dir():
+        raise InvalidInputError(f"No store at {store}; the first write creates it.")
+    path = socket_path(store)
+    listener = _listen(path)
+    stopping: list[str] = []
+
+    def finish(signum: int, frame: object) -> None:
+        stopping.append("signal")
+
+    previous = {sig: signal.signal(sig, finish) for sig in (signal.SIGTERM, signal.SIGINT)}
+    served, started = 0, time.monotonic()
+    try:
+        warm = _warm(store)
+        info = {"socket": str(path), "pid": os.getpid(), "store": str(store), **warm}
+        if ready is not None:
+            ready(info)
+        last = time.monotonic()
+        listener.settimeout(0.5)  # wake up to notice a signal or the idle limit
+        while not stopping:
+            if time.monotonic() - last > idle:
+                stopping.append("idle")
+                break
+            try:
+                conn, _ = listener.accept()
+            except (TimeoutError, InterruptedError):
+                continue
+            with conn:
+                if _handle(conn, store, cache_dir, stopping):
+                    served += 1
+            last = time.monotonic()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        listener.close()
+        with contextlib.suppress(OSError):
+            if owned(path, stat.S_IFSOCK):
+                path.unlink()
+    return {
+        "served": served,
+        "seconds": round(time.monotonic() - started, 1),
+        "stopped": stopping[0] if stopping else "idle",
+        "socket": str(path),
+    }
+
+
+def stop(store: Path) -> dict[str, Any]:
+    """Ask the store's server to stop; whether one was running."""
+    answered, _ = ask(store, "stop", {})
+    return {"stopped": answered, "socket": str(socket_path(store))}
+
+
+def _listen(path: Path) -> socket.socket:
+    """A listening socket at ``path``, in a private directory; refuses what is not ours."""
+    folder = path.parent
+    old = os.umask(0o077)
+    try:
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700, parents=False)
+    except FileNotFoundError:
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    finally:
+        os.umask(old)
+    if not owned(folder, stat.S_IFDIR):
+        raise ConflictError(
+            f"Refusing {folder}: not a private (0700) directory of this user; remove it or set "
+            "XDG_RUNTIME_DIR."
+        )
+    if os.path.lexists(path):
+        if not owned(path, stat.S_IFSOCK):
+            raise ConflictError(f"Refusing {path}: not a socket of this user; remove it.")
+        if ask_alive(path):
+            raise ConflictError(f"A server already runs for this store ({path}).")
+        path.unlink()  # a server that died without cleaning up
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # the socket is created 0600
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old)
+    listener.listen(16)
+    return listener
+
+
+def ask_alive(path: Path) -> bool:
+    """Whether something accepts connections on ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def _warm(store: Path) -> dict[str, Any]:
+    """Load what every request needs once: the modules, the tokenizer's dictionaries,
+    and — when semantic recall is on here — the model and its vectors."""
+    from .lightcli import cache_dir
+    from .search.hybrid import provider_for, resolve_mode
+    from .search.tokenize import Tokenizer, keep_warm
+
+    keep_warm()
+    tokenizer = Tokenizer(cache_dir())
+    try:
+        tokenizer.words("warm 预热")
+    finally:
+        tokenizer.close()
+    control = store / ".git"
+    mode = resolve_mode(control, None)
+    if mode == "lexical":
+        return {"mode": mode}
+    provider = provider_for(control)
+    provider.embed(["warm"])
+    return {"mode": mode, "model": provider.model_id}
+
+
+def _peer_is_us(conn: socket.socket) -> bool:
+    """The connecting process runs as this user (Linux: SO_PEERCRED)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the 0700 directory and 0600 socket already keep others out
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def _handle(conn: socket.socket, store: Path, cache_dir: Path, stopping: list[str]) -> bool:
+    """Answer one request; whether it was one."""
+    try:
+        if not _peer_is_us(conn):
+            return False
+        conn.settimeout(REQUEST_TIMEOUT)
+        data = b""
+        while len(data) <= MAX_MESSAGE:
+            chunk = conn.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+        request = json.loads(data)
+        answer = _answer(request, store, cache_dir, stopping)
+    except (OSError, ValueError):
+        return False
+    with contextlib.suppress(OSError):
+        conn.sendall(json.dumps(answer, ensure_ascii=False).encode())
+    return True
+
+
+def _answer(request: Any, store: Path, cache_dir: Path, stopping: list[str]) -> dict[str, Any]:
+    if not isinstance(request, dict) or not isinstance(request.get("args"), dict):
+        return {"ok": False, "error": "Not a request.", "code": 4}
+    if request.get("store") != os.path.realpath(store):
+        return {"ok": False, "error": "This server serves another store.", "code": 4}
+    op, args = request.get("op"), request["args"]
+    try:
+        if op == "ping":
+            return {"ok": True, "result": {"pid": os.getpid()}}
+        if op == "stop":
+            stopping.append("stop")
+            return {"ok": True, "result": {"stopping": True}}
+        if op == "recall":
+            from .lightcli import answer
+
+            data = str(args.pop("data")).encode()
+            given: dict[str, Any] = {k: tuple(v) if k == "only" else v for k, v in args.items()}
+            return {"ok": True, "result": answer(store, data, **given)}
+        if op == "hook":
+            from .hookcli import respond
+
+            payload = str(args["data"]).encode()
+            env = {str(k): str(v) for k, v in (args.get("env") or {}).items()}
+            said = respond(store, payload, env, args.get("cwd"), mode=None)
+            return {"ok": True, "result": said}
+        if op == "search":
+            from .search.run import search_store
+
+            return {"ok": True, "result": search_store(store, cache_dir, **args)}
+    except Exception as exc:
+        message, code = describe(exc)
+        return {"ok": False, "error": message, "code": code}
+    return {"ok": False, "error": f"Unknown request {op!r}.", "code": 4}
