@@ -57,6 +57,32 @@ OFF_TOPIC = [
 ]
 
 
+# Written apart from OFF_TOPIC and from recall's chatter list, after both: a held-out
+# check that the gate was not fitted to the prompts above.
+OFF_TOPIC_HELD_OUT = [
+    "cool, go ahead",
+    "that works for me",
+    "why not",
+    "nice job!",
+    "ok, what's next?",
+    "can you do that?",
+    "hmm, not sure",
+    "alright then",
+    "awesome, thank you so much",
+    "I see",
+    "行吧",
+    "明白了",
+    "辛苦了",
+    "就这样吧",
+    "收到",
+    "没事了",
+    "那好吧",
+    "对的",
+    "然后呢",
+    "我知道了",
+]
+
+
 def build_entries(count: int) -> list[dict[str, object]]:
     pages = corpus.resources("zh", None, 1500) + corpus.resources("en", None, 1500)
     entries, seen = [], set()
@@ -152,7 +178,7 @@ def main() -> None:
                 rows.append((split, construction, len(chosen), hits["recall"], hits["bm25"]))
         quiet = {"recall": 0, "bm25": 0}
         loud = []
-        for prompt in OFF_TOPIC:
+        for prompt in OFF_TOPIC + OFF_TOPIC_HELD_OUT:
             found = recall(root / "store", root / "cache", Request(prompt), options)
             quiet["recall"] += not found["results"]
             quiet["bm25"] += not baseline(prompt)
@@ -164,7 +190,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for split, construction, n, ours, theirs in rows:
         print(f"| {split} | {construction} | {n} | {ours / n:.3f} | {theirs / n:.3f} |")
-    total = len(OFF_TOPIC)
+    total = len(OFF_TOPIC) + len(OFF_TOPIC_HELD_OUT)
     print(
         f"\noff-topic prompts with nothing recalled: recall {quiet['recall']}/{total}, "
         f"plain BM25 {quiet['bm25']}/{total}"

@@ -13,7 +13,10 @@ from __future__ import annotations
 import io
 import json
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # recall's served path writes JSON with this module: no typing
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "canonical_json",

@@ -27,10 +27,13 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
-from typing import Any
 
-from .lightcli import cache_dir, default_store
+from .lightcli import cache_dir, default_store_path
+
+TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["REMINDER", "claude_code", "respond", "run_hook"]
 
@@ -61,18 +64,18 @@ def run_hook(args: list[str]) -> int | None:
     None for anything else (``--help``, another agent), which click then answers."""
     if not args or args[0] != "claude-code":
         return None
-    store: Path | None = None
+    store: str | None = None
     rest = args[1:]
     if len(rest) == 1 and rest[0].startswith("--store="):
-        store = Path(rest[0].split("=", 1)[1])
+        store = rest[0].split("=", 1)[1]
     elif len(rest) == 2 and rest[0] == "--store":
-        store = Path(rest[1])
+        store = rest[1]
     elif rest:
         return None
-    return claude_code(store or default_store())
+    return claude_code(store or default_store_path())
 
 
-def claude_code(store: Path) -> int:
+def claude_code(store: str | os.PathLike[str]) -> int:
     """Answer the Claude Code hook payload on stdin for ``store``; exit 0 whatever happens."""
     try:
         output = _answer_in_time(store, sys.stdin.buffer.read(1 << 20))
@@ -85,7 +88,7 @@ def claude_code(store: Path) -> int:
     return 0
 
 
-def _served_or_local(store: Path, data: bytes) -> dict[str, Any] | None:
+def _served_or_local(store: str | os.PathLike[str], data: bytes) -> dict[str, Any] | None:
     """The answer of a running ``xbrain serve`` for this store, else ``respond`` here."""
     try:
         text = data.decode("utf-8")
@@ -99,10 +102,12 @@ def _served_or_local(store: Path, data: bytes) -> dict[str, Any] | None:
         served, result = ask(store, "hook", {"data": text, "env": env, "cwd": os.getcwd()})
         if served:
             return result if isinstance(result, dict) else None
-    return respond(store, data)
+    from pathlib import Path
+
+    return respond(Path(store), data)
 
 
-def _answer_in_time(store: Path, data: bytes) -> dict[str, Any] | None:
+def _answer_in_time(store: str | os.PathLike[str], data: bytes) -> dict[str, Any] | None:
     """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
     timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
     try:

@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["ENTRY_KINDS", "MODES", "ONLY", "SCORING", "answer", "parse_recall", "run_recall"]
 
@@ -108,11 +111,13 @@ def run_recall(args: list[str]) -> int | None:
         return None
     store = found.pop("store", None)
     try:
-        where = Path(store) if store is not None else default_store()
+        where = store if store is not None else default_store_path()
         data = sys.stdin.buffer.read(1 << 20)
         served, result = _served(where, data, found)
         if not served:
-            result = answer(where, data, **found)
+            from pathlib import Path
+
+            result = answer(Path(where), data, **found)
     except Exception as exc:
         from .errors import describe
 
@@ -130,7 +135,7 @@ def run_recall(args: list[str]) -> int | None:
     return 0
 
 
-def _served(store: Path, data: bytes, found: dict[str, Any]) -> tuple[bool, Any]:
+def _served(store: str, data: bytes, found: dict[str, Any]) -> tuple[bool, Any]:
     """The answer of a running ``xbrain serve`` for this store, if one answers."""
     try:
         text = data.decode("utf-8")
@@ -151,19 +156,27 @@ def _served(store: Path, data: bytes, found: dict[str, Any]) -> tuple[bool, Any]
 
 def default_store() -> Path:
     """The store when no --store is given: $XBRAIN_STORE, else the user data dir."""
+    from pathlib import Path
+
+    return Path(default_store_path())
+
+
+def default_store_path() -> str:
+    """``default_store`` as a string (no pathlib: the served path never needs it)."""
     env = os.environ.get("XBRAIN_STORE")
     if env:
-        return Path(env)
-    return _user_dir("data") / "store"
+        return env
+    return os.path.join(_user_dir("data"), "store")
 
 
 def cache_dir() -> Path:
     """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
-    cache = os.environ.get("XBRAIN_CACHE_DIR")
-    return Path(cache) if cache else _user_dir("cache")
+    from pathlib import Path
+
+    return Path(os.environ.get("XBRAIN_CACHE_DIR") or _user_dir("cache"))
 
 
-def _user_dir(which: str) -> Path:
+def _user_dir(which: str) -> str:
     """platformdirs' user data or cache dir for xbrain. On Linux it is the XDG rule
     (platformdirs costs ≈ 10 ms to import, a tenth of a recall), tested to agree."""
     if sys.platform.startswith("linux"):
@@ -171,8 +184,9 @@ def _user_dir(which: str) -> Path:
         if which == "cache":
             name, fallback = ("XDG_CACHE_HOME", "~/.cache")
         base = os.environ.get(name, "")  # used only when absolute, as platformdirs does
-        return Path(base if os.path.isabs(base) else os.path.expanduser(fallback)) / "xbrain"
+        root = base if os.path.isabs(base) else os.path.expanduser(fallback)
+        return os.path.join(root, "xbrain")
     import platformdirs
 
     finder = platformdirs.user_cache_dir if which == "cache" else platformdirs.user_data_dir
-    return Path(finder("xbrain", appauthor=False))
+    return str(finder("xbrain", appauthor=False))

@@ -1,4 +1,4 @@
-"""Asking a running ``xbrain serve`` (the client half; light: socket, json, hashlib).
+"""Asking a running ``xbrain serve`` (the client half; light: socket, json, zlib).
 
 Every store has at most one server, behind a Unix socket whose name is derived from the
 store's real path, in a private runtime directory: ``$XDG_RUNTIME_DIR/xbrain`` when that
@@ -11,13 +11,15 @@ work itself — a server only ever makes a command faster.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
 import stat
-from pathlib import Path
-from typing import Any
+import zlib
+
+TYPE_CHECKING = False  # the client is on every prompt's path: no typing, no pathlib
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_MESSAGE", "ServerError", "ask", "runtime_dir", "socket_path"]
 
@@ -34,21 +36,22 @@ class ServerError(Exception):
         self.message, self.code = message, code
 
 
-def runtime_dir() -> Path:
+def runtime_dir() -> str:
     """The private directory the sockets live in (not created here)."""
     base = os.environ.get("XDG_RUNTIME_DIR", "")
     if base and os.path.isabs(base):
-        return Path(base) / "xbrain"
-    return Path(f"/tmp/xbrain-{os.getuid()}")  # checked: ours and 0700
+        return os.path.join(base, "xbrain")
+    return f"/tmp/xbrain-{os.getuid()}"  # checked: ours and 0700
 
 
-def socket_path(store: Path) -> Path:
-    """The socket of ``store``'s server."""
-    key = hashlib.sha256(os.path.realpath(store).encode()).hexdigest()[:20]
-    return runtime_dir() / f"{key}.sock"
+def socket_path(store: str | os.PathLike[str]) -> str:
+    """The socket of ``store``'s server (named by two checksums of its real path; a
+    server answers only for the store it serves, so even a clash is never wrong)."""
+    real = os.path.realpath(store).encode()
+    return os.path.join(runtime_dir(), f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock")
 
 
-def owned(path: Path, kind: int) -> bool:
+def owned(path: str | os.PathLike[str], kind: int) -> bool:
     """Whether ``path`` is, without following a link, a ``kind`` (stat.S_IFDIR or
     S_IFSOCK) that this user owns and nobody else can use."""
     try:
@@ -59,20 +62,20 @@ def owned(path: Path, kind: int) -> bool:
     return stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.getuid() and private
 
 
-def ask(store: Path, op: str, args: dict[str, Any]) -> tuple[bool, Any]:
+def ask(store: str | os.PathLike[str], op: str, args: dict[str, Any]) -> tuple[bool, Any]:
     """``(True, result)`` from the server for ``op``; ``(False, None)`` when no server of
     ours answers (the caller then does the work); ``ServerError`` when it answered with
     an error."""
     if not hasattr(socket, "AF_UNIX"):
         return False, None
     path = socket_path(store)
-    if not (owned(path.parent, stat.S_IFDIR) and owned(path, stat.S_IFSOCK)):
+    if not (owned(os.path.dirname(path), stat.S_IFDIR) and owned(path, stat.S_IFSOCK)):
         return False, None
     request = json.dumps({"op": op, "store": os.path.realpath(store), "args": args}).encode()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
-            conn.connect(str(path))
+            conn.connect(path)
             conn.settimeout(ANSWER_TIMEOUT)
             conn.sendall(request + b"\n")
             conn.shutdown(socket.SHUT_WR)

@@ -40,7 +40,7 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
         raise InvalidInputError("--idle must be a positive number of seconds.")
     if not (store / ".git").is_dir():
         raise InvalidInputError(f"No store at {store}; the first write creates it.")
-    path = socket_path(store)
+    path = Path(socket_path(store))
     listener = _listen(path)
     stopping: list[str] = []
 
@@ -137,10 +137,12 @@ def _warm(store: Path) -> dict[str, Any]:
     """Load what every request needs once: the modules, the tokenizer's dictionaries,
     and — when semantic recall is on here — the model and its vectors."""
     from .lightcli import cache_dir
+    from .search import entrycache
     from .search.hybrid import provider_for, resolve_mode
     from .search.tokenize import Tokenizer, keep_warm
 
     keep_warm()
+    entrycache.keep_warm()
     tokenizer = Tokenizer(cache_dir())
     try:
         tokenizer.words("warm 预热")

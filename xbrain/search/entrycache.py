@@ -24,6 +24,7 @@ __all__ = [
     "bodies",
     "build",
     "candidates",
+    "keep_warm",
     "rebuild",
     "update",
 ]
@@ -199,6 +200,46 @@ class Candidates:
         self.defaults = defaults  # recall's defaults from xbrain.yaml
 
 
+_WARM: dict[Path, tuple[str, _Loaded]] | None = None  # xbrain serve: the cache in memory
+
+
+class _Loaded:
+    """Every entry and posting of the cache at one commit, held by a long-lived process."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.entries = {
+            i: json.loads(data) for i, data in conn.execute("SELECT i, data FROM entry")
+        }
+        self.postings: dict[str, set[int]] = {}
+        for term, i in conn.execute("SELECT term, i FROM posting"):
+            self.postings.setdefault(term, set()).add(i)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
+        defaults = json.loads(row[0] if row else "{}")
+        self.defaults = defaults if isinstance(defaults, dict) else {}
+
+    def candidates(self, terms: set[str]) -> Candidates:
+        held: dict[int, set[str]] = {}
+        for term in terms:
+            for i in self.postings.get(term, ()):
+                held.setdefault(i, set()).add(term)
+        entries = [(self.entries[i], found) for i, found in sorted(held.items())]
+        needed = (
+            {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
+            | {t for e, _ in entries for t in e["about"]}
+            | terms
+        )
+        df = {t: len(self.postings[t]) for t in needed if t in self.postings}
+        return Candidates(entries, df, len(self.entries), self.defaults)
+
+
+def keep_warm() -> None:
+    """Hold the cache in memory across calls, reloaded when it moves to another commit
+    (a long-lived server; a fresh process reads only the rows a prompt needs)."""
+    global _WARM
+    if _WARM is None:
+        _WARM = {}
+
+
 def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     """Read the candidates for ``terms`` when the cache reflects ``head``, else None."""
     from .query import open_current
@@ -206,6 +247,16 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     conn = open_current(control / CACHE_FILE, {"version": VERSION, "commit": head})
     if conn is None:
         return None
+    if _WARM is not None:
+        try:
+            loaded = _WARM.get(control)
+            if loaded is None or loaded[0] != head:
+                loaded = _WARM[control] = (head, _Loaded(conn))
+            return loaded[1].candidates(terms)
+        except sqlite3.Error:
+            return None
+        finally:
+            conn.close()
     try:
         listed = sorted(terms)
         held: dict[int, set[str]] = {}

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from . import entrycache
-from .candidates import entry_candidate, resource_candidates, skill_candidates
+from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
 from .hybrid import resolve_mode
 from .prompt import Request, payload_request, project_id, read_request
@@ -270,7 +270,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
-                within = [t for t in order if t in held]
+                within = [t for t in order if t in held and t not in CHATTER]
                 score, why = _score(entry, prompt, within, order, idf)
                 if score > 0:
                     scored.append((score, entry, why))
