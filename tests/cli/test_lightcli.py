@@ -144,5 +144,5 @@ def test_user_dirs_agree_with_platformdirs(
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
-    assert _user_dir("data") == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
-    assert _user_dir("cache") == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
+    assert Path(_user_dir("data")) == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
+    assert Path(_user_dir("cache")) == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
