@@ -52,6 +52,13 @@ def xbrain(*args: str) -> list[str]:
     return [PY, "-m", "xbrain", *args]
 
 
+def console(*args: str) -> list[str]:
+    """The ``xbrain`` console script beside this interpreter (what a hook's settings run:
+    no ``runpy``), else ``python -m xbrain``."""
+    script = Path(PY).parent / "xbrain"
+    return [str(script), *args] if script.is_file() else xbrain(*args)
+
+
 def timed(cmd: list[str], runs: int, before: Callable[[int], None] | None = None) -> list[float]:
     samples = []
     for i in range(runs):
@@ -275,12 +282,12 @@ def remote_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
 
 def hook_rows(store: Path, runs: int, size: str = "10,000") -> list[Row]:
     """The Claude Code hook on each prompt, a new process each time: ``xbrain hook
-    claude-code`` as settings.json runs it, and (English only) through the older script
-    in hooks/, which starts that command."""
+    claude-code`` as settings.json runs it (the console script), and (English only)
+    through the older script in hooks/, which starts that command."""
     script = Path(__file__).resolve().parent.parent / "hooks" / "claude_recall.py"
     env = {**os.environ, "XBRAIN_STORE": str(store), "XBRAIN_BIN": ""}
     rows: list[Row] = []
-    cases = [(label, query, xbrain("hook", "claude-code"), "") for label, query in SEARCHES]
+    cases = [(label, query, console("hook", "claude-code"), "") for label, query in SEARCHES]
     cases.append(("English", SEARCHES[0][1], [PY, str(script)], " (script)"))
     for label, query, command, how in cases:
         samples = []
@@ -493,9 +500,9 @@ def serve_rows(root: Path, store: Path, runs: int, prompt: str) -> list[Row]:
         source = root / "prompt-serve.txt"
         source.write_text(prompt)
         cases = (
-            ("hook English via serve", xbrain("hook", "claude-code"), "payload"),
-            ("recall English via serve", xbrain("recall", "-"), "prompt"),
-            ("search English via serve", xbrain("search", SEARCHES[0][1]), None),
+            ("hook English via serve", console("hook", "claude-code"), "payload"),
+            ("recall English via serve", console("recall", "-"), "prompt"),
+            ("search English via serve", console("search", SEARCHES[0][1]), None),
         )
         for label, command, stdin in cases:
             samples = []

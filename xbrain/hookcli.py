@@ -23,7 +23,6 @@ slower than ``XBRAIN_HOOK_TIMEOUT`` seconds (5) mean no output and exit 0, with 
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -82,36 +81,43 @@ def claude_code(store: str | os.PathLike[str]) -> int:
     except BaseException as exc:
         _note(exc)
         return 0
-    if output is not None:
-        sys.stdout.write(json.dumps(output, ensure_ascii=False))
+    if output:
+        sys.stdout.write(output)
         sys.stdout.flush()
     return 0
 
 
-def _served_or_local(store: str | os.PathLike[str], data: bytes) -> dict[str, Any] | None:
-    """The answer of a running ``xbrain serve`` for this store, else ``respond`` here."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is not None:
-        from .serveclient import ask
+class _ServedError(Exception):
+    """The server's one-line error for this hook."""
 
-        tuning = ("XBRAIN_HOOK_LIMIT", "XBRAIN_HOOK_BUDGET")
-        env = {name: os.environ[name] for name in tuning if name in os.environ}
-        served, result = ask(store, "hook", {"data": text, "env": env, "cwd": os.getcwd()})
-        if served:
-            return result if isinstance(result, dict) else None
+
+TUNING = ("XBRAIN_HOOK_LIMIT", "XBRAIN_HOOK_BUDGET")
+
+
+def _served_or_local(store: str | os.PathLike[str], data: bytes) -> str:
+    """What to print: the answer of a running ``xbrain serve`` for this store, else of
+    ``respond`` here ("" for nothing)."""
+    from .serveclient import ask
+
+    fields = [("cwd", os.getcwd())]
+    fields += [("env", f"{name}={os.environ[name]}") for name in TUNING if name in os.environ]
+    served, code, body = ask(store, "hook", fields, data)
+    if served:
+        if code:
+            raise _ServedError(body.decode("utf-8", "replace").strip())
+        return body.decode("utf-8", "replace")
+    import json
     from pathlib import Path
 
-    return respond(Path(store), data)
+    said = respond(Path(store), data)
+    return "" if said is None else json.dumps(said, ensure_ascii=False)
 
 
-def _answer_in_time(store: str | os.PathLike[str], data: bytes) -> dict[str, Any] | None:
+def _answer_in_time(store: str | os.PathLike[str], data: bytes) -> str:
     """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
     timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
     try:
-        import signal
+        import _signal as signal  # the C module: `signal` loads enum, ≈ 4 ms a prompt
 
         def expire(signum: int, frame: object) -> None:
             raise _Timeout(f"no answer within {timeout:g} s (XBRAIN_HOOK_TIMEOUT)")
@@ -139,6 +145,8 @@ def respond(
     the working directory when the payload names none; ``mode``: the retrieval mode —
     lexical in a fresh process (loading a model would cost every prompt a second), the
     store's default (hybrid when semantic recall is on) in ``xbrain serve``."""
+    import json
+
     payload = json.loads(data or b"{}")
     if not isinstance(payload, dict):
         return None
@@ -177,6 +185,8 @@ def _tool_guidance(store: Path, payload: dict[str, Any], mode: str | None) -> di
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool:
         return None
+    import json
+
     given = json.dumps(payload.get("tool_input") or {}, ensure_ascii=False)[:4000]
     asked = {**payload, "hook_event_name": "PreToolUse"}
     prompt = f"{tool} {given}"
@@ -225,6 +235,7 @@ def _block(result: dict[str, Any]) -> str:
 def _last_message(path: str) -> str:
     """The text of the last assistant message in a Claude Code transcript (JSON lines),
     read from its last 256 KiB; a FIFO or any other non-file is never read."""
+    import json
     import stat
 
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks
@@ -256,7 +267,8 @@ def _note(exc: BaseException) -> None:
     message is xbrain's one-line error, which never quotes the prompt)."""
     from .errors import describe
 
-    message = str(exc) if isinstance(exc, _Timeout) else describe(exc)[0]
+    served = isinstance(exc, (_Timeout, _ServedError))
+    message = str(exc) if served else describe(exc)[0]
     try:
         path = cache_dir() / "hook.log"
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

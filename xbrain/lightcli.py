@@ -113,11 +113,16 @@ def run_recall(args: list[str]) -> int | None:
     try:
         where = store if store is not None else default_store_path()
         data = sys.stdin.buffer.read(1 << 20)
-        served, result = _served(where, data, found)
-        if not served:
-            from pathlib import Path
+        from .serveclient import ask
 
-            result = answer(Path(where), data, **found)
+        fields = [("argv", arg) for arg in args] + [("cwd", os.getcwd())]
+        served, code, body = ask(where, "recall", fields, data)
+        if served:  # the server's stdout (or its one-line error), as it is
+            (sys.stdout if code == 0 else sys.stderr).buffer.write(body)
+            return code
+        from pathlib import Path
+
+        result = answer(Path(where), data, **found)
     except Exception as exc:
         from .errors import describe
 
@@ -133,25 +138,6 @@ def run_recall(args: list[str]) -> int | None:
     sys.stdout.write(json_document(result))
     sys.stdout.flush()
     return 0
-
-
-def _served(store: str, data: bytes, found: dict[str, Any]) -> tuple[bool, Any]:
-    """The answer of a running ``xbrain serve`` for this store, if one answers."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False, None  # the local path says what is wrong
-    from .serveclient import ServerError, ask
-
-    args = {**found, "only": list(found.get("only", ())), "data": text, "cwd": os.getcwd()}
-    try:
-        return ask(store, "recall", args)
-    except ServerError as exc:
-        from .errors import XbrainError
-
-        error = XbrainError(exc.message)
-        error.exit_code = exc.code
-        raise error from None
 
 
 def default_store() -> Path:

@@ -1,39 +1,31 @@
-"""Asking a running ``xbrain serve`` (the client half; light: socket, json, zlib).
+"""Asking a running ``xbrain serve`` (the client half, on every prompt's path: it loads
+only C modules — ``_socket``, ``zlib``, ``stat`` — no json, no typing, no pathlib).
 
 Every store has at most one server, behind a Unix socket whose name is derived from the
 store's real path, in a private runtime directory: ``$XDG_RUNTIME_DIR/xbrain`` when that
 is set, else ``/tmp/xbrain-<uid>``. The directory must be the user's own and 0700, and
-the socket the user's own; anything else is never connected to. A request is one JSON
-line (``{"op", "store", "args"}``) and so is the answer (``{"ok": true, "result"}`` or
-``{"ok": false, "error", "code"}``). When no server answers in time, the caller does the
-work itself — a server only ever makes a command faster.
+the socket the user's own; anything else is never connected to.
+
+A request is a header of UTF-8 lines — ``XB2``, the operation, the store's real path,
+then ``key=value`` lines (values never hold a newline) — a blank line, and the body (a
+hook payload or prompt, as read from stdin). The answer is one line, ``<exit code>``,
+then the body: what the command prints on stdout (exit 0) or its one-line error. When no
+server answers in time, the caller does the work itself — a server only ever makes a
+command faster.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import stat
 import zlib
 
-TYPE_CHECKING = False  # the client is on every prompt's path: no typing, no pathlib
-if TYPE_CHECKING:
-    from typing import Any
+__all__ = ["MAGIC", "MAX_MESSAGE", "ask", "owned", "runtime_dir", "socket_path"]
 
-__all__ = ["MAX_MESSAGE", "ServerError", "ask", "runtime_dir", "socket_path"]
-
+MAGIC = b"XB2"
 MAX_MESSAGE = 16 << 20
 CONNECT_TIMEOUT = 0.2  # a live server accepts at once
 ANSWER_TIMEOUT = 10.0  # once it has the request, it is doing the work
-
-
-class ServerError(Exception):
-    """The server answered with an error: (message, exit code)."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.message, self.code = message, code
 
 
 def runtime_dir() -> str:
@@ -62,23 +54,32 @@ def owned(path: str | os.PathLike[str], kind: int) -> bool:
     return stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.getuid() and private
 
 
-def ask(store: str | os.PathLike[str], op: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    """``(True, result)`` from the server for ``op``; ``(False, None)`` when no server of
-    ours answers (the caller then does the work); ``ServerError`` when it answered with
-    an error."""
-    if not hasattr(socket, "AF_UNIX"):
-        return False, None
+def ask(
+    store: str | os.PathLike[str], op: str, fields: list[tuple[str, str]], body: bytes = b""
+) -> tuple[bool, int, bytes]:
+    """``(True, exit code, body)`` from the server for ``op``; ``(False, 0, b"")`` when no
+    server of ours answers (the caller then does the work)."""
+    try:
+        import _socket
+    except ImportError:
+        return False, 0, b""
+    if not hasattr(_socket, "AF_UNIX"):
+        return False, 0, b""
     path = socket_path(store)
     if not (owned(os.path.dirname(path), stat.S_IFDIR) and owned(path, stat.S_IFSOCK)):
-        return False, None
-    request = json.dumps({"op": op, "store": os.path.realpath(store), "args": args}).encode()
+        return False, 0, b""
+    lines = [op, os.path.realpath(store), *(f"{key}={value}" for key, value in fields)]
+    if any("\n" in line or "\r" in line for line in lines):
+        return False, 0, b""  # not expressible: the local path handles it
+    header = "\n".join(lines).encode("utf-8", "surrogateescape")
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
             conn.settimeout(ANSWER_TIMEOUT)
-            conn.sendall(request + b"\n")
-            conn.shutdown(socket.SHUT_WR)
+            conn.sendall(MAGIC + b"\n" + header + b"\n\n" + body)
+            conn.shutdown(_socket.SHUT_WR)
             chunks, size = [], 0
             while size <= MAX_MESSAGE:
                 chunk = conn.recv(1 << 16)
@@ -86,17 +87,11 @@ def ask(store: str | os.PathLike[str], op: str, args: dict[str, Any]) -> tuple[b
                     break
                 chunks.append(chunk)
                 size += len(chunk)
+        finally:
+            conn.close()
     except OSError:  # none running, busy past the timeout, or gone midway
-        return False, None
-    try:
-        answer = json.loads(b"".join(chunks))
-    except ValueError:
-        return False, None
-    if not isinstance(answer, dict):
-        return False, None
-    if answer.get("ok") is True:
-        return True, answer.get("result")
-    message, code = answer.get("error"), answer.get("code")
-    if isinstance(message, str) and isinstance(code, int):
-        raise ServerError(message, code)
-    return False, None
+        return False, 0, b""
+    status, _, answer = b"".join(chunks).partition(b"\n")
+    if not status.isdigit() or len(status) > 3:
+        return False, 0, b""
+    return True, int(status), answer

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import MAX_MESSAGE, ask, owned, socket_path
+from .serveclient import MAGIC, MAX_MESSAGE, ask, owned, socket_path
 
 __all__ = ["serve", "stop"]
 
@@ -85,8 +85,8 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
 
 def stop(store: Path) -> dict[str, Any]:
     """Ask the store's server to stop; whether one was running."""
-    answered, _ = ask(store, "stop", {})
-    return {"stopped": answered, "socket": str(socket_path(store))}
+    answered, _, _ = ask(store, "stop", [])
+    return {"stopped": answered, "socket": socket_path(store)}
 
 
 def _listen(path: Path) -> socket.socket:
@@ -179,45 +179,63 @@ def _handle(conn: socket.socket, store: Path, cache_dir: Path, stopping: list[st
             if not chunk:
                 break
             data += chunk
-        request = json.loads(data)
-        answer = _answer(request, store, cache_dir, stopping)
+        header, _, body = data.partition(b"\n\n")
+        lines = header.decode("utf-8", "surrogateescape").split("\n")
+        if len(lines) < 3 or lines[0] != MAGIC.decode():
+            return False
+        fields: dict[str, list[str]] = {}
+        for line in lines[3:]:
+            key, _, value = line.partition("=")
+            fields.setdefault(key, []).append(value)
+        code, out = _answer(lines[1], lines[2], fields, body, store, cache_dir, stopping)
     except (OSError, ValueError):
         return False
     with contextlib.suppress(OSError):
-        conn.sendall(json.dumps(answer, ensure_ascii=False).encode())
+        conn.sendall(f"{code}\n".encode() + out)
     return True
 
 
-def _answer(request: Any, store: Path, cache_dir: Path, stopping: list[str]) -> dict[str, Any]:
-    if not isinstance(request, dict) or not isinstance(request.get("args"), dict):
-        return {"ok": False, "error": "Not a request.", "code": 4}
-    if request.get("store") != os.path.realpath(store):
-        return {"ok": False, "error": "This server serves another store.", "code": 4}
-    op, args = request.get("op"), request["args"]
+def _answer(
+    op: str,
+    asked_store: str,
+    fields: dict[str, list[str]],
+    body: bytes,
+    store: Path,
+    cache_dir: Path,
+    stopping: list[str],
+) -> tuple[int, bytes]:
+    """(exit code, what the command prints) for one request."""
+    if asked_store != os.path.realpath(store):
+        return 4, b"This server serves another store.\n"
+    cwd = fields["cwd"][0] if fields.get("cwd") else None
     try:
         if op == "ping":
-            return {"ok": True, "result": {"pid": os.getpid()}}
+            return 0, str(os.getpid()).encode()
         if op == "stop":
             stopping.append("stop")
-            return {"ok": True, "result": {"stopping": True}}
+            return 0, b""
         if op == "recall":
-            from .lightcli import answer
+            from .codec import json_document
+            from .lightcli import answer, parse_recall
 
-            data = str(args.pop("data")).encode()
-            given: dict[str, Any] = {k: tuple(v) if k == "only" else v for k, v in args.items()}
-            return {"ok": True, "result": answer(store, data, **given)}
+            found = parse_recall(fields.get("argv", []))
+            if found is None:
+                return 2, b"Use the command line for this recall.\n"
+            found.pop("store", None)
+            return 0, json_document(answer(store, body, cwd=cwd, **found)).encode()
         if op == "hook":
             from .hookcli import respond
 
-            payload = str(args["data"]).encode()
-            env = {str(k): str(v) for k, v in (args.get("env") or {}).items()}
-            said = respond(store, payload, env, args.get("cwd"), mode=None)
-            return {"ok": True, "result": said}
+            env = dict(item.partition("=")[::2] for item in fields.get("env", []))
+            said = respond(store, body, env, cwd, mode=None)
+            return 0, b"" if said is None else json.dumps(said, ensure_ascii=False).encode()
         if op == "search":
             from .search.run import search_store
 
-            return {"ok": True, "result": search_store(store, cache_dir, **args)}
+            args = json.loads((fields.get("args") or ["{}"])[0])
+            found = search_store(store, cache_dir, **args)
+            return 0, json.dumps(found, ensure_ascii=False).encode()
     except Exception as exc:
         message, code = describe(exc)
-        return {"ok": False, "error": message, "code": code}
-    return {"ok": False, "error": f"Unknown request {op!r}.", "code": 4}
+        return code, f"{message}\n".encode()
+    return 4, f"Unknown request {op!r}.\n".encode()

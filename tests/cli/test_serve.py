@@ -178,3 +178,28 @@ def test_detach_returns_at_once(stocked: Path, runtime: Path) -> None:
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(info["pid"], signal.SIGKILL)
+
+
+def test_garbage_and_other_stores_get_nothing(stocked: Path, runtime: Path, tmp_path: Path) -> None:
+    server = start(runtime, stocked)
+    try:
+        sock = str(next((runtime / "xbrain").glob("*.sock")))
+        for request in (
+            b"",
+            b"GET / HTTP/1.0\r\n\r\n",
+            b"\xff" * 100,
+            b"XB2\nrecall\n/elsewhere\n\n",
+        ):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(10)
+                conn.connect(sock)
+                conn.sendall(request)
+                conn.shutdown(socket.SHUT_WR)
+                answer = conn.recv(1 << 16)
+            assert answer in (b"", b"4\nThis server serves another store.\n"), answer
+        answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
+        assert json.loads(answered.stdout)["results"]  # still serving
+    finally:
+        server.send_signal(signal.SIGTERM)
+        summary = finished(server)
+    assert summary["served"] == 2  # the other store's request and the recall

@@ -129,11 +129,11 @@ def _detached(store: Any, idle: float) -> dict[str, Any]:
         )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        served, result = ask(store, "ping", {})
+        served, _, pid = ask(store, "ping", [])
         if served:
             assert child.stderr is not None
             child.stderr.close()
-            return {"socket": str(socket_path(store)), "pid": result["pid"], "detached": True}
+            return {"socket": socket_path(store), "pid": int(pid), "detached": True}
         if child.poll() is not None:
             assert child.stderr is not None
             why = child.stderr.read(4096).decode(errors="replace").strip().splitlines()

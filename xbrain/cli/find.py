@@ -61,18 +61,21 @@ def search(
 
     text = search_query.read_query(sys.stdin.buffer) if query == "-" else query
     if at is None and provider_config is None:  # a running xbrain serve answers first
-        from ..serveclient import ServerError, ask
+        import json
+
+        from ..serveclient import ask
 
         asked = {"query": text, "limit": limit, "domain": domain, "feature": feature}
-        try:
-            served, found = ask(store_path(ctx), "search", {**asked, "style": style, "mode": mode})
-        except ServerError as exc:
-            from ..errors import XbrainError
-
-            error = XbrainError(exc.message)
-            error.exit_code = exc.code
-            raise error from None
+        asked.update(style=style, mode=mode)
+        served, code, body = ask(store_path(ctx), "search", [("args", json.dumps(asked))])
         if served:
+            if code:
+                from ..errors import XbrainError
+
+                error = XbrainError(body.decode("utf-8", "replace").strip())
+                error.exit_code = code
+                raise error
+            found = json.loads(body)
             emit(search_query.brief(found) if brief else found)
             return
     progress = Progress("indexing")  # a first search after clone or import builds the index
