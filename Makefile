@@ -46,6 +46,7 @@ bench: setup
 	$(BIN)/python -m compileall -q xbrain
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/recall_quality.py
+	$(BIN)/python bench/semantic_quality.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
