@@ -166,6 +166,9 @@ def test_detach_returns_at_once(stocked: Path, runtime: Path) -> None:
     info = json.loads(detached.stdout)
     assert info["detached"] is True and info["pid"] > 0
     try:
+        again = cli(runtime, stocked, "serve", "--detach")
+        assert again.returncode == 5 and "already runs" in again.stderr
+        assert again.stderr.count("\n") == 1
         assert json.loads(cli(runtime, stocked, "serve", "--stop").stdout)["stopped"] is True
         for _ in range(200):
             try:

@@ -110,34 +110,38 @@ def serve_command(ctx: click.Context, idle: float, detach: bool, stop: bool) -> 
 
 
 def _detached(store: Any, idle: float) -> dict[str, Any]:
-    """Start ``xbrain serve`` in its own session and wait until it answers."""
+    """Start ``xbrain serve`` in its own session and wait until it answers (its stderr
+    goes to a private temporary file, read only to say why it did not start)."""
     import os
     import subprocess
+    import tempfile
     import time
 
-    from ..errors import ProviderError
+    from ..errors import ConflictError, ProviderError
     from ..serveclient import ask, socket_path
 
+    if ask(store, "ping", [])[0]:
+        raise ConflictError(f"A server already runs for this store ({socket_path(store)}).")
     argv = [sys.executable, "-m", "xbrain", "serve", "--store", str(store), "--idle", str(idle)]
-    with open(os.devnull, "rb") as devnull_in, open(os.devnull, "wb") as devnull_out:
+    with (
+        open(os.devnull, "rb") as devnull_in,
+        open(os.devnull, "wb") as devnull_out,
+        tempfile.TemporaryFile() as errors,
+    ):
         child = subprocess.Popen(
-            argv,
-            stdin=devnull_in,
-            stdout=devnull_out,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            argv, stdin=devnull_in, stdout=devnull_out, stderr=errors, start_new_session=True
         )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        served, _, pid = ask(store, "ping", [])
-        if served:
-            assert child.stderr is not None
-            child.stderr.close()
-            return {"socket": socket_path(store), "pid": int(pid), "detached": True}
-        if child.poll() is not None:
-            assert child.stderr is not None
-            why = child.stderr.read(4096).decode(errors="replace").strip().splitlines()
-            raise ProviderError(why[-1] if why else "xbrain serve exited at once.")
-        time.sleep(0.05)
-    child.kill()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            served, _, pid = ask(store, "ping", [])
+            if served:
+                return {"socket": socket_path(store), "pid": int(pid), "detached": True}
+            code = child.poll()
+            if code is not None:
+                errors.seek(0)
+                why = errors.read(4096).decode(errors="replace").strip().splitlines()
+                error = ConflictError if code == ConflictError.exit_code else ProviderError
+                raise error(why[-1] if why else "xbrain serve exited at once.")
+            time.sleep(0.05)
+        child.kill()
     raise ProviderError("xbrain serve did not start within 30 seconds.")
