@@ -22,12 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semantic_quality as sq
 
-from xbrain.embedding import ProviderSpec
 from xbrain.search import hybrid
 from xbrain.search.run import search_store
 from xbrain.search.semantic import catch_up, documents, nearest
 from xbrain.search.tokenize import Tokenizer
-from xbrain.store import Store
 
 
 def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta):  # type: ignore[no-untyped-def]
@@ -48,40 +46,15 @@ def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta):  # 
 
 def main() -> None:
     rng = random.Random(11)
-    zh = sq.pages("zh")
-    en_all = sq.pages("en")
-    both = sorted(set(zh) & set(en_all))
-    others = sorted(set(en_all) - set(zh))
-    keep = set(both) | set(sq.PARAPHRASES["en"]) | set(rng.sample(others, min(1500, len(others))))
-    corpora = {"en": {n: d for n, d in en_all.items() if n in keep}, "zh": zh}
+    corpora, en_all = sq.corpora_for(rng, 1500)
     with tempfile.TemporaryDirectory() as tmp:
         root, cache = Path(tmp), Path(tmp) / "cache"
         tokenizer = Tokenizer(cache)
-        stores = {}
-        for language, docs in corpora.items():
-            store = Store(root / language, cache_dir=cache)
-            items = list(docs.values())
-            for first in range(0, len(items), 1000):
-                store.put(items[first : first + 1000])
-            store.reindex(semantic=ProviderSpec("packaged"))
-            stores[language] = root / language
-        sets = {}
-        for language, docs in corpora.items():
-            targets = rng.sample(sorted(docs), min(60, len(docs)))
-            words = []
-            for name in targets:
-                pool = [w for w in str(docs[name]["text"]).split() if len(w) > 3]
-                if language == "zh":
-                    pool = [w for w in tokenizer.words(str(docs[name]["text"])) if len(w) > 1]
-                if len(pool) >= 4:
-                    words.append((" ".join(rng.sample(pool, 4)), name))
-            sets[("words", language)] = words
-            sets[("paraphrase", language)] = [
-                (t, n) for n, t in sq.PARAPHRASES[language].items() if n in docs
-            ]
-        en_docs = corpora["en"]
-        sets[("cross-language", "en")] = [(str(zh[n]["purpose"]), n) for n in both if n in en_docs]
-        sets[("cross-language", "zh")] = [(str(en_all[n]["purpose"]), n) for n in both]
+        stores = {
+            language: sq.stocked(root / language, cache, docs, "packaged")[0]
+            for language, docs in corpora.items()
+        }
+        sets = sq.query_sets(corpora, en_all, rng, tokenizer, 60)
         legs = {}
         for (construction, language), queries in sets.items():
             control = stores[language] / ".git"

@@ -34,7 +34,6 @@ import math
 import random
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -231,6 +230,54 @@ def measure(rank: Any, queries: list[Query]) -> tuple[float, float]:
     return hits / max(1, len(queries)), reciprocal / max(1, len(queries))
 
 
+def corpora_for(rng: random.Random, distractors: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two corpora ({"en", "zh"}: name → resource) and every English page by name."""
+    zh = pages("zh")
+    en_all = pages("en")
+    both = set(zh) & set(en_all)
+    others = sorted(set(en_all) - set(zh))
+    keep = both | set(PARAPHRASES["en"]) | set(rng.sample(others, min(distractors, len(others))))
+    return {"en": {n: d for n, d in en_all.items() if n in keep}, "zh": zh}, en_all
+
+
+def stocked(root: Path, cache: Path, docs: dict[str, Any], provider: str) -> tuple[Path, Any]:
+    """A store of ``docs`` with semantic recall on; its path and the reindex report."""
+    store = Store(root, cache_dir=cache)
+    items = list(docs.values())
+    for first in range(0, len(items), 1000):
+        store.put(items[first : first + 1000])
+    return root, store.reindex(semantic=ProviderSpec(provider))["semantic"]
+
+
+def query_sets(
+    corpora: dict[str, Any],
+    en_all: dict[str, Any],
+    rng: random.Random,
+    tokenizer: Tokenizer,
+    words: int,
+) -> dict[tuple[str, str], list[Query]]:
+    """Every construction's queries per language (see the module)."""
+    sets: dict[tuple[str, str], list[Query]] = {}
+    for language, docs in corpora.items():
+        targets = rng.sample(sorted(docs), min(words, len(docs)))
+        made = []
+        for name in targets:
+            pool = [w for w in str(docs[name]["text"]).split() if len(w) > 3]
+            if language == "zh":
+                pool = [w for w in tokenizer.words(str(docs[name]["text"])) if len(w) > 1]
+            if len(pool) >= 4:
+                made.append((" ".join(rng.sample(pool, 4)), name))
+        sets[("words", language)] = made
+        sets[("paraphrase", language)] = [
+            (text, name) for name, text in PARAPHRASES[language].items() if name in docs
+        ]
+    zh, en = corpora["zh"], corpora["en"]
+    both = sorted(set(zh) & set(en_all))
+    sets[("cross-language", "en")] = [(str(zh[n]["purpose"]), n) for n in both if n in en]
+    sets[("cross-language", "zh")] = [(str(en_all[n]["purpose"]), n) for n in both]
+    return sets
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--distractors", type=int, default=1500)
@@ -238,48 +285,16 @@ def main() -> None:
     parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
     args = parser.parse_args()
     rng = random.Random(11)
-    zh = pages("zh")
-    en_all = pages("en")
-    both = sorted(set(zh) & set(en_all))
-    others = sorted(set(en_all) - set(zh))
-    keep = (
-        set(both)
-        | set(PARAPHRASES["en"])
-        | set(rng.sample(others, min(args.distractors, len(others))))
-    )
-    en = {name: doc for name, doc in en_all.items() if name in keep}
-    corpora = {"en": en, "zh": zh}
+    corpora, en_all = corpora_for(rng, args.distractors)
     with tempfile.TemporaryDirectory(prefix="xbrain-semantic-q-") as tmp:
         root = Path(tmp)
         cache = root / "cache"
         tokenizer = Tokenizer(cache)
         stores, baselines, built = {}, {}, {}
         for language, docs in corpora.items():
-            store = Store(root / language, cache_dir=cache)
-            items = list(docs.values())
-            for first in range(0, len(items), 1000):
-                store.put(items[first : first + 1000])
-            started = time.perf_counter()
-            report = store.reindex(semantic=ProviderSpec(args.provider))
-            built[language] = (time.perf_counter() - started, report["semantic"])
-            stores[language] = root / language
+            stores[language], built[language] = stocked(root / language, cache, docs, args.provider)
             baselines[language] = bm25(docs, tokenizer)
-        sets: dict[tuple[str, str], list[Query]] = {}
-        for language, docs in corpora.items():
-            targets = rng.sample(sorted(docs), min(args.words, len(docs)))
-            words = []
-            for name in targets:
-                pool = [w for w in str(docs[name]["text"]).split() if len(w) > 3]
-                if language == "zh":
-                    pool = [w for w in tokenizer.words(str(docs[name]["text"])) if len(w) > 1]
-                if len(pool) >= 4:
-                    words.append((" ".join(rng.sample(pool, 4)), name))
-            sets[("words", language)] = words
-            sets[("paraphrase", language)] = [
-                (text, name) for name, text in PARAPHRASES[language].items() if name in docs
-            ]
-        sets[("cross-language", "en")] = [(str(zh[n]["purpose"]), n) for n in both if n in en]
-        sets[("cross-language", "zh")] = [(str(en_all[n]["purpose"]), n) for n in both]
+        sets = query_sets(corpora, en_all, rng, tokenizer, args.words)
 
         def ranker(language: str, mode: str, via: str = "search"):  # type: ignore[no-untyped-def]
             def rank(query: str) -> list[str]:
@@ -338,10 +353,10 @@ def main() -> None:
                 f"\noff-topic (test + held-out) with nothing found: BM25 {base_quiet}/{total}, "
                 + ", ".join(f"{mode} {n}/{total}" for mode, n in quiet.items())
             )
-        for language, (seconds, report) in built.items():
+        for language, report in built.items():
             print(
                 f"{language}: {len(corpora[language])} documents, {report['rows']} vectors "
-                f"({report['model']}) built in {seconds:.1f} s"
+                f"({report['model']}) embedded in {report['milliseconds'] / 1000:.1f} s"
             )
         tokenizer.close()
 
