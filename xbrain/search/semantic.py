@@ -107,12 +107,23 @@ def _path(control: Path, model: str) -> Path:
     return control / VECTOR_DIR / (hashlib.sha256(model.encode()).hexdigest()[:16] + ".bin")
 
 
+_LOADED: dict[Path, tuple[tuple[int, int, int], Vectors]] = {}  # by path: what was read
+
+
 def load(control: Path, model: str) -> Vectors | None:
     """The vectors of ``model`` (memory-mapped), None when there are none; a damaged
     file is an error (``doctor`` reports it, ``reindex --semantic`` rebuilds it)."""
     import numpy as np
 
     path = _path(control, model)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return None
+    signature = (info.st_ino, info.st_size, info.st_mtime_ns)
+    cached = _LOADED.get(path)
+    if cached is not None and cached[0] == signature:  # files are replaced, never edited
+        return cached[1]
     try:
         with path.open("rb") as handle:
             magic, size = handle.read(8), handle.read(8)
@@ -140,7 +151,9 @@ def load(control: Path, model: str) -> Vectors | None:
         raise CorruptStoreError(
             f"Damaged vectors in {path}; run xbrain reindex --semantic."
         ) from None
-    return Vectors(model, dimension, sources, rows, matrix)
+    vectors = Vectors(model, dimension, sources, rows, matrix)
+    _LOADED[path] = (signature, vectors)
+    return vectors
 
 
 def _aligned(offset: int) -> int:
@@ -213,6 +226,23 @@ def source_texts(kind: str, doc: dict[str, Any]) -> list[str]:
     return [text for text in texts if text.strip(" .:")]
 
 
+def _source_commit(control: Path, kind: str) -> str | None:
+    """The commit a source's index reflects (None: no index) — read alone, so a query
+    whose vectors are current reads no document."""
+    path = control / _SOURCES[kind][0]
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return str(row[0]) if row else None
+
+
 def _read_source(control: Path, kind: str) -> tuple[str | None, Iterator[tuple[str, str]]]:
     """The commit a source's index reflects and its (id, text) pairs (none: no index)."""
     path, query = _SOURCES[kind]
@@ -237,7 +267,7 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
     import numpy as np
 
     vectors = load(control, provider.model_id)
-    commits = {kind: _read_source(control, kind)[0] for kind in _SOURCES}
+    commits = {kind: _source_commit(control, kind) for kind in _SOURCES}
     if vectors is not None and vectors.sources == commits:
         return vectors
     known: dict[str, int] = {}
@@ -246,7 +276,7 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
     rows: list[tuple[str, str, str]] = []
     texts: dict[str, str] = {}
     for kind in _SOURCES:
-        _, pairs = _read_source(control, kind)
+        commits[kind], pairs = _read_source(control, kind)  # the commit and texts of one read
         for rid, text in pairs:
             digest = hashlib.sha256(text.encode()).hexdigest()[:32]
             rows.append((kind, rid, digest))
