@@ -243,9 +243,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     """Entries, skill pointers and resource candidates for ``request`` (see the module)."""
     options.check()
     empty = {"results": [], "skipped": [], "budget": {"limit": options.budget, "used": 0}}
-    mode = (
-        "lexical" if options.mode == "lexical" else resolve_mode(store_dir / ".git", options.mode)
-    )
+    mode = resolve_mode(store_dir / ".git", options.mode)
     head = main_head(store_dir / ".git")
     if head is None or not request.prompt.strip():
         return empty
