@@ -9,7 +9,9 @@ checking it for ``doctor`` (``check_index``).
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
+import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,6 +179,47 @@ def check_index(
         repaired.append(problem("search_index", "Damaged index removed; search rebuilds it.", rel))
     else:
         problems.append(problem("search_index", "The search index is damaged (derived data).", rel))
+
+
+def check_vectors(
+    git: Any, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+) -> None:
+    """``doctor``: every vector file parses, has the rows its header lists, and holds
+    finite unit vectors; a damaged one is reported, and removed with ``repair`` (the next
+    semantic query, or ``reindex --semantic``, rebuilds it)."""
+    try:
+        import numpy as np
+    except ImportError:  # the extra was removed: the vectors are unused, not wrong
+        return
+
+    from .semantic import MAGIC, MAX_HEADER, VECTOR_DIR, load
+
+    control: Path = git.control_dir
+    for path in sorted((control / VECTOR_DIR).glob("*.bin")):
+        rel = str(path.relative_to(git.path))
+        try:
+            with path.open("rb") as handle:
+                if handle.read(8) != MAGIC:
+                    raise ValueError("magic")
+                (length,) = struct.unpack("<Q", handle.read(8))
+                model = json.loads(handle.read(min(length, MAX_HEADER)))["model"]
+            vectors = load(control, str(model))
+            assert vectors is not None
+            norms = np.linalg.norm(np.asarray(vectors.matrix), axis=1)
+            ok = bool(np.isfinite(norms).all() and (np.abs(norms - 1) < 1e-3).all())
+        except (OSError, ValueError, KeyError, TypeError, AssertionError, struct.error):
+            ok = False
+        except XbrainError:  # damaged beyond its header
+            ok = False
+        if ok:
+            continue
+        if repair:
+            path.unlink(missing_ok=True)
+            message = "Damaged vectors removed; xbrain reindex --semantic rebuilds them."
+            repaired.append(problem("semantic_vectors", message, rel))
+        else:
+            message = "Semantic vectors are damaged (derived data)."
+            problems.append(problem("semantic_vectors", message, rel))
 
 
 def rank(

@@ -41,7 +41,6 @@ __all__ = [
     "VECTOR_DIR",
     "Vectors",
     "catch_up",
-    "check_vectors",
     "disable",
     "documents",
     "enable",
@@ -361,41 +360,3 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
         "rows": len(vectors.rows),
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
-
-
-def check_vectors(
-    git: Any, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
-) -> None:
-    """``doctor``: every vector file parses, has the rows its header lists, and holds
-    finite unit vectors; a damaged one is reported, and removed with ``repair`` (the next
-    semantic query, or ``reindex --semantic``, rebuilds it)."""
-    try:
-        import numpy as np
-    except ImportError:  # the extra was removed: the vectors are unused, not wrong
-        return
-
-    control: Path = git.control_dir
-    for path in sorted((control / VECTOR_DIR).glob("*.bin")):
-        rel = str(path.relative_to(git.path))
-        try:
-            with path.open("rb") as handle:
-                handle.read(8)
-                (length,) = struct.unpack("<Q", handle.read(8))
-                model = json.loads(handle.read(min(length, MAX_HEADER)))["model"]
-            vectors = load(control, str(model))
-            assert vectors is not None
-            norms = np.linalg.norm(np.asarray(vectors.matrix), axis=1)
-            ok = bool(np.isfinite(norms).all() and (np.abs(norms - 1) < 1e-3).all())
-        except (OSError, ValueError, KeyError, TypeError, AssertionError, struct.error):
-            ok = False
-        except CorruptStoreError:
-            ok = False
-        if ok:
-            continue
-        if repair:
-            path.unlink(missing_ok=True)
-            message = "Damaged vectors removed; xbrain reindex --semantic rebuilds them."
-            repaired.append({"code": "semantic_vectors", "message": message, "path": rel})
-        else:
-            message = "Semantic vectors are damaged (derived data)."
-            problems.append({"code": "semantic_vectors", "message": message, "path": rel})

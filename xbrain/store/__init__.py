@@ -170,8 +170,7 @@ class Store(Skills, Entries):
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
         """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
         from .. import doctor
-        from ..search.operations import check_index
-        from ..search.semantic import check_vectors
+        from ..search.operations import check_index, check_vectors
 
         checks: list[Any] = [check_index]
         if (self.path / ".git" / "xbrain" / "vectors").is_dir():
