@@ -193,3 +193,65 @@ def test_catching_up_embeds_only_new_texts(xb: Run, semantic: Path) -> None:
     after = catch_up(control, Counting())
     assert asked == ["indent with tabs"]  # the new entry's one text, nothing else
     assert len(after.rows) == len(before.rows) + 1
+
+
+def test_without_the_extra_auto_stays_lexical_and_asking_is_one_line(
+    xb: Run, semantic: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xbrain.search import hybrid
+
+    monkeypatch.setattr(hybrid, "_numpy_installed", lambda: False)
+    assert xb("search", "keyboard focus in a React dialog").json["retrieval"] == "lexical"
+    refused = xb("search", "dialog", "--mode", "hybrid")
+    assert refused.code == 4 and "pip install 'xbrain[semantic]'" in refused.stderr
+
+
+def test_an_endpoint_provider_never_stores_or_shows_its_key(
+    xb: Run, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[str | None] = []
+
+    class Endpoint(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(self.headers.get("Authorization"))
+            vectors = [[1.0, float(len(t) % 7), float("dialog" in t)] for t in body["input"]]
+            raw = json.dumps(
+                {"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors)]}
+            )
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw.encode())
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Endpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("XB_TEST_KEY", "sk-never-shown-42")
+        assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        made = xb(
+            "reindex", "--semantic", "--provider", "openai", "--url", url,
+            "--model", "tiny", "--key-env", "XB_TEST_KEY",
+        )  # fmt: skip
+        assert made.code == 0, made.stderr
+        found = xb("search", "dialog guide", "--mode", "semantic")
+        assert found.code == 0 and found.json["results"]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen and set(seen) == {"Bearer sk-never-shown-42"}
+    settings = (store_dir / ".git" / "xbrain" / "semantic.json").read_text()
+    assert "XB_TEST_KEY" in settings and "sk-never" not in settings
+    for output in (made.stdout, made.stderr, found.stdout, found.stderr):
+        assert "sk-never" not in output
+    log = subprocess.run(
+        ["git", "-C", str(store_dir), "log", "-p", "--all"], capture_output=True, text=True
+    ).stdout
+    assert "sk-never" not in log and "semantic.json" not in log
