@@ -255,3 +255,15 @@ def test_an_endpoint_provider_never_stores_or_shows_its_key(
         ["git", "-C", str(store_dir), "log", "-p", "--all"], capture_output=True, text=True
     ).stdout
     assert "sk-never" not in log and "semantic.json" not in log
+
+
+def test_hybrid_and_semantic_answers_match_their_schemas(xb: Run, semantic: Path) -> None:
+    from tests.cli.test_schemas import validate
+
+    for mode in ("hybrid", "semantic", "lexical"):
+        validate(xb("search", "keyboard focus in a React dialog", "--mode", mode), "search-output")
+        validate(xb("search", "keyboard dialog", "--mode", mode, "--brief"), "search-output")
+        asked = xb("recall", "-", "--mode", mode, input="can I git push --force to main?")
+        validate(asked, "recall-output")
+    validate(xb("reindex", "--semantic", "--provider", "hashing"), "reindex-output")
+    validate(xb("reindex", "--semantic-off"), "reindex-output")
