@@ -12,11 +12,17 @@ def main() -> None:
     import sys
 
     try:
-        # the commands hooks run on every prompt load without click when they can
+        # the commands agents and hooks run most load without click when they can
         if sys.argv[1:2] == ["recall"]:
             from .lightcli import run_recall
 
             code = run_recall(sys.argv[2:])
+            if code is not None:
+                raise SystemExit(code)
+        elif sys.argv[1:2] == ["search"]:
+            from .lightcli import run_search
+
+            code = run_search(sys.argv[2:])
             if code is not None:
                 raise SystemExit(code)
         elif sys.argv[1:2] == ["hook"]:

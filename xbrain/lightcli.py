@@ -19,7 +19,19 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["ENTRY_KINDS", "MODES", "ONLY", "SCORING", "answer", "parse_recall", "run_recall"]
+__all__ = [
+    "ENTRY_KINDS",
+    "MODES",
+    "ONLY",
+    "SCORING",
+    "Progress",
+    "answer",
+    "parse_recall",
+    "parse_search",
+    "run_recall",
+    "run_search",
+    "search_document",
+]
 
 ENTRY_KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
 ONLY = (*ENTRY_KINDS, "skill", "resource")
@@ -38,28 +50,60 @@ _VALUES: dict[str, tuple[str, Any]] = {  # option → (parameter, int | float | 
     "--store": ("store", str),
 }
 _FLAGS = {"--include-retired": "include_retired"}
+_SEARCH_VALUES: dict[str, tuple[str, Any]] = {
+    "--limit": ("limit", int),
+    "--domain": ("domain", str),
+    "--feature": ("feature", str),
+    "--style": ("style", str),
+    "--mode": ("mode", MODES),
+    "--store": ("store", str),
+}
+_SEARCH_FLAGS = {"--brief": "brief"}
 
 
 def parse_recall(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``xbrain recall ARGS``, or None when click should parse them."""
-    found: dict[str, Any] = {"only": []}
-    positional = 0
+    found = _parse(args, _VALUES, _FLAGS, query=False)
+    if found is None:
+        return None
+    found.pop("query", None)
+    found["only"] = tuple(found.get("only", ()))
+    return found
+
+
+def parse_search(args: list[str]) -> dict[str, Any] | None:
+    """The parameters of ``xbrain search ARGS`` (QUERY and the plain options; not
+    ``--at`` or ``--provider-config``), or None when click should parse them."""
+    found = _parse(args, _SEARCH_VALUES, _SEARCH_FLAGS, query=True)
+    if found is None or "query" not in found:
+        return None
+    return found
+
+
+def _parse(
+    args: list[str], values: dict[str, tuple[str, Any]], flags: dict[str, str], *, query: bool
+) -> dict[str, Any] | None:
+    """Options ``--name VALUE`` / ``--name=VALUE`` / flags, and the one positional
+    argument (recall: only ``-``; search: QUERY); None for anything click should see."""
+    found: dict[str, Any] = {}
     rest = iter(args)
     for arg in rest:
-        if arg == "-":
-            positional += 1
+        if arg == "-" or (query and not arg.startswith("-")):
+            if "query" in found or (not query and arg != "-"):
+                return None  # a second argument: click says what is wrong
+            found["query"] = arg
             continue
         name, eq, value = arg.partition("=")
-        if name in _FLAGS and not eq and _FLAGS[name] not in found:
-            found[_FLAGS[name]] = True
+        if name in flags and not eq and flags[name] not in found:
+            found[flags[name]] = True
             continue
-        if name not in _VALUES:
-            return None  # --help, a global option, an unknown one, another argument
+        if name not in values:
+            return None  # --help, --, a global option, an unknown one
         if not eq:
             value = next(rest, "")
             if not value or value.startswith("-"):
                 return None  # click says what is missing
-        param, kind = _VALUES[name]
+        param, kind = values[name]
         try:
             parsed = kind(value) if kind in (int, float, str) else value
         except ValueError:
@@ -67,14 +111,11 @@ def parse_recall(args: list[str]) -> dict[str, Any] | None:
         if isinstance(kind, tuple) and value not in kind:
             return None
         if param == "only":
-            found["only"].append(parsed)
+            found.setdefault("only", []).append(parsed)
         elif param in found:
             return None  # given twice: click decides which one counts
         else:
             found[param] = parsed
-    if positional > 1:
-        return None
-    found["only"] = tuple(found["only"])
     return found
 
 
@@ -124,20 +165,101 @@ def run_recall(args: list[str]) -> int | None:
 
         result = answer(Path(where), data, **found)
     except Exception as exc:
-        from .errors import describe
-
-        if os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on"):
-            import traceback
-
-            traceback.print_exc()
-        message, code = describe(exc)
-        sys.stderr.write(message + "\n")
-        return code
+        return _failed(exc)
     from .codec import json_document
 
     sys.stdout.write(json_document(result))
     sys.stdout.flush()
     return 0
+
+
+class Progress:
+    """A progress bar on stderr, only when stderr is a terminal; made (and click loaded)
+    on first use — an index build."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.bar: Any = None
+
+    def __call__(self, step: int, total: int) -> None:  # noqa: D102
+        if not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            import click
+
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+        self.bar.update(step)
+
+    def finish(self) -> None:
+        """End the bar (when one was shown)."""
+        if self.bar is not None:
+            self.bar.render_finish()
+
+
+def search_document(
+    store: Path, query: str, *, brief: bool = False, progress: Any = None, **given: Any
+) -> dict[str, Any]:
+    """What ``xbrain search`` prints for ``query`` (``given``: limit, domain, feature,
+    style, mode)."""
+    from .search.query import brief as shorten
+    from .search.run import search_store
+
+    found = search_store(store, cache_dir(), query, progress=progress, **given)
+    return shorten(found) if brief else found
+
+
+def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:
+    """A running ``xbrain serve``'s answer to a search: (served, exit code, what to print)."""
+    import json
+
+    from .serveclient import ask
+
+    return ask(store, "search", [("args", json.dumps(asked))])
+
+
+def run_search(args: list[str]) -> int | None:
+    """Run ``xbrain search ARGS`` if this module can parse them: the exit code, or None."""
+    found = parse_search(args)
+    if found is None:
+        return None
+    store = found.pop("store", None)
+    where = store if store is not None else default_store_path()
+    progress = Progress("indexing")  # a first search after clone or import builds the index
+    try:
+        query = found.pop("query")
+        if query == "-":
+            from .search.query import read_query
+
+            query = read_query(sys.stdin.buffer)
+        served, code, body = served_search(where, {"query": query, **found})
+        if served:
+            (sys.stdout if code == 0 else sys.stderr).buffer.write(body)
+            return code
+        from pathlib import Path
+
+        result = search_document(Path(where), query, progress=progress, **found)
+    except Exception as exc:
+        return _failed(exc)
+    finally:
+        progress.finish()
+    from .codec import json_document
+
+    sys.stdout.write(json_document(result))
+    sys.stdout.flush()
+    return 0
+
+
+def _failed(exc: BaseException) -> int:
+    """Say why, in one line, as the CLI does; the exit code."""
+    from .errors import describe
+
+    if os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on"):
+        import traceback
+
+        traceback.print_exc()
+    message, code = describe(exc)
+    sys.stderr.write(message + "\n")
+    return code
 
 
 def default_store() -> Path:

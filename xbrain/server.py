@@ -230,11 +230,14 @@ def _answer(
             said = respond(store, body, env, cwd, mode=None)
             return 0, b"" if said is None else json.dumps(said, ensure_ascii=False).encode()
         if op == "search":
-            from .search.run import search_store
+            from .codec import json_document
+            from .lightcli import search_document
 
             args = json.loads((fields.get("args") or ["{}"])[0])
-            found = search_store(store, cache_dir, **args)
-            return 0, json.dumps(found, ensure_ascii=False).encode()
+            if not isinstance(args, dict) or not isinstance(args.get("query"), str):
+                return 4, b"Not a search.\n"
+            query = args.pop("query")
+            return 0, json_document(search_document(store, query, **args)).encode()
     except Exception as exc:
         message, code = describe(exc)
         return code, f"{message}\n".encode()

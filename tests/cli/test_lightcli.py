@@ -1,4 +1,4 @@
-"""``xbrain recall`` parsed without click (the hook's path) means what click would parse."""
+"""`xbrain recall` and `xbrain search` parsed without click mean what click would parse."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result
 from xbrain.cli.base import Settings
+from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
-from xbrain.lightcli import _user_dir, parse_recall
+from xbrain.lightcli import _user_dir, parse_recall, parse_search
 
 Run = Callable[..., Result]
 TOKENS = [
@@ -97,15 +98,17 @@ def test_the_plain_forms_take_the_light_path() -> None:
         assert parse_recall(refused) is None
 
 
-def run(argv: list[str], prompt: str, light: bool, store: Path) -> tuple[int, str, str]:
-    """``xbrain recall …`` through the console script's path (light) or click alone."""
+def run(
+    argv: list[str], prompt: str, light: bool, store: Path, command: str = "recall"
+) -> tuple[int, str, str]:
+    """``xbrain COMMAND …`` through the console script's path (light) or click alone."""
     code = (
         "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
         + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
         + "; main()"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "recall", *argv, "--store", str(store)],
+        [sys.executable, "-c", code, command, *argv, "--store", str(store)],
         input=prompt,
         capture_output=True,
         text=True,
@@ -146,3 +149,66 @@ def test_user_dirs_agree_with_platformdirs(
             monkeypatch.setenv(name, value)
     assert Path(_user_dir("data")) == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
     assert Path(_user_dir("cache")) == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
+
+
+SEARCH_TOKENS = [
+    "-",
+    "dialog",
+    "",
+    "-x",
+    "--",
+    "--help",
+    "--limit",
+    "--limit=3",
+    "7",
+    "x",
+    "--brief",
+    "--brief=1",
+    "--mode",
+    "hybrid",
+    "--mode=bogus",
+    "--domain",
+    "web-ui",
+    "--feature=focus",
+    "--style",
+    "--at",
+    "main",
+    "--provider-config",
+    "--store",
+    "/tmp/somewhere",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(SEARCH_TOKENS), max_size=6))
+def test_the_light_search_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_search(argv)
+    if light is None:
+        return
+    try:
+        ctx = search_command.make_context("search", list(argv), obj=Settings())
+    except (click.exceptions.Exit, click.ClickException):
+        pytest.fail(f"light accepted {argv} that click refuses")
+    theirs = dict(ctx.params)
+    store = ctx.obj.store
+    theirs["store"] = None if store is None else str(store)
+    expected = {k: v for k, v in theirs.items() if v not in (None, False)}
+    mine = {"limit": 5, **{k: v for k, v in light.items() if v not in (None, False)}}
+    assert mine == expected
+
+
+def test_search_through_both_paths_is_the_same(xb: Run, store_dir: Path) -> None:
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    for argv in (
+        ["search", "keyboard dialog"],
+        ["search", "keyboard dialog", "--brief", "--limit", "2"],
+        ["search", "--mode=lexical", "dialog"],
+        ["search", "dialog", "--limit", "50"],  # exit 4, one line
+        ["search", "dialog", "--limit", "x"],  # click's usage error
+        ["search", "-"],
+    ):
+        light, heavy = (
+            run(argv[1:], "focus dialog", True, store_dir, argv[0]),
+            run(argv[1:], "focus dialog", False, store_dir, argv[0]),
+        )
+        assert light == heavy, argv

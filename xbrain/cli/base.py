@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..lightcli import cache_dir, default_store
+from ..lightcli import Progress, cache_dir, default_store
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,23 +136,3 @@ def read_input(source: str) -> Any:
     from ..inputs import read_json_input
 
     return read_json_input(sys.stdin.buffer if source == "-" else Path(source))
-
-
-class Progress:
-    """A progress bar on stderr, only when stderr is a terminal; made on first use."""
-
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.bar: Any = None
-
-    def __call__(self, step: int, total: int) -> None:  # noqa: D102
-        if not sys.stderr.isatty():
-            return
-        if self.bar is None:
-            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
-        self.bar.update(step)
-
-    def finish(self) -> None:
-        """End the bar (when one was shown)."""
-        if self.bar is not None:
-            self.bar.render_finish()

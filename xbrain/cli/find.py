@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .base import Progress, cache_dir, common_options, emit, open_store, store_path
+from .base import Progress, common_options, emit, open_store, store_path
 
 
 @click.command()
@@ -56,18 +56,15 @@ def search(
     from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
     original URL.
     """
+    from ..lightcli import search_document, served_search
     from ..search import query as search_query
-    from ..search.run import search_store
 
     text = search_query.read_query(sys.stdin.buffer) if query == "-" else query
+    asked = {"limit": limit, "domain": domain, "feature": feature, "style": style, "mode": mode}
     if at is None and provider_config is None:  # a running xbrain serve answers first
-        import json
-
-        from ..serveclient import ask
-
-        asked = {"query": text, "limit": limit, "domain": domain, "feature": feature}
-        asked.update(style=style, mode=mode)
-        served, code, body = ask(store_path(ctx), "search", [("args", json.dumps(asked))])
+        served, code, body = served_search(
+            str(store_path(ctx)), {"query": text, **asked, "brief": brief}
+        )
         if served:
             if code:
                 from ..errors import XbrainError
@@ -75,27 +72,22 @@ def search(
                 error = XbrainError(body.decode("utf-8", "replace").strip())
                 error.exit_code = code
                 raise error
-            found = json.loads(body)
-            emit(search_query.brief(found) if brief else found)
+            sys.stdout.buffer.write(body)
             return
     progress = Progress("indexing")  # a first search after clone or import builds the index
     try:
-        found = search_store(
+        found = search_document(
             store_path(ctx),
-            cache_dir(),
             text,
-            limit=limit,
-            domain=domain,
-            feature=feature,
-            style=style,
+            brief=brief,
+            progress=progress,
             at=at,
             provider=open_store(ctx).provider(provider_config) if provider_config else None,
-            progress=progress,
-            mode=mode,
+            **asked,
         )
     finally:
         progress.finish()
-    emit(search_query.brief(found) if brief else found)
+    emit(found)
 
 
 @click.command()
