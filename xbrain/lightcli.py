@@ -132,15 +132,13 @@ def answer(
 ) -> dict[str, Any]:
     """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
     the caller's working directory when the payload names none."""
-    from dataclasses import replace
-
     from .search.recall import Options, read_request, recall
 
     request = read_request(data)
     if session is not None:
-        request = replace(request, session=session)
+        request = request.changed(session=session)
     if request.cwd is None and cwd is not None:
-        request = replace(request, cwd=cwd)
+        request = request.changed(cwd=cwd)
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
     return recall(store, cache_dir(), request, options)
 

@@ -19,9 +19,8 @@ import json
 import math
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .fields import design_facets, field_texts, matches_filters
 from .tokenize import Tokenizer
@@ -64,8 +63,7 @@ CREATE TABLE IF NOT EXISTS totals (field INTEGER PRIMARY KEY, length INTEGER NOT
 """
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One ranked resource: id, BM25F score, matched query-term positions, the resource."""
 
     rid: str

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError
 
@@ -18,14 +17,17 @@ MAX_PROMPT = 20_000
 _EVENT = re.compile(r"[A-Za-z]{1,40}")
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
     """What a recall is asked: the prompt text and, from a hook, the session and event."""
 
     prompt: str
     session: str | None = None
     event: str | None = None
     cwd: str | None = None
+
+    def changed(self, **fields: Any) -> Request:
+        """A copy with ``fields`` replaced."""
+        return self._replace(**fields)
 
 
 def read_request(data: bytes) -> Request:

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError
 from . import entrycache
@@ -50,9 +49,9 @@ ABOUT = 0.8
 CONTENT = 0.7
 
 
-@dataclass(frozen=True)
-class Options:
-    """How to choose and how much to show."""
+class Options(NamedTuple):
+    """How to choose and how much to show (a NamedTuple: ``dataclasses`` costs a fresh
+    hook ≈ 7 ms to import)."""
 
     scoring: str = "relative"
     top_k: int = 3
@@ -61,7 +60,7 @@ class Options:
     budget: int = 8000
     include_retired: bool = False
     project: str | None = None
-    kinds: tuple[str, ...] = field(default=("entry", "skill", "resource"))
+    kinds: tuple[str, ...] = ("entry", "skill", "resource")
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
     mode: str | None = None  # lexical, semantic or hybrid (None: hybrid when it can)
     given: frozenset[str] = frozenset()  # fields the caller set: the store's defaults yield
@@ -90,12 +89,9 @@ class Options:
         )
         if not only:
             return options
-        from dataclasses import replace
-
         entry_kinds = tuple(kind for kind in only if kind not in ("skill", "resource"))
         kinds = tuple(k for k in ("skill", "resource") if k in only)
-        return replace(
-            options,
+        return options.changed(
             kinds=(("entry",) if entry_kinds else ()) + kinds,
             entry_kinds=entry_kinds or None,
         )
@@ -103,8 +99,6 @@ class Options:
     def with_defaults(self, stored: dict[str, Any]) -> Options:
         """The store's recall defaults (``xbrain config recall.KEY``) for what the caller
         did not set."""
-        from dataclasses import replace
-
         names = {"topK": "top_k", "maxDropoff": "max_dropoff"}
         changes = {names.get(key, key): value for key, value in stored.items()}
         changes = {
@@ -113,7 +107,11 @@ class Options:
             if key in ("scoring", "top_k", "threshold", "max_dropoff", "budget")
             and key not in self.given
         }
-        return replace(self, **changes)
+        return self.changed(**changes)
+
+    def changed(self, **fields: Any) -> Options:
+        """A copy with ``fields`` replaced."""
+        return self._replace(**fields)
 
     def check(self) -> None:
         """Refuse values outside their ranges (one clear error)."""
