@@ -31,6 +31,7 @@ from .serveclient import MAGIC, MAX_MESSAGE, ask, owned, socket_path
 __all__ = ["serve", "stop"]
 
 REQUEST_TIMEOUT = 5.0  # to send a whole request once connected
+SEARCH_FIELDS = {"query", "limit", "domain", "feature", "style", "mode", "brief"}
 
 
 def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[str, Any]:
@@ -234,7 +235,11 @@ def _answer(
             from .lightcli import search_document
 
             args = json.loads((fields.get("args") or ["{}"])[0])
-            if not isinstance(args, dict) or not isinstance(args.get("query"), str):
+            if (
+                not isinstance(args, dict)
+                or not isinstance(args.get("query"), str)
+                or not set(args) <= SEARCH_FIELDS  # never --at or a provider: only these
+            ):
                 return 4, b"Not a search.\n"
             query = args.pop("query")
             return 0, json_document(search_document(store, query, **args)).encode()

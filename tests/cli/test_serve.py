@@ -187,11 +187,15 @@ def test_garbage_and_other_stores_get_nothing(stocked: Path, runtime: Path, tmp_
     server = start(runtime, stocked)
     try:
         sock = str(next((runtime / "xbrain").glob("*.sock")))
+        real = os.path.realpath(stocked)
+        provider = json.dumps({"query": "x", "provider": "/tmp/evil.json", "at": "main~1"})
         for request in (
             b"",
             b"GET / HTTP/1.0\r\n\r\n",
             b"\xff" * 100,
             b"XB2\nrecall\n/elsewhere\n\n",
+            f"XB2\nsearch\n{real}\nargs={provider}\n\n".encode(),
+            f"XB2\nsearch\n{real}\nargs=[1, 2]\n\n".encode(),
         ):
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
                 conn.settimeout(10)
@@ -199,10 +203,14 @@ def test_garbage_and_other_stores_get_nothing(stocked: Path, runtime: Path, tmp_
                 conn.sendall(request)
                 conn.shutdown(socket.SHUT_WR)
                 answer = conn.recv(1 << 16)
-            assert answer in (b"", b"4\nThis server serves another store.\n"), answer
+            assert answer in (
+                b"",
+                b"4\nThis server serves another store.\n",
+                b"4\nNot a search.\n",
+            ), answer
         answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
         assert json.loads(answered.stdout)["results"]  # still serving
     finally:
         server.send_signal(signal.SIGTERM)
         summary = finished(server)
-    assert summary["served"] == 2  # the other store's request and the recall
+    assert summary["served"] == 4  # the other store's, the two bad searches, the recall
