@@ -100,6 +100,10 @@ def test_an_onnx_model_directory_embeds_with_mean_pooling(tmp_path: Path) -> Non
     (folder / "tokenizer.json").unlink()
     with pytest.raises(InvalidInputError, match=r"no tokenizer\.json"):
         load_provider(ProviderSpec("onnx", path=str(folder)))
+    with (folder / "tokenizer.json").open("wb") as handle:  # sparse: no 65 MB written
+        handle.truncate(65 << 20)
+    with pytest.raises(InvalidInputError, match="larger than 64 MiB"):
+        load_provider(ProviderSpec("onnx", path=str(folder)))
     (folder / "tokenizer.json").write_text("{}")
     (folder / "model.onnx").write_bytes(b"not a model")
     with pytest.raises(InvalidInputError, match="Cannot load the model"):

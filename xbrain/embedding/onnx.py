@@ -19,6 +19,7 @@ __all__ = ["OnnxProvider"]
 
 MAX_TOKENS = 256
 MAX_MODEL = 2 << 30  # a sentence model is tens of MB; refuse what cannot be one
+MAX_TOKENIZER = 64 << 20  # tokenizer.json of a large vocabulary is a few MB
 
 
 class OnnxProvider:
@@ -32,6 +33,8 @@ class OnnxProvider:
                 raise InvalidInputError(f"The model directory has no {path.name}: {root}")
         if model.stat().st_size > MAX_MODEL:
             raise InvalidInputError(f"{model} is larger than 2 GiB; not a sentence model.")
+        if tokenizer.stat().st_size > MAX_TOKENIZER:
+            raise InvalidInputError(f"{tokenizer} is larger than 64 MiB; not a tokenizer.")
         try:
             import onnxruntime
             from tokenizers import Tokenizer
