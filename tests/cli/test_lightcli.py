@@ -212,3 +212,35 @@ def test_search_through_both_paths_is_the_same(xb: Run, store_dir: Path) -> None
             run(argv[1:], "focus dialog", False, store_dir, argv[0]),
         )
         assert light == heavy, argv
+
+
+def test_the_search_plain_forms_take_the_light_path() -> None:
+    assert parse_search(["dialog focus", "--brief", "--limit=3", "--mode", "lexical"]) == {
+        "query": "dialog focus",
+        "brief": True,
+        "limit": 3,
+        "mode": "lexical",
+    }
+    for refused in (["--help"], ["q", "--at", "main"], ["q", "--provider-config", "c.json"]):
+        assert parse_search(refused) is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "stdin"),
+    [
+        (["recall", "-"], "git push --force"),
+        (["search", "dialog"], ""),
+        (["hook", "claude-code"], '{"hook_event_name": "UserPromptSubmit", "prompt": "x y z"}'),
+    ],
+)
+def test_the_hot_commands_never_load_click(
+    xb: Run, store_dir: Path, argv: list[str], stdin: str
+) -> None:
+    """What every prompt pays for: recall, search and the hook start without click."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    command = [sys.executable, "-X", "importtime", "-m", "xbrain", *argv, "--store", str(store_dir)]
+    for _ in range(2):  # the first may build the derived caches; the second is every prompt
+        proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr[-300:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "click" not in loaded and "dataclasses" not in loaded, argv

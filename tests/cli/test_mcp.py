@@ -563,3 +563,25 @@ def test_the_recall_tool_discloses_per_session(xb: Run, store_dir: Path) -> None
     assert [r["disclosure"] for r in seen[1]["results"]] == ["one-liner"]
     assert schema_errors("recall-output", seen[0]) == []
     assert "prompt" in seen[2]
+
+
+def test_search_and_recall_take_a_mode(xb: Run, store_dir: Path) -> None:
+    """Issue 17: the MCP tools choose the retrieval like the CLI's --mode."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
+    seen: list[Any] = []
+
+    async def body(client: Client) -> None:
+        seen.append(
+            structured(await client.call_tool("search", {"query": "dialog", "mode": "lexical"}))
+        )
+        recall = {"prompt": "can I git push --force?", "mode": "lexical"}
+        seen.append(structured(await client.call_tool("recall", recall)))
+        seen.append(error_text(await client.call_tool("search", {"query": "x", "mode": "hybrid"})))
+        seen.append(error_text(await client.call_tool("recall", {"prompt": "x", "mode": "fuzzy"})))
+
+    session(store_dir, body)
+    assert seen[0]["retrieval"] == "lexical" and seen[0]["results"]
+    assert [r["name"] for r in seen[1]["results"]] == ["no-force-push"]
+    assert "reindex --semantic" in seen[2]  # semantic recall is off in this store
+    assert "mode" in seen[3]

@@ -267,3 +267,21 @@ def test_hybrid_and_semantic_answers_match_their_schemas(xb: Run, semantic: Path
         validate(asked, "recall-output")
     validate(xb("reindex", "--semantic", "--provider", "hashing"), "reindex-output")
     validate(xb("reindex", "--semantic-off"), "reindex-output")
+
+
+def test_a_users_onnx_model_through_the_cli(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    from tests.unit.test_embedding import tiny_model
+
+    folder = tiny_model(tmp_path / "model")
+    rule = {"kind": "rule", "name": "ls-help", "description": "list directory contents"}
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    made = xb("reindex", "--semantic", "--provider", "onnx", "--model-dir", str(folder))
+    assert made.code == 0, made.stderr
+    assert made.json["semantic"]["model"].startswith("onnx:")
+    assert made.json["semantic"]["dimension"] == 8
+    settings = json.loads((store_dir / ".git" / "xbrain" / "semantic.json").read_text())
+    assert settings["provider"] == {"kind": "onnx", "path": str(folder)}
+    found = xb("recall", "-", "--mode", "semantic", input="list directory")
+    assert [r["name"] for r in found.json["results"]] == ["ls-help"]
+    missing = xb("reindex", "--semantic", "--provider", "onnx", "--model-dir", str(tmp_path / "no"))
+    assert missing.code == 4 and missing.stderr.count("\n") == 1
