@@ -28,6 +28,7 @@ __all__ = [
     "answer",
     "parse_recall",
     "parse_search",
+    "print_served",
     "run_recall",
     "run_search",
     "search_document",
@@ -156,9 +157,8 @@ def run_recall(args: list[str]) -> int | None:
 
         fields = [("argv", arg) for arg in args] + [("cwd", os.getcwd())]
         served, code, body = ask(where, "recall", fields, data)
-        if served:  # the server's stdout (or its one-line error), as it is
-            (sys.stdout if code == 0 else sys.stderr).buffer.write(body)
-            return code
+        if served:
+            return print_served(code, body)
         from pathlib import Path
 
         result = answer(Path(where), data, **found)
@@ -206,6 +206,16 @@ def search_document(
     return shorten(found) if brief else found
 
 
+def print_served(code: int, body: bytes) -> int:
+    """Print a server's answer as the command would have: its output on stdout (exit 0)
+    or its one-line error on stderr; the exit code."""
+    stream = sys.stdout if code == 0 else sys.stderr
+    stream.flush()
+    stream.buffer.write(body)
+    stream.buffer.flush()
+    return code
+
+
 def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:
     """A running ``xbrain serve``'s answer to a search: (served, exit code, what to print)."""
     import json
@@ -231,8 +241,7 @@ def run_search(args: list[str]) -> int | None:
             query = read_query(sys.stdin.buffer)
         served, code, body = served_search(where, {"query": query, **found})
         if served:
-            (sys.stdout if code == 0 else sys.stderr).buffer.write(body)
-            return code
+            return print_served(code, body)
         from pathlib import Path
 
         result = search_document(Path(where), query, progress=progress, **found)

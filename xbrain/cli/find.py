@@ -56,7 +56,7 @@ def search(
     from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
     original URL.
     """
-    from ..lightcli import search_document, served_search
+    from ..lightcli import print_served, search_document, served_search
     from ..search import query as search_query
 
     text = search_query.read_query(sys.stdin.buffer) if query == "-" else query
@@ -66,14 +66,7 @@ def search(
             str(store_path(ctx)), {"query": text, **asked, "brief": brief}
         )
         if served:
-            if code:
-                from ..errors import XbrainError
-
-                error = XbrainError(body.decode("utf-8", "replace").strip())
-                error.exit_code = code
-                raise error
-            sys.stdout.buffer.write(body)
-            return
+            ctx.exit(print_served(code, body))
     progress = Progress("indexing")  # a first search after clone or import builds the index
     try:
         found = search_document(
