@@ -6,6 +6,7 @@ import itertools
 import os
 from pathlib import Path
 
+import pytest
 from dulwich.index import Index
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +19,14 @@ NAMES = [
     *(f"index/catalog/{s}.json" for s in ("00", "0a", "e6", "ff")),
     *(f"resources/{s}/resource_{s}{n}.yaml" for s in ("00", "0a", "e6", "ff") for n in "0123"),
     *(f"tombstones/{s}/resource_{s}{n}.yaml" for s in ("0a", "e6") for n in "01"),
+    # skills: new revisions open new directories; "a-b/" sorts before "a/" ('-' < '/')
+    *(f"skills/{slug}/skill.yaml" for slug in ("a", "a-b", "b")),
+    *(
+        f"skills/{slug}/revisions/rev_{r}/{leaf}"
+        for slug in ("a", "a-b")
+        for r in "12"
+        for leaf in ("revision.yaml", "files/SKILL.md", "files/scripts/x.sh")
+    ),
 ]
 steps = st.lists(
     st.dictionaries(
@@ -91,3 +100,31 @@ def test_new_entries_at_one_point_stay_in_path_order(
         names = list(gitindex.read_entries(index_path))
         assert names == sorted(names, key=str.encode)
         assert gitindex.in_order(index_path)
+
+
+def test_a_new_directory_is_spliced_without_the_full_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A skill's new revision adds files under a directory the index has never held: the
+    splice finds its place from the enclosing skill's entries, not by parsing them all."""
+    index_path, stamp = tmp_path / "index", tmp_path / "stamp"
+    probe = tmp_path / "probe"
+    probe.write_bytes(b"x")
+    info = os.lstat(probe)
+
+    def entries(*names: str) -> dict[bytes, bytes | None]:
+        return {n.encode(): gitindex.entry_bytes(n.encode(), info, "1" * 40) for n in names}
+
+    first = ["skills/a/skill.yaml", "skills/a/revisions/rev_1/revision.yaml", "zz.yaml"]
+    assert gitindex.update(index_path, entries(*first), stamp)
+
+    def no_full_parse(data: bytes) -> None:
+        raise AssertionError("the full parse ran")
+
+    monkeypatch.setattr(gitindex, "_parse", no_full_parse)
+    later = ["skills/a/revisions/rev_0/files/SKILL.md", "skills/a/revisions/rev_2/revision.yaml"]
+    assert gitindex.update(index_path, entries(*later, "skills/new/skill.yaml"), stamp)
+    monkeypatch.undo()
+    assert list(gitindex.read_entries(index_path)) == sorted(
+        [*first, *later, "skills/new/skill.yaml"], key=str.encode
+    )

@@ -27,6 +27,7 @@ _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
 _STAT = struct.Struct(">LLLLLLLLLL")
 _FILE_MODE = 0o100644
+_WALK_LIMIT = 4096  # entries walked to place a new path before the full parse is cheaper
 
 
 class IndexLocked(Exception):
@@ -133,19 +134,27 @@ def _find_entry(data: bytes, needle: bytes, end: int) -> int | None:
 
 
 def _insertion_point(data: bytes, path: bytes, end: int) -> int | None:
-    """Where a new entry for ``path`` goes, found from its directory's first entry."""
-    directory = path[: path.rfind(b"/") + 1]
-    if not directory:
+    """Where a new entry for ``path`` goes, or None when the slow path must decide.
+
+    Entries sharing a directory prefix are contiguous, so the spot is found from the
+    first entry of the nearest enclosing directory that has any (a new revision's
+    directory climbs to its skill's), walking at most ``_WALK_LIMIT`` entries from there.
+    """
+    parts = path.split(b"/")[:-1]
+    for depth in range(len(parts), 0, -1):
+        directory = b"/".join(parts[:depth]) + b"/"
+        start = _find_entry(data, directory, end)
+        if start is None:
+            continue
+        for _ in range(_WALK_LIMIT):
+            if start >= end:
+                return start
+            name = _name_at(data, start)
+            if not name.startswith(directory) or name > path:
+                return start
+            start = _next(data, start)
         return None
-    start = _find_entry(data, directory, end)
-    if start is None:
-        return None
-    while start < end:
-        name = _name_at(data, start)
-        if not name.startswith(directory) or name > path:
-            return start
-        start = _next(data, start)
-    return start
+    return None
 
 
 def _fast_edits(
