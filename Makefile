@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo check git-binary test bench clean
+.PHONY: setup demo check git-binary test bench clean helptext
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,3 +50,8 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# ``xbrain --help`` is printed from xbrain/helptext.py without loading click; rewrite it
+# after changing a command's help (a test fails until then).
+helptext: setup
+	$(BIN)/python -m xbrain.cli.helptext > xbrain/helptext.py

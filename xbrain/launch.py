@@ -6,34 +6,37 @@ Python allows; everything else loads inside ``main``.
 
 from __future__ import annotations
 
+# The commands agents and hooks run most, and ``--help``, first try a path without click:
+# (leading words of argv, module, function). The function returns the exit code, or None
+# when click must parse the arguments (help, an unknown option, a value click refuses).
+LIGHT = (
+    (("recall",), "lightcli", "run_recall"),
+    (("search",), "lightcli", "run_search"),
+    (("hook",), "hookcli", "run_hook"),
+    (("put",), "lightwrite", "run_put"),
+    (("skill", "save"), "lightwrite", "run_skill_save"),
+    (("--help",), "tophelp", "run_help"),
+    (("-h",), "tophelp", "run_help"),
+)
+
 
 def main() -> None:
     """Load the CLI and run it; an interrupt at any point exits 130 with one line."""
     import sys
 
     try:
-        # the commands agents and hooks run most load without click when they can
-        if sys.argv[1:2] == ["recall"]:
-            from .lightcli import run_recall
+        for words, module, function in LIGHT:
+            if tuple(sys.argv[1 : 1 + len(words)]) == words:
+                import importlib
 
-            code = run_recall(sys.argv[2:])
-            if code is not None:
-                raise SystemExit(code)
-        elif sys.argv[1:2] == ["search"]:
-            from .lightcli import run_search
+                run = getattr(importlib.import_module(f"{__package__}.{module}"), function)
+                code = run(sys.argv[1 + len(words) :])
+                if code is not None:
+                    raise SystemExit(code)
+                break
+        from .cli import main as run_click
 
-            code = run_search(sys.argv[2:])
-            if code is not None:
-                raise SystemExit(code)
-        elif sys.argv[1:2] == ["hook"]:
-            from .hookcli import run_hook
-
-            code = run_hook(sys.argv[2:])
-            if code is not None:
-                raise SystemExit(code)
-        from .cli import main as run
-
-        run()
+        run_click()
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         raise SystemExit(130) from None

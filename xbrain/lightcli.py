@@ -26,6 +26,8 @@ __all__ = [
     "SCORING",
     "Progress",
     "answer",
+    "failed",
+    "parse_plain",
     "parse_recall",
     "parse_search",
     "print_served",
@@ -64,7 +66,7 @@ _SEARCH_FLAGS = {"--brief": "brief"}
 
 def parse_recall(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``xbrain recall ARGS``, or None when click should parse them."""
-    found = _parse(args, _VALUES, _FLAGS, query=False)
+    found = parse_plain(args, _VALUES, _FLAGS, query=False)
     if found is None:
         return None
     found.pop("query", None)
@@ -75,17 +77,19 @@ def parse_recall(args: list[str]) -> dict[str, Any] | None:
 def parse_search(args: list[str]) -> dict[str, Any] | None:
     """The parameters of ``xbrain search ARGS`` (QUERY and the plain options; not
     ``--at`` or ``--provider-config``), or None when click should parse them."""
-    found = _parse(args, _SEARCH_VALUES, _SEARCH_FLAGS, query=True)
+    found = parse_plain(args, _SEARCH_VALUES, _SEARCH_FLAGS, query=True)
     if found is None or "query" not in found:
         return None
     return found
 
 
-def _parse(
+def parse_plain(
     args: list[str], values: dict[str, tuple[str, Any]], flags: dict[str, str], *, query: bool
 ) -> dict[str, Any] | None:
     """Options ``--name VALUE`` / ``--name=VALUE`` / flags, and the one positional
-    argument (recall: only ``-``; search: QUERY); None for anything click should see."""
+    argument under ``"query"`` (``query`` False: only ``-``; True: any word); None for
+    anything click should see. A value's kind is a tuple of choices or a converter that
+    raises ValueError for what click refuses."""
     found: dict[str, Any] = {}
     rest = iter(args)
     for arg in rest:
@@ -106,7 +110,7 @@ def _parse(
                 return None  # click says what is missing
         param, kind = values[name]
         try:
-            parsed = kind(value) if kind in (int, float, str) else value
+            parsed = value if isinstance(kind, tuple) else kind(value)
         except ValueError:
             return None
         if isinstance(kind, tuple) and value not in kind:
@@ -163,7 +167,7 @@ def run_recall(args: list[str]) -> int | None:
 
         result = answer(Path(where), data, **found)
     except Exception as exc:
-        return _failed(exc)
+        return failed(exc)
     from .codec import json_document
 
     sys.stdout.write(json_document(result))
@@ -246,7 +250,7 @@ def run_search(args: list[str]) -> int | None:
 
         result = search_document(Path(where), query, progress=progress, **found)
     except Exception as exc:
-        return _failed(exc)
+        return failed(exc)
     finally:
         progress.finish()
     from .codec import json_document
@@ -256,11 +260,17 @@ def run_search(args: list[str]) -> int | None:
     return 0
 
 
-def _failed(exc: BaseException) -> int:
-    """Say why, in one line, as the CLI does; the exit code."""
+def failed(exc: BaseException, show_traceback: bool = False) -> int:
+    """Say why, in one line, as the CLI does (with the traceback when asked); the exit
+    code."""
     from .errors import describe
 
-    if os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on"):
+    if show_traceback or os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    ):
         import traceback
 
         traceback.print_exc()

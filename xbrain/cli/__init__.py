@@ -18,7 +18,7 @@ import click
 from ..errors import describe
 from .base import common_options, show_tracebacks
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "main", "top_help"]
 
 EPILOG = """\b
 Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,
@@ -265,6 +265,13 @@ def cli() -> None:
     Memory is local by default: no provider or remote is ever chosen implicitly and
     local commands make no network access. Every change is a git commit in the store.
     """
+
+
+def top_help() -> str:
+    """``xbrain --help`` as click prints it on a terminal at least 80 columns wide (or not a
+    terminal): the text ``xbrain.helptext`` keeps (``make helptext`` writes it)."""
+    with cli.make_context("xbrain", ["--help"], terminal_width=78, resilient_parsing=True) as ctx:
+        return ctx.get_help() + "\n"
 
 
 def main() -> None:

@@ -1,0 +1,198 @@
+"""`xbrain put`, `xbrain skill save` and `xbrain --help` without click mean what click
+would make of them, print the same and change the store the same."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES
+from xbrain.cli import top_help
+from xbrain.cli.base import Settings
+from xbrain.cli.helptext import source
+from xbrain.cli.records import put as put_command
+from xbrain.cli.skills import save as save_command
+from xbrain.helptext import TOP_HELP
+from xbrain.lightwrite import parse_put, parse_skill_save
+
+TOKENS = [
+    "-",
+    "notes.json",
+    "",
+    "-x",
+    "--",
+    "--help",
+    "--publish",
+    "--publish=1",
+    "--expect-revision",
+    "--expect-revision=rev_1",
+    "rev_2",
+    "--store",
+    "--store=",
+    "/tmp/somewhere",
+    "--wait",
+    "--wait=1.5",
+    "2",
+    "-1",
+    "nan",
+    "inf",
+    "--agent",
+    "--agent=bot",
+    "--traceback",
+    "--unknown",
+]
+
+
+def clicks_reading(command: click.Command, argv: list[str]) -> dict[str, Any] | None:
+    """What click's own command makes of ``argv`` (None: it refuses them), with the
+    common options it keeps aside in ``Settings``."""
+    try:
+        ctx = command.make_context(command.name or "", list(argv), obj=Settings())
+    except (click.exceptions.Exit, click.ClickException):
+        return None
+    found = dict(ctx.params)
+    given: Settings = ctx.obj
+    found.update(
+        store=None if given.store is None else str(given.store),
+        wait=given.wait,
+        agent=given.agent,
+        traceback=given.traceback,
+    )
+    if "expect_revision" in found:
+        found["expect"] = found.pop("expect_revision")
+    found["source"] = found.pop("file", found.get("source"))
+    return {key: value for key, value in found.items() if value not in (None, False)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=7))
+def test_the_light_put_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_put(argv)
+    if light is None:
+        return  # click parses it (and says what is wrong), as it always did
+    theirs = clicks_reading(put_command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert {k: v for k, v in light.items() if v not in (None, False)} == theirs
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=7))
+def test_the_light_save_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_skill_save(argv)
+    if light is None:
+        return
+    theirs = clicks_reading(save_command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert {k: v for k, v in light.items() if v not in (None, False)} == theirs
+
+
+def test_the_plain_forms_take_the_light_path() -> None:
+    assert parse_put(["r.json", "--store", "/s", "--wait=2", "--agent", "bot"]) == {
+        "source": "r.json",
+        "store": "/s",
+        "wait": 2.0,
+        "agent": "bot",
+    }
+    assert parse_skill_save(["-", "--publish", "--expect-revision", "rev_1"]) == {
+        "source": "-",
+        "publish": True,
+        "expect": "rev_1",
+    }
+    for refused in (["--help"], ["a", "b"], ["a", "--wait", "-1"], ["a", "--store="], []):
+        assert parse_put(refused) is None
+        assert parse_skill_save(refused) is None
+
+
+def run(
+    argv: list[str], light: bool, stdin: str = "", columns: str = "100"
+) -> tuple[int, str, str]:
+    """``xbrain ARGV`` through the console script's path (light) or click alone."""
+    code = (
+        "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
+        + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
+        + "; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XBRAIN_STORE": "/nonexistent", "COLUMNS": columns},
+        timeout=120,
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def masked(result: tuple[int, str, str]) -> tuple[int, str, str]:
+    """Commit ids differ between two stores written a second apart; nothing else may."""
+    code, out, err = result
+    return code, re.sub(r'"commit": "[0-9a-f]{40}"', '"commit": "…"', out), err
+
+
+def head(store: Path) -> str:
+    return (store / ".git" / "refs" / "heads" / "main").read_text() if store.exists() else ""
+
+
+def test_writes_through_both_paths_are_the_same(tmp_path: Path) -> None:
+    skill = tmp_path / "SKILL.md"
+    skill.write_text("---\nname: demo-skill\ndescription: A demo.\n---\nDo it.\n")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"title": 1}')
+    resource = str(EXAMPLES / "synthetic-resource.json")
+    stores = {light: tmp_path / ("light" if light else "click") for light in (True, False)}
+    steps: list[tuple[list[str], str]] = [
+        (["put", resource], ""),  # creates the store, one commit
+        (["put", resource], ""),  # unchanged: no commit
+        (["put", "-"], Path(resource).read_text()),
+        (["put", str(bad)], ""),  # exit 4, one line
+        (["put", str(tmp_path / "missing.json")], ""),
+        (["put", resource, "--wait", "x"], ""),  # click's usage error
+        (["skill", "save", str(skill)], ""),
+        (["skill", "save", str(skill), "--expect-revision", "rev_0"], ""),  # exit 5
+        (["skill", "save", str(skill), "--publish"], ""),
+        (["skill", "save", "-"], skill.read_text().replace("Do it.", "Do it twice.")),
+        (["skill", "save", str(tmp_path / "nothing-here")], ""),
+    ]
+    for argv, stdin in steps:
+        results = {}
+        for light, store in stores.items():
+            before = head(store)
+            result = run([*argv, "--store", str(store)], light, stdin)
+            results[light] = (*masked(result), head(store) != before)
+        assert results[True] == results[False], argv
+    assert run(["skill", "save", str(skill), "--store", str(stores[True])], True)[0] == 0
+
+
+def test_the_help_text_is_clicks() -> None:
+    assert top_help() == TOP_HELP, "xbrain --help changed: run make helptext"
+    assert source() == (Path(__file__).parents[2] / "xbrain" / "helptext.py").read_text()
+    for columns in ("80", "200"):
+        assert run(["--help"], True, columns=columns) == run(["--help"], False, columns=columns)
+    narrow = run(["--help"], True, columns="60")
+    assert narrow == run(["--help"], False, columns="60") and narrow[1] != TOP_HELP
+    assert run(["-h"], True)[1] == TOP_HELP
+    assert run(["--help", "put"], True) == run(["--help", "put"], False)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["put", str(EXAMPLES / "synthetic-resource.json")], ["skill", "save", "-"]],
+)
+def test_help_and_the_writes_never_load_click(tmp_path: Path, argv: list[str]) -> None:
+    stdin = "---\nname: demo-skill\ndescription: A demo.\n---\nDo it.\n"
+    command = [sys.executable, "-X", "importtime", "-m", "xbrain", *argv]
+    if argv != ["--help"]:
+        command += ["--store", str(tmp_path / "store")]
+    proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-300:]
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "click" not in loaded, argv
