@@ -13,13 +13,27 @@ from __future__ import annotations
 
 import sys
 
-from .lightcli import cache_dir, default_store_path, failed, parse_plain
+from .lightcli import cache_dir, default_store_path, failed, parse_plain, print_served
+from .serveclient import NOT_SERVED
 
 TYPE_CHECKING = False  # the write path loads neither typing nor click at import
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
-__all__ = ["parse_put", "parse_skill_save", "run_put", "run_skill_save"]
+__all__ = [
+    "STDIN_BOUND",
+    "parse_put",
+    "parse_skill_save",
+    "run_put",
+    "run_skill_save",
+    "served_write",
+    "write",
+]
+
+# what a client reads of stdin to send: one byte over the larger input limit (put's
+# 10 MiB; a skill's 8 MiB), so the server's reader refuses an oversized input as it would
+STDIN_BOUND = (10 << 20) + 1
 
 
 def _wait(value: str) -> float:
@@ -65,24 +79,27 @@ def _with_source(found: dict[str, Any] | None) -> dict[str, Any] | None:
     return found
 
 
-def _open(found: dict[str, Any]) -> Any:
-    """The ``Store`` the click command would open for these options."""
-    import os
+def write(op: str, found: dict[str, Any], stdin: Any, store: str, agent: str | None) -> Any:
+    """What ``put`` (``op`` "put") or ``skill save`` ("skill-save") prints, in the click
+    command's order: the store is opened, then the source read (``stdin`` for ``-``).
+    ``agent``: $XBRAIN_AGENT of the caller, used when no --agent is given."""
     from pathlib import Path
 
     from .store import Store
 
-    agent = found.get("agent")
-    if agent is None:
-        agent = os.environ.get("XBRAIN_AGENT")
-    where = found.get("store", default_store_path())
-    return Store(Path(where), wait=found.get("wait") or 0.0, agent=agent, cache_dir=cache_dir())
+    given = found.get("agent")
+    opened = Store(
+        Path(store),
+        wait=found.get("wait") or 0.0,
+        agent=agent if given is None else given,
+        cache_dir=cache_dir(),
+    )
+    source = stdin if found["source"] == "-" else Path(found["source"])
+    if op == "put":
+        from .inputs import read_json_input
 
-
-def _source(value: str) -> Any:
-    from pathlib import Path
-
-    return sys.stdin.buffer if value == "-" else Path(value)
+        return opened.put(read_json_input(source))
+    return opened.skill_save(source, publish=bool(found.get("publish")), expect=found.get("expect"))
 
 
 def _print(value: Any) -> int:
@@ -93,33 +110,75 @@ def _print(value: Any) -> int:
     return 0
 
 
-def run_put(args: list[str]) -> int | None:
-    """Run ``xbrain put ARGS`` if this module can parse them: the exit code, or None."""
-    found = parse_put(args)
+def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
+    """Run a parsed write: through this store's ``xbrain serve`` when one runs (it has
+    everything loaded), else here; the exit code, or None when click must parse."""
     if found is None:
         return None
-    try:
-        from .inputs import read_json_input
+    import os
 
-        store = _open(found)
-        return _print(store.put(read_json_input(_source(found["source"]))))
+    store = found.get("store", default_store_path())
+    agent = os.environ.get("XBRAIN_AGENT")
+    stdin: Any = sys.stdin.buffer
+    show = bool(found.get("traceback")) or os.environ.get(
+        "XBRAIN_TRACEBACK", ""
+    ).strip().lower() in ("1", "true", "yes", "on")
+    try:
+        if not show:
+            from .serveclient import ask, available
+
+            if available(store):
+                body = b""
+                if found["source"] == "-":  # read once: here, or below if no server answers
+                    import io
+
+                    body = stdin.read(STDIN_BOUND)
+                    stdin = io.BytesIO(body)
+                fields = [("cwd", os.getcwd()), *(("argv", arg) for arg in args)]
+                if agent is not None:
+                    fields.append(("agent", agent))
+                served, code, out = ask(store, op, fields, body, write=True)
+                if served:
+                    return print_served(code, out)
+        return _print(write(op, found, stdin, store, agent))
     except Exception as exc:
-        return failed(exc, bool(found.get("traceback")))
+        return failed(exc, show)
+
+
+def run_put(args: list[str]) -> int | None:
+    """Run ``xbrain put ARGS`` if this module can parse them: the exit code, or None."""
+    return _run("put", parse_put(args), args)
 
 
 def run_skill_save(args: list[str]) -> int | None:
     """Run ``xbrain skill save ARGS`` if this module can parse them: the exit code, or
     None."""
-    found = parse_skill_save(args)
-    if found is None:
-        return None
+    return _run("skill-save", parse_skill_save(args), args)
+
+
+def served_write(
+    op: str, args: list[str], body: bytes, store: Path, cwd: str | None, agent: str | None
+) -> tuple[int, bytes]:
+    """A server's answer to a write a client sent: (exit code, what the command prints).
+    The request is parsed as the client parsed it and run in the client's directory, so
+    relative paths and messages are the ones the command would give."""
+    import io
+    import os
+
+    found = (parse_put if op == "put" else parse_skill_save)(args)
+    if found is None or cwd is None:
+        return NOT_SERVED, b"Use the command line for this write.\n"
+    from .codec import json_document
+    from .errors import describe
+
+    here = os.open(".", os.O_RDONLY)
     try:
-        store = _open(found)
-        saved = store.skill_save(
-            _source(found["source"]),
-            publish=bool(found.get("publish")),
-            expect=found.get("expect"),
-        )
-        return _print(saved)
+        os.chdir(cwd)
+        result = write(op, found, io.BytesIO(body), str(store), agent)
     except Exception as exc:
-        return failed(exc, bool(found.get("traceback")))
+        message, code = describe(exc)
+        return code, f"{message}\n".encode()
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return 0, json_document(result).encode()

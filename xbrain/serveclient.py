@@ -20,12 +20,26 @@ import os
 import stat
 import zlib
 
-__all__ = ["MAGIC", "MAX_MESSAGE", "ask", "owned", "runtime_dir", "socket_path"]
+__all__ = [
+    "MAGIC",
+    "MAX_MESSAGE",
+    "NOT_SERVED",
+    "ask",
+    "available",
+    "owned",
+    "runtime_dir",
+    "socket_path",
+]
 
 MAGIC = b"XB2"
 MAX_MESSAGE = 16 << 20
 CONNECT_TIMEOUT = 0.2  # a live server accepts at once
 ANSWER_TIMEOUT = 10.0  # once it has the request, it is doing the work
+NOT_SERVED = 99  # the server did nothing: an operation it does not know; ask elsewhere
+WRITE_TIMEOUT = 300.0  # a write is never redone here, so it may take its time
+LOST_WRITE = (
+    b"xbrain serve stopped answering during this write; it may have been saved (see xbrain log).\n"
+)
 
 
 def runtime_dir() -> str:
@@ -54,30 +68,47 @@ def owned(path: str | os.PathLike[str], kind: int) -> bool:
     return stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.getuid() and private
 
 
-def ask(
-    store: str | os.PathLike[str], op: str, fields: list[tuple[str, str]], body: bytes = b""
-) -> tuple[bool, int, bytes]:
-    """``(True, exit code, body)`` from the server for ``op``; ``(False, 0, b"")`` when no
-    server of ours answers (the caller then does the work)."""
+def available(store: str | os.PathLike[str]) -> bool:
+    """Whether ``store`` has a socket of ours to ask (its server may still be gone)."""
     try:
         import _socket
     except ImportError:
-        return False, 0, b""
+        return False
     if not hasattr(_socket, "AF_UNIX"):
-        return False, 0, b""
+        return False
     path = socket_path(store)
-    if not (owned(os.path.dirname(path), stat.S_IFDIR) and owned(path, stat.S_IFSOCK)):
+    return owned(os.path.dirname(path), stat.S_IFDIR) and owned(path, stat.S_IFSOCK)
+
+
+def ask(
+    store: str | os.PathLike[str],
+    op: str,
+    fields: list[tuple[str, str]],
+    body: bytes = b"",
+    *,
+    write: bool = False,
+) -> tuple[bool, int, bytes]:
+    """``(True, exit code, body)`` from the server for ``op``; ``(False, 0, b"")`` when no
+    server of ours answers (the caller then does the work). A ``write`` the server has
+    been sent is never left to the caller: if no answer comes, the answer is exit 1 and
+    ``LOST_WRITE``, since the server may have committed it."""
+    if not available(store):
         return False, 0, b""
+    import _socket
+
+    path = socket_path(store)
     lines = [op, os.path.realpath(store), *(f"{key}={value}" for key, value in fields)]
     if any("\n" in line or "\r" in line for line in lines):
         return False, 0, b""  # not expressible: the local path handles it
     header = "\n".join(lines).encode("utf-8", "surrogateescape")
+    sent = False
     try:
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
-            conn.settimeout(ANSWER_TIMEOUT)
+            conn.settimeout(WRITE_TIMEOUT if write else ANSWER_TIMEOUT)
+            sent = True  # from here a write may reach the server
             conn.sendall(MAGIC + b"\n" + header + b"\n\n" + body)
             conn.shutdown(_socket.SHUT_WR)
             chunks, size = [], 0
@@ -90,8 +121,10 @@ def ask(
         finally:
             conn.close()
     except OSError:  # none running, busy past the timeout, or gone midway
-        return False, 0, b""
+        return (True, 1, LOST_WRITE) if write and sent else (False, 0, b"")
     status, _, answer = b"".join(chunks).partition(b"\n")
     if not status.isdigit() or len(status) > 3:
+        return (True, 1, LOST_WRITE) if write else (False, 0, b"")
+    if int(status) == NOT_SERVED:
         return False, 0, b""
     return True, int(status), answer

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import MAGIC, MAX_MESSAGE, ask, owned, socket_path
+from .serveclient import MAGIC, MAX_MESSAGE, NOT_SERVED, ask, owned, socket_path
 
 __all__ = ["serve", "stop"]
 
@@ -243,7 +243,12 @@ def _answer(
                 return 4, b"Not a search.\n"
             query = args.pop("query")
             return 0, json_document(search_document(store, query, **args)).encode()
+        if op in ("put", "skill-save"):
+            from .lightwrite import served_write
+
+            agent = fields["agent"][0] if fields.get("agent") else None
+            return served_write(op, fields.get("argv", []), body, store, cwd, agent)
     except Exception as exc:
         message, code = describe(exc)
         return code, f"{message}\n".encode()
-    return 4, f"Unknown request {op!r}.\n".encode()
+    return NOT_SERVED, f"Unknown request {op!r}.\n".encode()

@@ -5,12 +5,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,15 +34,21 @@ def runtime() -> Iterator[Path]:
 
 
 def cli(
-    runtime: Path, store: Path, *args: str, stdin: str = ""
+    runtime: Path,
+    store: Path,
+    *args: str,
+    stdin: str = "",
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    given = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
     return subprocess.run(
         [sys.executable, "-m", "xbrain", *args],
         input=stdin,
         capture_output=True,
         text=True,
-        env=env,
+        env={**given, **(env or {})},
+        cwd=cwd,
         timeout=60,
     )
 
@@ -214,3 +222,123 @@ def test_garbage_and_other_stores_get_nothing(stocked: Path, runtime: Path, tmp_
         server.send_signal(signal.SIGTERM)
         summary = finished(server)
     assert summary["served"] == 4  # the other store's, the two bad searches, the recall
+
+
+def commits(store: Path) -> list[str]:
+    """Each commit's message (subject, body and trailers), newest first."""
+    from dulwich.repo import Repo
+
+    with Repo(str(store)) as repo:
+        return [entry.commit.message.decode() for entry in repo.get_walker()]
+
+
+def test_writes_through_the_server_are_the_ones_a_fresh_process_makes(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """put and skill save ask the server first: same output, exit code and commits as
+    the command alone, relative paths read from the caller's directory, the caller's
+    $XBRAIN_AGENT recorded."""
+    work = tmp_path / "work"
+    (work / "my-skill").mkdir(parents=True)
+    (work / "my-skill" / "SKILL.md").write_text(
+        "---\nname: my-skill\ndescription: Check a dialog.\n---\nTab through it.\n"
+    )
+    shutil.copy(EXAMPLES / "synthetic-resource.json", work / "r.json")
+    (work / "bad.json").write_text("[]")
+    stores = {served: tmp_path / ("served" if served else "alone") for served in (True, False)}
+    for store in stores.values():
+        assert cli(runtime, store, "init").returncode == 0
+    server = start(runtime, stores[True])
+    agent = {"XBRAIN_AGENT": "test-agent"}
+    revised = "---\nname: my-skill\ndescription: Check a dialog.\n---\nTab, then Esc.\n"
+    steps: list[tuple[list[str], str]] = [
+        (["put", "r.json"], ""),
+        (["put", "r.json"], ""),  # unchanged: no commit
+        (["put", "-"], (work / "r.json").read_text()),
+        (["put", "bad.json"], ""),  # exit 4
+        (["put", "missing.json"], ""),  # the relative name, as typed
+        (["skill", "save", "my-skill"], ""),
+        (["skill", "save", "-", "--expect-revision", "rev_0"], revised),  # exit 5
+        (["skill", "save", "-", "--publish"], revised),
+    ]
+    try:
+        for argv, stdin in steps:
+            answers = [
+                cli(runtime, store, *argv, stdin=stdin, cwd=work, env=agent)
+                for store in stores.values()
+            ]
+            masked = [
+                (a.returncode, re.sub(r'"commit": "[0-9a-f]{40}"', "", a.stdout), a.stderr)
+                for a in answers
+            ]
+            assert masked[0] == masked[1], argv
+        stopped = cli(runtime, stores[True], "serve", "--stop")
+        assert json.loads(stopped.stdout)["stopped"] is True
+        summary = finished(server)
+    finally:
+        server.kill()
+        server.communicate()
+    assert summary["served"] == len(steps) + 1  # every write, then the stop
+    served, alone = (commits(store) for store in stores.values())
+    assert served == alone and len(served) == 4  # init, a put, two skill revisions
+    assert all("Xbrain-Agent: test-agent" in message for message in served[:-1])
+
+
+def fake_server(runtime: Path, store: Path, answer: bytes) -> tuple[threading.Thread, list[bytes]]:
+    """A socket where ``store``'s server would be that reads one request and answers
+    ``answer`` (b"": hangs up without a word)."""
+    from xbrain.serveclient import socket_path
+
+    env_before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    try:
+        path = Path(socket_path(store))
+    finally:
+        if env_before is None:
+            del os.environ["XDG_RUNTIME_DIR"]
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = env_before
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    path.unlink(missing_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old)
+    listener.listen(1)
+    received: list[bytes] = []
+
+    def run() -> None:
+        with listener:
+            conn, _ = listener.accept()
+            with conn:
+                data = b""
+                while chunk := conn.recv(1 << 16):
+                    data += chunk
+                received.append(data)
+                conn.sendall(answer)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, received
+
+
+def test_a_write_the_server_dropped_is_not_redone(runtime: Path, tmp_path: Path) -> None:
+    """Once a write reached a server, a missing answer is an error (it may have been
+    committed) — never a second attempt; an operation the server does not know (99) is
+    done by the command itself."""
+    store = tmp_path / "store"
+    assert cli(runtime, store, "init").returncode == 0
+    before = commits(store)
+    thread, received = fake_server(runtime, store, b"")
+    dropped = cli(runtime, store, "put", str(EXAMPLES / "synthetic-resource.json"))
+    thread.join(10)
+    assert dropped.returncode == 1 and "may have been saved" in dropped.stderr
+    assert received and received[0].startswith(b"XB2\nput\n")
+    assert commits(store) == before
+    thread, received = fake_server(runtime, store, b"99\nUnknown request 'put'.\n")
+    done = cli(runtime, store, "put", str(EXAMPLES / "synthetic-resource.json"))
+    thread.join(10)
+    assert done.returncode == 0 and json.loads(done.stdout)["added"] == 1 and received
+    assert len(commits(store)) == len(before) + 1
