@@ -9,9 +9,10 @@ the socket the user's own; anything else is never connected to.
 A request is a header of UTF-8 lines — ``XB2``, the operation, the store's real path,
 then ``key=value`` lines (values never hold a newline) — a blank line, and the body (a
 hook payload or prompt, as read from stdin). The answer is one line, ``<exit code>``,
-then the body: what the command prints on stdout (exit 0) or its one-line error. When no
-server answers in time, the caller does the work itself — a server only ever makes a
-command faster.
+then the body: what the command prints on stdout (exit 0) or its one-line error; exit
+``NOT_SERVED`` (99) means the server did nothing. When no server answers in time, the
+caller does the work itself — a server only ever makes a command faster — except for a
+write that reached the server, which is never done twice (exit 1, ``LOST_WRITE``).
 """
 
 from __future__ import annotations

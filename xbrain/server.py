@@ -2,7 +2,8 @@
 
 It holds what a fresh process pays for on every prompt — the interpreter and modules,
 the tokenizer's dictionaries, the embedding model and its vectors — and answers
-``recall``, ``hook`` and ``search`` requests on a private Unix socket (see
+``recall``, ``hook`` and ``search`` requests, and the writes ``put`` and ``skill save``
+(run in the client's directory), on a private Unix socket (see
 :mod:`xbrain.serveclient` for where it lives and how it is asked). Requests are served
 one at a time with the same functions a fresh process runs, so an answer is the one the
 CLI would give: each request reads ``main`` afresh, and every derived index checks the

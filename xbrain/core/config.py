@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..codec import dump_yaml, load_yaml
 from ..errors import CorruptStoreError, InvalidInputError, XbrainError
@@ -29,8 +28,7 @@ class LimitError(InvalidInputError):
     code = "limit_exceeded"
 
 
-@dataclass(frozen=True)
-class StoreConfig:
+class StoreConfig(NamedTuple):
     """Settings read from ``xbrain.yaml`` (committed, so they travel with the store)."""
 
     identity: str = DEFAULT_IDENTITY

@@ -14,8 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..errors import InvalidInputError, XbrainError
 from .layout import CATALOG_DIR, HEX2, SUMMARY, shard
@@ -39,6 +38,7 @@ __all__ = [
 ]
 
 Record = dict[str, Any]
+_ID_PATTERNS: dict[str, re.Pattern[str]] = {}  # id prefix → its compiled id regex
 
 
 class Readable(Protocol):
@@ -81,8 +81,7 @@ class Derived(Protocol):
         """Every derived file from all live records ``id → record`` (doctor, merges)."""
 
 
-@dataclass(frozen=True)
-class FileKind:
+class FileKind(NamedTuple):
     """A kind of non-record file: its paths (a regex), size bound and content check."""
 
     name: str
@@ -96,8 +95,7 @@ class FileKind:
     merge: Callable[[bytes, bytes], bytes] | None = None
 
 
-@dataclass(frozen=True)
-class RecordKind:
+class RecordKind(NamedTuple):
     """A kind of record: one YAML file per id under ``directory/<aa>/<id>.yaml``."""
 
     name: str
@@ -117,11 +115,15 @@ class RecordKind:
     # whether this kind marks a deleted record of its sibling (a tombstone)
     clock: str = "updatedAt"
     tombstone: bool = False
-    ids: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        pattern = re.compile(re.escape(self.id_prefix) + "[0-9a-f]{64}", re.ASCII)
-        object.__setattr__(self, "ids", pattern)
+    @property
+    def ids(self) -> re.Pattern[str]:
+        """The regex of this kind's ids (compiled once per prefix)."""
+        found = _ID_PATTERNS.get(self.id_prefix)
+        if found is None:
+            found = re.compile(re.escape(self.id_prefix) + "[0-9a-f]{64}", re.ASCII)
+            _ID_PATTERNS[self.id_prefix] = found
+        return found
 
     @property
     def pattern(self) -> str:

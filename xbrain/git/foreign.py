@@ -14,8 +14,8 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.refs import Ref
@@ -30,8 +30,7 @@ __all__ = ["ForeignTree", "Limits", "read_foreign_tree"]
 _SKIP = {b"__MACOSX", b".DS_Store", b".git"}
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(NamedTuple):
     """How much of a foreign tree may be read."""
 
     max_files: int
@@ -39,8 +38,7 @@ class Limits:
     max_depth: int
 
 
-@dataclass(frozen=True)
-class ForeignTree:
+class ForeignTree(NamedTuple):
     """The files found (path → bytes), the commit they came from, what was skipped."""
 
     commit: str

@@ -10,9 +10,8 @@ import contextlib
 import os
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import NewType
+from typing import NamedTuple, NewType
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -91,8 +90,7 @@ def private_umask() -> Iterator[None]:
         os.umask(old)
 
 
-@dataclass(frozen=True)
-class CommitInfo:
+class CommitInfo(NamedTuple):
     """One commit as plain data."""
 
     id: CommitId
@@ -102,8 +100,7 @@ class CommitInfo:
     message: str
 
 
-@dataclass(frozen=True)
-class Leaf:
+class Leaf(NamedTuple):
     """One non-directory entry of a tree: raw name components, git mode, object id."""
 
     parts: tuple[bytes, ...]

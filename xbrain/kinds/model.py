@@ -8,8 +8,7 @@ the original did (reference §1–2). Limits come from ``schema/resource.schema.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, NewType
+from typing import Any, NamedTuple, NewType
 
 from ..codec import canonical_json, digest, sha256_hex
 from ..errors import InvalidInputError
@@ -78,8 +77,7 @@ def _notes(value: Any, name: str) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
-class Normalized:
+class Normalized(NamedTuple):
     """A normalized resource plus the names of the input fields that were dropped."""
 
     resource: Resource

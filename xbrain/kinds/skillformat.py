@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..codec import canonical_json, load_yaml, sha256_hex
 from ..errors import InvalidInputError
@@ -76,8 +75,7 @@ def revision_id(skill: str, parent: str | None, content_hash: str) -> str:
     return "rev_" + sha256_hex(canonical_json([skill, parent, content_hash]).encode())[:32]
 
 
-@dataclass(frozen=True)
-class Instructions:
+class Instructions(NamedTuple):
     """A parsed ``SKILL.md``: its frontmatter (allowed keys only), the unknown keys, the
     Markdown body."""
 

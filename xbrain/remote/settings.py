@@ -79,9 +79,10 @@ def device(git: GitStore) -> StoreConfig:
     may bring.
     """
     raised = git.device_limits()
+    defaults = StoreConfig()
     return StoreConfig(
-        max_entries=max(StoreConfig.max_entries, raised.get("maxEntries", 0)),
-        max_bytes=max(StoreConfig.max_bytes, raised.get("maxBytes", 0)),
+        max_entries=max(defaults.max_entries, raised.get("maxEntries", 0)),
+        max_bytes=max(defaults.max_bytes, raised.get("maxBytes", 0)),
     )
 
 
