@@ -183,3 +183,25 @@ def merged_tree(ours: Path, theirs: Path) -> dict[str, bytes]:
             else:
                 files[path] = data
     return {p: d for p, d in files.items() if d is not None}
+
+
+def run_entry(
+    argv: list[str], *, light: bool, stdin: str = "", env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``xbrain ARGV`` in a new process through the console script's path (``light``:
+    ``xbrain.launch``, which tries the paths without click first) or click alone;
+    (exit code, stdout, stderr). $XBRAIN_STORE points nowhere unless ``env`` says."""
+    code = (
+        "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
+        + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
+        + "; main()"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XBRAIN_STORE": "/nonexistent", **(env or {})},
+        timeout=120,
+    )
+    return proc.returncode, proc.stdout, proc.stderr

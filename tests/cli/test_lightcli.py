@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result
+from tests.conftest import EXAMPLES, Result, run_entry
 from xbrain.cli.base import Settings
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
@@ -102,20 +101,7 @@ def run(
     argv: list[str], prompt: str, light: bool, store: Path, command: str = "recall"
 ) -> tuple[int, str, str]:
     """``xbrain COMMAND …`` through the console script's path (light) or click alone."""
-    code = (
-        "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
-        + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
-        + "; main()"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, command, *argv, "--store", str(store)],
-        input=prompt,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XBRAIN_STORE": "/nonexistent"},
-        timeout=120,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+    return run_entry([command, *argv, "--store", str(store)], light=light, stdin=prompt)
 
 
 def test_both_paths_answer_alike(xb: Run, store_dir: Path) -> None:

@@ -3,7 +3,6 @@ would make of them, print the same and change the store the same."""
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, run_entry
 from xbrain.cli import top_help
 from xbrain.cli.base import Settings
 from xbrain.cli.helptext import source
@@ -116,20 +115,7 @@ def run(
     argv: list[str], light: bool, stdin: str = "", columns: str = "100"
 ) -> tuple[int, str, str]:
     """``xbrain ARGV`` through the console script's path (light) or click alone."""
-    code = (
-        "import sys; sys.argv = ['xbrain', *sys.argv[1:]]; "
-        + ("from xbrain.launch import main" if light else "from xbrain.cli import main")
-        + "; main()"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XBRAIN_STORE": "/nonexistent", "COLUMNS": columns},
-        timeout=120,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
+    return run_entry(argv, light=light, stdin=stdin, env={"COLUMNS": columns})
 
 
 def masked(result: tuple[int, str, str]) -> tuple[int, str, str]:
