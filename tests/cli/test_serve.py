@@ -256,6 +256,7 @@ def test_writes_through_the_server_are_the_ones_a_fresh_process_makes(
         (["put", "r.json"], ""),  # unchanged: no commit
         (["put", "-"], (work / "r.json").read_text()),
         (["put", "bad.json"], ""),  # exit 4
+        (["put", "-"], " " * ((10 << 20) + 10)),  # over the 10 MiB bound: exit 4, the same line
         (["put", "missing.json"], ""),  # the relative name, as typed
         (["skill", "save", "my-skill"], ""),
         (["skill", "save", "-", "--expect-revision", "rev_0"], revised),  # exit 5
