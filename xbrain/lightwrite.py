@@ -171,10 +171,11 @@ def served_write(
     from .codec import json_document
     from .errors import describe
 
+    where = os.path.realpath(store)  # before the chdir: the server's path may be relative
     here = os.open(".", os.O_RDONLY)
     try:
         os.chdir(cwd)
-        result = write(op, found, io.BytesIO(body), str(store), agent)
+        result = write(op, found, io.BytesIO(body), where, agent)
     except Exception as exc:
         message, code = describe(exc)
         return code, f"{message}\n".encode()

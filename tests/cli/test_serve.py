@@ -53,7 +53,7 @@ def cli(
     )
 
 
-def start(runtime: Path, store: Path, *args: str) -> subprocess.Popen[str]:
+def start(runtime: Path, store: Path, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
     server = subprocess.Popen(
         [sys.executable, "-m", "xbrain", "serve", *args],
@@ -61,6 +61,7 @@ def start(runtime: Path, store: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        cwd=cwd,
     )
     assert server.stderr is not None
     line = server.stderr.readline()  # "listening on …" once the socket accepts
@@ -343,3 +344,22 @@ def test_a_write_the_server_dropped_is_not_redone(runtime: Path, tmp_path: Path)
     thread.join(10)
     assert done.returncode == 0 and json.loads(done.stdout)["added"] == 1 and received
     assert len(commits(store)) == len(before) + 1
+
+
+def test_a_server_started_with_a_relative_store_writes_to_it(runtime: Path, tmp_path: Path) -> None:
+    """The server runs a write in the caller's directory; its own store path, given
+    relative to where it started, still names its store there."""
+    store, work = tmp_path / "store", tmp_path / "elsewhere"
+    work.mkdir()
+    assert cli(runtime, store, "init").returncode == 0
+    server = start(runtime, Path("store"), cwd=tmp_path)
+    try:
+        shutil.copy(EXAMPLES / "synthetic-resource.json", work / "r.json")
+        put = cli(runtime, store, "put", "r.json", cwd=work)
+        assert put.returncode == 0 and json.loads(put.stdout)["added"] == 1, put.stderr
+        assert not (work / "store").exists()
+        assert len(commits(store)) == 2
+    finally:
+        server.send_signal(signal.SIGTERM)
+        summary = finished(server)
+    assert summary["served"] == 1
