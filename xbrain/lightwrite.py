@@ -79,10 +79,18 @@ def _with_source(found: dict[str, Any] | None) -> dict[str, Any] | None:
     return found
 
 
-def write(op: str, found: dict[str, Any], stdin: Any, store: str, agent: str | None) -> Any:
+def write(
+    op: str,
+    found: dict[str, Any],
+    stdin: Any,
+    store: str,
+    agent: str | None,
+    cache: Path | None = None,
+) -> Any:
     """What ``put`` (``op`` "put") or ``skill save`` ("skill-save") prints, in the click
     command's order: the store is opened, then the source read (``stdin`` for ``-``).
-    ``agent``: $XBRAIN_AGENT of the caller, used when no --agent is given."""
+    ``agent``: $XBRAIN_AGENT of the caller, used when no --agent is given; ``cache``: the
+    cache directory (default: the usual one)."""
     from pathlib import Path
 
     from .store import Store
@@ -92,7 +100,7 @@ def write(op: str, found: dict[str, Any], stdin: Any, store: str, agent: str | N
         Path(store),
         wait=found.get("wait") or 0.0,
         agent=agent if given is None else given,
-        cache_dir=cache_dir(),
+        cache_dir=cache_dir() if cache is None else cache,
     )
     source = stdin if found["source"] == "-" else Path(found["source"])
     if op == "put":
@@ -171,11 +179,12 @@ def served_write(
     from .codec import json_document
     from .errors import describe
 
-    where = os.path.realpath(store)  # before the chdir: the server's path may be relative
+    # resolved before the chdir: the server's own paths may be relative to where it started
+    where, cache = os.path.realpath(store), cache_dir().absolute()
     here = os.open(".", os.O_RDONLY)
     try:
         os.chdir(cwd)
-        result = write(op, found, io.BytesIO(body), where, agent)
+        result = write(op, found, io.BytesIO(body), where, agent, cache)
     except Exception as exc:
         message, code = describe(exc)
         return code, f"{message}\n".encode()

@@ -53,14 +53,20 @@ def cli(
     )
 
 
-def start(runtime: Path, store: Path, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+def start(
+    runtime: Path,
+    store: Path,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    given = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
     server = subprocess.Popen(
         [sys.executable, "-m", "xbrain", "serve", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={**given, **(env or {})},
         cwd=cwd,
     )
     assert server.stderr is not None
@@ -347,17 +353,21 @@ def test_a_write_the_server_dropped_is_not_redone(runtime: Path, tmp_path: Path)
 
 
 def test_a_server_started_with_a_relative_store_writes_to_it(runtime: Path, tmp_path: Path) -> None:
-    """The server runs a write in the caller's directory; its own store path, given
-    relative to where it started, still names its store there."""
+    """The server runs a write in the caller's directory; its own store and cache paths,
+    given relative to where it started, still name its store and cache there."""
     store, work = tmp_path / "store", tmp_path / "elsewhere"
     work.mkdir()
     assert cli(runtime, store, "init").returncode == 0
-    server = start(runtime, Path("store"), cwd=tmp_path)
+    assert cli(runtime, store, "search", "dialog").returncode == 0  # an index to keep current
+    server = start(runtime, Path("store"), cwd=tmp_path, env={"XBRAIN_CACHE_DIR": "cache"})
     try:
-        shutil.copy(EXAMPLES / "synthetic-resource.json", work / "r.json")
+        chinese = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
+        chinese["text"] += "\n键盘焦点在对话框里循环。"  # the index upkeep segments it
+        (work / "r.json").write_text(json.dumps(chinese, ensure_ascii=False))
         put = cli(runtime, store, "put", "r.json", cwd=work)
         assert put.returncode == 0 and json.loads(put.stdout)["added"] == 1, put.stderr
-        assert not (work / "store").exists()
+        assert not (work / "store").exists() and not (work / "cache").exists()
+        assert (tmp_path / "cache").is_dir()
         assert len(commits(store)) == 2
     finally:
         server.send_signal(signal.SIGTERM)
