@@ -132,7 +132,9 @@ def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
         "XBRAIN_TRACEBACK", ""
     ).strip().lower() in ("1", "true", "yes", "on")
     try:
-        if not show:
+        # a write that may wait for a busy store waits in its own process: the server
+        # answers one request at a time and must not be held by a lock
+        if not show and not found.get("wait"):
             from .serveclient import ask, available
 
             if available(store):

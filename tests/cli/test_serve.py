@@ -369,6 +369,8 @@ def test_a_server_started_with_a_relative_store_writes_to_it(runtime: Path, tmp_
         assert not (work / "store").exists() and not (work / "cache").exists()
         assert (tmp_path / "cache").is_dir()
         assert len(commits(store)) == 2
+        waiting = cli(runtime, store, "put", "r.json", "--wait", "5", cwd=work)  # not served:
+        assert json.loads(waiting.stdout)["unchanged"] == 1  # it may wait, the server may not
     finally:
         server.send_signal(signal.SIGTERM)
         summary = finished(server)
