@@ -21,6 +21,10 @@ import os
 import stat
 import zlib
 
+TYPE_CHECKING = False  # on every prompt's path: no typing at import
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "MAGIC",
     "MAX_MESSAGE",
@@ -28,6 +32,7 @@ __all__ = [
     "ask",
     "available",
     "owned",
+    "read_all",
     "runtime_dir",
     "socket_path",
 ]
@@ -67,6 +72,20 @@ def owned(path: str | os.PathLike[str], kind: int) -> bool:
         return False
     private = info.st_mode & 0o077 == 0
     return stat.S_IFMT(info.st_mode) == kind and info.st_uid == os.getuid() and private
+
+
+def read_all(conn: Any) -> bytes | None:
+    """Everything ``conn`` sends until it closes its side, or None when that is more than
+    ``MAX_MESSAGE`` (never a truncated message: both ends refuse it whole)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size <= MAX_MESSAGE:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+    return None
 
 
 def available(store: str | os.PathLike[str]) -> bool:
@@ -112,19 +131,13 @@ def ask(
             sent = True  # from here a write may reach the server
             conn.sendall(MAGIC + b"\n" + header + b"\n\n" + body)
             conn.shutdown(_socket.SHUT_WR)
-            chunks, size = [], 0
-            while size <= MAX_MESSAGE:
-                chunk = conn.recv(1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
+            received = read_all(conn)
         finally:
             conn.close()
     except OSError:  # none running, busy past the timeout, or gone midway
         return (True, 1, LOST_WRITE) if write and sent else (False, 0, b"")
-    status, _, answer = b"".join(chunks).partition(b"\n")
-    if not status.isdigit() or len(status) > 3:
+    status, _, answer = (received or b"").partition(b"\n")
+    if received is None or not status.isdigit() or len(status) > 3:
         return (True, 1, LOST_WRITE) if write else (False, 0, b"")
     if int(status) == NOT_SERVED:
         return False, 0, b""

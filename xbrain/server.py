@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import MAGIC, MAX_MESSAGE, NOT_SERVED, ask, owned, socket_path
+from .serveclient import MAGIC, NOT_SERVED, ask, owned, read_all, socket_path
 
 __all__ = ["serve", "stop"]
 
@@ -175,12 +175,9 @@ def _handle(conn: socket.socket, store: Path, cache_dir: Path, stopping: list[st
         if not _peer_is_us(conn):
             return False
         conn.settimeout(REQUEST_TIMEOUT)
-        data = b""
-        while len(data) <= MAX_MESSAGE:
-            chunk = conn.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
+        data = read_all(conn)
+        if data is None:
+            return False  # over the bound: refused whole, never run truncated
         header, _, body = data.partition(b"\n\n")
         lines = header.decode("utf-8", "surrogateescape").split("\n")
         if len(lines) < 3 or lines[0] != MAGIC.decode():

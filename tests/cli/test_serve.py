@@ -375,3 +375,34 @@ def test_a_server_started_with_a_relative_store_writes_to_it(runtime: Path, tmp_
         server.send_signal(signal.SIGTERM)
         summary = finished(server)
     assert summary["served"] == 1
+
+
+def test_a_request_over_the_bound_is_refused_whole(stocked: Path, runtime: Path) -> None:
+    """A request longer than the protocol's bound gets no answer and changes nothing: the
+    server never runs what it would have had to cut short."""
+    from xbrain.serveclient import MAX_MESSAGE
+
+    before = commits(stocked)
+    server = start(runtime, stocked)
+    try:
+        sock = str(next((runtime / "xbrain").glob("*.sock")))
+        real = os.path.realpath(stocked)
+        skill = b"---\nname: padded\ndescription: Padded.\n---\nBody.\n"
+        header = f"XB2\nskill-save\n{real}\ncwd={stocked}\nargv=-\n\n".encode()
+        answer = b""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(30)
+            conn.connect(sock)
+            with contextlib.suppress(OSError):  # the server stops reading and hangs up
+                conn.sendall(header + skill + b" " * MAX_MESSAGE)
+                conn.shutdown(socket.SHUT_WR)
+            with contextlib.suppress(OSError):
+                answer = conn.recv(1 << 16)
+        assert answer == b""
+        answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
+        assert json.loads(answered.stdout)["results"]  # still serving
+    finally:
+        server.send_signal(signal.SIGTERM)
+        summary = finished(server)
+    assert summary["served"] == 1  # the recall only
+    assert commits(stocked) == before
