@@ -26,6 +26,7 @@ __all__ = [
     "SCORING",
     "Progress",
     "answer",
+    "env_flag",
     "failed",
     "parse_plain",
     "parse_recall",
@@ -34,6 +35,7 @@ __all__ = [
     "run_recall",
     "run_search",
     "search_document",
+    "tracebacks_wanted",
 ]
 
 ENTRY_KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
@@ -260,17 +262,22 @@ def run_search(args: list[str]) -> int | None:
     return 0
 
 
+def env_flag(name: str) -> bool:
+    """Whether the environment variable ``name`` is switched on (1, true, yes, on)."""
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def tracebacks_wanted() -> bool:
+    """$XBRAIN_TRACEBACK: show Python tracebacks on errors."""
+    return env_flag("XBRAIN_TRACEBACK")
+
+
 def failed(exc: BaseException, show_traceback: bool = False) -> int:
     """Say why, in one line, as the CLI does (with the traceback when asked); the exit
     code."""
     from .errors import describe
 
-    if show_traceback or os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    ):
+    if show_traceback or tracebacks_wanted():
         import traceback
 
         traceback.print_exc()

@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import sys
 
-from .lightcli import cache_dir, default_store_path, failed, parse_plain, print_served
+from .lightcli import (
+    cache_dir,
+    default_store_path,
+    failed,
+    parse_plain,
+    print_served,
+    tracebacks_wanted,
+)
 from .serveclient import NOT_SERVED
 
 TYPE_CHECKING = False  # the write path loads neither typing nor click at import
@@ -128,9 +135,7 @@ def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
     store = found.get("store", default_store_path())
     agent = os.environ.get("XBRAIN_AGENT")
     stdin: Any = sys.stdin.buffer
-    show = bool(found.get("traceback")) or os.environ.get(
-        "XBRAIN_TRACEBACK", ""
-    ).strip().lower() in ("1", "true", "yes", "on")
+    show = bool(found.get("traceback")) or tracebacks_wanted()
     try:
         # a write that may wait for a busy store waits in its own process: the server
         # answers one request at a time and must not be held by a lock

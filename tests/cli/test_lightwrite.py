@@ -182,3 +182,24 @@ def test_help_and_the_writes_never_load_click(tmp_path: Path, argv: list[str]) -
     assert proc.returncode == 0, proc.stderr[-300:]
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert "click" not in loaded, argv
+
+
+@pytest.mark.parametrize("asked", ["--traceback", "XBRAIN_TRACEBACK=yes"])
+def test_tracebacks_are_shown_on_both_paths_when_asked(tmp_path: Path, asked: str) -> None:
+    """--traceback or $XBRAIN_TRACEBACK: the light paths show the traceback too, then the
+    same one-line error and exit code as click's path."""
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"title": 1}')
+    flag, env = ([asked], {}) if asked.startswith("--") else ([], dict([asked.split("=")]))
+    for argv in (["put", str(bad)], ["search", "x", "--limit", "50"]):
+        full = [*argv, *flag, "--store", str(tmp_path / "store")]
+        answers = [
+            run_entry(full, light=light, env={"COLUMNS": "100", **env}) for light in (True, False)
+        ]
+        for light, (_, _, err) in zip((True, False), answers, strict=True):
+            assert "Traceback (most recent call last)" in err, (argv, light)
+        (code_light, _, err_light), (code_click, _, err_click) = answers
+        assert code_light == code_click == 4
+        assert err_light.splitlines()[-1] == err_click.splitlines()[-1]
+        quiet = run_entry([*argv, "--store", str(tmp_path / "store")], light=True)
+        assert "Traceback" not in quiet[2] and quiet[2].count("\n") == 1

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..lightcli import Progress, cache_dir, default_store
+from ..lightcli import Progress, cache_dir, default_store, tracebacks_wanted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -28,14 +28,10 @@ __all__ = [
 ]
 
 
-def _env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def show_tracebacks(ctx: click.Context) -> bool:
     """--traceback or $XBRAIN_TRACEBACK."""
     settings = ctx.find_object(Settings)
-    return (settings is not None and settings.traceback) or _env_flag("XBRAIN_TRACEBACK")
+    return (settings is not None and settings.traceback) or tracebacks_wanted()
 
 
 class Settings:
