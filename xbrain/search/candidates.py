@@ -3,6 +3,7 @@ resource as a cited candidate — and the lexical legs that find skills and reso
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -81,13 +82,7 @@ def skill_candidates(
     from .skills import recall as level0
 
     found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
-    out = []
-    for hit in found["results"]:
-        if not gate(hit["matched"], terms):
-            continue
-        why = {"via": "lexical", "matched": hit["matched"]}
-        out.append(skill_candidate(hit, hit["score"], why))
-    return out
+    return _gated(found["results"], terms, lambda hit: hit, skill_candidate)
 
 
 def skill_candidate(doc: dict[str, Any], score: float, why: dict[str, Any]) -> dict[str, Any]:
@@ -123,13 +118,22 @@ def resource_candidates(
     found = search_store(
         store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
     )
-    out = []
-    for hit in found["results"]:
-        if not gate(hit["matched"], terms):
-            continue
-        why = {"via": "lexical", "matched": hit["matched"]}
-        out.append(resource_candidate(hit["resource"], hit["score"], why))
-    return out
+    return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
+
+
+def _gated(
+    hits: list[dict[str, Any]],
+    terms: list[str],
+    record: Callable[[dict[str, Any]], dict[str, Any]],
+    candidate: Callable[[dict[str, Any], float, dict[str, Any]], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The lexical hits that pass the gate, as candidates (``record``: what ``candidate``
+    is built from)."""
+    return [
+        candidate(record(hit), hit["score"], {"via": "lexical", "matched": hit["matched"]})
+        for hit in hits
+        if gate(hit["matched"], terms)
+    ]
 
 
 def resource_candidate(
