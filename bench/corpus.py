@@ -97,12 +97,9 @@ def resources(
     out: list[dict[str, object]] = []
     seen_text: set[str] = set()
     for path in files:
-        try:
-            with gzip.open(path) as handle:
-                source = handle.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError):
+        parts = read_page(path)
+        if parts is None:
             continue
-        parts = list(sections(source))
         description = ""
         command = path.name.split(".")[0]
         for section, body in parts:
@@ -114,21 +111,33 @@ def resources(
             if is_name(section) or is_boilerplate(section) or short or text in seen_text:
                 continue
             seen_text.add(text)
-            out.append(
-                {
-                    "source": {
-                        "provider": "man",
-                        "id": f"{language}/{path.parent.name}/{path.stem}/{index}",
-                        "url": f"https://manpages.example/{language}/{command}#{index}",
-                    },
-                    "title": f"{command}: {section}"[:500],
-                    "text": text,
-                    "summary": "",
-                    "purpose": description,
-                    "useWhen": [],
-                    "limitations": [],
-                    "savedReason": None,
-                    "updatedAt": "2026-01-01T00:00:00Z",
-                }
-            )
+            key = f"{language}/{path.parent.name}/{path.stem}/{index}"
+            link = f"{language}/{command}#{index}"
+            title = f"{command}: {section}"[:500]
+            out.append(man_resource(key, link, title, text, description))
     return out
+
+
+def read_page(path: Path) -> list[tuple[str, str]] | None:
+    """The (section, body) pairs of a gzipped roff page; None when it cannot be read."""
+    try:
+        with gzip.open(path) as handle:
+            source = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+    return list(sections(source))
+
+
+def man_resource(key: str, link: str, title: str, text: str, purpose: str) -> dict[str, object]:
+    """A resource (input form) for manual-page text: source id ``key``, URL path ``link``."""
+    return {
+        "source": {"provider": "man", "id": key, "url": f"https://manpages.example/{link}"},
+        "title": title,
+        "text": text,
+        "summary": "",
+        "purpose": purpose,
+        "useWhen": [],
+        "limitations": [],
+        "savedReason": None,
+        "updatedAt": "2026-01-01T00:00:00Z",
+    }

@@ -29,12 +29,9 @@ extra; the packaged model is used unless ``--provider hashing``).
 from __future__ import annotations
 
 import argparse
-import gzip
-import math
 import random
 import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 from recall_quality import OFF_TOPIC, OFF_TOPIC_HELD_OUT
+from retrieval import Baselines
 
 from xbrain.embedding import ProviderSpec
 from xbrain.search import hybrid
@@ -151,12 +149,9 @@ def pages(language: str) -> dict[str, dict[str, object]]:
         command = path.name.split(".")[0]
         if command in out:
             continue
-        try:
-            with gzip.open(path) as handle:
-                source = handle.read().decode("utf-8")
-        except (OSError, UnicodeDecodeError, EOFError):
+        parts = corpus.read_page(path)
+        if parts is None:
             continue
-        parts = list(corpus.sections(source))
         description = next(
             (body.split(" - ", 1)[-1].strip()[:400] for s, body in parts if corpus.is_name(s)), ""
         )
@@ -170,52 +165,17 @@ def pages(language: str) -> dict[str, dict[str, object]]:
         )
         if not description or not text or " - " in description[:3]:
             continue
-        out[command] = {
-            "source": {
-                "provider": "man",
-                "id": f"{language}/{command}",
-                "url": f"https://manpages.example/{language}/{command}",
-            },
-            "title": command,
-            "text": text,
-            "summary": "",
-            "purpose": description,
-            "useWhen": [],
-            "limitations": [],
-            "savedReason": None,
-            "updatedAt": "2026-01-01T00:00:00Z",
-        }
+        key = f"{language}/{command}"
+        out[command] = corpus.man_resource(key, key, command, text, description)
     return out
 
 
 def bm25(docs: dict[str, dict[str, object]], tokenizer: Tokenizer):  # type: ignore[no-untyped-def]
-    names = list(docs)
-    counts = [tokenizer.counts(f"{d['title']} {d['purpose']} {d['text']}") for d in docs.values()]
-    df: Counter[str] = Counter()
-    for doc in counts:
-        df.update(doc.keys())
-    n, avg = len(counts), sum(sum(d.values()) for d in counts) / len(counts)
+    """Plain BM25 with the 35 % coverage rule (``retrieval.Baselines``), by page name."""
+    plain = Baselines([{**doc, "id": name} for name, doc in docs.items()], tokenizer)
 
     def rank(query: str) -> list[str]:
-        terms = tokenizer.query_terms(query)
-        if not terms:
-            return []
-        need = math.ceil(0.35 * len(terms))
-        scored = []
-        for name, doc in zip(names, counts, strict=True):
-            matched = [t for t in terms if t in doc]
-            if len(matched) < need:
-                continue
-            length = sum(doc.values())
-            score = sum(
-                math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
-                * doc[t]
-                * 2.2
-                / (doc[t] + 1.2 * (0.25 + 0.75 * length / avg))
-                for t in matched
-            )
-            scored.append((-score, name))
-        return [name for _, name in sorted(scored)[:5]]
+        return plain.bm25(tokenizer.query_terms(query), 5)
 
     return rank
 
