@@ -203,3 +203,13 @@ def test_tracebacks_are_shown_on_both_paths_when_asked(tmp_path: Path, asked: st
         assert err_light.splitlines()[-1] == err_click.splitlines()[-1]
         quiet = run_entry([*argv, "--store", str(tmp_path / "store")], light=True)
         assert "Traceback" not in quiet[2] and quiet[2].count("\n") == 1
+
+
+def test_the_stdin_a_client_sends_is_one_byte_over_the_larger_input_limit() -> None:
+    """A served write reads stdin to this bound, so the server's own reader sees an
+    oversized input as oversized; it must follow the limits it stands for."""
+    from xbrain.inputs import MAX_INPUT
+    from xbrain.kinds.skillzip import MAX_ARCHIVE_BYTES
+    from xbrain.lightwrite import STDIN_BOUND
+
+    assert max(MAX_INPUT, MAX_ARCHIVE_BYTES) + 1 == STDIN_BOUND
