@@ -59,6 +59,25 @@ def console(*args: str) -> list[str]:
     return [str(script), *args] if script.is_file() else xbrain(*args)
 
 
+def newer_item(item: Path, month: str) -> Callable[[int], None]:
+    """Before run ``i``: resource 7 with a newer updatedAt, so every run commits an update."""
+
+    def write(i: int) -> None:
+        item.write_text(json.dumps(resource(7, f"{month}-01T00:00:{i:02d}.000Z")))
+
+    return write
+
+
+def new_revision(folder: Path, name: str) -> Callable[[int], None]:
+    """Before run ``i``: new content for skill ``name``, so every save is a new revision."""
+
+    def write(i: int) -> None:
+        text = f"---\nname: {name}\ndescription: changed {i}\n---\nrevision {i}\n"
+        (folder / "SKILL.md").write_text(text)
+
+    return write
+
+
 def timed(
     cmd: list[str],
     runs: int,
@@ -183,11 +202,8 @@ def core_rows(root: Path, small: Path, large: Path, runs: int) -> list[Row]:
     for label, store in (("100", small), ("10,000", large)):
         item = root / f"put-{label}.json"
 
-        def newer(i: int, item: Path = item) -> None:
-            # a newer updatedAt every run, so every run commits an update
-            item.write_text(json.dumps(resource(7, f"2026-02-01T00:00:{i:02d}.000Z")))
-
         cmd = console("put", str(item), "--store", str(store))
+        newer = newer_item(item, "2026-02")
         rows.append((f"put 1 into {label} (update)", timed(cmd, runs, newer), "≤ 10x floor"))
     rid = resource_id("bench", "item-7")
     rows.append(("get from 10,000", timed(xbrain("get", rid, "--store", str(large)), runs), ""))
@@ -413,10 +429,7 @@ def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]
     extra = root / "extra-skill"
     extra.mkdir(exist_ok=True)
 
-    def edit(i: int) -> None:  # new content for the next save
-        (extra / "SKILL.md").write_text(
-            f"---\nname: {first}\ndescription: changed {i}\n---\nrevision {i}\n"
-        )
+    edit = new_revision(extra, first)
 
     def saved_before(i: int) -> None:  # a save just before: recall catches up one skill
         edit(runs + i)
@@ -526,20 +539,11 @@ def serve_rows(root: Path, store: Path, runs: int, prompt: str) -> list[Row]:
                     raise SystemExit(f"{label} failed: {proc.stderr!r}")
             rows.append((label, samples, "≤ 3x floor" if "hook" in label else ""))
         item = root / "put-serve.json"
-
-        def newer(i: int) -> None:  # a newer updatedAt every run: every run commits
-            item.write_text(json.dumps(resource(7, f"2026-03-01T00:00:{i:02d}.000Z")))
-
-        put = console("put", str(item))
+        put, newer = console("put", str(item)), newer_item(item, "2026-03")
         rows.append(("put 1 via serve (update)", timed(put, runs, newer, env), "≤ 10x floor"))
         skill = root / "serve-skill"
         skill.mkdir(exist_ok=True)
-
-        def edit(i: int) -> None:
-            text = f"---\nname: serve-skill\ndescription: served {i}\n---\nrevision {i}\n"
-            (skill / "SKILL.md").write_text(text)
-
-        save = console("skill", "save", str(skill))
+        save, edit = console("skill", "save", str(skill)), new_revision(skill, "serve-skill")
         rows.append(("skill save via serve", timed(save, runs, edit, env), "≤ 10x floor"))
     finally:
         subprocess.run(xbrain("serve", "--stop"), env=env, capture_output=True)
