@@ -1,10 +1,16 @@
-"""Every record of one kind at a commit, parsed in a helper process when the store is big.
+"""Every record of one kind at a commit, with a helper process when the store is big.
 
-An index build spends half its time parsing records (YAML, then the kind's checks) and
-half tokenizing and inserting them. On a machine with a second core the parsing moves to
-a helper process, chunk by chunk, while the caller consumes the chunks already parsed:
-the two halves overlap. Small stores, one-core machines and platforms where a process
-pool cannot start read serially, with the same records in the same order.
+Two ways to share the work with a second core:
+
+* ``records`` parses in the helper, chunk by chunk, while the caller consumes the chunks
+  already parsed (the caller sees every record, in tree order);
+* ``process`` hands whole chunks to a ``Worker``: one in this process, one the helper
+  builds, each taking the next chunk when it is free. A chunk's records are parsed and
+  used where the chunk is, so nothing but chunk numbers crosses between the processes;
+  an index build writes its half into its own file, which the caller then merges.
+
+Small stores, one-core machines and platforms where a process pool cannot start do all
+of it here, with the same result. A helper that dies leaves its chunks to this process.
 """
 
 from __future__ import annotations
@@ -13,21 +19,42 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any, Protocol
 
 from ..git import CommitId, GitStore
 from .registry import Record, record_kind
 from .view import View, parse_stored
 
-__all__ = ["PARALLEL_MIN", "records"]
+__all__ = ["PARALLEL_MIN", "Worker", "process", "records"]
 
 PARALLEL_MIN = 2_000  # below this a helper process costs more than it saves
 CHUNK = 500
+WORK_CHUNK = 200  # process(): small, so the two processes finish close together
 AHEAD = 3  # chunks parsed ahead of the consumer (bounds the memory held)
 Parse = Callable[[bytes], Record]
 Progress = Callable[[int, int], None]
+Items = list[tuple[str, str]]  # (path, blob id)
+
+
+class Worker(Protocol):
+    """What ``process`` feeds: chunks of parsed records, then one ``finish``."""
+
+    def chunk(self, records: list[Record], first: int) -> None:
+        """Use ``records``, the kind's records ``first`` … ``first + len - 1`` in tree order."""
+
+    def finish(self) -> Any:
+        """The helper's worker: end its work; the value goes back to the caller."""
+
+
+def _items(view: View, kind: str) -> tuple[Parse, Items]:
+    spec = record_kind(kind)
+    shape = re.compile(spec.pattern, re.ASCII)
+    return spec.parse, [
+        item for item in view.snap.files(spec.directory) if shape.fullmatch(item[0])
+    ]
 
 
 def records(
@@ -35,14 +62,12 @@ def records(
 ) -> Iterator[Record]:
     """Every record of ``kind`` at ``view``'s commit, in tree order; ``progress(done,
     total)`` is told in steps. A record that does not parse is a CorruptStoreError."""
-    spec = record_kind(kind)
-    shape = re.compile(spec.pattern, re.ASCII)
-    items = [item for item in view.snap.files(spec.directory) if shape.fullmatch(item[0])]
+    parse, items = _items(view, kind)
     chunks = [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
     commit = view.snap.commit
     helper = None
     if commit is not None and _helps(len(items)):
-        helper = _parallel(git.path, commit, spec.parse, chunks)
+        helper = _parallel(git.path, commit, parse, chunks)
     try:
         for chunk in chunks:
             found = None
@@ -52,7 +77,7 @@ def records(
                 except BrokenProcessPool:  # the helper died (killed, out of memory): go on here
                     helper = None
             if found is None:
-                found = _parse(view.snap.blob, spec.parse, chunk)
+                found = _parse(view.snap.blob, parse, chunk)
             yield from found
             if progress is not None:
                 progress(len(chunk), len(items))
@@ -117,3 +142,98 @@ def _parse(
     blob: Callable[[str], bytes], parse: Parse, chunk: list[tuple[str, str]]
 ) -> list[Record]:
     return [parse_stored(parse, path, blob(blob_id)) for path, blob_id in chunk]
+
+
+def process(
+    git: GitStore,
+    view: View,
+    kind: str,
+    here: Worker,
+    helper: Callable[[], Worker],
+    progress: Progress | None = None,
+) -> tuple[bool, Any]:
+    """Feed every record of ``kind`` at ``view``'s commit to ``here`` and, on a big store
+    with a second core, to the worker ``helper()`` builds in a helper process (``helper``
+    must pickle: a class or a ``functools.partial`` of one). Returns ``(True, the helper
+    worker's finish())`` when the helper did a share, else ``(False, None)``: then every
+    chunk went to ``here``. A record that does not parse is a CorruptStoreError, raised
+    here whichever process met it."""
+    parse, items = _items(view, kind)
+    chunks = [items[i : i + WORK_CHUNK] for i in range(0, len(items), WORK_CHUNK)]
+    queue = deque(range(len(chunks)))
+
+    def local(number: int) -> None:
+        here.chunk(_parse(view.snap.blob, parse, chunks[number]), number * WORK_CHUNK)
+        if progress is not None:
+            progress(len(chunks[number]), len(items))
+
+    pool = None
+    if view.snap.commit is not None and _helps(len(items)):
+        pool = _pool(git.path, view.snap.commit, helper)
+    if pool is None:
+        for number in queue:
+            local(number)
+        return False, None
+    given: list[int] = []  # chunks the helper took: all lost if it dies
+    try:
+        try:
+            pending: dict[Future[None], int] = {}
+            while queue or pending:
+                for future in [f for f in pending if f.done()]:
+                    number = pending.pop(future)
+                    future.result()  # the helper's CorruptStoreError is raised here
+                    if progress is not None:
+                        progress(len(chunks[number]), len(items))
+                while queue and len(pending) < AHEAD:
+                    number = queue.popleft()
+                    given.append(number)
+                    pending[pool.submit(_helper_chunk, parse, chunks[number], number)] = number
+                if queue:
+                    local(queue.popleft())
+                elif pending:
+                    wait(pending, return_when=FIRST_COMPLETED)
+            return True, pool.submit(_helper_finish).result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    except BrokenProcessPool:  # the helper died (killed, out of memory): its share here
+        for number in sorted(given):
+            local(number)
+        return False, None
+
+
+def _pool(store: Path, commit: str, helper: Callable[[], Worker]) -> ProcessPoolExecutor | None:
+    import multiprocessing
+
+    try:
+        return ProcessPoolExecutor(
+            1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_helper_start,
+            initargs=(store, commit, helper),
+        )
+    except (OSError, ImportError, NotImplementedError):
+        return None
+
+
+_HELPER: tuple[Worker, GitStore, Callable[[str], bytes]] | None = None  # in the helper
+
+
+def _helper_start(store: Path, commit: str, helper: Callable[[], Worker]) -> None:
+    global _HELPER
+    git = GitStore(store)
+    _HELPER = (helper(), git, git.snapshot(CommitId(commit)).blob)
+
+
+def _helper_chunk(parse: Parse, chunk: Items, number: int) -> None:
+    assert _HELPER is not None
+    worker, _, blob = _HELPER
+    worker.chunk(_parse(blob, parse, chunk), number * WORK_CHUNK)
+
+
+def _helper_finish() -> Any:
+    assert _HELPER is not None
+    worker, git, _ = _HELPER
+    try:
+        return worker.finish()
+    finally:
+        git.close()

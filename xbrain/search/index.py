@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .fields import design_facets, field_texts, matches_filters
+from .rows import BATCH, FIELDS, document_rows, load_rows
 from .tokenize import Tokenizer
 
 __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "remove_index"]
 
-FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")
 # The original's order (design labels, title, purpose, useWhen most; summary less; text
 # least), but gentle. Chosen on the dev half of bench/suite.py (two corpora, two
 # languages, three ways of asking) by bench/tune.py, which ranks a grid by the worst
@@ -45,7 +45,6 @@ COORDINATION = 2  # score x coverage ** COORDINATION
 COVER_BY = "idf"  # coverage: "idf" matched / query idf mass; "count" matched / query terms
 VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
 COVERAGE = 0.35
-_BATCH = 200_000  # postings held in memory during a rebuild before they are written
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -207,66 +206,54 @@ class SearchIndex:
         seen: dict[str, tuple[int, list[int]]] = {}  # rid → (doc, lengths)
         docs: list[tuple[Any, ...]] = []
         postings: list[list[Any]] = []
-        fields = ", ".join("?" * len(FIELDS))
-        zeros = [0] * len(FIELDS)
         with self.write():  # one transaction: readers see the old index or the new one
-            self.reset()
-            self.conn.execute("DROP INDEX IF EXISTS postings_doc")
-            self.conn.execute("CREATE TEMP TABLE staged AS SELECT * FROM postings WHERE 0")
+            self.begin_load()
             for doc, resource in enumerate(resources, 1):
                 earlier = seen.get(resource["id"])
                 if earlier is not None:  # the same id twice (a provider's list): the last wins
-                    self._load(docs, postings, fields)
-                    self.conn.execute("DELETE FROM staged WHERE doc = ?", (earlier[0],))
+                    load_rows(self.conn, docs, postings)
+                    self.conn.execute("DELETE FROM temp.staged WHERE doc = ?", (earlier[0],))
                     self.conn.execute("DELETE FROM docs WHERE doc = ?", (earlier[0],))
                     totals = [a - b for a, b in zip(totals, earlier[1], strict=True)]
                     count -= 1
-                counts = [self.tokenizer.counts(t, bulk) for t in self.fields(resource)]
-                lengths = [sum(c.values()) for c in counts]
+                lengths = document_rows(
+                    self.tokenizer, self.fields, resource, doc, bulk, docs, postings
+                )
                 seen[resource["id"]] = (doc, lengths)
                 count += 1
-                for i, length in enumerate(lengths):
-                    totals[i] += length
-                docs.append(
-                    (
-                        doc,
-                        resource["id"],
-                        design_facets(resource),
-                        json.dumps(resource, ensure_ascii=False, separators=(",", ":")),
-                        *lengths,
-                    )
-                )
-                rows: dict[str, list[Any]] = {}  # term → [term, doc, f0 … f5]
-                for i, field in enumerate(counts, 2):
-                    for term, n in field.items():
-                        row = rows.get(term)
-                        if row is None:
-                            row = rows[term] = [term, doc, *zeros]
-                        row[i] = n
-                postings.extend(rows.values())
-                if len(postings) >= _BATCH:
-                    self._load(docs, postings, fields)
-            self._load(docs, postings, fields)
-            self.conn.execute("INSERT INTO postings SELECT * FROM staged ORDER BY term, doc")
-            self.conn.execute("DROP TABLE staged")
-            self.conn.execute("CREATE INDEX postings_doc ON postings (doc)")
-            self.conn.executemany(
-                "UPDATE totals SET length = ? WHERE field = ?",
-                [(length, i) for i, length in enumerate(totals)],
-            )
-            self.set_meta("commit", commit)
+                totals = [a + b for a, b in zip(totals, lengths, strict=True)]
+                if len(postings) >= BATCH:
+                    load_rows(self.conn, docs, postings)
+            load_rows(self.conn, docs, postings)
+            self.end_load(totals, commit)
         return count
 
-    def _load(self, docs: list[tuple[Any, ...]], postings: list[list[Any]], fields: str) -> None:
-        """Insert and clear one batch of a bulk load."""
-        self.conn.executemany(
-            "INSERT INTO docs (doc, rid, design, resource, "
-            f"{', '.join(f'l{i}' for i in range(len(FIELDS)))}) VALUES (?, ?, ?, ?, {fields})",
-            docs,
+    def begin_load(self) -> None:
+        """Start a bulk load (inside a write transaction): an empty index, its per-document
+        index dropped, a staging table for postings in any order."""
+        self.reset()
+        self.conn.execute("DROP INDEX IF EXISTS postings_doc")
+        self.conn.execute("DROP TABLE IF EXISTS temp.staged")
+        self.conn.execute("CREATE TEMP TABLE staged AS SELECT * FROM postings WHERE 0")
+
+    def end_load(self, totals: list[int], commit: str, *, also: str | None = None) -> None:
+        """Finish a bulk load: the staged postings (and ``also``'s, an attached database
+        another process loaded) sorted into place, the indexes, totals and commit."""
+        staged = (
+            "temp.staged"
+            if also is None
+            else f"(SELECT * FROM temp.staged UNION ALL SELECT * FROM {also}.staged)"
         )
-        self.conn.executemany(f"INSERT INTO staged VALUES (?, ?, {fields})", postings)
-        docs.clear()
-        postings.clear()
+        if also is not None:
+            self.conn.execute(f"INSERT INTO docs SELECT * FROM {also}.docs")
+        self.conn.execute(f"INSERT INTO postings SELECT * FROM {staged} ORDER BY term, doc")
+        self.conn.execute("DROP TABLE temp.staged")
+        self.conn.execute("CREATE INDEX postings_doc ON postings (doc)")
+        self.conn.executemany(
+            "UPDATE totals SET length = ? WHERE field = ?",
+            [(length, i) for i, length in enumerate(totals)],
+        )
+        self.set_meta("commit", commit)
 
     # -- querying --------------------------------------------------------------------------
 

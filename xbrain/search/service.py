@@ -18,6 +18,7 @@ from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
+from . import build
 from .index import SearchIndex, remove_index
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -61,7 +62,7 @@ def _catch_up(
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    index.rebuild(_records(git, view, progress), head, bulk=True)
+    build.rebuild(index, git, view, progress)
 
 
 @contextlib.contextmanager
@@ -144,7 +145,7 @@ def reindex(
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        return index.rebuild(_records(git, view, progress), str(view.snap.commit), bulk=True)
+        return build.rebuild(index, git, view, progress)
 
 
 def after_commit(
