@@ -24,21 +24,12 @@ from ..core import GitStore, View, bulk
 from ..kinds import resource as resource_kind
 from .fields import field_texts
 from .index import SearchIndex
-from .rows import BATCH, FIELDS, document_rows, load_rows
+from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
 __all__ = ["rebuild"]
 
-_HELPER_TABLES = f"""
-CREATE TABLE docs (
-  doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, design TEXT, resource TEXT NOT NULL,
-  {", ".join(f"l{i} INTEGER NOT NULL" for i in range(len(FIELDS)))}
-);
-CREATE TABLE staged (
-  term TEXT NOT NULL, doc INTEGER NOT NULL,
-  {", ".join(f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS)))}
-);
-"""
+_HELPER_TABLES = f"CREATE TABLE docs ({DOC_COLUMNS}); CREATE TABLE staged ({POSTING_COLUMNS});"
 
 
 class _Rows:
@@ -162,6 +153,7 @@ def _load(
         index.end_load(totals, str(view.snap.commit), also="helper" if shared else None)
         index.conn.execute("COMMIT")
     except BaseException:
-        index.conn.execute("ROLLBACK")
+        if index.conn.in_transaction:  # SQLite may have rolled back already (a full disk)
+            index.conn.execute("ROLLBACK")
         raise
     return count

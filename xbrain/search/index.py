@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .fields import design_facets, field_texts, matches_filters
-from .rows import BATCH, FIELDS, document_rows, load_rows
+from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
 __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "remove_index"]
@@ -48,15 +48,8 @@ COVERAGE = 0.35
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS docs (
-  doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, design TEXT, resource TEXT NOT NULL,
-  {", ".join(f"l{i} INTEGER NOT NULL" for i in range(len(FIELDS)))}
-);
-CREATE TABLE IF NOT EXISTS postings (
-  term TEXT NOT NULL, doc INTEGER NOT NULL,
-  {", ".join(f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS)))},
-  PRIMARY KEY (term, doc)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS docs ({DOC_COLUMNS});
+CREATE TABLE IF NOT EXISTS postings ({POSTING_COLUMNS}, PRIMARY KEY (term, doc)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc);
 CREATE TABLE IF NOT EXISTS totals (field INTEGER PRIMARY KEY, length INTEGER NOT NULL);
 """

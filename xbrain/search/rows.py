@@ -11,11 +11,19 @@ from typing import Any
 from .fields import design_facets
 from .tokenize import Tokenizer
 
-__all__ = ["BATCH", "FIELDS", "document_rows", "load_rows"]
+__all__ = ["BATCH", "DOC_COLUMNS", "FIELDS", "POSTING_COLUMNS", "document_rows", "load_rows"]
 
 FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")  # searched, weighed
 BATCH = 200_000  # postings held in memory during a rebuild before they are written
 
+# the columns of the index's tables (and of a helper's scratch copies of them)
+DOC_COLUMNS = (
+    "doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, design TEXT, resource TEXT NOT NULL, "
+    + ", ".join(f"l{i} INTEGER NOT NULL" for i in range(len(FIELDS)))
+)
+POSTING_COLUMNS = "term TEXT NOT NULL, doc INTEGER NOT NULL, " + ", ".join(
+    f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS))
+)
 _COLUMNS = ", ".join(f"l{i}" for i in range(len(FIELDS)))
 _PLACES = ", ".join("?" * len(FIELDS))
 
