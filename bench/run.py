@@ -139,6 +139,7 @@ def search_rows(root: Path, runs: int, large: bool) -> tuple[list[Row], list[str
     notes: list[str] = []
     sizes = [(10_000, 4000, "≤ 100 / 120 ms")] + ([(100_000, 500, "≤ 150 ms")] if large else [])
     for count, max_text, target in sizes:
+        target_s = 3 if count == 10_000 else 30  # issue 14's index build targets
         store, import_ms = make_store(root, f"search-{count}", man_resources(count, max_text))
         started = time.perf_counter()
         subprocess.run(xbrain("reindex", "--store", str(store)), check=True, capture_output=True)
@@ -156,10 +157,12 @@ def search_rows(root: Path, runs: int, large: bool) -> tuple[list[Row], list[str
         notes.append(
             f"{count:,} man-page resources (text ≤ {max_text} chars): import-store "
             f"{import_ms / 1000:.1f} s (indexes as it imports), reindex {build:.1f} s "
-            f"(target ≤ {3 if count == 10_000 else 30} s), clone {cloned:.1f} s, "
+            f"(target ≤ {target_s} s), clone {cloned:.1f} s, "
             f"first search after the clone {first * 1000:.0f} ms"
         )
         shutil.rmtree(copy, ignore_errors=True)
+        rows.append((f"reindex {count:,} (one run)", [build * 1000], f"≤ {target_s} s"))
+        rows.append((f"first search after clone {count:,}", [first * 1000], ""))
         for label, query in SEARCHES:
             cmd = xbrain("search", query, "--store", str(store))
             rows.append((f"search {label}, {count:,}", timed(cmd, runs), target))
