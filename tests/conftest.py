@@ -205,3 +205,30 @@ def run_entry(
         timeout=120,
     )
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def clicks_reading(command: Any, argv: list[str]) -> dict[str, Any] | None:
+    """What click's own ``command`` makes of ``argv`` (None: it refuses them): its
+    parameters, plus the common options click keeps aside in ``Settings`` (the store as a
+    string, wait, agent, traceback). The light parsers' tests compare against this."""
+    import click
+
+    from xbrain.cli.base import Settings
+
+    try:
+        ctx = command.make_context(command.name or "", list(argv), obj=Settings())
+    except (click.exceptions.Exit, click.ClickException):
+        return None
+    given: Settings = ctx.obj
+    return {
+        **ctx.params,
+        "store": None if given.store is None else str(given.store),
+        "wait": given.wait,
+        "agent": given.agent,
+        "traceback": given.traceback,
+    }
+
+
+def meaningful(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that were given: None and False left out."""
+    return {key: value for key, value in params.items() if value not in (None, False)}

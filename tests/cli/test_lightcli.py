@@ -7,15 +7,12 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import click
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, run_entry
-from xbrain.cli.base import Settings
+from tests.conftest import EXAMPLES, Result, clicks_reading, meaningful, run_entry
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
 from xbrain.lightcli import _user_dir, parse_recall, parse_search
@@ -58,30 +55,18 @@ TOKENS = [
 ]
 
 
-def clicks_reading(argv: list[str]) -> dict[str, Any] | None:
-    """What click's own ``recall`` command makes of ``argv`` (None: it refuses them)."""
-    try:
-        ctx = recall_command.make_context("recall", list(argv), obj=Settings())
-    except (click.exceptions.Exit, click.ClickException):
-        return None
-    found = {key: value for key, value in ctx.params.items() if key != "source"}
-    found["source"] = ctx.params["source"]
-    store = ctx.obj.store
-    found["store"] = None if store is None else str(store)
-    return found
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(TOKENS), max_size=7))
 def test_the_light_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_recall(argv)
     if light is None:
         return  # click parses it (and says what is wrong), as it always did
-    theirs = clicks_reading(argv)
+    theirs = clicks_reading(recall_command, argv)
     assert theirs is not None, f"light accepted {argv} that click refuses"
     assert theirs.pop("source") == "-"
-    expected = {key: value for key, value in theirs.items() if value not in (None, False)}
-    mine = {key: value for key, value in light.items() if value not in (None, False)}
+    for aside in ("wait", "agent", "traceback"):  # recall's light path takes none of them
+        assert not theirs.pop(aside)
+    expected, mine = meaningful(theirs), meaningful(light)
     expected["only"] = tuple(expected.get("only", ()))
     mine["only"] = tuple(mine.get("only", ()))
     assert mine == expected
@@ -171,16 +156,9 @@ def test_the_light_search_parser_reads_only_what_click_reads_the_same(argv: list
     light = parse_search(argv)
     if light is None:
         return
-    try:
-        ctx = search_command.make_context("search", list(argv), obj=Settings())
-    except (click.exceptions.Exit, click.ClickException):
-        pytest.fail(f"light accepted {argv} that click refuses")
-    theirs = dict(ctx.params)
-    store = ctx.obj.store
-    theirs["store"] = None if store is None else str(store)
-    expected = {k: v for k, v in theirs.items() if v not in (None, False)}
-    mine = {"limit": 5, **{k: v for k, v in light.items() if v not in (None, False)}}
-    assert mine == expected
+    theirs = clicks_reading(search_command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert meaningful(theirs) == {"limit": 5, **meaningful(light)}
 
 
 def test_search_through_both_paths_is_the_same(xb: Run, store_dir: Path) -> None:

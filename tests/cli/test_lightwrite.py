@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, run_entry
+from tests.conftest import EXAMPLES, clicks_reading, meaningful, run_entry
 from xbrain.cli import top_help
-from xbrain.cli.base import Settings
 from xbrain.cli.helptext import source
 from xbrain.cli.records import put as put_command
 from xbrain.cli.skills import save as save_command
@@ -51,47 +51,31 @@ TOKENS = [
 ]
 
 
-def clicks_reading(command: click.Command, argv: list[str]) -> dict[str, Any] | None:
-    """What click's own command makes of ``argv`` (None: it refuses them), with the
-    common options it keeps aside in ``Settings``."""
-    try:
-        ctx = command.make_context(command.name or "", list(argv), obj=Settings())
-    except (click.exceptions.Exit, click.ClickException):
+def light_form(params: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Click's reading of put or save in the light parsers' names."""
+    if params is None:
         return None
-    found = dict(ctx.params)
-    given: Settings = ctx.obj
-    found.update(
-        store=None if given.store is None else str(given.store),
-        wait=given.wait,
-        agent=given.agent,
-        traceback=given.traceback,
-    )
+    found = dict(params)
     if "expect_revision" in found:
         found["expect"] = found.pop("expect_revision")
     found["source"] = found.pop("file", found.get("source"))
-    return {key: value for key, value in found.items() if value not in (None, False)}
+    return meaningful(found)
 
 
+@pytest.mark.parametrize(
+    ("parse", "command"), [(parse_put, put_command), (parse_skill_save, save_command)]
+)
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=7))
-def test_the_light_put_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
-    light = parse_put(argv)
+@given(argv=st.lists(st.sampled_from(TOKENS), max_size=7))
+def test_the_light_write_parsers_read_only_what_click_reads_the_same(
+    parse: Callable[[list[str]], dict[str, Any] | None], command: click.Command, argv: list[str]
+) -> None:
+    light = parse(argv)
     if light is None:
         return  # click parses it (and says what is wrong), as it always did
-    theirs = clicks_reading(put_command, argv)
+    theirs = light_form(clicks_reading(command, argv))
     assert theirs is not None, f"light accepted {argv} that click refuses"
-    assert {k: v for k, v in light.items() if v not in (None, False)} == theirs
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=7))
-def test_the_light_save_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
-    light = parse_skill_save(argv)
-    if light is None:
-        return
-    theirs = clicks_reading(save_command, argv)
-    assert theirs is not None, f"light accepted {argv} that click refuses"
-    assert {k: v for k, v in light.items() if v not in (None, False)} == theirs
+    assert meaningful(light) == theirs
 
 
 def test_the_plain_forms_take_the_light_path() -> None:
