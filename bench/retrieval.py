@@ -106,39 +106,37 @@ class Baselines:
                 matched[i] += 1
         return self._top(scores, matched, terms, limit)
 
-    def bm25(
-        self, terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75, gate: bool = True
-    ) -> list[str]:
+    def _bm25(
+        self, terms: list[str], table: dict[str, dict[int, Any]], k1: float, b: float
+    ) -> tuple[dict[int, float], Counter[int], dict[int, float]]:
+        """BM25 over ``table`` (term → doc → frequency): scores, matched-term counts and
+        the share of the query's idf each document matched."""
         n = len(self.ids)
         scores: dict[int, float] = defaultdict(float)
         matched: Counter[int] = Counter()
+        mass: dict[int, float] = defaultdict(float)
+        total = 0.0
         for term in terms:
-            postings = self.tf.get(term, {})
+            postings = table.get(term, {})
             idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
+            total += idf
             for i, tf in postings.items():
                 norm = tf / (1 - b + b * self.length[i] / self.avg)
                 scores[i] += idf * norm / (k1 + norm)
                 matched[i] += 1
+                mass[i] += idf
+        return scores, matched, {i: m / (total or 1.0) for i, m in mass.items()}
+
+    def bm25(
+        self, terms: list[str], limit: int, k1: float = 1.2, b: float = 0.75, gate: bool = True
+    ) -> list[str]:
+        scores, matched, _ = self._bm25(terms, self.tf, k1, b)
         if not gate:  # plain BM25: every positive score, no coverage rule
             ranked = sorted((i for i, s in scores.items() if s > 0), key=lambda i: -scores[i])
             return [self.ids[i] for i in ranked[:limit]]
         return self._top(scores, matched, terms, limit)
 
     def bm25_covered(self, terms: list[str], limit: int, exponent: float = 0.75) -> list[str]:
-        n = len(self.ids)
-        scores: dict[int, float] = defaultdict(float)
-        matched: Counter[int] = Counter()
-        mass: dict[int, float] = defaultdict(float)
-        idfs = []
-        for term in terms:
-            postings = self.weighted.get(term, {})
-            idf = math.log(1 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
-            idfs.append(idf)
-            for i, tf in postings.items():
-                norm = tf / (0.25 + 0.75 * self.length[i] / self.avg)
-                scores[i] += idf * norm / (1.2 + norm)
-                matched[i] += 1
-                mass[i] += idf
-        total = sum(idfs) or 1.0
-        covered = {i: s * (mass[i] / total) ** exponent for i, s in scores.items()}
+        scores, matched, share = self._bm25(terms, self.weighted, 1.2, 0.75)
+        covered = {i: s * share[i] ** exponent for i, s in scores.items()}
         return self._top(covered, matched, terms, limit)
