@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .fields import design_facets, field_texts, matches_filters
+from .fields import field_texts, matches_filters
 from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
@@ -160,25 +160,13 @@ class SearchIndex:
     def add(self, resource: dict[str, Any]) -> None:
         """Index (or re-index) one resource (inside a write transaction)."""
         self.remove(resource["id"])
-        counts = [self.tokenizer.counts(text) for text in self.fields(resource)]
-        lengths = [sum(c.values()) for c in counts]
-        cursor = self.conn.execute(
-            "INSERT INTO docs (rid, design, resource, "
-            f"{', '.join(f'l{i}' for i in range(len(FIELDS)))}) "
-            f"VALUES (?, ?, ?, {', '.join('?' * len(FIELDS))})",
-            (
-                resource["id"],
-                design_facets(resource),
-                json.dumps(resource, ensure_ascii=False, separators=(",", ":")),
-                *lengths,
-            ),
-        )
-        doc = cursor.lastrowid
-        terms = set().union(*counts)
-        self.conn.executemany(
-            f"INSERT INTO postings VALUES (?, ?, {', '.join('?' * len(FIELDS))})",
-            [(term, doc, *(c.get(term, 0) for c in counts)) for term in terms],
-        )
+        # the number SQLite would give the row (the largest plus one), known before the
+        # insert so the rows are built as a bulk build builds them
+        doc = self.conn.execute("SELECT COALESCE(MAX(doc), 0) + 1 FROM docs").fetchone()[0]
+        docs: list[tuple[Any, ...]] = []
+        postings: list[list[Any]] = []
+        lengths = document_rows(self.tokenizer, self.fields, resource, doc, False, docs, postings)
+        load_rows(self.conn, docs, postings, staged="postings")
         self.conn.executemany(
             "UPDATE totals SET length = length + ? WHERE field = ?",
             [(length, i) for i, length in enumerate(lengths)],
