@@ -158,14 +158,21 @@ def test_the_help_text_is_clicks() -> None:
     [["--help"], ["put", str(EXAMPLES / "synthetic-resource.json")], ["skill", "save", "-"]],
 )
 def test_help_and_the_writes_never_load_click(tmp_path: Path, argv: list[str]) -> None:
+    """Nor multiprocessing: only a whole-store index build uses its helper process, not
+    the upkeep of the indexes a write finds (built here by a first put and search)."""
     stdin = "---\nname: demo-skill\ndescription: A demo.\n---\nDo it.\n"
     command = [sys.executable, "-X", "importtime", "-m", "xbrain", *argv]
     if argv != ["--help"]:
-        command += ["--store", str(tmp_path / "store")]
+        store = ["--store", str(tmp_path / "store")]
+        run_entry(["put", str(EXAMPLES / "synthetic-resource.json"), *store], light=True)
+        run_entry(["search", "synthetic", *store], light=True)
+        assert (tmp_path / "store" / ".git" / "xbrain" / "search.sqlite").exists()
+        command += store
     proc = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-300:]
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert "click" not in loaded, argv
+    assert "multiprocessing" not in loaded, argv
 
 
 @pytest.mark.parametrize("asked", ["--traceback", "XBRAIN_TRACEBACK=yes"])

@@ -18,7 +18,6 @@ from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
-from . import build
 from .index import SearchIndex, remove_index
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -62,7 +61,15 @@ def _catch_up(
                     index.add(resource)
             index.set_meta("commit", head)
             return
-    build.rebuild(index, git, view, progress)
+    _rebuild(index, git, view, progress)
+
+
+def _rebuild(index: SearchIndex, git: GitStore, view: View, progress: Progress | None) -> int:
+    """Build the whole index afresh. search.build is imported only here: a write's upkeep
+    never needs its helper process, and multiprocessing is a large import for a fresh ``put``."""
+    from . import build
+
+    return build.rebuild(index, git, view, progress)
 
 
 @contextlib.contextmanager
@@ -145,7 +152,7 @@ def reindex(
     remove_index(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
-        return build.rebuild(index, git, view, progress)
+        return _rebuild(index, git, view, progress)
 
 
 def after_commit(
