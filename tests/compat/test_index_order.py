@@ -107,7 +107,7 @@ def test_doctor_detects_and_repairs_an_unordered_index(
     data = index.read_bytes()
     _, _, spans = gitindex._parse(data)
     body = b"".join(data[s:e] for s, e in reversed(spans))
-    gitindex._write(index, data[:12] + body, store_dir / ".git" / "xbrain" / "index-stamp")
+    gitindex._write(index, [data[:12], body], store_dir / ".git" / "xbrain" / "index-stamp")
     assert git(store_dir, "fsck", "--strict").returncode != 0
     report = xb("doctor")
     assert "index_order" in {p["code"] for p in report.json["problems"]}

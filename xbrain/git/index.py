@@ -180,16 +180,22 @@ def _fast_edits(
     return sorted(edits)
 
 
-def _write(index_path: Path, body: bytes, stamp: Path) -> None:
+def _write(index_path: Path, pieces: list[bytes | memoryview], stamp: Path) -> None:
+    """Write the index whose body is ``pieces`` in order (views into the old file, not
+    copies of it: a store's index is megabytes), with its checksum trailer."""
     lock = index_path.with_name(index_path.name + ".lock")
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise IndexLocked(str(lock)) from None
-    trailer = hashlib.sha1(body).digest()
+    checksum = hashlib.sha1()
+    for piece in pieces:
+        checksum.update(piece)
+    trailer = checksum.digest()
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
+            for piece in pieces:
+                handle.write(piece)
             handle.write(trailer)
         os.replace(lock, index_path)
     except BaseException:
@@ -216,14 +222,17 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     edits = _fast_edits(data, changes) if ours else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
-        pieces, cursor = [], 12
+        view = memoryview(data)
+        pieces: list[bytes | memoryview] = [b""]  # the header, once the count is known
+        cursor = 12
         for start, _, _, end, replacement in edits:
-            pieces.append(data[cursor:start])
+            pieces.append(view[cursor:start])
             pieces.append(replacement)
             count += (1 if replacement else 0) - (1 if end > start else 0)
             cursor = end
-        pieces.append(data[cursor:-20])
-        _write(index_path, _HEADER.pack(signature, version, count) + b"".join(pieces), stamp)
+        pieces.append(view[cursor:-20])
+        pieces[0] = _HEADER.pack(signature, version, count)
+        _write(index_path, pieces, stamp)
         return True
     try:
         version, names, spans = _parse(data)
@@ -241,7 +250,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         else:
             names.insert(at, path)
             entries.insert(at, entry)
-    _write(index_path, _HEADER.pack(b"DIRC", version, len(entries)) + b"".join(entries), stamp)
+    _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
     return True
 
 
@@ -264,4 +273,4 @@ def sort_entries(index_path: Path, stamp: Path) -> None:
     version, names, spans = _parse(data)
     ordered = sorted(zip(names, spans, strict=True))
     body = b"".join(data[start:end] for _, (start, end) in ordered)
-    _write(index_path, _HEADER.pack(b"DIRC", version, len(ordered)) + body, stamp)
+    _write(index_path, [_HEADER.pack(b"DIRC", version, len(ordered)), body], stamp)
