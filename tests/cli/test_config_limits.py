@@ -91,3 +91,8 @@ def test_entry_limit_enforced(
     assert head(store_dir) == before
     # a delete turns a resource into a tombstone: still 10,000 entries, still allowed
     assert xb("delete", items[0]["id"]).json["deleted"] is True
+    # the limit is on resources + tombstones (SPEC §2): a rule is not one of them
+    rule = {"kind": "rule", "name": "tabs-rule", "queries": ["indent with tabs"], "body": "Tabs."}
+    added = xb("entry", "put", "-", input=json.dumps(rule))
+    assert (added.code, added.json["added"]) == (0, 1), added.stderr
+    assert xb("put", json_file(make("still-one-too-many"))).stderr == over.stderr

@@ -25,6 +25,7 @@ from ..git import (
 from . import layout
 from .base import AfterCommit, Core
 from .config import DEFAULT_IDENTITY, LimitError, StoreConfig
+from .registry import limited_count
 from .view import Transaction, View
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "file_mode_problems",
     "fix_file_modes",
     "layout",
+    "limited_count",
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import InvalidInputError, XbrainError
@@ -29,6 +29,7 @@ __all__ = [
     "content_problem",
     "family",
     "file_kind",
+    "limited_count",
     "max_bytes",
     "record_kind",
     "record_kinds",
@@ -115,6 +116,9 @@ class RecordKind(NamedTuple):
     # whether this kind marks a deleted record of its sibling (a tombstone)
     clock: str = "updatedAt"
     tombstone: bool = False
+    # whether its records count toward the store's maxEntries (SPEC §2: resources and
+    # tombstones; the bytes limit covers every kind)
+    limited: bool = False
 
     @property
     def ids(self) -> re.Pattern[str]:
@@ -176,6 +180,11 @@ def record_kind(name: str) -> RecordKind:
 def record_kinds() -> list[RecordKind]:
     """Every registered record kind, in registration order."""
     return list(_RECORDS.values())
+
+
+def limited_count(summary: Mapping[str, int]) -> int:
+    """How many records of a store summary count toward its ``maxEntries``."""
+    return sum(summary.get(kind.summary_key, 0) for kind in _RECORDS.values() if kind.limited)
 
 
 def family(rid: str) -> list[RecordKind]:

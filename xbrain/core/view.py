@@ -17,7 +17,7 @@ from ..git import Snapshot
 from . import layout
 from .config import LimitError, StoreConfig
 from .derive import catalog_entry, count_change, empty_summary
-from .registry import Derived, DerivedState, record_kind
+from .registry import Derived, DerivedState, limited_count, record_kind
 
 __all__ = ["Transaction", "View", "parse_stored"]
 
@@ -199,8 +199,7 @@ class Transaction(View):
             for path, data in state.files().items():
                 self.write(path, data)
         if self._summary is not None:
-            count = sum(v for k, v in self._summary.items() if k != "bytes")
-            if count > self.settings.max_entries:
+            if limited_count(self._summary) > self.settings.max_entries:
                 raise LimitError(f"Memory store exceeds {self.settings.max_entries:,} entries.")
             if self._summary["bytes"] > self.settings.max_bytes:
                 raise LimitError(

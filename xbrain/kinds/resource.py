@@ -60,6 +60,7 @@ KIND = RecordKind(
     siblings=("tombstone",),
     derived=(URLS,),
     search_fields=search_fields,
+    limited=True,
 )
 register(KIND)
 

@@ -36,6 +36,7 @@ KIND = RecordKind(
     siblings=("resource",),
     clock="deletedAt",
     tombstone=True,
+    limited=True,
 )
 register(KIND)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..core import GitStore, LimitError, StoreConfig, View
+from ..core import GitStore, LimitError, StoreConfig, View, limited_count
 from ..errors import InvalidInputError
 from ..urls import parse_url, redact_url, secret_parameter
 
@@ -56,7 +56,7 @@ def check_limits(view: View, origin: str, settings: StoreConfig | None = None) -
     """
     settings = settings or view.config()
     totals = view.summary()
-    entries = totals["resources"] + totals["tombstones"]
+    entries = limited_count(totals)
     if entries > settings.max_entries:
         raise LimitError(
             f"{origin} would leave {entries:,} resources and tombstones, over this store's "
