@@ -135,3 +135,32 @@ def test_clone_leaves_an_index_the_first_search_uses_as_is(
     copy = Store(tmp_path / "copy", cache_dir=segment_cache)
     assert copy.reindex()["reindexed"] == 50  # live ones only: the deleted one is not indexed
     assert copy.search("keyboard dialog", limit=20) == fast
+
+
+def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
+    tmp_path: Path, segment_cache: Path, monkeypatch: Any
+) -> None:
+    """A skill index built in one bulk load (reindex, a first recall) holds exactly the
+    rows that each save's upkeep adds, also when it segments with jieba-rs."""
+    from xbrain.search import skills as indexed
+
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    bodies = [
+        "先确认告警级别，再通知值班人员。",
+        "Check the alert level first.",
+        "回滚 rollback 步骤",
+    ]
+    for i, body in enumerate(bodies):
+        skill = f"---\nname: skill-{i}\ndescription: 第{i}个 runbook {body[:6]}\n---\n{body}\n"
+        store.skill_save_files({"SKILL.md": skill.encode()})
+        if i == 0:
+            assert store.skill_recall("runbook")["count"] == 1  # builds the index
+    path = tmp_path / "store" / ".git" / indexed.SKILL_INDEX
+    with sqlite3.connect(path) as conn:
+        added = tables(conn)  # skills 1 and 2 were added by their saves' upkeep
+    assert len(added["docs"]) == 3
+    monkeypatch.setattr(indexed, "BULK_SEGMENTER_MIN", 0)
+    assert store.reindex()["skills"] == 3
+    with sqlite3.connect(path) as conn:
+        assert tables(conn) == added
+    assert store.skill_recall("告警级别")["results"][0]["slug"] == "skill-0"

@@ -26,6 +26,9 @@ __all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "rein
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
 SKILL_FORMAT = "3"  # bump when the indexed document changes: forces a rebuild
+# a first build of this many skills segments Chinese with jieba-rs (the same cuts): it
+# loads in ~0.13 s and then cuts ~5x faster than the segmenter queries use
+BULK_SEGMENTER_MIN = 200
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
 
@@ -232,18 +235,30 @@ def _catch_up(index: SearchIndex, view: Any) -> None:
             return
         known: dict[str, str] = json.loads(index.meta("trees") or "{}")
         now = view.children(kind.DIRECTORY)
-        for slug in sorted(known.keys() - now.keys()):
-            index.remove(slug)
-        for slug in sorted(now):
-            if known.get(slug) == now[slug]:
-                continue
-            doc = _document(view, slug)
-            if doc is None:
-                index.remove(slug)
-            else:
-                index.add(doc)
+        if not known and index.count() == 0:  # a first build: one bulk load, not an add each
+            found = (doc for slug in sorted(now) if (doc := _document(view, slug)) is not None)
+            index.rebuild(found, str(head), bulk=len(now) >= BULK_SEGMENTER_MIN)
+            index.set_meta("skill-format", SKILL_FORMAT)  # the load started a new index
+        else:
+            _apply_changes(index, view, known, now)
         index.set_meta("trees", json.dumps(now, sort_keys=True))
         index.set_meta("commit", str(head))
+
+
+def _apply_changes(
+    index: SearchIndex, view: Any, known: dict[str, str], now: dict[str, str]
+) -> None:
+    """Re-index the skills whose tree id changed between ``known`` and ``now``."""
+    for slug in sorted(known.keys() - now.keys()):
+        index.remove(slug)
+    for slug in sorted(now):
+        if known.get(slug) == now[slug]:
+            continue
+        doc = _document(view, slug)
+        if doc is None:
+            index.remove(slug)
+        else:
+            index.add(doc)
 
 
 def after_commit(
