@@ -256,3 +256,37 @@ def test_two_entries_with_one_name_in_a_batch_change_nothing(
     result = xb("entry", "put", json_file(twice))
     assert result.code == 4 and "same scope and name" in result.stderr
     assert snapshot_files(store_dir) == before
+
+
+def test_a_whole_cache_build_holds_what_each_write_adds(
+    xb: Run, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recall cache built from every entry at once (reindex; with jieba-rs when it
+    is big) holds the rows each write's upkeep adds to it, Chinese included."""
+    import sqlite3
+
+    from xbrain.search import entrycache
+
+    assert xb("entry", "import", str(MEMEX)).code == 0
+    assert xb("recall", "-", input="git push --force").code == 0  # builds the cache
+    rule = {
+        "kind": "rule",
+        "name": "alert-rule",
+        "queries": ["先确认告警级别"],
+        "body": "再通知值班。",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(rule)).json["added"] == 1  # upkeep adds
+
+    def rows() -> tuple[list[Any], list[Any]]:
+        with sqlite3.connect(store_dir / ".git" / entrycache.CACHE_FILE) as conn:
+            entries = conn.execute("SELECT id, data, body FROM entry ORDER BY id").fetchall()
+            postings = conn.execute(
+                "SELECT term, id FROM posting JOIN entry USING (i) ORDER BY term, id"
+            ).fetchall()
+        return entries, postings
+
+    added = rows()
+    assert len(added[0]) == 6 and ("告警", entry_id("global", "alert-rule")) in added[1]
+    monkeypatch.setattr(entrycache, "BULK_MIN", 0)
+    assert xb("reindex").code == 0
+    assert rows() == added

@@ -159,7 +159,7 @@ def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
     with sqlite3.connect(path) as conn:
         added = tables(conn)  # skills 1 and 2 were added by their saves' upkeep
     assert len(added["docs"]) == 3
-    monkeypatch.setattr(indexed, "BULK_SEGMENTER_MIN", 0)
+    monkeypatch.setattr(indexed, "BULK_MIN", 0)
     assert store.reindex()["skills"] == 3
     with sqlite3.connect(path) as conn:
         assert tables(conn) == added

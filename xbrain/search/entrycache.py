@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .tokenize import Tokenizer
+from .tokenize import BULK_MIN, Tokenizer
 
 __all__ = [
     "CACHE_FILE",
@@ -55,9 +55,11 @@ _SCHEMA = (
 )
 
 
-def prepared(entry: dict[str, Any], tokenizer: Tokenizer) -> tuple[dict[str, Any], set[str]]:
+def prepared(
+    entry: dict[str, Any], tokenizer: Tokenizer, bulk: bool = False
+) -> tuple[dict[str, Any], set[str]]:
     """An entry as recall keeps it (fields and the terms it matches on), and every term
-    it holds."""
+    it holds (``bulk``: part of a whole build)."""
     from ..codec import digest
 
     kept = {key: entry[key] for key in _KEPT}
@@ -65,7 +67,8 @@ def prepared(entry: dict[str, Any], tokenizer: Tokenizer) -> tuple[dict[str, Any
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]
     kept["about"] = tokenizer.query_terms(f"{entry['name']} {entry['description']}")
-    held = set(tokenizer.counts(f"{entry['name']} {entry['description']} {entry['body']}"))
+    text = f"{entry['name']} {entry['description']} {entry['body']}"
+    held = set(tokenizer.counts(text, bulk))
     held |= {t for _, terms in kept["queries"] + kept["keywords"] for t in terms}
     held |= set(kept["about"])
     return kept, held
@@ -80,9 +83,11 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _put(conn: sqlite3.Connection, entry: dict[str, Any], tokenizer: Tokenizer) -> None:
+def _put(
+    conn: sqlite3.Connection, entry: dict[str, Any], tokenizer: Tokenizer, bulk: bool = False
+) -> None:
     _drop(conn, entry["id"])
-    kept, held = prepared(entry, tokenizer)
+    kept, held = prepared(entry, tokenizer, bulk)
     cursor = conn.execute(
         "INSERT INTO entry (id, data, body) VALUES (?, ?, ?)",
         (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":")), entry["body"]),
@@ -121,7 +126,7 @@ def build(
         for statement in _SCHEMA:
             conn.execute(statement)
         for entry in entries:
-            _put(conn, entry, tokenizer)
+            _put(conn, entry, tokenizer, len(entries) >= BULK_MIN)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),))

@@ -20,15 +20,12 @@ from typing import Any
 
 from .index import VERSION, SearchIndex, remove_index
 from .query import MAX_QUERY, main_head, open_current
-from .tokenize import Tokenizer
+from .tokenize import BULK_MIN, Tokenizer
 
 __all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
 SKILL_FORMAT = "3"  # bump when the indexed document changes: forces a rebuild
-# a first build of this many skills segments Chinese with jieba-rs (the same cuts): it
-# loads in ~0.13 s and then cuts ~5x faster than the segmenter queries use
-BULK_SEGMENTER_MIN = 200
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
 
@@ -237,7 +234,7 @@ def _catch_up(index: SearchIndex, view: Any) -> None:
         now = view.children(kind.DIRECTORY)
         if not known and index.count() == 0:  # a first build: one bulk load, not an add each
             found = (doc for slug in sorted(now) if (doc := _document(view, slug)) is not None)
-            index.rebuild(found, str(head), bulk=len(now) >= BULK_SEGMENTER_MIN)
+            index.rebuild(found, str(head), bulk=len(now) >= BULK_MIN)
             index.set_meta("skill-format", SKILL_FORMAT)  # the load started a new index
         else:
             _apply_changes(index, view, known, now)

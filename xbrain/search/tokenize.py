@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from .segment import Segmenter
 
-__all__ = ["STOPWORDS", "Cutter", "Tokenizer"]
+__all__ = ["BULK_MIN", "STOPWORDS", "Cutter", "Tokenizer"]
 
 ENGLISH_STOPWORDS = frozenset(
     {
@@ -87,6 +87,10 @@ CHINESE_STOPWORDS = frozenset(
     }
 )
 STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
+
+# A build of this many records (skills, entries) passes ``bulk`` to ``counts``: jieba-rs
+# loads in ~0.1 s and then cuts ~5x faster than the segmenter queries use (same cuts).
+BULK_MIN = 200
 
 _IDEO = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _HIRAGANA = "\u3040-\u309f"
