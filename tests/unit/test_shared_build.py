@@ -20,6 +20,7 @@ from xbrain.errors import CorruptStoreError
 from xbrain.kinds import resource as resource_kind
 from xbrain.search import build
 from xbrain.search.index import SearchIndex
+from xbrain.search.skills import skill_fields
 from xbrain.store import Store
 
 WORDS = [
@@ -85,7 +86,11 @@ def test_a_shared_build_is_the_serial_build(store: Store, monkeypatch: pytest.Mo
     serial = built(store)
     returned = shared(monkeypatch)
 
-    def serially(*args: Any, **kwargs: Any) -> int:
+    loaded = SearchIndex.rebuild
+
+    def serially(index: SearchIndex, *args: Any, **kwargs: Any) -> int:
+        if index.fields is skill_fields:  # the skill index is one bulk load of its own
+            return loaded(index, *args, **kwargs)
         raise AssertionError("the shared build fell back to a serial one")
 
     monkeypatch.setattr(SearchIndex, "rebuild", serially)
