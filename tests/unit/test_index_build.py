@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,7 +139,7 @@ def test_clone_leaves_an_index_the_first_search_uses_as_is(
 
 
 def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
-    tmp_path: Path, segment_cache: Path, monkeypatch: Any
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A skill index built in one bulk load (reindex, a first recall) holds exactly the
     rows that each save's upkeep adds, also when it segments with jieba-rs."""
