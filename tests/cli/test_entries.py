@@ -265,7 +265,7 @@ def test_a_whole_cache_build_holds_what_each_write_adds(
     is big) holds the rows each write's upkeep adds to it, Chinese included."""
     import sqlite3
 
-    from xbrain.search import entrycache
+    from xbrain.search import entrycache, tokenize
 
     assert xb("entry", "import", str(MEMEX)).code == 0
     assert xb("recall", "-", input="git push --force").code == 0  # builds the cache
@@ -287,6 +287,6 @@ def test_a_whole_cache_build_holds_what_each_write_adds(
 
     added = rows()
     assert len(added[0]) == 6 and ("告警", entry_id("global", "alert-rule")) in added[1]
-    monkeypatch.setattr(entrycache, "BULK_MIN", 0)
+    monkeypatch.setattr(tokenize, "BULK_SWITCH", 0)  # jieba-rs from the first character
     assert xb("reindex").code == 0
     assert rows() == added

@@ -46,8 +46,14 @@ def tables(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
     st.lists(st.integers(min_value=0, max_value=11), max_size=3),
 )
 def test_bulk_build_equals_adding_one_by_one(
-    segment_cache: Path, texts: list[list[str]], repeats: list[int]
+    segment_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    texts: list[list[str]],
+    repeats: list[int],
 ) -> None:
+    from xbrain.search import tokenize
+
+    monkeypatch.setattr(tokenize, "BULK_SWITCH", 0)  # jieba-rs from the first character
     cache = segment_cache
     docs = [resource(i, words) for i, words in enumerate(texts)]
     docs += [  # an id given twice: the later copy replaces the earlier, in both ways
@@ -144,6 +150,7 @@ def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
     """A skill index built in one bulk load (reindex, a first recall) holds exactly the
     rows that each save's upkeep adds, also when it segments with jieba-rs."""
     from xbrain.search import skills as indexed
+    from xbrain.search import tokenize
 
     store = Store(tmp_path / "store", cache_dir=segment_cache)
     bodies = [
@@ -160,7 +167,7 @@ def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
     with sqlite3.connect(path) as conn:
         added = tables(conn)  # skills 1 and 2 were added by their saves' upkeep
     assert len(added["docs"]) == 3
-    monkeypatch.setattr(indexed, "BULK_MIN", 0)
+    monkeypatch.setattr(tokenize, "BULK_SWITCH", 0)  # jieba-rs from the first character
     assert store.reindex()["skills"] == 3
     with sqlite3.connect(path) as conn:
         assert tables(conn) == added

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -150,3 +151,36 @@ def test_each_han_run_is_cut_once_even_when_the_fast_path_gives_up(
     finally:
         instance.close()
     assert runs == ["检查对话框", "键盘导航"]
+
+
+def test_a_build_switches_to_jieba_rs_only_after_enough_chinese(
+    segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading jieba-rs costs what the query segmenter spends on BULK_SWITCH characters:
+    a small build never loads it, a big one does once, and the terms never change."""
+    from xbrain.search import segment, tokenize
+
+    loads: list[int] = []
+    real = segment.bulk_segmenter
+
+    def counted() -> Any:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(segment, "bulk_segmenter", counted)
+    monkeypatch.setattr(tokenize, "BULK_SWITCH", 40)
+    text = "先确认告警级别，再通知值班人员。"  # 14 Han characters
+    reference = Tokenizer(segment_cache)
+    build = Tokenizer(segment_cache)
+    try:
+        for _ in range(6):
+            assert build.counts(text, bulk=True) == reference.counts(text)
+            assert len(loads) <= 1
+        assert loads == [1]  # switched after 40 characters, once
+        small = Tokenizer(segment_cache)
+        small.counts(text, bulk=True)
+        small.close()
+        assert loads == [1]  # 14 characters: never loaded
+    finally:
+        build.close()
+        reference.close()

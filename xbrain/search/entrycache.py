@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .tokenize import BULK_MIN, Tokenizer
+from .tokenize import Tokenizer
 
 __all__ = [
     "CACHE_FILE",
@@ -126,7 +126,7 @@ def build(
         for statement in _SCHEMA:
             conn.execute(statement)
         for entry in entries:
-            _put(conn, entry, tokenizer, len(entries) >= BULK_MIN)
+            _put(conn, entry, tokenizer, bulk=True)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),))

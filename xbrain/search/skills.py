@@ -20,7 +20,7 @@ from typing import Any
 
 from .index import VERSION, SearchIndex, remove_index
 from .query import MAX_QUERY, main_head, open_current
-from .tokenize import BULK_MIN, Tokenizer
+from .tokenize import Tokenizer
 
 __all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
 
@@ -234,7 +234,7 @@ def _catch_up(index: SearchIndex, view: Any) -> None:
         now = view.children(kind.DIRECTORY)
         if not known and index.count() == 0:  # a first build: one bulk load, not an add each
             found = (doc for slug in sorted(now) if (doc := _document(view, slug)) is not None)
-            index.rebuild(found, str(head), bulk=len(now) >= BULK_MIN)
+            index.rebuild(found, str(head), bulk=True)
             index.set_meta("skill-format", SKILL_FORMAT)  # the load started a new index
         else:
             _apply_changes(index, view, known, now)
