@@ -223,16 +223,14 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
         view = memoryview(data)
-        pieces: list[bytes | memoryview] = [b""]  # the header, once the count is known
+        pieces: list[bytes | memoryview] = []
         cursor = 12
         for start, _, _, end, replacement in edits:
-            pieces.append(view[cursor:start])
-            pieces.append(replacement)
+            pieces += [view[cursor:start], replacement]
             count += (1 if replacement else 0) - (1 if end > start else 0)
             cursor = end
         pieces.append(view[cursor:-20])
-        pieces[0] = _HEADER.pack(signature, version, count)
-        _write(index_path, pieces, stamp)
+        _write(index_path, [_HEADER.pack(signature, version, count), *pieces], stamp)
         return True
     try:
         version, names, spans = _parse(data)
