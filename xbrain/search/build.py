@@ -13,6 +13,7 @@ serially, and a damaged record is the same CorruptStoreError.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import secrets
@@ -120,7 +121,8 @@ def _clear_abandoned(directory: Path) -> None:
     for path in directory.glob(f"{_SCRATCH}*.sqlite"):
         pid = path.name[len(_SCRATCH) :].partition("-")[0]
         if pid.isdigit() and not _alive(int(pid)):
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # not ours to clear (a directory): leave it
+                path.unlink(missing_ok=True)
 
 
 def _alive(pid: int) -> bool:
