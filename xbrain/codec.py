@@ -25,6 +25,7 @@ __all__ = [
     "json_document",
     "load_yaml",
     "sha256_hex",
+    "yaml_problem",
 ]
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -124,3 +125,18 @@ def _fast_loader() -> Any:
 
         _loader = Loader
     return _loader
+
+
+def yaml_problem(exc: Exception, first_line: int = 1) -> str:
+    """One short line for a YAML error: ruamel's problem and where, without its boilerplate.
+
+    ``first_line``: the file line the parsed text began on (frontmatter starts on 2), so
+    the position names the user's file. Errors without a position (a date that does not
+    exist) give their text.
+    """
+    problem = getattr(exc, "problem", None)
+    if not problem:
+        return " ".join(str(exc).split())[:200] or type(exc).__name__
+    mark = getattr(exc, "problem_mark", None)
+    where = "" if mark is None else f" (line {mark.line + first_line}, column {mark.column + 1})"
+    return " ".join(f"{problem}{where}".split())[:200]

@@ -172,6 +172,26 @@ def test_invalid_entries_change_nothing(
     assert snapshot_files(store_dir) == before
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: rule\nname: r\nname: s\n", 'duplicate key "name"'),
+        ("kind: rule\nname: r\nname: s\n", "(line 3, column 1)"),
+        ("---\ntype: rule\nname: r\n  bad: [\n---\nbody\n", "(line 4, column 6)"),
+        ("just a sentence\n", "Input is not JSON, YAML or Markdown"),
+    ],
+)
+def test_unreadable_yaml_says_what_and_where(
+    xb: Run, store_dir: Path, text: str, message: str
+) -> None:
+    xb("entry", "import", str(MEMEX))
+    before = snapshot_files(store_dir)
+    result = xb("entry", "put", "-", input=text)
+    assert result.code == 4 and message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "unicode string" not in result.stderr
+    assert snapshot_files(store_dir) == before
+
+
 def test_markdown_put_and_hostile_folders(xb: Run, store_dir: Path, tmp_path: Path) -> None:
     note = tmp_path / "stop.md"
     note.write_text("---\ntype: stop-rule\nhooks: [Stop]\n---\nNot while a secret is staged.\n")

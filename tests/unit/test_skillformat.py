@@ -187,6 +187,14 @@ def test_bad_frontmatter_is_one_clear_error(text: bytes, message: str) -> None:
         parse_skill_md(text)
 
 
+def test_a_yaml_error_names_the_line_of_skill_md_without_ruamels_boilerplate() -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        parse_skill_md(b"---\nname: a\ndescription: d\nname: b\n---\nbody\n")
+    message = str(caught.value)
+    assert 'duplicate key "name"' in message and "(line 4, column 1)" in message
+    assert "unicode string" not in message and "suppress" not in message
+
+
 @given(st.from_regex(r"[a-z0-9]+(-[a-z0-9]+)*", fullmatch=True).filter(lambda s: len(s) <= 64))
 def test_every_valid_slug_is_accepted_and_ids_differ(slug: str) -> None:
     text = f"---\nname: '{slug}'\ndescription: d\n---\n".encode()

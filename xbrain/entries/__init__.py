@@ -123,12 +123,12 @@ def parse_input(data: bytes, name: str = "-") -> Any:
             raise InvalidInputError("A Markdown entry needs type: in its frontmatter.")
         raw.pop("source")
         return raw
-    from ..codec import load_yaml
+    from ..codec import load_yaml, yaml_problem
 
     try:
         value = load_yaml(data)
-    except Exception:  # ruamel raises many kinds; all mean the same here
-        raise InvalidInputError("Input is not JSON, YAML or Markdown with frontmatter.") from None
+    except Exception as exc:  # ruamel raises many kinds; its problem and place tell them apart
+        raise InvalidInputError(f"Input is not valid YAML: {yaml_problem(exc)}") from None
     if not isinstance(value, dict | list):
         raise InvalidInputError("Input is not JSON, YAML or Markdown with frontmatter.")
     return value

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..codec import dump_yaml, load_yaml
+from ..codec import dump_yaml, load_yaml, yaml_problem
 from ..errors import InvalidInputError
 
 __all__ = ["FOLDERS", "parse_markdown", "render_file", "unchanged_since_import"]
@@ -70,7 +70,7 @@ def _split_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
     try:
         meta = load_yaml(text[4:end].encode())
     except Exception as exc:  # ruamel's errors: all mean the same here
-        message = " ".join(str(exc).split())[:200]
+        message = yaml_problem(exc, first_line=2)
         raise InvalidInputError(f"The frontmatter is not valid YAML: {message}") from None
     if meta is None:
         meta = {}

@@ -20,7 +20,7 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
-from ..codec import canonical_json, load_yaml, sha256_hex
+from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
 
 __all__ = [
@@ -109,7 +109,7 @@ def parse_skill_md(data: bytes) -> Instructions:
     try:
         meta = load_yaml("\n".join(lines[1:end]).encode())
     except Exception as exc:  # ruamel's errors and the values it cannot construct
-        message = " ".join(str(exc).split())[:200]
+        message = yaml_problem(exc, first_line=2)
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not valid YAML: {message}") from None
     if not isinstance(meta, dict):
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter must be a mapping of keys.")
