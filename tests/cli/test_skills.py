@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 import unicodedata
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -378,22 +380,23 @@ def test_a_git_import_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_pa
     assert not store_dir.exists()
 
 
-def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _git_daemon(tmp_path: Path, extra: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+    """A dulwich git:// server on 127.0.0.1 serving deploy-check and ``extra`` files
+    (built with dulwich alone, no git binary needed); yields its URL and commit."""
     import threading
 
     from dulwich.repo import Repo
     from dulwich.server import DictBackend, TCPGitServer
 
-    # a repository built with dulwich alone (no git binary needed)
     repo_dir = tmp_path / "served"
+    repo_dir.parent.mkdir(exist_ok=True)
     repo = Repo.init(str(repo_dir), mkdir=True)
     shutil.copytree(EXAMPLE, repo_dir / "deploy-check")
-    paths = [
-        str(p.relative_to(repo_dir)).encode()
-        for p in (repo_dir / "deploy-check").rglob("*")
-        if p.is_file()
-    ]
-    repo.get_worktree().stage(paths)
+    for name, data in extra.items():
+        (repo_dir / name).write_bytes(data)
+    paths = [str(p.relative_to(repo_dir)).encode() for p in repo_dir.rglob("*") if p.is_file()]
+    repo.get_worktree().stage([p for p in paths if not p.startswith(b".git/")])
     commit = repo.get_worktree().commit(
         message=b"skills", committer=b"t <t@example.invalid>", author=b"t <t@example.invalid>"
     )
@@ -401,7 +404,15 @@ def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        url = f"git://127.0.0.1:{server.server_address[1]}/"
+        yield f"git://127.0.0.1:{server.server_address[1]}/", commit
+    finally:
+        server.shutdown()
+        server.server_close()
+        repo.close()
+
+
+def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path: Path) -> None:
+    with _git_daemon(tmp_path, {}) as (url, commit):
         result = xb("skill", "import", url, "--path", "deploy-check")
         assert result.code == 0, result.stderr
         source = xb("skill", "log", "deploy-check").json["revisions"][0]["source"]
@@ -411,10 +422,37 @@ def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path:
             "commit": commit.decode(),
             "path": "deploy-check",
         }
-    finally:
-        server.shutdown()
-        server.server_close()
-        repo.close()
+
+
+def test_a_repository_sending_a_bomb_or_too_much_is_refused_before_indexing(
+    xb: Run, store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dulwich.object_store import DiskObjectStore
+
+    def never(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a refused pack reached dulwich's indexer")
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    # 40 MiB of zeros: ~40 KB on the wire, outside --path, and over the 32 MiB object bound
+    with _git_daemon(tmp_path / "bomb", {"zeros.bin": bytes(40 << 20)}) as (url, _):
+        monkeypatch.setattr(DiskObjectStore, "add_thin_pack", never)
+        result = xb("skill", "import", url, "--path", "deploy-check")
+        monkeypatch.setattr(DiskObjectStore, "add_thin_pack", DiskObjectStore.add_thin_pack)
+    assert result.code == 4, result.stderr
+    assert f"The repository at {url} holds an object of 41,943,040 bytes" in result.stderr
+    assert not store_dir.exists()
+    # a repository that sends more than the wire bound (patched down to 64 KiB here)
+    import xbrain.skills
+
+    tight = xbrain.skills.IMPORT_BOUND._replace(max_wire=64 << 10)
+    monkeypatch.setattr(xbrain.skills, "IMPORT_BOUND", tight)
+    with _git_daemon(tmp_path / "big", {"noise.bin": os.urandom(200 << 10)}) as (url, _):
+        result = xb("skill", "import", url, "--path", "deploy-check")
+    assert result.code == 4 and "sent more than 65,536 bytes, the limit." in result.stderr
+    assert not store_dir.exists()
+    assert not list(scratch.iterdir())  # the scratch repository is gone
 
 
 def test_credentials_in_a_git_url_never_reach_output_or_the_store(xb: Run, store_dir: Path) -> None:

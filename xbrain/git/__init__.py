@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from .foreign import ForeignTree, Limits, read_foreign_tree
+from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .transport import Transport, sweep_dead
 from .worktree import (
@@ -46,6 +46,7 @@ __all__ = [
     "GitStore",
     "Leaf",
     "Limits",
+    "PackBound",
     "Snapshot",
     "file_mode_problems",
     "fix_file_modes",

@@ -21,21 +21,24 @@ from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
 from dulwich.refs import Ref
 
 from ..errors import InvalidInputError, NotFoundError
+from ..redact import redact_url
 from .objects import private_umask
+from .packcheck import PackBound
 from .repo import Repository
 from .transport import Transport
 
-__all__ = ["ForeignTree", "Limits", "read_foreign_tree"]
+__all__ = ["ForeignTree", "Limits", "PackBound", "read_foreign_tree"]
 
 _SKIP = {b"__MACOSX", b".DS_Store", b".git"}
 
 
 class Limits(NamedTuple):
-    """How much of a foreign tree may be read."""
+    """How much of a foreign tree may be read, and what its repository may send."""
 
     max_files: int
     max_bytes: int
     max_depth: int
+    pack: PackBound
 
 
 class ForeignTree(NamedTuple):
@@ -62,10 +65,10 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
     try:
         Repository.init_bare(scratch / "repo")
         with _Scratch(scratch / "repo") as repo:
-            sha = repo.fetch_one(url, _candidates(ref))
+            sha = repo.fetch_one(url, _candidates(ref), limits.pack)
             if sha is None:
                 what = "HEAD" if ref is None else f"branch or tag {ref!r}"
-                raise NotFoundError(f"The repository at {url} has no {what}.")
+                raise NotFoundError(f"The repository at {redact_url(url)} has no {what}.")
             return repo.read_under(sha, path or "", limits)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -74,7 +77,7 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
 class _Scratch(Transport):
     """A throwaway bare repository holding one fetched ref."""
 
-    def fetch_one(self, url: str, names: list[bytes]) -> ObjectID | None:
+    def fetch_one(self, url: str, names: list[bytes], bound: PackBound) -> ObjectID | None:
         wanted: list[ObjectID] = []
 
         def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
@@ -85,7 +88,7 @@ class _Scratch(Transport):
                     return [sha]
             return []
 
-        self.fetch_wanted(url, wants, depth=1)  # one commit: no history is downloaded
+        self.fetch_wanted(url, wants, depth=1, bound=bound)  # one commit, no history
         return wanted[0] if wanted else None
 
     def read_under(self, sha: ObjectID, path: str, limits: Limits) -> ForeignTree:

@@ -23,10 +23,12 @@ from dulwich.repo import Repo
 
 from ..errors import (
     ConflictError,
+    InvalidInputError,
     ProviderError,
     XbrainError,
 )
 from .objects import MAIN, CommitId, disk_full, private_file, private_umask
+from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 
 __all__ = ["Transport", "sweep_dead"]
@@ -40,6 +42,10 @@ class Wants(Protocol):
     def __call__(
         self, refs: Mapping[Ref, ObjectID], depth: int | None = None
     ) -> list[ObjectID]: ...
+
+
+def _quiet(_data: bytes) -> None:
+    """dulwich's progress callback: remote chatter is never shown."""
 
 
 def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
@@ -96,23 +102,32 @@ class Transport(Repository):
         return CommitId(seen[0].decode()) if seen else None
 
     def fetch_wanted(
-        self, url: str, wants: Wants, label: str | None = None, depth: int | None = None
+        self,
+        url: str,
+        wants: Wants,
+        label: str | None = None,
+        depth: int | None = None,
+        bound: PackBound | None = None,
     ) -> None:
         """Fetch into this repository the objects ``wants`` picks from the remote's refs
         (``depth``: only that many commits of history); every failure is one
-        ProviderError naming ``label`` (default: the URL)."""
+        ProviderError naming ``label`` (default: the URL). With ``bound``, what the
+        remote sends is held to it before anything is indexed (InvalidInputError)."""
         from dulwich.client import get_transport_and_path
 
         try:
             with private_umask():
                 client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
-                client.fetch(
-                    path.encode() if isinstance(path, str) else path,
-                    self._repo,
-                    determine_wants=wants,
-                    progress=lambda _data: None,
-                    depth=depth,
-                )
+                raw = path.encode() if isinstance(path, str) else path
+                if bound is not None:
+                    from ..redact import redact_url
+
+                    what = f"The repository at {redact_url(label or url)}"
+                    self._fetch_bounded(client, raw, wants, depth, bound, what)
+                else:
+                    client.fetch(
+                        raw, self._repo, determine_wants=wants, progress=_quiet, depth=depth
+                    )
         except XbrainError:
             raise
         except OSError as exc:
@@ -121,6 +136,28 @@ class Transport(Repository):
             raise remote_failure("fetch from", label or url, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
             raise remote_failure("fetch from", label or url, exc) from None
+
+    def _fetch_bounded(
+        self, client: Any, path: bytes, wants: Wants, depth: int | None, bound: PackBound, what: str
+    ) -> None:
+        """``client.fetch`` with the pack spooled, held to ``bound`` and checked first."""
+        with tempfile.SpooledTemporaryFile(max_size=1 << 23, dir=str(self.control_dir)) as spool:
+
+            def take(data: bytes) -> int:
+                if spool.tell() + len(data) > bound.max_wire:
+                    raise InvalidInputError(
+                        f"{what} sent more than {amount(bound.max_wire)}, the limit."
+                    )
+                return spool.write(data)
+
+            walker = self._repo.get_graph_walker()
+            result = client.fetch_pack(path, wants, walker, take, progress=_quiet, depth=depth)
+            if spool.tell():
+                spool.seek(0)
+                check_pack(spool.read(), bound, what)
+                spool.seek(0)
+                self._repo.object_store.add_thin_pack(spool.read, None)
+        self._repo.update_shallow(result.new_shallow, result.new_unshallow)
 
     @contextlib.contextmanager
     def quarantine(self: T) -> Iterator[T]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..core import Core, Limits, read_foreign_tree
+from ..core import Core, Limits, PackBound, read_foreign_tree
 from ..kinds.skillformat import MAX_COMPONENT_BYTES, MAX_COMPONENTS, MAX_DEPTH
 from ..redact import redact_url
 from .sources import Gathered, from_path, from_stream
@@ -28,6 +28,14 @@ __all__ = [
     "save",
     "save_input",
 ]
+
+
+# What a repository may send for one import (it arrives whole at depth 1, so a skill in a
+# bigger repository counts the rest): generous for a skills repository, refused well
+# before a pack could fill the disk or inflate an object beyond memory.
+IMPORT_BOUND = PackBound(
+    max_wire=64 << 20, max_objects=100_000, max_object=32 << 20, max_total=256 << 20
+)
 
 
 def _gather(source: Path | BinaryIO) -> Gathered:
@@ -63,7 +71,7 @@ def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed"
 def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
     """``skill import GIT-URL [--ref R] [--path P]``: fetched with dulwich into a scratch
     repository, the commit recorded; lands as ``proposed``."""
-    limits = Limits(MAX_COMPONENTS + 1, MAX_COMPONENT_BYTES, MAX_DEPTH)
+    limits = Limits(MAX_COMPONENTS + 1, MAX_COMPONENT_BYTES, MAX_DEPTH, IMPORT_BOUND)
     tree = read_foreign_tree(url, ref, path, limits)
     source = {"type": "git", "url": redact_url(url), "commit": tree.commit}
     if ref:

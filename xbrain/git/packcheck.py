@@ -1,0 +1,140 @@
+"""Checking a pack a foreign repository sent before dulwich indexes it.
+
+dulwich inflates every object of a received pack to index it, each one whole in memory.
+A small pack can declare huge objects (a gigabyte of zeros compresses to a megabyte), so
+the declared sizes are read first: every object's header, and for a delta the size of
+the object it builds. Each zlib stream is inflated in small pieces that are thrown away,
+never more than its header declared, only to find where the next object begins.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import NamedTuple
+
+from ..errors import InvalidInputError
+
+__all__ = ["PackBound", "amount", "check_pack"]
+
+_OFS_DELTA, _REF_DELTA = 6, 7
+_KINDS = {1, 2, 3, 4, _OFS_DELTA, _REF_DELTA}
+_CHUNK = 1 << 16
+
+
+class PackBound(NamedTuple):
+    """How much a foreign repository may send: bytes on the wire, objects, and inflated
+    bytes per object and in all."""
+
+    max_wire: int
+    max_objects: int
+    max_object: int
+    max_total: int
+
+
+def check_pack(data: bytes, bound: PackBound, what: str) -> None:
+    """Refuse (InvalidInputError naming ``what``) a pack over ``bound`` or malformed."""
+    view = memoryview(data)
+    if len(view) < 32 or data[:4] != b"PACK" or int.from_bytes(view[4:8], "big") not in (2, 3):
+        raise InvalidInputError(f"{what} sent a malformed pack.")
+    count = int.from_bytes(view[8:12], "big")
+    if count > bound.max_objects:
+        raise InvalidInputError(
+            f"{what} sent {count:,} objects; the limit is {bound.max_objects:,}."
+        )
+    pos, total = 12, 0
+    for _ in range(count):
+        kind, size, pos = _header(view, pos, what)
+        _fits(size, bound, what)
+        end, head = _inflate(view, pos, size, what)
+        if kind in (_OFS_DELTA, _REF_DELTA):
+            _, at = _varint(head, 0, what)  # the base's size, then the built object's
+            size, _ = _varint(head, at, what)
+            _fits(size, bound, what)
+        total += size
+        if total > bound.max_total:
+            raise InvalidInputError(
+                f"{what} sent more than {amount(bound.max_total)} of objects, the limit."
+            )
+        pos = end
+    if len(view) - pos != 20:  # what follows the last object is the pack's checksum
+        raise InvalidInputError(f"{what} sent a malformed pack.")
+
+
+def amount(size: int) -> str:
+    """A limit as people say it: ``64 MiB``, or its bytes when not whole mebibytes."""
+    return f"{size >> 20} MiB" if size and size % (1 << 20) == 0 else f"{size:,} bytes"
+
+
+def _fits(size: int, bound: PackBound, what: str) -> None:
+    if size > bound.max_object:
+        raise InvalidInputError(
+            f"{what} holds an object of {size:,} bytes; the limit is {amount(bound.max_object)}."
+        )
+
+
+def _header(view: memoryview, pos: int, what: str) -> tuple[int, int, int]:
+    """An object's kind and declared size; the position of its zlib data."""
+    try:
+        byte = view[pos]
+        kind, size, shift = (byte >> 4) & 7, byte & 15, 4
+        pos += 1
+        while byte & 0x80:
+            if shift > 63:
+                raise InvalidInputError(f"{what} sent a malformed pack.")
+            byte = view[pos]
+            size |= (byte & 0x7F) << shift
+            shift, pos = shift + 7, pos + 1
+        if kind == _OFS_DELTA:
+            for _ in range(10):
+                byte, pos = view[pos], pos + 1
+                if not byte & 0x80:
+                    break
+            else:
+                raise InvalidInputError(f"{what} sent a malformed pack.")
+        elif kind == _REF_DELTA:
+            pos += 20
+    except IndexError:
+        raise InvalidInputError(f"{what} sent a truncated pack.") from None
+    if kind not in _KINDS:
+        raise InvalidInputError(f"{what} sent a malformed pack.")
+    return kind, size, pos
+
+
+def _inflate(view: memoryview, pos: int, size: int, what: str) -> tuple[int, bytes]:
+    """Where the zlib stream at ``pos`` ends, and its first bytes (a delta's header).
+
+    Never inflates more than ``size`` + 1 bytes: a stream longer than declared is refused.
+    """
+    stream = zlib.decompressobj()
+    made, head = 0, b""
+    step = min(max(size + (size >> 6) + 64, 64), _CHUNK)  # most streams end in one piece
+    try:
+        while not stream.eof:
+            piece = view[pos : pos + step]
+            if not piece:
+                raise InvalidInputError(f"{what} sent a truncated pack.")
+            out = stream.decompress(piece, size - made + 1)
+            if stream.unconsumed_tail or made + len(out) > size:
+                raise InvalidInputError(f"{what} sent an object larger than its header says.")
+            made += len(out)
+            if len(head) < 20:
+                head += out[: 20 - len(head)]
+            pos += len(piece) - len(stream.unused_data)
+            step = _CHUNK
+    except zlib.error:
+        raise InvalidInputError(f"{what} sent a damaged pack.") from None
+    if made != size:
+        raise InvalidInputError(f"{what} sent an object smaller than its header says.")
+    return pos, head
+
+
+def _varint(data: bytes, at: int, what: str) -> tuple[int, int]:
+    """A delta header's size (seven bits a byte, low first) and the position after it."""
+    value = shift = 0
+    while at < len(data) and shift < 64:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if not byte & 0x80:
+            return value, at
+    raise InvalidInputError(f"{what} sent a malformed delta.")
