@@ -190,6 +190,47 @@ def test_pull_refuses_symlinked_records_dir_and_gitlinks(
     assert list(target.iterdir()) == []
 
 
+def test_an_object_larger_than_any_store_file_is_refused_before_it_is_indexed(
+    xb: Run, backed_up: Path, store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """65 MiB of zeros (≈ 65 KB compressed) at a record's path: over the largest file a
+    store can hold (64 MiB), so pull, verify and clone refuse it from the pack's header,
+    before dulwich inflates it to index it."""
+    from dulwich.object_store import DiskObjectStore
+
+    remote = backed_up
+    zeros = (
+        subprocess.run(
+            ["git", "-C", str(remote), "hash-object", "-w", "--stdin"],
+            input=bytes(65 << 20),
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    path = "resources/aa/resource_" + "a" * 64 + ".yaml"
+    inner = mktree(remote, [("100644", "blob", zeros, path.rsplit("/", 1)[1])])
+    outer = mktree(remote, [("040000", "tree", inner, "aa")])
+    hostile_push(remote, [("040000", "tree", outer, "zz-extra")])
+
+    def never(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("a refused pack reached dulwich's indexer")
+
+    monkeypatch.setattr(DiskObjectStore, "add_thin_pack", never)
+    before = head(store_dir)
+    message = "holds an object of 68,157,440 bytes; the limit is 64 MiB."
+    pulled = xb("remote", "pull")
+    assert pulled.code == 4 and message in pulled.stderr, pulled.stderr
+    assert head(store_dir) == before
+    assert not list((store_dir / ".git" / "xbrain" / "incoming").iterdir())
+    verified = xb("remote", "verify")
+    assert verified.code == 7 and message in verified.json["problems"][0]["message"]
+    cloned = xb("clone", str(remote), str(tmp_path / "copy"), store=None)
+    assert cloned.code == 4 and message in cloned.stderr
+    assert not (tmp_path / "copy").exists()
+
+
 def test_failed_clone_removes_what_it_created_and_keeps_an_existing_dir(
     xb: Run, backed_up: Path, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..git import (
     FILE_MODE,
+    NO_LIMIT,
     WORKTREE_TEMP,
     CommitId,
     CommitInfo,
@@ -32,6 +33,7 @@ from .view import Transaction, View
 __all__ = [
     "DEFAULT_IDENTITY",
     "FILE_MODE",
+    "NO_LIMIT",
     "WORKTREE_TEMP",
     "AfterCommit",
     "CommitId",

@@ -29,6 +29,7 @@ __all__ = [
     "content_problem",
     "family",
     "file_kind",
+    "largest_file",
     "limited_count",
     "max_bytes",
     "record_kind",
@@ -211,6 +212,12 @@ def classify(path: str) -> str | None:
 def file_kind(name: str) -> FileKind | None:
     """A registered file kind by name, or None (a record kind, or unknown)."""
     return _FILES.get(name)
+
+
+def largest_file() -> int:
+    """The bound of the largest kind of file: no object of a valid store is bigger."""
+    records = max(kind.max_bytes for kind in _RECORDS.values())
+    return max(records, *(kind.max_bytes for kind in _FILES.values()))
 
 
 def max_bytes(kind: str) -> int:

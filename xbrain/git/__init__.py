@@ -27,6 +27,7 @@ from pathlib import Path
 
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
+from .packcheck import NO_LIMIT
 from .transport import Transport, sweep_dead
 from .worktree import (
     WORKTREE_TEMP,
@@ -39,6 +40,7 @@ from .writing import Writer
 
 __all__ = [
     "FILE_MODE",
+    "NO_LIMIT",
     "WORKTREE_TEMP",
     "CommitId",
     "CommitInfo",

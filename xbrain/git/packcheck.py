@@ -9,16 +9,18 @@ never more than its header declared, only to find where the next object begins.
 
 from __future__ import annotations
 
+import mmap
 import zlib
 from typing import NamedTuple
 
 from ..errors import InvalidInputError
 
-__all__ = ["PackBound", "amount", "check_pack"]
+__all__ = ["NO_LIMIT", "PackBound", "amount", "check_pack"]
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _KINDS = {1, 2, 3, 4, _OFS_DELTA, _REF_DELTA}
 _CHUNK = 1 << 16
+NO_LIMIT = 1 << 62  # a PackBound field that bounds nothing
 
 
 class PackBound(NamedTuple):
@@ -31,10 +33,19 @@ class PackBound(NamedTuple):
     max_total: int
 
 
-def check_pack(data: bytes, bound: PackBound, what: str) -> None:
+def check_pack(data: bytes | mmap.mmap, bound: PackBound, what: str) -> None:
     """Refuse (InvalidInputError naming ``what``) a pack over ``bound`` or malformed."""
-    view = memoryview(data)
-    if len(view) < 32 or data[:4] != b"PACK" or int.from_bytes(view[4:8], "big") not in (2, 3):
+    with memoryview(data) as view:
+        _check(view, bound, what)
+
+
+def _check(view: memoryview, bound: PackBound, what: str) -> None:
+    """Walk the header, every object (its header, then its zlib stream), the checksum."""
+    if (
+        len(view) < 32
+        or view[:4].tobytes() != b"PACK"
+        or int.from_bytes(view[4:8], "big") not in (2, 3)
+    ):
         raise InvalidInputError(f"{what} sent a malformed pack.")
     count = int.from_bytes(view[8:12], "big")
     if count > bound.max_objects:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import mmap
 import os
 import shutil
 import stat
@@ -80,7 +81,9 @@ class Transport(Repository):
             else:
                 porcelain.remote_add(self._repo, name, url)
 
-    def fetch(self, url: str, label: str | None = None) -> CommitId | None:
+    def fetch(
+        self, url: str, label: str | None = None, bound: PackBound | None = None
+    ) -> CommitId | None:
         """Fetch the remote ``main`` at ``url`` into this repository; its commit, or None.
 
         Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
@@ -98,7 +101,7 @@ class Transport(Repository):
             seen.append(sha)
             return [] if sha in self._repo.object_store else [sha]
 
-        self.fetch_wanted(url, wants, label)
+        self.fetch_wanted(url, wants, label, bound=bound)
         return CommitId(seen[0].decode()) if seen else None
 
     def fetch_wanted(
@@ -122,7 +125,7 @@ class Transport(Repository):
                 if bound is not None:
                     from ..redact import redact_url
 
-                    what = f"The repository at {redact_url(label or url)}"
+                    what = f"The repository at {redact_url(url)}"
                     self._fetch_bounded(client, raw, wants, depth, bound, what)
                 else:
                     client.fetch(
@@ -140,11 +143,15 @@ class Transport(Repository):
     def _fetch_bounded(
         self, client: Any, path: bytes, wants: Wants, depth: int | None, bound: PackBound, what: str
     ) -> None:
-        """``client.fetch`` with the pack spooled, held to ``bound`` and checked first."""
-        with tempfile.SpooledTemporaryFile(max_size=1 << 23, dir=str(self.control_dir)) as spool:
+        """``client.fetch`` with the pack spooled to a file, held to ``bound`` and checked
+        (through a read-only map of the file) before dulwich indexes it."""
+        with tempfile.TemporaryFile(dir=str(self.control_dir)) as spool:
+            received = 0
 
             def take(data: bytes) -> int:
-                if spool.tell() + len(data) > bound.max_wire:
+                nonlocal received
+                received += len(data)
+                if received > bound.max_wire:
                     raise InvalidInputError(
                         f"{what} sent more than {amount(bound.max_wire)}, the limit."
                     )
@@ -152,11 +159,15 @@ class Transport(Repository):
 
             walker = self._repo.get_graph_walker()
             result = client.fetch_pack(path, wants, walker, take, progress=_quiet, depth=depth)
-            if spool.tell():
-                spool.seek(0)
-                check_pack(spool.read(), bound, what)
+            if received:
+                spool.flush()
+                with mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                    check_pack(mapped, bound, what)
                 spool.seek(0)
                 self._repo.object_store.add_thin_pack(spool.read, None)
+                for item in (self.control_dir / "objects" / "pack").iterdir():
+                    if item.lstat().st_mode & 0o077:
+                        private_file(item)  # dulwich makes packs 0444
         self._repo.update_shallow(result.new_shallow, result.new_unshallow)
 
     @contextlib.contextmanager

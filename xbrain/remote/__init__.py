@@ -24,7 +24,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import CommitId, Core, GitStore, StoreConfig, View, private_umask, sweep_dead
+from ..core import (
+    NO_LIMIT,
+    CommitId,
+    Core,
+    GitStore,
+    PackBound,
+    StoreConfig,
+    View,
+    private_umask,
+    sweep_dead,
+)
+from ..core.registry import largest_file
 from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..kinds import resource as resource_kind
 from ..urls import redact_url
@@ -82,6 +93,12 @@ def push(core: Core, name: str = "origin") -> dict[str, Any]:
         return {"pushed": name, "commit": git.head()}
 
 
+def _bound() -> PackBound:
+    """What a remote may send: history has no bound, but no object of a valid store is
+    larger than its largest kind of file, so a pack declaring one is refused unread."""
+    return PackBound(NO_LIMIT, NO_LIMIT, largest_file(), NO_LIMIT)
+
+
 def pull(core: Core, name: str) -> dict[str, Any]:
     """Fetch into a quarantine (outside the lock), then check, and fast-forward or merge.
 
@@ -93,7 +110,7 @@ def pull(core: Core, name: str) -> dict[str, Any]:
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
         with git.quarantine() as incoming:
-            theirs = incoming.fetch(url, name)  # network I/O outside the store lock
+            theirs = incoming.fetch(url, name, _bound())  # network I/O outside the store lock
             if theirs is None:
                 return {"state": "remote_empty", "commit": None, "dropped": []}
             with core.session() as locked:
@@ -198,7 +215,7 @@ def clone_into(
     try:
         GitStore.init_private(temp)
         with GitStore(temp) as git:
-            theirs = git.fetch(location)
+            theirs = git.fetch(location, bound=_bound())
             if theirs is None:
                 raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
             parsed: dict[str, dict[str, Any]] = {}
