@@ -70,6 +70,19 @@ def test_an_object_declared_huge_is_refused_before_it_is_inflated() -> None:
         check_pack(pack, LOOSE, "The repository")
 
 
+def test_a_large_object_within_bounds_is_walked_in_small_pieces() -> None:
+    import tracemalloc
+
+    pack = dulwich_pack([bytes(40 << 20)])  # ≈ 40 KB compressed
+    tracemalloc.start()
+    try:
+        check_pack(pack, LOOSE._replace(max_object=64 << 20, max_total=64 << 20), "x")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20  # never the object whole: a piece of at most 1 MiB at a time
+
+
 def test_a_delta_that_builds_a_huge_object_is_refused() -> None:
     delta = varint(10) + varint(1 << 30) + b"\x0a" + b"0123456789"
     pack = handmade(header(7, len(delta)) + b"\x11" * 20 + zlib.compress(delta))

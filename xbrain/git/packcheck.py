@@ -19,7 +19,8 @@ __all__ = ["NO_LIMIT", "PackBound", "amount", "check_pack"]
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _KINDS = {1, 2, 3, 4, _OFS_DELTA, _REF_DELTA}
-_CHUNK = 1 << 16
+_CHUNK = 1 << 16  # compressed bytes fed at a time
+_OUT = 1 << 20  # inflated bytes made at a time (thrown away)
 NO_LIMIT = 1 << 62  # a PackBound field that bounds nothing
 
 
@@ -114,29 +115,31 @@ def _header(view: memoryview, pos: int, what: str) -> tuple[int, int, int]:
 def _inflate(view: memoryview, pos: int, size: int, what: str) -> tuple[int, bytes]:
     """Where the zlib stream at ``pos`` ends, and its first bytes (a delta's header).
 
-    Never inflates more than ``size`` + 1 bytes: a stream longer than declared is refused.
+    Inflates at most ``_OUT`` bytes a call and never more than ``size`` + 1 in all: a
+    stream longer than declared is refused.
     """
     stream = zlib.decompressobj()
     made, head = 0, b""
     step = min(max(size + (size >> 6) + 64, 64), _CHUNK)  # most streams end in one piece
     try:
         while not stream.eof:
-            piece = view[pos : pos + step]
+            piece: bytes | memoryview = stream.unconsumed_tail
             if not piece:
-                raise InvalidInputError(f"{what} sent a truncated pack.")
-            out = stream.decompress(piece, size - made + 1)
-            if stream.unconsumed_tail or made + len(out) > size:
-                raise InvalidInputError(f"{what} sent an object larger than its header says.")
+                piece = view[pos : pos + step]
+                if not piece:
+                    raise InvalidInputError(f"{what} sent a truncated pack.")
+                pos, step = pos + len(piece), _CHUNK
+            out = stream.decompress(piece, min(size - made + 1, _OUT))
             made += len(out)
+            if made > size:
+                raise InvalidInputError(f"{what} sent an object larger than its header says.")
             if len(head) < 20:
                 head += out[: 20 - len(head)]
-            pos += len(piece) - len(stream.unused_data)
-            step = _CHUNK
     except zlib.error:
         raise InvalidInputError(f"{what} sent a damaged pack.") from None
     if made != size:
         raise InvalidInputError(f"{what} sent an object smaller than its header says.")
-    return pos, head
+    return pos - len(stream.unused_data), head
 
 
 def _varint(data: bytes, at: int, what: str) -> tuple[int, int]:
