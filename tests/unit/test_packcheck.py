@@ -10,12 +10,13 @@ import pytest
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 from dulwich.objects import Blob
 from dulwich.pack import write_pack_objects
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xbrain.errors import InvalidInputError
-from xbrain.git.packcheck import PackBound, check_pack
+from xbrain.git.packcheck import PackBound, check_pack, packed_size
 
+FORMAT = DEFAULT_OBJECT_FORMAT
 LOOSE = PackBound(max_wire=1 << 30, max_objects=1000, max_object=1 << 20, max_total=4 << 20)
 
 
@@ -129,3 +130,21 @@ def test_a_damaged_pack_is_refused_cleanly_or_passes(data: st.DataObject) -> Non
         check_pack(bytes(pack[:cut]), LOOSE, "The repository")
     except InvalidInputError as refused:
         assert str(refused).startswith("The repository")
+
+
+@settings(max_examples=20)
+@given(st.lists(st.binary(min_size=1, max_size=4000), min_size=1, max_size=6))
+def test_packed_size_reads_every_entrys_size_without_inflating_it(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[bytes]
+) -> None:
+    from dulwich.pack import Pack, write_pack
+
+    base = bytes(range(256)) * 20  # similar texts, so some entries are deltas
+    blobs = [Blob.from_string(base + t) for t in texts] + [Blob.from_string(t) for t in texts]
+    stem = tmp_path_factory.mktemp("pack") / "pack"
+    write_pack(str(stem), [(b, None) for b in blobs], deltify=True, object_format=FORMAT)
+    data = (stem.parent / "pack.pack").read_bytes()
+    with Pack(str(stem), object_format=FORMAT) as pack:
+        for blob in blobs:
+            offset = pack.index.object_offset(blob.id)
+            assert packed_size(data[offset : offset + 128]) == len(blob.data)

@@ -191,40 +191,6 @@ class Snapshot:
         return bytes(obj.data)
 
 
-def packed_size(entry: bytes) -> int | None:
-    """The inflated size of a pack entry from its header (deltas: the result's size)."""
-    try:
-        byte = entry[0]
-        kind, size, shift, at = (byte >> 4) & 7, byte & 15, 4, 1
-        while byte & 0x80:
-            byte = entry[at]
-            size |= (byte & 0x7F) << shift
-            shift, at = shift + 7, at + 1
-        if kind in (1, 2, 3, 4):  # commit, tree, blob, tag
-            return size
-        if kind == 6:  # offset delta: skip the base offset
-            while entry[at] & 0x80:
-                at += 1
-            at += 1
-        elif kind == 7:  # reference delta: skip the base id
-            at += 20
-        else:
-            return None
-        delta = zlib.decompressobj().decompress(entry[at:], 32)
-        values, value, shift = [], 0, 0
-        for byte in delta:  # two varints: the base's size, then the result's
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                values.append(value)
-                value, shift = 0, 0
-                if len(values) == 2:
-                    return values[1]
-    except (IndexError, zlib.error):
-        return None
-    return None
-
-
 def private_file(path: Path) -> None:
     """Drop group and other permission bits (0444 → 0400)."""
     os.chmod(path, os.lstat(path).st_mode & 0o700)

@@ -15,7 +15,15 @@ from typing import NamedTuple
 
 from ..errors import InvalidInputError
 
-__all__ = ["NO_LIMIT", "PackBound", "amount", "check_pack"]
+__all__ = [
+    "NO_LIMIT",
+    "PackBound",
+    "amount",
+    "check_pack",
+    "delta_sizes",
+    "entry_header",
+    "packed_size",
+]
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _KINDS = {1, 2, 3, 4, _OFS_DELTA, _REF_DELTA}
@@ -59,8 +67,10 @@ def _check(view: memoryview, bound: PackBound, what: str) -> None:
         _fits(size, bound, what)
         end, head = _inflate(view, pos, size, what)
         if kind in (_OFS_DELTA, _REF_DELTA):
-            _, at = _varint(head, 0, what)  # the base's size, then the built object's
-            size, _ = _varint(head, at, what)
+            try:
+                _, size = delta_sizes(head)  # what the delta builds
+            except ValueError:
+                raise InvalidInputError(f"{what} sent a malformed delta.") from None
             _fits(size, bound, what)
         total += size
         if total > bound.max_total:
@@ -85,31 +95,69 @@ def _fits(size: int, bound: PackBound, what: str) -> None:
 
 
 def _header(view: memoryview, pos: int, what: str) -> tuple[int, int, int]:
-    """An object's kind and declared size; the position of its zlib data."""
     try:
-        byte = view[pos]
-        kind, size, shift = (byte >> 4) & 7, byte & 15, 4
-        pos += 1
-        while byte & 0x80:
-            if shift > 63:
-                raise InvalidInputError(f"{what} sent a malformed pack.")
-            byte = view[pos]
-            size |= (byte & 0x7F) << shift
-            shift, pos = shift + 7, pos + 1
-        if kind == _OFS_DELTA:
-            for _ in range(10):
-                byte, pos = view[pos], pos + 1
-                if not byte & 0x80:
-                    break
-            else:
-                raise InvalidInputError(f"{what} sent a malformed pack.")
-        elif kind == _REF_DELTA:
-            pos += 20
+        return entry_header(view, pos)
     except IndexError:
         raise InvalidInputError(f"{what} sent a truncated pack.") from None
+    except ValueError:
+        raise InvalidInputError(f"{what} sent a malformed pack.") from None
+
+
+def entry_header(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
+    """A pack entry's kind, its declared size and where its zlib data begins.
+
+    ValueError when the header is malformed, IndexError when it is cut short.
+    """
+    byte = data[pos]
+    kind, size, shift = (byte >> 4) & 7, byte & 15, 4
+    pos += 1
+    while byte & 0x80:
+        if shift > 63:
+            raise ValueError("a pack entry's size runs on")
+        byte = data[pos]
+        size |= (byte & 0x7F) << shift
+        shift, pos = shift + 7, pos + 1
+    if kind == _OFS_DELTA:  # the base's offset: seven bits a byte
+        for _ in range(10):
+            byte, pos = data[pos], pos + 1
+            if not byte & 0x80:
+                break
+        else:
+            raise ValueError("a delta's base offset runs on")
+    elif kind == _REF_DELTA:  # the base's id
+        pos += 20
     if kind not in _KINDS:
-        raise InvalidInputError(f"{what} sent a malformed pack.")
+        raise ValueError(f"no pack entry has kind {kind}")
     return kind, size, pos
+
+
+def delta_sizes(head: bytes) -> tuple[int, int]:
+    """A delta's base size and result size, from its first inflated bytes (two varints,
+    seven bits a byte, low first). ValueError when they are cut short."""
+    values, value, shift = [], 0, 0
+    for byte in head:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            values.append(value)
+            if len(values) == 2:
+                return values[0], values[1]
+            value, shift = 0, 0
+        elif shift > 63:
+            break
+    raise ValueError("a delta's sizes are cut short")
+
+
+def packed_size(entry: bytes) -> int | None:
+    """The inflated size of a stored pack entry from its first bytes (a delta: its result's),
+    without inflating it; None when they cannot tell."""
+    try:
+        kind, size, at = entry_header(entry, 0)
+        if kind not in (_OFS_DELTA, _REF_DELTA):
+            return size
+        return delta_sizes(zlib.decompressobj().decompress(entry[at:], 32))[1]
+    except (IndexError, ValueError, zlib.error):
+        return None
 
 
 def _inflate(view: memoryview, pos: int, size: int, what: str) -> tuple[int, bytes]:
@@ -140,15 +188,3 @@ def _inflate(view: memoryview, pos: int, size: int, what: str) -> tuple[int, byt
     if made != size:
         raise InvalidInputError(f"{what} sent an object smaller than its header says.")
     return pos - len(stream.unused_data), head
-
-
-def _varint(data: bytes, at: int, what: str) -> tuple[int, int]:
-    """A delta header's size (seven bits a byte, low first) and the position after it."""
-    value = shift = 0
-    while at < len(data) and shift < 64:
-        byte = data[at]
-        value |= (byte & 0x7F) << shift
-        at, shift = at + 1, shift + 7
-        if not byte & 0x80:
-            return value, at
-    raise InvalidInputError(f"{what} sent a malformed delta.")

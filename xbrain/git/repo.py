@@ -37,9 +37,9 @@ from .objects import (
     Leaf,
     Snapshot,
     load_object,
-    packed_size,
     private_umask,
 )
+from .packcheck import packed_size
 
 __all__ = ["Repository"]
 
