@@ -451,6 +451,7 @@ def test_a_repository_sending_a_bomb_or_too_much_is_refused_before_indexing(
     with _git_daemon(tmp_path / "big", {"noise.bin": os.urandom(200 << 10)}) as (url, _):
         result = xb("skill", "import", url, "--path", "deploy-check")
     assert result.code == 4 and "sent more than 65,536 bytes, the limit." in result.stderr
+    assert "import its folder from a checkout: xbrain skill import DIR." in result.stderr
     assert not store_dir.exists()
     assert not list(scratch.iterdir())  # the scratch repository is gone
 

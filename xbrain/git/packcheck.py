@@ -40,6 +40,7 @@ class PackBound(NamedTuple):
     max_objects: int
     max_object: int
     max_total: int
+    advice: str = ""  # what to do instead, after a refusal for size (" Import …")
 
 
 def check_pack(data: bytes | mmap.mmap, bound: PackBound, what: str) -> None:
@@ -59,7 +60,7 @@ def _check(view: memoryview, bound: PackBound, what: str) -> None:
     count = int.from_bytes(view[8:12], "big")
     if count > bound.max_objects:
         raise InvalidInputError(
-            f"{what} sent {count:,} objects; the limit is {bound.max_objects:,}."
+            f"{what} sent {count:,} objects; the limit is {bound.max_objects:,}.{bound.advice}"
         )
     pos, total = 12, 0
     for _ in range(count):
@@ -76,6 +77,7 @@ def _check(view: memoryview, bound: PackBound, what: str) -> None:
         if total > bound.max_total:
             raise InvalidInputError(
                 f"{what} sent more than {amount(bound.max_total)} of objects, the limit."
+                + bound.advice
             )
         pos = end
     if len(view) - pos != 20:  # what follows the last object is the pack's checksum
@@ -91,6 +93,7 @@ def _fits(size: int, bound: PackBound, what: str) -> None:
     if size > bound.max_object:
         raise InvalidInputError(
             f"{what} holds an object of {size:,} bytes; the limit is {amount(bound.max_object)}."
+            + bound.advice
         )
 
 

@@ -153,7 +153,7 @@ class Transport(Repository):
                 received += len(data)
                 if received > bound.max_wire:
                     raise InvalidInputError(
-                        f"{what} sent more than {amount(bound.max_wire)}, the limit."
+                        f"{what} sent more than {amount(bound.max_wire)}, the limit." + bound.advice
                     )
                 return spool.write(data)
 

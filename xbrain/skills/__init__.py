@@ -34,7 +34,12 @@ __all__ = [
 # bigger repository counts the rest): generous for a skills repository, refused well
 # before a pack could fill the disk or inflate an object beyond memory.
 IMPORT_BOUND = PackBound(
-    max_wire=64 << 20, max_objects=100_000, max_object=32 << 20, max_total=256 << 20
+    max_wire=64 << 20,
+    max_objects=100_000,
+    max_object=32 << 20,
+    max_total=256 << 20,
+    advice=" To import a skill from a big repository, import its folder from a checkout:"
+    " xbrain skill import DIR.",
 )
 
 
