@@ -116,6 +116,7 @@ def test_an_onnx_model_directory_embeds_with_mean_pooling(tmp_path: Path) -> Non
 class Endpoint(BaseHTTPRequestHandler):
     seen: ClassVar[list[dict[str, Any]]] = []
     answer: ClassVar[Any] = None
+    location: ClassVar[str | None] = None
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -128,6 +129,8 @@ class Endpoint(BaseHTTPRequestHandler):
             data, status = {"data": items, "model": body["model"]}, 200
         raw = json.dumps(data).encode()
         self.send_response(status)
+        if Endpoint.location:
+            self.send_header("Location", Endpoint.location)
         self.send_header("Content-Length", str(len(raw)))
         self.end_headers()
         self.wfile.write(raw)
@@ -185,6 +188,42 @@ def test_a_bad_endpoint_answer_is_a_provider_error(
     provider = load_provider(ProviderSpec("openai", url=endpoint, model="m"))
     with pytest.raises(ProviderError, match=message):
         provider.embed(["a", "b"])
+
+
+def test_a_redirect_is_refused_and_nothing_follows_it(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The texts and the key go to the URL the user named and nowhere else: urllib would
+    follow a 302 with a GET that still carries the Authorization header."""
+    elsewhere: list[str | None] = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            elsewhere.append(self.headers.get("Authorization"))
+            self.send_response(404)
+            self.end_headers()
+
+        do_POST = do_GET
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    other = HTTPServer(("127.0.0.1", 0), Elsewhere)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        target = f"http://127.0.0.1:{other.server_address[1]}/steal"
+        for status in (301, 302, 303, 307, 308):
+            Endpoint.answer = ({"moved": target}, status)
+            Endpoint.location = target
+            monkeypatch.setenv("TEST_EMBED_KEY", "sk-secret-123")
+            spec = ProviderSpec("openai", url=endpoint, model="m", key_env="TEST_EMBED_KEY")
+            with pytest.raises(ProviderError, match=f"HTTP {status}"):
+                load_provider(spec).embed(["private text"])
+    finally:
+        Endpoint.location = None
+        other.shutdown()
+        other.server_close()
+    assert elsewhere == []
 
 
 def test_an_unreachable_endpoint_is_a_provider_error() -> None:

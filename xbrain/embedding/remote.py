@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.request
 from typing import Any
 
 import numpy as np
@@ -70,7 +71,6 @@ class OpenAIProvider:
 
     def _batch(self, texts: list[str]) -> np.ndarray:
         import urllib.error
-        import urllib.request
 
         headers = {"Content-Type": "application/json", "User-Agent": "xbrain"}
         if self.key_env:
@@ -80,8 +80,9 @@ class OpenAIProvider:
             headers["Authorization"] = f"Bearer {key}"
         body = json.dumps({"model": self.model, "input": texts}).encode()
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        opener = urllib.request.build_opener(_Stay)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with opener.open(request, timeout=self.timeout) as response:
                 data = response.read(MAX_ANSWER + 1)
         except urllib.error.HTTPError as exc:
             raise EndpointError(f"The embeddings endpoint answered HTTP {exc.code}.") from None
@@ -91,6 +92,14 @@ class OpenAIProvider:
         if len(data) > MAX_ANSWER:
             raise EndpointError("The embeddings endpoint answered more than 64 MiB.")
         return _vectors(data, len(texts))
+
+
+class _Stay(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: urllib would re-ask another URL, the key's header with it
+    (texts and key go to the URL the user named and nowhere else). A 3xx is an error."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 def _vectors(data: bytes, count: int) -> np.ndarray:
