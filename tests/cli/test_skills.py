@@ -380,16 +380,11 @@ def test_a_git_import_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_pa
     assert not store_dir.exists()
 
 
-@contextlib.contextmanager
-def _git_daemon(tmp_path: Path, extra: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
-    """A dulwich git:// server on 127.0.0.1 serving deploy-check and ``extra`` files
-    (built with dulwich alone, no git binary needed); yields its URL and commit."""
-    import threading
-
+def _dulwich_repo(repo_dir: Path, extra: dict[str, bytes]) -> tuple[Any, bytes]:
+    """A repository holding deploy-check and ``extra`` files, one commit, made with
+    dulwich alone (no git binary needed); the open repository and its commit."""
     from dulwich.repo import Repo
-    from dulwich.server import DictBackend, TCPGitServer
 
-    repo_dir = tmp_path / "served"
     repo_dir.parent.mkdir(exist_ok=True)
     repo = Repo.init(str(repo_dir), mkdir=True)
     shutil.copytree(EXAMPLE, repo_dir / "deploy-check")
@@ -400,6 +395,18 @@ def _git_daemon(tmp_path: Path, extra: dict[str, bytes]) -> Iterator[tuple[str, 
     commit = repo.get_worktree().commit(
         message=b"skills", committer=b"t <t@example.invalid>", author=b"t <t@example.invalid>"
     )
+    return repo, commit
+
+
+@contextlib.contextmanager
+def _git_daemon(tmp_path: Path, extra: dict[str, bytes]) -> Iterator[tuple[str, bytes]]:
+    """A dulwich git:// server on 127.0.0.1 serving :func:`_dulwich_repo`; yields its URL
+    and commit."""
+    import threading
+
+    from dulwich.server import DictBackend, TCPGitServer
+
+    repo, commit = _dulwich_repo(tmp_path / "served", extra)
     server = TCPGitServer(DictBackend({b"/": repo}), "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -454,6 +461,74 @@ def test_a_repository_sending_a_bomb_or_too_much_is_refused_before_indexing(
     assert "import its folder from a checkout: xbrain skill import DIR." in result.stderr
     assert not store_dir.exists()
     assert not list(scratch.iterdir())  # the scratch repository is gone
+
+
+def test_a_local_repository_is_read_in_place_without_its_other_files(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Only what lies on the way to --path and under it is read: a 40 MiB file elsewhere
+    in the repository is never inflated (before, the whole snapshot was copied and read)."""
+    import tracemalloc
+
+    repo, commit = _dulwich_repo(tmp_path / "local", {"zeros.bin": bytes(40 << 20)})
+    repo.close()
+    local = xb("skill", "save", str(EXAMPLE), store=tmp_path / "plain").json["canonical_hash"]
+    tracemalloc.start()
+    try:
+        result = xb("skill", "import", str(tmp_path / "local"), "--path", "deploy-check")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result.code == 0, result.stderr
+    assert result.json["canonical_hash"] == local and peak < 20 << 20
+    source = xb("skill", "log", "deploy-check").json["revisions"][0]["source"]
+    assert source["commit"] == commit.decode()
+    # a file under --path over the component limit is refused from its header
+    (tmp_path / "local" / "deploy-check" / "references" / "big.md").write_bytes(bytes(1 << 20))
+    again, _ = _dulwich_repo(tmp_path / "again", {})
+    shutil.rmtree(tmp_path / "again" / "deploy-check")
+    shutil.copytree(tmp_path / "local" / "deploy-check", tmp_path / "again" / "deploy-check")
+    again.get_worktree().stage([b"deploy-check/references/big.md"])
+    again.get_worktree().commit(message=b"big", committer=b"t <t@x>", author=b"t <t@x>")
+    again.close()
+    before = head(store_dir)
+    refused = xb("skill", "import", str(tmp_path / "again"), "--path", "deploy-check")
+    assert refused.code == 4 and "is 1,048,576 bytes; the limit is 128 KiB" in refused.stderr
+    assert head(store_dir) == before
+    nothing = xb("skill", "import", str(tmp_path / "plain-dir"), store=tmp_path / "s2")
+    assert nothing.code in (3, 4) and not (tmp_path / "s2").exists()
+
+
+def test_a_directory_entry_naming_a_file_is_refused(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """A hand-made tree whose entry says "directory" but names a blob: an input error,
+    not an internal one (it was an AssertionError)."""
+    from dulwich.objects import Blob, Commit, Tree
+    from dulwich.repo import Repo
+
+    repo = Repo.init_bare(str(tmp_path / "odd.git"), mkdir=True)
+    skill = Blob.from_string((EXAMPLE / "SKILL.md").read_bytes())
+    inner = Tree()
+    inner.add(b"SKILL.md", 0o100644, skill.id)
+    inner.add(b"references", 0o040000, skill.id)  # a "directory" that is a file
+    root = Tree()
+    root.add(b"deploy-check", 0o040000, inner.id)
+    root.add(b"flat", 0o040000, skill.id)
+    commit = Commit()
+    commit.tree, commit.message = root.id, b"odd"
+    commit.author = commit.committer = b"t <t@example.invalid>"
+    commit.author_time = commit.commit_time = 0
+    commit.author_timezone = commit.commit_timezone = 0
+    for obj in (skill, inner, root, commit):
+        repo.object_store.add_object(obj)
+    repo.refs[b"refs/heads/main"] = commit.id
+    repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+    repo.close()
+    for path in ("deploy-check", "flat"):
+        result = xb("skill", "import", str(tmp_path / "odd.git"), "--path", path)
+        assert result.code == 4 and "is not a directory" in result.stderr, result.stderr
+    assert not store_dir.exists()
 
 
 def test_credentials_in_a_git_url_never_reach_output_or_the_store(xb: Run, store_dir: Path) -> None:

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from dulwich.objects import Blob, Commit, ObjectID, Tag, Tree
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tag, Tree
 from dulwich.refs import Ref
 
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import CorruptStoreError, InvalidInputError, NotFoundError
 from ..redact import redact_url
 from .objects import private_umask
-from .packcheck import PackBound
+from .packcheck import PackBound, amount
 from .repo import Repository
 from .transport import Transport
 
@@ -59,23 +59,53 @@ def _candidates(ref: str | None) -> list[bytes]:
 
 
 def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limits) -> ForeignTree:
-    """Fetch ``ref`` of ``url`` and read the files under ``path`` of its commit."""
+    """Fetch ``ref`` of ``url`` and read the files under ``path`` of its commit.
+
+    A repository on this machine is read in place (nothing copied, nothing written): only
+    the objects on the way to ``path`` and under it are read, each size checked first.
+    """
+    local = _local_path(url)
+    if local is not None:
+        try:
+            source = _Foreign(Path(local))
+        except CorruptStoreError:
+            raise InvalidInputError(f"{local} is not a git repository.") from None
+        with source:
+            sha = source.local_ref(_candidates(ref))
+            if sha is None:
+                raise NotFoundError(f"The repository at {local} has no {_named(ref)}.")
+            return source.read_under(sha, path or "", limits)
     with private_umask():
         scratch = Path(tempfile.mkdtemp(prefix="xbrain-import-"))
     try:
         Repository.init_bare(scratch / "repo")
-        with _Scratch(scratch / "repo") as repo:
+        with _Foreign(scratch / "repo") as repo:
             sha = repo.fetch_one(url, _candidates(ref), limits.pack)
             if sha is None:
-                what = "HEAD" if ref is None else f"branch or tag {ref!r}"
-                raise NotFoundError(f"The repository at {redact_url(url)} has no {what}.")
+                raise NotFoundError(f"The repository at {redact_url(url)} has no {_named(ref)}.")
             return repo.read_under(sha, path or "", limits)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-class _Scratch(Transport):
-    """A throwaway bare repository holding one fetched ref."""
+def _named(ref: str | None) -> str:
+    return "HEAD" if ref is None else f"branch or tag {ref!r}"
+
+
+def _local_path(url: str) -> str | None:
+    """The directory ``url`` names when dulwich would read it as a local repository."""
+    from dulwich.client import LocalGitClient, get_transport_and_path
+
+    try:
+        client, path = get_transport_and_path(url)
+    except Exception:  # dulwich's own refusal comes again, as one line, from the fetch
+        return None
+    return str(path) if isinstance(client, LocalGitClient) else None
+
+
+class _Foreign(Transport):
+    """Someone else's repository: a throwaway bare one that one ref is fetched into, or
+    one on this machine, read in place and never written."""
 
     def fetch_one(self, url: str, names: list[bytes], bound: PackBound) -> ObjectID | None:
         wanted: list[ObjectID] = []
@@ -91,26 +121,46 @@ class _Scratch(Transport):
         self.fetch_wanted(url, wants, depth=1, bound=bound)  # one commit, no history
         return wanted[0] if wanted else None
 
+    def local_ref(self, names: list[bytes]) -> ObjectID | None:
+        """The commit (or tag) the first of ``names`` points at in this repository."""
+        for name in names:
+            try:
+                return self._repo.refs[Ref(name)]
+            except (KeyError, ValueError, OSError):
+                continue
+        return None
+
     def read_under(self, sha: ObjectID, path: str, limits: Limits) -> ForeignTree:
-        obj = self._repo[sha]
+        obj = self._object(sha, limits)
         for _ in range(10):  # a tag of a tag of …, bounded
             if not isinstance(obj, Tag):
                 break
-            obj = self._repo[obj.object[1]]
+            obj = self._object(obj.object[1], limits)
         if not isinstance(obj, Commit):
             raise InvalidInputError("The ref does not name a commit.")
-        tree = self._repo[obj.tree]
+        tree = self._object(obj.tree, limits)
         for part in [p for p in path.strip("/").split("/") if p]:
             if not isinstance(tree, Tree) or part.encode() not in tree:
                 raise NotFoundError(f"The repository has no directory {path!a}.")
             mode, child = tree[part.encode()]
-            tree = self._repo[child]
             if not stat.S_ISDIR(mode):
                 raise InvalidInputError(f"{path!a} in the repository is not a directory.")
-        assert isinstance(tree, Tree)
+            tree = self._object(child, limits)
+        if not isinstance(tree, Tree):
+            raise InvalidInputError(f"{path or '/'!a} in the repository is not a directory.")
         found = ForeignTree(obj.id.decode(), {}, [])
         self._collect(tree, "", found, limits)
         return found
+
+    def _object(self, sha: ObjectID, limits: Limits) -> ShaFile:
+        """An object of the repository, its size read from its header before it is."""
+        size = self.blob_size(sha.decode())
+        if size is not None and size > limits.pack.max_object:
+            raise InvalidInputError(
+                f"The repository holds an object of {size:,} bytes; the limit is "
+                f"{amount(limits.pack.max_object)}.{limits.pack.advice}"
+            )
+        return self._repo[sha]
 
     def _collect(self, tree: Tree, prefix: str, found: ForeignTree, limits: Limits) -> None:
         for item in tree.items():
@@ -125,8 +175,9 @@ class _Scratch(Transport):
             if stat.S_ISDIR(item.mode):
                 if prefix.count("/") + 1 >= limits.max_depth:
                     raise InvalidInputError(f"{shown!a} is deeper than {limits.max_depth} levels.")
-                sub = self._repo[item.sha]
-                assert isinstance(sub, Tree)
+                sub = self._object(item.sha, limits)
+                if not isinstance(sub, Tree):
+                    raise InvalidInputError(f"{shown!a} in the repository is not a directory.")
                 self._collect(sub, shown + "/", found, limits)
                 continue
             if len(found.files) >= limits.max_files:
