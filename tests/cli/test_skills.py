@@ -559,6 +559,36 @@ def test_doctor_verifies_hashes_and_chain_links(xb: Run, store_dir: Path, tmp_pa
     assert "skill_revision" in codes
 
 
+def test_a_revision_removed_by_a_plain_git_commit_is_exit_7_everywhere(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """export and restore failed with an AssertionError, and publish published a revision
+    whose files were gone; every verb now names the missing file (exit 7), writes nothing."""
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    rev1 = xb("skill", "save", str(EXAMPLE)).json["revision_id"]
+    xb("skill", "save", str(skill_dir(tmp_path, body="two\n")))
+    env = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    git(store_dir, *env, "rm", "-rq", f"skills/deploy-check/revisions/{rev1}")
+    git(store_dir, *env, "commit", "-qm", "hand delete")
+    before = head(store_dir)
+    missing = f"skills/deploy-check/revisions/{rev1}/revision.yaml is missing"
+    for verb in (
+        ["export", "deploy-check", str(tmp_path / "out.zip"), "--revision", rev1],
+        ["restore", "deploy-check", rev1],
+        ["recall", "--slug", "deploy-check", "--revision", rev1],
+        ["diff", "deploy-check", "1", "2"],
+        ["log", "deploy-check"],
+        ["publish", "deploy-check", rev1],
+        ["deprecate", "deploy-check", rev1],
+    ):
+        result = xb("skill", *verb)
+        assert result.code == 7 and missing in result.stderr, (verb, result.stderr)
+    assert head(store_dir) == before and not (tmp_path / "out.zip").exists()
+    found = [p for p in xb("doctor").json["problems"] if p["code"] == "skill_revision"]
+    assert [p["path"] for p in found] == [missing.removesuffix(" is missing")]
+
+
 def test_skill_recall_stays_on_the_fast_path_after_other_writes(
     xb: Run, store_dir: Path, json_file: Callable[[Any], str]
 ) -> None:

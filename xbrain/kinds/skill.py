@@ -292,6 +292,15 @@ def read_revision(view: View, slug: str, revision: str) -> dict[str, Any] | None
     return found
 
 
+def stored_revision(view: View, slug: str, revision: str) -> dict[str, Any]:
+    """A revision the skill's state lists; a missing one means the store is damaged."""
+    found = read_revision(view, slug, revision)
+    if found is None:
+        where = revision_path(slug, revision)
+        raise CorruptStoreError(f"Stored revision {where} is missing; run xbrain doctor.")
+    return found
+
+
 def read_file(view: View, slug: str, revision: str, path: str) -> bytes:
     """One file of a revision; a missing one means the store is damaged."""
     data = view.read(file_path(slug, revision, path))
@@ -323,10 +332,7 @@ def level1(
     from .skillformat import parse_skill_md
 
     slug = state["slug"]
-    revision = read_revision(view, slug, entry["id"])
-    if revision is None:
-        where = revision_path(slug, entry["id"])
-        raise CorruptStoreError(f"Stored revision {where} is missing; run xbrain doctor.")
+    revision = stored_revision(view, slug, entry["id"])
     parsed = parse_skill_md(instructions(view, slug, entry["id"]))
     out: dict[str, Any] = {
         "slug": slug,

@@ -99,8 +99,7 @@ def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[s
         state = state_of(view, slug)
         assert view is not None
         rev = resolve_revision(state, ref)
-        revision = kind.read_revision(view, slug, rev)
-        assert revision is not None
+        revision = kind.stored_revision(view, slug, rev)
         files = dict(kind.revision_files(view, slug, revision))
         types = {item["path"]: item["type"] for item in revision["files"]}
     result = save(

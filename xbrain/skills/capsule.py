@@ -37,8 +37,7 @@ def export(core: Core, slug: str, ref: str | None, out: Path) -> dict[str, Any]:
         state = state_of(view, slug)
         assert view is not None
         rev = chosen(state)[0]["id"] if ref is None else resolve_revision(state, ref)
-        revision = kind.read_revision(view, slug, rev)
-        assert revision is not None
+        revision = kind.stored_revision(view, slug, rev)
         files = dict(kind.revision_files(view, slug, revision))
     entry = next(e for e in state["revisions"] if e["id"] == rev)
     capsule = {

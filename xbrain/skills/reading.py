@@ -94,19 +94,12 @@ def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[st
         state = state_of(view, slug)
         assert view is not None
         rev = resolve_revision(state, ref)
-        revision = _revision(view, slug, rev)
+        revision = kind.stored_revision(view, slug, rev)
         item = next((f for f in revision["files"] if f["path"] == path), None)
         if item is None:
             raise NotFoundError(f"Revision {rev} of {slug} has no file {path!a}.")
         data = kind.read_file(view, slug, rev, path)
     return kind.component(slug, rev, item, data)
-
-
-def _revision(view: View, slug: str, rev: str) -> dict[str, Any]:
-    revision = kind.read_revision(view, slug, rev)
-    if revision is None:
-        raise NotFoundError(f"Revision {rev} of {slug} is missing; run xbrain doctor.")
-    return revision
 
 
 def log(core: Core, slug: str, limit: int = 20) -> dict[str, Any]:
@@ -117,7 +110,7 @@ def log(core: Core, slug: str, limit: int = 20) -> dict[str, Any]:
         assert view is not None
         revisions = []
         for entry in reversed(state["revisions"]):
-            revision = _revision(view, slug, entry["id"])
+            revision = kind.stored_revision(view, slug, entry["id"])
             revisions.append(
                 {
                     "revision_id": entry["id"],
@@ -148,8 +141,8 @@ def diff(core: Core, slug: str, a: str, b: str, cut: skilldiff.Cut) -> dict[str,
         state = state_of(view, slug)
         assert view is not None
         old_id, new_id = resolve_revision(state, a), resolve_revision(state, b)
-        old = dict(kind.revision_files(view, slug, _revision(view, slug, old_id)))
-        new = dict(kind.revision_files(view, slug, _revision(view, slug, new_id)))
+        old = dict(kind.revision_files(view, slug, kind.stored_revision(view, slug, old_id)))
+        new = dict(kind.revision_files(view, slug, kind.stored_revision(view, slug, new_id)))
     files = []
     for path in sorted(set(old) | set(new), key=lambda p: p.encode("utf-8")):
         before, after = old.get(path), new.get(path)

@@ -152,9 +152,9 @@ def _new_state(sid: str, slug: str, now: str) -> dict[str, Any]:
     }
 
 
-def _hash_of(view: View, slug: str, revision: str) -> str | None:
-    record = kind.read_revision(view, slug, revision)
-    return None if record is None else str(record["canonical_hash"])
+def _hash_of(view: View, slug: str, revision: str) -> str:
+    """The head's hash: a save never builds on a revision that is gone (a damaged store)."""
+    return str(kind.stored_revision(view, slug, revision)["canonical_hash"])
 
 
 def _entry(state: dict[str, Any], revision: str) -> dict[str, Any]:
@@ -194,6 +194,7 @@ def _lifecycle(core: Core, command: str, slug: str, ref: str, new: str) -> dict[
     with core.transaction(command) as txn:
         state = _existing(txn, slug)
         rev = resolve_revision(state, ref)
+        kind.stored_revision(txn, slug, rev)  # never a state for a revision that is gone
         changed = _entry(state, rev)["state"] != new
         if changed:
             before = {e["id"]: e["state"] for e in state["revisions"]}
