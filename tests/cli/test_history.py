@@ -129,3 +129,32 @@ def test_log_reads_the_journal_instead_of_diffing_xbrain_commits(
     monkeypatch.setattr(GitStore, "changed_files", counting)
     assert [e["commit"] for e in xb("log", ID).json["commits"]] == commits[::-1]
     assert set(diffed) <= {xb("log", "--limit", "10").json["commits"][-1]["commit"]}  # only init
+
+
+def test_restore_puts_right_a_record_a_plain_git_commit_damaged(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """A hand commit that breaks a record's YAML stops every search (exit 7); doctor says
+    how to put it back, and restore (which read the damaged copy and failed) does it."""
+    from xbrain.git import GitStore
+
+    build(xb, json_file)
+    good = xb("log", ID).json["commits"][1]["commit"]  # the edit, before the deletion
+    assert xb("restore", ID, "--at", good).code == 0
+    with GitStore(store_dir) as git:
+        parent = git.head()
+        path = f"resources/e6/{ID}.yaml"
+        git.commit(parent, {path: b"title: [unclosed\n"}, "hand edit\n", "me <m@x.invalid>", 0)
+    searched = xb("search", "edited")
+    assert searched.code == 7 and f"{path} is invalid: " in searched.stderr
+    assert "run xbrain doctor" in searched.stderr
+    problem = next(p for p in xb("doctor").json["problems"] if p["code"] == "invalid_record")
+    assert f"xbrain restore {ID} --at REV" in problem["message"] and problem["path"] == path
+    before = head(store_dir)
+    assert xb("put", json_file(sample(title="Newer", updatedAt="2027-01-01T00:00:00Z"))).code == 7
+    assert head(store_dir) == before  # an ordinary put still refuses to guess
+    restored = xb("restore", ID, "--at", good)
+    assert restored.code == 0 and restored.json["restored"] is True
+    assert xb("get", ID).json["title"] == "Edited"
+    assert [r["resource"]["id"] for r in xb("search", "edited").json["results"]] == [ID]
+    assert [p["code"] for p in xb("doctor").json["problems"]] == []

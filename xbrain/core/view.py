@@ -30,7 +30,10 @@ def parse_stored(parse: Callable[[bytes], Record], path: str, data: bytes) -> Re
     try:
         return parse(data)
     except XbrainError as exc:
-        raise CorruptStoreError(f"Stored record {path} is invalid: {exc}") from exc
+        reason = str(exc).rstrip(".")
+        raise CorruptStoreError(
+            f"Stored record {path} is invalid: {reason}; run xbrain doctor."
+        ) from exc
 
 
 class View:
@@ -171,7 +174,7 @@ class Transaction(View):
         for sibling in spec.siblings:
             self._drop(sibling, rid)
         for index in spec.derived:
-            self.derived(index).change(rid, self.record(kind, rid), record)
+            self.derived(index).change(rid, self._replaced(kind, rid), record)
         self.write(spec.path(rid), spec.serialize(record))
         self._set_entry(rid, catalog_entry(spec, record))
 
@@ -183,10 +186,19 @@ class Transaction(View):
     def _drop(self, kind: str, rid: str) -> None:
         spec = record_kind(kind)
         for index in spec.derived:
-            old = self.record(kind, rid)
+            old = self._replaced(kind, rid)
             if old is not None:
                 self.derived(index).change(rid, old, None)
         self.write(spec.path(rid), None)
+
+    def _replaced(self, kind: str, rid: str) -> Record | None:
+        """The record a write replaces, or None: absent, or damaged (no parser accepts
+        it). Replacing a damaged record is how it is put right (``restore``); what its
+        derived entries said is then unknown, and ``doctor --repair`` re-derives them."""
+        try:
+            return self.record(kind, rid)
+        except CorruptStoreError:
+            return None
 
     def finish(self) -> dict[str, bytes | None]:
         """Write catalog shards, derived files and summary, enforce limits; the changes."""

@@ -49,7 +49,7 @@ def check_records(
             try:
                 record = spec.parse(data)
             except XbrainError as exc:
-                problems.append(problem("invalid_record", str(exc), path))
+                problems.append(problem("invalid_record", f"{exc} {_way_back(kind, rid)}", path))
                 continue
             if record["id"] != rid:
                 problems.append(problem("misplaced_record", "File name differs from id.", path))
@@ -119,3 +119,10 @@ def check_catalog(
         problems.append(problem("catalog_drift", "Summary disagrees with records.", layout.SUMMARY))
         fixes[layout.SUMMARY] = want_summary
     return fixes
+
+
+def _way_back(kind: str, rid: str) -> str:
+    """How to put a damaged record right."""
+    if kind == "resource":
+        return f"Put back a good version: xbrain restore {rid} --at REV (xbrain log {rid})."
+    return "Fix the file and commit it with git (git log -p -- PATH shows its versions)."

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core import CommitId, Core, GitStore, View, private_umask
-from ..errors import ConflictError, InvalidInputError, NotFoundError, UsageError
+from ..errors import ConflictError, CorruptStoreError, InvalidInputError, NotFoundError, UsageError
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
 from ..timestamps import later_of
@@ -79,7 +79,10 @@ def restore(core: Core, rid: str, at: str) -> dict[str, Any]:
     if past["state"] != "live":
         raise ConflictError(f"The resource was deleted at {at}; nothing to restore.")
     with core.transaction("restore") as txn:
-        current = resource_kind.get(txn, rid)
+        try:
+            current = resource_kind.get(txn, rid)
+        except CorruptStoreError:  # a damaged copy (a plain git commit): this puts it right
+            current = None
         deleted = tombstone_kind.get(txn, rid)
         after = max(
             (r for r in (current and current["updatedAt"], deleted and deleted["deletedAt"]) if r),
