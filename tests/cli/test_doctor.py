@@ -18,6 +18,9 @@ def codes(result: Result) -> set[str]:
     return {problem["code"] for problem in result.json["problems"]}
 
 
+BATCH_ZH = "resource_86fa98108f4ccaaaa79518d7488c849aca9ecb938de1d9862b0360f1fd42f655"
+
+
 def test_clean_store_is_ok(xb: Run) -> None:
     xb("put", str(EXAMPLES / "batch.json"))
     result = xb("doctor")
@@ -79,6 +82,30 @@ def test_tampered_catalog_is_rebuilt_by_commit(
     assert repaired.json["ok"] is True
     assert head(store_dir) != commit
     assert xb("doctor").json["ok"] is True
+
+
+def test_writes_refuse_a_catalog_a_plain_git_commit_removed_until_repaired(
+    xb: Run, store_dir: Path
+) -> None:
+    """``git rm -r index`` (it looks like a cache) left status at 0 resources, and every
+    later write built its counts on nothing (a delete: 0 live, 1 tombstone)."""
+    from xbrain.git import GitStore
+
+    xb("put", str(EXAMPLES / "batch.json"))
+    for gone in (["index/catalog/86.json"], ["index/summary.json", "index/catalog/86.json"]):
+        with GitStore(store_dir) as git:
+            parent = git.head()
+            assert parent is not None
+            git.commit(parent, dict.fromkeys(gone), "outside: tidy\n", "t <t@t>", 0)
+        before = head(store_dir)
+        refused = xb("delete", BATCH_ZH)
+        assert refused.code == 7 and f"{gone[0]} is missing" in refused.stderr, refused.stderr
+        assert "run xbrain doctor --repair" in refused.stderr and head(store_dir) == before
+        assert xb("doctor", "--repair").json["ok"] is True
+        assert xb("doctor").json["ok"] is True
+    assert xb("delete", BATCH_ZH).json["deleted"] is True
+    status = xb("status").json
+    assert (status["resources"], status["tombstones"]) == (1, 1)
 
 
 def test_untracked_files_are_reported_not_deleted(

@@ -136,7 +136,14 @@ class Core:
     def begin(git: GitStore, command: str) -> Transaction:
         """A transaction on top of the head commit (inside ``session``)."""
         snap = git.snapshot()
-        return Transaction(snap, View(snap).config(), command)
+        view = View(snap)
+        missing = view.derived_missing()
+        if missing is not None:
+            raise CorruptStoreError(
+                f"{missing} is missing while records it covers exist (a commit made outside "
+                "xbrain removed it); run xbrain doctor --repair."
+            )
+        return Transaction(snap, view.config(), command)
 
     def commit(self, git: GitStore, txn: Transaction) -> None:
         """Commit what ``txn`` staged (nothing staged: no commit)."""

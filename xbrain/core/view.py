@@ -17,7 +17,7 @@ from ..git import Snapshot
 from . import layout
 from .config import LimitError, StoreConfig
 from .derive import catalog_entry, count_change, empty_summary
-from .registry import Derived, DerivedState, limited_count, record_kind
+from .registry import Derived, DerivedState, limited_count, record_kind, record_kinds
 
 __all__ = ["Transaction", "View", "parse_stored"]
 
@@ -102,6 +102,21 @@ class View:
         """Per-kind counts and the byte total."""
         data: dict[str, int] = self.read_json(layout.SUMMARY, empty_summary())
         return data
+
+    def derived_missing(self) -> str | None:
+        """A committed catalog file that is missing while records it covers exist (a plain
+        git commit removed ``index/``), or None. Writing on top would build wrong counts
+        and listings on it: writes refuse until ``doctor --repair`` re-derives it."""
+        shards: set[str] = set()
+        for spec in record_kinds():
+            shards.update(self.listdir(spec.directory))
+        if not shards:
+            return None
+        if self.read(layout.SUMMARY) is None:
+            return layout.SUMMARY
+        present = {name.removesuffix(".json") for name in self.listdir(layout.CATALOG_DIR)}
+        missing = sorted(shards - present)
+        return layout.catalog_path(missing[0]) if missing else None
 
     def record(self, kind: str, rid: str) -> Record | None:
         """The record ``rid`` of ``kind``, parsed and re-normalized, or None."""
