@@ -36,6 +36,7 @@ def list_resources(
     floor = parse_timestamp(since, "since") if since is not None else None
     if view is None:
         return {"total": 0, "results": []}
+    view.require_derived()  # a listing from a catalog that is gone would be empty
     live = [
         (entry["updatedAt"], rid)
         for rid, entry in view.catalog().items()

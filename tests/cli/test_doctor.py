@@ -101,6 +101,8 @@ def test_writes_refuse_a_catalog_a_plain_git_commit_removed_until_repaired(
         refused = xb("delete", BATCH_ZH)
         assert refused.code == 7 and f"{gone[0]} is missing" in refused.stderr, refused.stderr
         assert "run xbrain doctor --repair" in refused.stderr and head(store_dir) == before
+        for reader in (["status"], ["list"]):  # not "0 resources"
+            assert xb(*reader).code == 7 and f"{gone[0]} is missing" in xb(*reader).stderr
         assert xb("doctor", "--repair").json["ok"] is True
         assert xb("doctor").json["ok"] is True
     assert xb("delete", BATCH_ZH).json["deleted"] is True

@@ -137,12 +137,7 @@ class Core:
         """A transaction on top of the head commit (inside ``session``)."""
         snap = git.snapshot()
         view = View(snap)
-        missing = view.derived_missing()
-        if missing is not None:
-            raise CorruptStoreError(
-                f"{missing} is missing while records it covers exist (a commit made outside "
-                "xbrain removed it); run xbrain doctor --repair."
-            )
+        view.require_derived()  # never build counts on a catalog that is gone
         return Transaction(snap, view.config(), command)
 
     def commit(self, git: GitStore, txn: Transaction) -> None:

@@ -118,6 +118,15 @@ class View:
         missing = sorted(shards - present)
         return layout.catalog_path(missing[0]) if missing else None
 
+    def require_derived(self) -> None:
+        """CorruptStoreError when :meth:`derived_missing` finds a catalog file gone."""
+        missing = self.derived_missing()
+        if missing is not None:
+            raise CorruptStoreError(
+                f"{missing} is missing while records it covers exist (a commit made outside "
+                "xbrain removed it); run xbrain doctor --repair."
+            )
+
     def record(self, kind: str, rid: str) -> Record | None:
         """The record ``rid`` of ``kind``, parsed and re-normalized, or None."""
         spec = record_kind(kind)

@@ -162,6 +162,7 @@ def status(core: Core, provider: Provider | None = None) -> dict[str, Any]:
         resumable = 0
         head = None
         if view is not None:
+            view.require_derived()  # counts from a catalog that is gone would read 0
             summary = view.summary()
             pending = view.read_json(state_files.PENDING, {})
             for name in view.snap.listdir(state_files.SOURCES_DIR):
