@@ -110,6 +110,33 @@ def test_writes_refuse_a_catalog_a_plain_git_commit_removed_until_repaired(
     assert (status["resources"], status["tombstones"]) == (1, 1)
 
 
+def test_an_entry_a_plain_git_commit_broke_is_put_right_with_adopt(
+    xb: Run, store_dir: Path
+) -> None:
+    """recall fails whole on it (exit 7); doctor says how; adopt of the fixed file
+    commits it (it read the damaged copy first and failed)."""
+    from xbrain.git import GitStore
+
+    xb("entry", "import", str(EXAMPLES / "memex"))
+    path = next(str(p.relative_to(store_dir)) for p in (store_dir / "entries").rglob("*.yaml"))
+    good = (store_dir / path).read_bytes()
+    with GitStore(store_dir) as git:
+        parent = git.head()
+        assert parent is not None
+        git.commit(parent, {path: b"kind: rule\nname: 5\n"}, "hand edit\n", "t <t@t>", 0)
+        commit = git.head()
+        assert commit is not None
+        git.refresh_worktree(commit, [path])
+    assert xb("recall", "-", input="rules").code == 7
+    problem = next(p for p in xb("doctor").json["problems"] if p["code"] == "invalid_record")
+    assert problem["path"] == path and "xbrain adopt" in problem["message"]
+    (store_dir / path).write_bytes(good)
+    adopted = xb("adopt").json
+    assert [a["path"] for a in adopted["adopted"]] == [path] and adopted["commit"]
+    assert xb("recall", "-", input="rules").code == 0
+    assert [p["code"] for p in xb("doctor").json["problems"]] == []
+
+
 def test_untracked_files_are_reported_not_deleted(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:

@@ -125,4 +125,4 @@ def _way_back(kind: str, rid: str) -> str:
     """How to put a damaged record right."""
     if kind == "resource":
         return f"Put back a good version: xbrain restore {rid} --at REV (xbrain log {rid})."
-    return "Fix the file and commit it with git (git log -p -- PATH shows its versions)."
+    return "Put the file right in the working tree, then xbrain adopt (git log -p shows it)."
