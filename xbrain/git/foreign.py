@@ -1,11 +1,13 @@
 """Reading files out of someone else's repository (``skill import GIT-URL``).
 
-The repository is fetched with dulwich into a private scratch repository that is
-deleted afterwards; nothing of it enters the store's object database. One ref (a branch,
-a tag, or the remote's HEAD) is wanted; the files under one directory of its commit are
-read with every bound checked before a blob is inflated (sizes come from the object
-headers): regular files only (a link or submodule is refused), at most ``max_files``
-files, each at most ``max_bytes``, no deeper than ``max_depth``.
+A remote repository is fetched with dulwich into a private scratch repository that is
+deleted afterwards, what it sends held to a ``PackBound`` before anything is indexed; a
+repository on this machine is read in place and never written. Nothing of it enters the
+store's object database. One ref (a branch, a tag, or the HEAD) is wanted; the files
+under one directory of its commit are read with every bound checked before an object is
+inflated (sizes come from the object headers): regular files only (a link or submodule
+is refused), at most ``max_files`` files, each at most ``max_bytes``, no deeper than
+``max_depth``.
 """
 
 from __future__ import annotations

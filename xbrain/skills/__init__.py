@@ -75,7 +75,8 @@ def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed"
 
 def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
     """``skill import GIT-URL [--ref R] [--path P]``: fetched with dulwich into a scratch
-    repository, the commit recorded; lands as ``proposed``."""
+    repository (a repository on this machine: read in place), the commit recorded; lands
+    as ``proposed``."""
     limits = Limits(MAX_COMPONENTS + 1, MAX_COMPONENT_BYTES, MAX_DEPTH, IMPORT_BOUND)
     tree = read_foreign_tree(url, ref, path, limits)
     source = {"type": "git", "url": redact_url(url), "commit": tree.commit}
