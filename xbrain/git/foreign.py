@@ -120,7 +120,7 @@ class _Foreign(Transport):
                     return [sha]
             return []
 
-        self.fetch_wanted(url, wants, depth=1, bound=bound)  # one commit, no history
+        self.fetch_wanted(url, wants, bound, depth=1)  # one commit, no history
         return wanted[0] if wanted else None
 
     def local_ref(self, names: list[bytes]) -> ObjectID | None:

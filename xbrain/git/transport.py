@@ -28,6 +28,7 @@ from ..errors import (
     ProviderError,
     XbrainError,
 )
+from ..redact import redact_url
 from .objects import MAIN, CommitId, disk_full, private_file, private_umask
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
@@ -51,8 +52,6 @@ def _quiet(_data: bytes) -> None:
 
 def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
     """One line for a failed network operation; never echoes credentials."""
-    from ..urls import redact_url
-
     text = " ".join(str(exc).split())
     detail = text if 0 < len(text) <= 160 else type(exc).__name__
     return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
@@ -81,16 +80,14 @@ class Transport(Repository):
             else:
                 porcelain.remote_add(self._repo, name, url)
 
-    def fetch(
-        self, url: str, label: str | None = None, bound: PackBound | None = None
-    ) -> CommitId | None:
+    def fetch(self, url: str, bound: PackBound, label: str | None = None) -> CommitId | None:
         """Fetch the remote ``main`` at ``url`` into this repository; its commit, or None.
 
         Only ``refs/heads/main`` is wanted, whatever the remote's HEAD names, so a bare
         repository made by ``git init --bare`` (HEAD: master) restores too. The objects
         arrive unreferenced (callers fetch into a quarantine or a clone being built, and
-        check them first). ``label`` names the remote in messages (default: the URL,
-        redacted).
+        check them first), held to ``bound``. ``label`` names the remote in messages
+        (default: the URL, redacted).
         """
         seen: list[ObjectID] = []
 
@@ -101,36 +98,29 @@ class Transport(Repository):
             seen.append(sha)
             return [] if sha in self._repo.object_store else [sha]
 
-        self.fetch_wanted(url, wants, label, bound=bound)
+        self.fetch_wanted(url, wants, bound, label)
         return CommitId(seen[0].decode()) if seen else None
 
     def fetch_wanted(
         self,
         url: str,
         wants: Wants,
+        bound: PackBound,
         label: str | None = None,
         depth: int | None = None,
-        bound: PackBound | None = None,
     ) -> None:
         """Fetch into this repository the objects ``wants`` picks from the remote's refs
-        (``depth``: only that many commits of history); every failure is one
-        ProviderError naming ``label`` (default: the URL). With ``bound``, what the
-        remote sends is held to it before anything is indexed (InvalidInputError)."""
+        (``depth``: only that many commits of history). What the remote sends is held to
+        ``bound`` before anything is indexed (InvalidInputError); every other failure is
+        one ProviderError naming ``label`` (default: the URL)."""
         from dulwich.client import get_transport_and_path
 
         try:
             with private_umask():
                 client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
                 raw = path.encode() if isinstance(path, str) else path
-                if bound is not None:
-                    from ..redact import redact_url
-
-                    what = f"The repository at {redact_url(url)}"
-                    self._fetch_bounded(client, raw, wants, depth, bound, what)
-                else:
-                    client.fetch(
-                        raw, self._repo, determine_wants=wants, progress=_quiet, depth=depth
-                    )
+                what = f"The repository at {redact_url(url)}"
+                self._fetch_bounded(client, raw, wants, depth, bound, what)
         except XbrainError:
             raise
         except OSError as exc:
@@ -143,8 +133,8 @@ class Transport(Repository):
     def _fetch_bounded(
         self, client: Any, path: bytes, wants: Wants, depth: int | None, bound: PackBound, what: str
     ) -> None:
-        """``client.fetch`` with the pack spooled to a file, held to ``bound`` and checked
-        (through a read-only map of the file) before dulwich indexes it."""
+        """dulwich's ``client.fetch``, with the pack spooled to a file, held to ``bound``
+        and checked (through a read-only map of the file) before dulwich indexes it."""
         with tempfile.TemporaryFile(dir=str(self.control_dir)) as spool:
             received = 0
 
@@ -270,8 +260,6 @@ class Transport(Repository):
                     generate_pack_data=cast(Any, self._repo.generate_pack_data),
                 )
         except FileLocked:
-            from ..urls import redact_url
-
             raise ProviderError(
                 "The remote refused refs/heads/main: it is locked (another push?); "
                 f"retry {redact_url(location)}."

@@ -110,7 +110,7 @@ def pull(core: Core, name: str) -> dict[str, Any]:
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
         with git.quarantine() as incoming:
-            theirs = incoming.fetch(url, name, _bound())  # network I/O outside the store lock
+            theirs = incoming.fetch(url, _bound(), name)  # network I/O outside the store lock
             if theirs is None:
                 return {"state": "remote_empty", "commit": None, "dropped": []}
             with core.session() as locked:
@@ -215,7 +215,7 @@ def clone_into(
     try:
         GitStore.init_private(temp)
         with GitStore(temp) as git:
-            theirs = git.fetch(location, bound=_bound())
+            theirs = git.fetch(location, _bound())
             if theirs is None:
                 raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
             parsed: dict[str, dict[str, Any]] = {}
