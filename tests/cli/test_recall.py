@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tests.conftest import EXAMPLES, Result, head
 from xbrain.kinds.entry import entry_id
 from xbrain.search.recall import Options, choose, fill_budget
+from xbrain.search.session import file_name
 
 Run = Callable[..., Result]
 RULE = entry_id("global", "no-force-push")
@@ -66,6 +67,25 @@ def test_a_rule_in_full_once_per_session_then_its_one_liner(xb: Run, stocked: Pa
     assert [(r["disclosure"], r["text"]) for r in changed] == [
         ("full", "Never force-push a shared branch.")
     ]
+
+
+@pytest.mark.parametrize(
+    "session",
+    ["proj.feature:2026-12-01", "a/b", "..", "会话 1", "x" * 300, "s-9"],
+)
+def test_any_session_id_gets_graduated_disclosure(xb: Run, stocked: Path, session: str) -> None:
+    """An id that is not a plain file name works like one (on the command line and in a
+    payload); sessions stay apart."""
+    prompt = "git push --force again?"
+    assert ask(xb, prompt, session)["results"][0]["disclosure"] == "full"
+    shown = xb("recall", "-", "--session", session, input=prompt).json["results"]
+    assert [r["disclosure"] for r in shown] == ["one-liner"]
+    assert ask(xb, prompt, session + "x")["results"][0]["disclosure"] == "full"
+    assert ask(xb, prompt, "")["results"][0]["disclosure"] == "full"  # empty: no session
+    folder = stocked / ".git/xbrain/sessions"
+    assert {path.parent for path in folder.rglob("*")} == {folder}
+    trace = xb("telemetry", "--session", session).json["trace"]
+    assert [row["disclosure"] for row in trace] == ["full", "one-liner"]
 
 
 def test_memory_once_skills_as_pointers_resources_as_citations(xb: Run, stocked: Path) -> None:
@@ -422,7 +442,10 @@ def test_a_hook_payload_is_bounded_before_it_reaches_telemetry(xb: Run, stocked:
     }
     result = xb("recall", "-", input=json.dumps(odd))
     assert result.code == 0 and result.json["results"][0]["id"] == RULE
-    assert not (stocked / ".git/xbrain/sessions").exists()  # no session: nothing written
+    # the session is kept under a digest of its id, inside the sessions folder only
+    names = sorted(path.name for path in (stocked / ".git/xbrain/sessions").iterdir())
+    assert names == [f"{file_name(odd['session_id'])}.{ext}" for ext in ("json", "lock")]
+    assert names[0].startswith("~") and not (stocked / ".git/etc").exists()
     with sqlite3.connect(stocked / ".git/xbrain/telemetry.sqlite") as conn:
-        events = [row[0] for row in conn.execute("SELECT event FROM shown")]
-    assert events == [None]
+        rows = list(conn.execute("SELECT event, session FROM shown"))
+    assert rows == [(None, names[0].removesuffix(".json"))]

@@ -1,7 +1,9 @@
 """What one agent session has already been shown: private, local, outside git.
 
 ``.git/xbrain/sessions/<session>.json`` maps each shown id to the revision shown (so a
-rule changed since is shown in full again). Hook processes of one session may run at
+rule changed since is shown in full again). Any non-empty session id works: one that is
+not a plain name (letters, digits, ``-``, ``_``, at most 128) is stored under a digest of
+it, so an id never names a path. Hook processes of one session may run at
 once: each reads and writes the file under an exclusive ``flock`` of its own lock file
 and replaces it atomically, so none sees half a file or loses another's update. Files of
 sessions idle for a week are removed by the next session that writes.
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SESSION_ID", "session_state"]
+__all__ = ["SESSION_ID", "file_name", "session_state"]
 
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 SESSIONS = Path("xbrain") / "sessions"
@@ -28,20 +30,21 @@ IDLE_DAYS = 7
 @contextlib.contextmanager
 def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]]:
     """The session's state (``{"shown": {id: revision}}``), saved on exit; without a
-    usable session id, a throwaway state."""
-    if session is None or not SESSION_ID.fullmatch(session) or not control.is_dir():
+    session id, a throwaway state."""
+    if not session or not control.is_dir():
         yield {"shown": {}}
         return
+    name = file_name(session)
     folder = control / SESSIONS
     old = os.umask(0o077)
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        lock = _acquire(folder / f"{session}.lock", 10.0)
+        lock = _acquire(folder / f"{name}.lock", 10.0)
         if lock is None:
             yield {"shown": {}}  # never block a prompt for long: show as if new
             return
         try:
-            path = folder / f"{session}.json"
+            path = folder / f"{name}.json"
             state = _read(path)
             yield state
             _write(path, state)
@@ -50,6 +53,16 @@ def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]
             os.close(lock)  # closing the descriptor releases the flock
     finally:
         os.umask(old)
+
+
+def file_name(session: str) -> str:
+    """The name a session's files take: the id itself when it is a plain name, else
+    ``~`` and a digest of it (``~`` is never in a plain name, so the two never meet)."""
+    if SESSION_ID.fullmatch(session):
+        return session
+    import hashlib  # only here: a recall's usual path does not load it
+
+    return "~" + hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
 def _acquire(path: Path, wait: float) -> int | None:

@@ -3,7 +3,9 @@
 A private SQLite database, ``.git/xbrain/telemetry.sqlite`` (0600, never committed,
 never sent anywhere), with one row per item a recall showed: when, in which session and
 on which hook event, how it was disclosed, and — for an entry — which of its own
-queries or keywords matched. It never holds prompt text. ``report`` answers per entry
+queries or keywords matched. It never holds prompt text. A session is kept by the name
+its state file has (``session.file_name``: the id, or a digest of an id that is not a
+plain name), so a payload's id of any length stays a short key. ``report`` answers per entry
 (matches, sessions, first and last match, hits per query), per session (the trace), and
 which active entries never matched (candidates to retire). ``.git/xbrain/telemetry-off``
 switches recording off on this device.
@@ -16,6 +18,8 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+
+from .session import file_name
 
 __all__ = ["OFF_FILE", "TELEMETRY_FILE", "enabled", "record", "report", "set_enabled"]
 
@@ -67,11 +71,11 @@ def record(
     """Note what one recall showed (ids, kinds, disclosure, the entry's matched query)."""
     if not results or not enabled(control):
         return
-    now = time.time()
+    now, key = time.time(), file_name(session) if session else None
     rows = [
         (
             now,
-            session,
+            key,
             event,
             item["id"],
             item["kind"],
@@ -108,7 +112,7 @@ def report(
                 else conn.execute(
                     "SELECT time, event, id, kind, disclosure FROM shown WHERE session = ? "
                     "ORDER BY time, rowid",
-                    (session,),
+                    (file_name(session),),
                 ).fetchall()
             )
             out["session"] = session
