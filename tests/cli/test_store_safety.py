@@ -95,3 +95,61 @@ def test_usage_errors_are_one_line(xb_proc: Run) -> None:
         assert result.code == 2, args
         assert result.stdout == ""
         assert result.stderr.count("\n") == 1 and "--help" in result.stderr, result.stderr
+
+
+def test_a_store_path_through_a_link_is_made_where_the_link_points(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path
+) -> None:
+    """A link to a missing or an empty folder: the store is made there, the link kept
+    (the rename onto the link failed with a message naming a temporary directory)."""
+    xb("put", json_file(sample()))
+    for name in ("dangling", "to-empty"):
+        real = tmp_path / f"{name}-real"
+        if name == "to-empty":
+            real.mkdir()
+        link = tmp_path / name
+        link.symlink_to(real)
+        made = xb("init", store=link)
+        assert made.code == 0 and made.json["created"], made.stderr
+        assert link.is_symlink() and (real / ".git").is_dir()
+        clone_link = tmp_path / f"clone-{name}"
+        clone_real = tmp_path / f"clone-{name}-real"
+        if name == "to-empty":
+            clone_real.mkdir()
+        clone_link.symlink_to(clone_real)
+        cloned = xb("clone", str(store_dir), str(clone_link), store=None)
+        assert cloned.code == 0, cloned.stderr
+        assert clone_link.is_symlink() and (clone_real / "xbrain.yaml").is_file()
+        assert xb("status", store=clone_link).json["resources"] == 1
+    assert not [p for p in tmp_path.iterdir() if ".init-" in p.name or ".clone-" in p.name]
+
+
+def test_no_store_is_made_inside_another_store(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, store_dir: Path
+) -> None:
+    """init, a first write and clone refuse a folder in a store's working tree (or its
+    .git): the new repository would sit among the outer store's records."""
+    xb("put", json_file(sample()))
+    before = snapshot_files(store_dir)
+    inside = [
+        store_dir / "resources" / "nested",
+        store_dir / "new" / "deeper",
+        store_dir / ".git" / "x",
+    ]
+    for path in inside:
+        for result in (
+            xb("init", store=path),
+            xb("put", json_file(make("n")), store=path),
+            xb("clone", str(store_dir), str(path), store=None),
+        ):
+            assert result.code == 4, result.stderr
+            assert result.stderr == (
+                f"{path} is inside the store {store_dir}; choose a folder outside it.\n"
+            )
+    assert snapshot_files(store_dir) == before
+    assert xb("doctor").json["ok"]
+    # beside the store, and in a folder that only looks like one (no .git), all is well
+    assert xb("init", store=tmp_path / "beside").code == 0
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "xbrain.yaml").write_text("format: none\n")
+    assert xb("init", store=tmp_path / "plain" / "store").code == 0

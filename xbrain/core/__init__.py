@@ -25,7 +25,7 @@ from ..git import (
     sweep_dead,
 )
 from . import layout
-from .base import AfterCommit, Core
+from .base import AfterCommit, Core, new_store_path
 from .config import DEFAULT_IDENTITY, LimitError, StoreConfig
 from .registry import limited_count
 from .view import Transaction, View
@@ -52,6 +52,7 @@ __all__ = [
     "fix_file_modes",
     "layout",
     "limited_count",
+    "new_store_path",
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",

@@ -10,11 +10,12 @@ empty; the first write creates it. The core knows no feature: what must follow a
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import BusyError, CorruptStoreError, NotFoundError
+from ..errors import BusyError, CorruptStoreError, InvalidInputError, NotFoundError
 from ..git import CommitId, GitStore, private_umask
 from ..messages import commit_message, validate_agent
 from ..timestamps import now_timestamp
@@ -23,11 +24,24 @@ from .config import DEFAULT_IDENTITY, marker_bytes
 from .lock import StoreLock
 from .view import Transaction, View
 
-__all__ = ["AfterCommit", "Core"]
+__all__ = ["AfterCommit", "Core", "new_store_path"]
 
 # (git, parent, commit, changes) after a commit moved main; failures are the hook's own
 AfterCommit = Callable[[GitStore, CommitId | None, CommitId, dict[str, bytes | None]], None]
 LOCK_NAME = "xbrain.lock"
+
+
+def new_store_path(path: Path) -> Path:
+    """Where a new store at ``path`` is made: the directory a symbolic link there names
+    (the link is kept). A folder inside another store's working tree is refused: the new
+    repository would sit among that store's records as files it does not know."""
+    real = Path(os.path.realpath(path))
+    for folder in real.parents:
+        if (folder / ".git").is_dir() and (folder / layout.MARKER).is_file():
+            raise InvalidInputError(
+                f"{path} is inside the store {folder}; choose a folder outside it."
+            )
+    return real
 
 
 class Core:
@@ -92,9 +106,10 @@ class Core:
         self.check_dir()
         if self.exists():
             return
+        where = new_store_path(self.path)
         message = commit_message("init", [], self.agent, subject="init: create xbrain store")
         GitStore.create(
-            self.path,
+            where,
             {layout.MARKER: marker_bytes()},
             message,
             DEFAULT_IDENTITY,

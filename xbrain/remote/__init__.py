@@ -32,6 +32,7 @@ from ..core import (
     PackBound,
     StoreConfig,
     View,
+    new_store_path,
     private_umask,
     sweep_dead,
 )
@@ -161,7 +162,7 @@ def verify(core: Core, name: str, diagnose: Diagnose) -> dict[str, Any]:
     try:
         target = work / "copy"
         try:
-            clone_into(location, target, rederive=False)
+            clone_into(location, target, rederive=False, scratch=True)
         except InvalidInputError as exc:
             refused = {"code": "refused", "message": exc.message}
             return {
@@ -191,6 +192,7 @@ def clone_into(
     *,
     rederive: bool = True,
     resources: list[dict[str, Any]] | None = None,
+    scratch: bool = False,
 ) -> CommitId:
     """Restore a store from ``location`` into ``target`` (missing, or an empty directory).
 
@@ -201,17 +203,21 @@ def clone_into(
     is removed and a directory it did not create is left as it was.
 
     ``resources``, when given, receives the clone's live resources as the check parsed
-    them (so the caller can index them without reading them back).
+    them (so the caller can index them without reading them back). ``scratch``: a copy
+    ``verify`` makes in the store's own ``.git``, the one place a store may be made
+    inside another.
     """
     validate_remote_url(location)
     shown = redact_url(location)
     target = Path(os.path.abspath(target))
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    # a link's directory; never inside another store
+    where = target if scratch else new_store_path(target)
+    if where.exists() and (not where.is_dir() or any(where.iterdir())):
         raise InvalidInputError(f"Clone target is not empty: {target}")
-    created = _missing_parents(target.parent)
+    created = _missing_parents(where.parent)
     with private_umask():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.clone-", dir=target.parent))
+        where.parent.mkdir(parents=True, exist_ok=True)
+        temp = Path(tempfile.mkdtemp(prefix=f".{where.name}.clone-", dir=where.parent))
     try:
         GitStore.init_private(temp)
         with GitStore(temp) as git:
@@ -238,7 +244,7 @@ def clone_into(
                     record = parsed.get(blob)
                     if record is not None:
                         resources.append(record)
-        os.rename(temp, target)
+        os.rename(temp, where)
         return head
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
