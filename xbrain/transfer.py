@@ -114,13 +114,8 @@ def collect(view: View) -> OriginalStore:
     return data
 
 
-def export(view: View | None, target: Path, store_root: Path, force: bool) -> dict[str, Any]:
+def export(view: View | None, target: Path) -> dict[str, Any]:
     """Write ``view`` (None: an empty store) to ``target`` in the original format."""
-    target = target.absolute()
-    if target.resolve().is_relative_to(store_root.resolve()):
-        raise InvalidInputError("Export target must be outside the store directory.")
-    if target.exists() and not force:
-        raise ConflictError(f"{target} exists; pass --force to overwrite it.")
     if target.is_dir():
         raise InvalidInputError(f"Export target is a directory: {target}")
     if view is None:
@@ -150,5 +145,6 @@ def import_store(
 
 def export_store(core: Core, file: Path, *, force: bool = False) -> dict[str, Any]:
     """Write the whole store as an original single-file JSON store."""
+    target = core.export_target(Path(file), force)
     with core.reading() as view:
-        return export(view, Path(file), core.path, force)
+        return export(view, target)

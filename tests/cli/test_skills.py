@@ -265,6 +265,34 @@ def test_export_is_deterministic_and_imports_back_identically(xb: Run, tmp_path:
     assert xb("skill", "export", "deploy-check", str(tmp_path / "x.tar")).code == 4
 
 
+def test_export_never_replaces_a_file_unasked_or_writes_into_the_store(
+    xb: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """Like export-store: an existing OUT.zip only with --force (it was replaced
+    silently), and never a target inside the store (nor for entry export)."""
+    xb("skill", "save", str(EXAMPLE))
+    mine = tmp_path / "mine.zip"
+    mine.write_bytes(b"someone's archive")
+    refused = xb("skill", "export", "deploy-check", str(mine))
+    assert (refused.code, refused.stderr) == (5, f"{mine} exists; pass --force to overwrite it.\n")
+    assert mine.read_bytes() == b"someone's archive"
+    forced = xb("skill", "export", "deploy-check", str(mine), "--force")
+    assert forced.code == 0 and zipfile.is_zipfile(mine)
+    before = snapshot_files(store_dir)
+    for command in (
+        ("skill", "export", "deploy-check", str(store_dir / "skills" / "x.zip")),
+        ("skill", "export", "deploy-check", str(store_dir / "y.zip"), "--force"),
+        ("entry", "export", str(store_dir / "entries" / "copy")),
+        ("export-store", str(store_dir / "z.json")),
+    ):
+        inside = xb(*command)
+        assert (inside.code, inside.stderr) == (
+            4,
+            "Export target must be outside the store directory.\n",
+        ), command
+    assert snapshot_files(store_dir) == before
+
+
 def _lying_size() -> bytes:
     import struct
 

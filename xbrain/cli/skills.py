@@ -203,8 +203,10 @@ _lifecycle("unarchive", "Make an archived skill active again.", False)
 @click.argument("slug")
 @click.argument("out", metavar="OUT.zip", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--revision", metavar="R", help="Revision to export (default: published, else head).")
+@click.option("--force", is_flag=True, help="Overwrite OUT.zip if it exists.")
 @common_options
 @click.pass_context
-def export(ctx: click.Context, slug: str, out: Path, revision: str | None) -> None:
-    """Write one revision as a deterministic ZIP (0600) that imports back identically."""
-    emit(open_store(ctx).skill_export(slug, out, revision))
+def export(ctx: click.Context, slug: str, out: Path, revision: str | None, force: bool) -> None:
+    """Write one revision as a deterministic ZIP (0600) that imports back identically.
+    OUT.zip must be outside the store, and new unless --force."""
+    emit(open_store(ctx).skill_export(slug, out, revision, force=force))

@@ -15,7 +15,13 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from ..errors import BusyError, CorruptStoreError, InvalidInputError, NotFoundError
+from ..errors import (
+    BusyError,
+    ConflictError,
+    CorruptStoreError,
+    InvalidInputError,
+    NotFoundError,
+)
 from ..git import CommitId, GitStore, private_umask
 from ..messages import commit_message, validate_agent
 from ..timestamps import now_timestamp
@@ -76,6 +82,17 @@ class Core:
             raise CorruptStoreError(
                 f"Not an xbrain store (a non-empty directory without .git): {self.path}"
             )
+
+    def export_target(self, target: Path, force: bool = False) -> Path:
+        """An export's destination, absolute. One inside the store is refused (it would
+        sit among the records as a file the store does not know), and so is an existing
+        one unless ``force``."""
+        target = target.absolute()
+        if target.resolve().is_relative_to(self.path.resolve()):
+            raise InvalidInputError("Export target must be outside the store directory.")
+        if not force and (target.exists() or target.is_symlink()):
+            raise ConflictError(f"{target} exists; pass --force to overwrite it.")
+        return target
 
     def existing(self) -> None:
         """Refuse unless the store exists (commands that never create one)."""

@@ -104,7 +104,9 @@ def import_dir(core: Core, root: Path, scope: str | None = None) -> dict[str, An
 
 
 def export_dir(core: Core, root: Path) -> dict[str, Any]:
-    """Write every entry under ``root`` (new or empty) as memex-style Markdown."""
+    """Write every entry under ``root`` (new or empty, outside the store) as memex-style
+    Markdown."""
+    root = core.export_target(root, force=True)  # an empty folder is fine: checked below
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise InvalidInputError(f"Export into a new or empty directory: {root}")
     with core.reading() as view:

@@ -29,10 +29,14 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a ZIP can hold
 CAPSULE_FORMAT = "xbrain.skill-capsule/1"
 
 
-def export(core: Core, slug: str, ref: str | None, out: Path) -> dict[str, Any]:
-    """Write revision ``ref`` (default: the published one, else the head) to ``out``."""
+def export(
+    core: Core, slug: str, ref: str | None, out: Path, force: bool = False
+) -> dict[str, Any]:
+    """Write revision ``ref`` (default: the published one, else the head) to ``out``
+    (an existing file only when ``force``)."""
     if out.suffix.lower() != ".zip":
         raise InvalidInputError(f"The capsule's file name must end in .zip: {out}")
+    out = core.export_target(out, force)
     with core.reading() as view:
         state = state_of(view, slug)
         assert view is not None

@@ -103,8 +103,11 @@ class Skills:
 
         return skills.restore(self.core, slug, revision, publish=publish)
 
-    def skill_export(self, slug: str, out: Path, revision: str | None = None) -> dict[str, Any]:
-        """Write one revision as a deterministic ZIP capsule."""
+    def skill_export(
+        self, slug: str, out: Path, revision: str | None = None, *, force: bool = False
+    ) -> dict[str, Any]:
+        """Write one revision as a deterministic ZIP capsule (over an existing file only
+        when ``force``)."""
         from ..skills.capsule import export
 
-        return export(self.core, slug, revision, out)
+        return export(self.core, slug, revision, out, force)
