@@ -113,3 +113,29 @@ def test_index_written_by_git_then_xbrain(
         check=True,
         capture_output=True,
     )
+
+
+def test_git_gc_packs_a_store_that_xbrain_keeps_using(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """`git gc` (what README offers for loose objects): packs and packed refs stay
+    private, and reads, writes, doctor and fsck work on after it."""
+    build_history(xb, json_file)
+    xb("skill", "save", str(EXAMPLES / "skills" / "deploy-check"))
+    before = xb("search", "dialog accessibility").json["results"]
+    subprocess.run(["git", "-C", str(store_dir), "gc", "-q"], check=True, capture_output=True)
+    objects = store_dir / ".git" / "objects"
+    assert not [p for p in objects.iterdir() if len(p.name) == 2]  # nothing loose is left
+    assert (store_dir / ".git" / "packed-refs").is_file()
+    assert xb("search", "dialog accessibility").json["results"] == before
+    assert xb("put", json_file(make("after-gc"))).json["added"] == 1
+    assert xb("delete", resource_id("web", "bulk-2")).json["deleted"] is True
+    assert xb("skill", "recall", "--slug", "deploy-check").code == 0
+    doctor = xb("doctor").json
+    assert doctor["ok"], doctor["problems"]
+    subprocess.run(
+        ["git", "-C", str(store_dir), "fsck", "--strict", "--no-progress"],
+        check=True,
+        capture_output=True,
+    )
+    assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
