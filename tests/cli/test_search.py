@@ -326,3 +326,40 @@ def test_search_never_imports_or_prints_jieba(
         # the index is current after the put and the first search: the fast path answers
         # without git or YAML machinery
         assert not any(name.startswith(("dulwich", "ruamel")) for name in imported)
+
+
+def test_the_fast_path_reads_a_packed_main(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """After `git gc` (README offers it) main lives in packed-refs: search, recall and
+    skill recall still answer from their indexes without git (they fell back to the
+    full path, ≈ 75 ms more, until the next write)."""
+    assert xb_proc("put", json_file(make("zh", title="对话框无障碍检查清单"))).code == 0
+    assert xb_proc("skill", "save", str(EXAMPLES / "skills" / "deploy-check")).code == 0
+    assert xb_proc("entry", "import", str(EXAMPLES / "memex")).code == 0
+    commands = [
+        ("search", "对话框"),
+        ("recall", "-"),
+        ("skill", "recall", "deploy rollback"),
+        ("skill", "recall", "--slug", "deploy-check"),
+    ]
+    for argv in commands:  # builds the indexes
+        assert xb_proc(*argv, input="can I git push --force to main?").code == 0
+    control = store_dir / ".git"
+    head = (control / "refs" / "heads" / "main").read_text().strip()
+    (control / "packed-refs").write_text(
+        f"# pack-refs with: peeled fully-peeled sorted \n{'0' * 40} refs/heads/other\n"
+        f"{head} refs/heads/main\n"
+    )
+    (control / "refs" / "heads" / "main").unlink()
+    for argv in commands:
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "xbrain", *argv, "--store", str(store_dir)],
+            input="can I git push --force to main?",
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 0, result.stderr[-300:]
+        imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
+        assert not any(name.startswith(("dulwich", "ruamel")) for name in imported), argv
+    assert xb_proc("search", "对话框").json["results"]

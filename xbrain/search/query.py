@@ -3,8 +3,8 @@
 When the store's index already reflects ``refs/heads/main`` — the usual case, since
 every write keeps it current — a search needs neither git objects nor YAML: it reads
 the ref, checks the index's commit inside one SQLite read transaction, ranks, and takes
-the resources from the index. Anything else (no index, another commit, an old layout,
-packed refs) returns None and ``run.search_store`` takes the full path through git.
+the resources from the index. Anything else (no index, another commit, an old layout)
+returns None and ``run.search_store`` takes the full path through git.
 """
 
 from __future__ import annotations
@@ -152,13 +152,35 @@ def _snippet(resource: dict[str, Any], matched: list[str]) -> str:
     return text if len(text) <= SNIPPET else text[: SNIPPET - 1] + "…"
 
 
+PACKED_REFS_BOUND = 1 << 20  # a store's packed-refs holds a few lines
+_PACKED_MAIN = b" refs/heads/main"
+
+
 def main_head(control_dir: Path) -> str | None:
-    """The commit `main` points at, read from the ref file (None: unborn or packed)."""
+    """The commit `main` points at: its ref file, else (after a ``git gc``) its line in
+    ``packed-refs``, as git reads it; None when unborn or unreadable."""
     try:
         value = (control_dir / "refs" / "heads" / "main").read_text().strip()
+    except FileNotFoundError:
+        return _packed_main(control_dir)
     except OSError:
         return None
     return value if len(value) == 40 else None
+
+
+def _packed_main(control_dir: Path) -> str | None:
+    try:
+        with open(control_dir / "packed-refs", "rb") as handle:
+            data = handle.read(PACKED_REFS_BOUND + 1)
+    except OSError:
+        return None
+    if len(data) > PACKED_REFS_BOUND:
+        return None
+    for line in data.splitlines():
+        if line.endswith(_PACKED_MAIN) and len(line) == 40 + len(_PACKED_MAIN):
+            value = line[:40].decode("ascii", "replace")
+            return value if all(c in "0123456789abcdef" for c in value) else None
+    return None
 
 
 def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | None:
