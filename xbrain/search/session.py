@@ -3,10 +3,10 @@
 ``.git/xbrain/sessions/<session>.json`` maps each shown id to the revision shown (so a
 rule changed since is shown in full again). Any non-empty session id works: one that is
 not a plain name (letters, digits, ``-``, ``_``, at most 128) is stored under a digest of
-it, so an id never names a path. Hook processes of one session may run at
-once: each reads and writes the file under an exclusive ``flock`` of its own lock file
-and replaces it atomically, so none sees half a file or loses another's update. Files of
-sessions idle for a week are removed by the next session that writes.
+it, so an id never names a path. Hook processes of one session may run at once: each
+reads and writes the file under an exclusive ``flock`` of its own lock file and replaces
+it atomically, so none sees half a file or loses another's update. Files of sessions
+idle for a week are removed by the next session that writes.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ never sent anywhere), with one row per item a recall showed: when, in which sess
 on which hook event, how it was disclosed, and — for an entry — which of its own
 queries or keywords matched. It never holds prompt text. A session is kept by the name
 its state file has (``session.file_name``: the id, or a digest of an id that is not a
-plain name), so a payload's id of any length stays a short key. ``report`` answers per entry
-(matches, sessions, first and last match, hits per query), per session (the trace), and
-which active entries never matched (candidates to retire). ``.git/xbrain/telemetry-off``
-switches recording off on this device.
+plain name), so a payload's id of any length stays a short key. ``report`` answers per
+entry (matches, sessions, first and last match, hits per query), per session (the
+trace), and which active entries never matched (candidates to retire).
+``.git/xbrain/telemetry-off`` switches recording off on this device.
 """
 
 from __future__ import annotations
