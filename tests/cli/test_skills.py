@@ -459,6 +459,29 @@ def test_import_over_git_protocol_from_a_local_dulwich_daemon(xb: Run, tmp_path:
         }
 
 
+def test_a_git_import_pinned_to_a_commit_id(xb: Run, tmp_path: Path) -> None:
+    """--ref may be a full commit id (a reproducible import), over git:// and in place;
+    an id the repository lacks is not found (over git://, the server refuses it)."""
+    with _git_daemon(tmp_path, {}) as (url, commit):
+        pinned = commit.decode()
+        for where in (url, str(tmp_path / "served")):
+            store = tmp_path / f"store-{len(where)}"
+            args = ["skill", "import", where, "--path", "deploy-check", "--ref", pinned]
+            result = xb(*args, store=store)
+            assert result.code == 0, result.stderr
+            source = xb("skill", "log", "deploy-check", store=store).json["revisions"][0]
+            assert source["source"]["commit"] == pinned and source["source"]["ref"] == pinned
+        missing = "0" * 40
+        local = xb("skill", "import", str(tmp_path / "served"), "--ref", missing)
+        assert (local.code, local.stderr) == (
+            3,
+            f"The repository at {tmp_path / 'served'} has no commit {missing!r}.\n",
+        )
+        remote = xb("skill", "import", url, "--ref", missing, "--path", "deploy-check")
+        assert remote.code in (3, 8) and len(remote.stderr.splitlines()) == 1, remote.stderr
+    assert not (tmp_path / "store").exists()
+
+
 def test_a_repository_sending_a_bomb_or_too_much_is_refused_before_indexing(
     xb: Run, store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

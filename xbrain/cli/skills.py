@@ -57,7 +57,7 @@ def save(ctx: click.Context, source: str, publish: bool, expect_revision: str | 
 
 @skill.command("import")
 @click.argument("source", metavar="DIR|FILE|ZIP|GIT-URL")
-@click.option("--ref", help="Branch or tag of a git URL (default: its HEAD).")
+@click.option("--ref", help="Branch, tag or full commit id of a git URL (default: its HEAD).")
 @click.option("--path", "subdir", metavar="PATH", help="Directory of the skill in a git URL.")
 @common_options
 @click.pass_context

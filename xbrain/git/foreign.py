@@ -3,7 +3,8 @@
 A remote repository is fetched with dulwich into a private scratch repository that is
 deleted afterwards, what it sends held to a ``PackBound`` before anything is indexed; a
 repository on this machine is read in place and never written. Nothing of it enters the
-store's object database. One ref (a branch, a tag, or the HEAD) is wanted; the files
+store's object database. One ref (a branch, a tag, the HEAD, or a commit named by its
+full id) is wanted; the files
 under one directory of its commit are read with every bound checked before an object is
 inflated (sizes come from the object headers): regular files only (a link or submodule
 is refused), at most ``max_files`` files, each at most ``max_bytes``, no deeper than
@@ -12,6 +13,7 @@ is refused), at most ``max_files`` files, each at most ``max_bytes``, no deeper 
 
 from __future__ import annotations
 
+import re
 import shutil
 import stat
 import tempfile
@@ -32,6 +34,7 @@ from .transport import Transport
 __all__ = ["ForeignTree", "Limits", "PackBound", "read_foreign_tree"]
 
 _SKIP = {b"__MACOSX", b".DS_Store", b".git"}
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 
 
 class Limits(NamedTuple):
@@ -49,6 +52,11 @@ class ForeignTree(NamedTuple):
     commit: str
     files: dict[str, bytes]
     skipped: list[str]
+
+
+def _pinned(ref: str | None) -> ObjectID | None:
+    """The commit id ``ref`` is, when it is one (40 lower-case hex digits)."""
+    return ObjectID(ref.encode()) if ref is not None and _COMMIT_ID.fullmatch(ref) else None
 
 
 def _candidates(ref: str | None) -> list[bytes]:
@@ -73,8 +81,8 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
         except CorruptStoreError:
             raise InvalidInputError(f"{local} is not a git repository.") from None
         with source:
-            sha = source.local_ref(_candidates(ref))
-            if sha is None:
+            sha = _pinned(ref) or source.local_ref(_candidates(ref))
+            if sha is None or not source.holds(sha):
                 raise NotFoundError(f"The repository at {local} has no {_named(ref)}.")
             return source.read_under(sha, path or "", limits)
     with private_umask():
@@ -82,8 +90,8 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
     try:
         Repository.init_bare(scratch / "repo")
         with _Foreign(scratch / "repo") as repo:
-            sha = repo.fetch_one(url, _candidates(ref), limits.pack)
-            if sha is None:
+            sha = repo.fetch_one(url, _candidates(ref), limits.pack, _pinned(ref))
+            if sha is None or not repo.holds(sha):
                 raise NotFoundError(f"The repository at {redact_url(url)} has no {_named(ref)}.")
             return repo.read_under(sha, path or "", limits)
     finally:
@@ -91,7 +99,9 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
 
 
 def _named(ref: str | None) -> str:
-    return "HEAD" if ref is None else f"branch or tag {ref!r}"
+    if ref is None:
+        return "HEAD"
+    return f"commit {ref!r}" if _pinned(ref) else f"branch or tag {ref!r}"
 
 
 def _local_path(url: str) -> str | None:
@@ -109,10 +119,17 @@ class _Foreign(Transport):
     """Someone else's repository: a throwaway bare one that one ref is fetched into, or
     one on this machine, read in place and never written."""
 
-    def fetch_one(self, url: str, names: list[bytes], bound: PackBound) -> ObjectID | None:
+    def fetch_one(
+        self, url: str, names: list[bytes], bound: PackBound, pinned: ObjectID | None = None
+    ) -> ObjectID | None:
+        """Fetch the first of ``names`` the remote has (or the commit ``pinned``, which a
+        server may refuse unless a ref points at it) at depth 1; its id, or None."""
         wanted: list[ObjectID] = []
 
         def wants(refs: Mapping[Ref, ObjectID], depth: int | None = None) -> list[ObjectID]:
+            if pinned is not None:
+                wanted.append(pinned)
+                return [pinned]
             for name in names:
                 sha = refs.get(Ref(name))
                 if sha is not None:
@@ -122,6 +139,10 @@ class _Foreign(Transport):
 
         self.fetch_wanted(url, wants, bound, depth=1)  # one commit, no history
         return wanted[0] if wanted else None
+
+    def holds(self, sha: ObjectID) -> bool:
+        """True when the repository has the object ``sha``."""
+        return sha in self._repo.object_store
 
     def local_ref(self, names: list[bytes]) -> ObjectID | None:
         """The commit (or tag) the first of ``names`` points at in this repository."""
