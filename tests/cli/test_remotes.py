@@ -78,6 +78,43 @@ def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path) -> None:
     assert xb("remote", "push", "nope").code == 3
 
 
+def test_a_relative_remote_path_is_kept_absolute(
+    xb: Run, tmp_path: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path is read from where the command runs: kept as given, `remote push` from
+    another folder went elsewhere (exit 8). add and clone keep it absolute."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    added = xb("remote", "add", "backup", "../backup.git").json["remotes"]
+    assert added == [{"name": "backup", "url": str(tmp_path / "backup.git")}]
+    monkeypatch.chdir(tmp_path)  # another folder: the push still finds the backup
+    assert xb("remote", "push", "backup").code == 0
+    monkeypatch.chdir(tmp_path / "work")
+    assert xb("clone", "../backup.git", "../restored", store=None).code == 0
+    monkeypatch.chdir("/")
+    restored = tmp_path / "restored"
+    origin = xb("remote", "list", store=restored).json["remotes"]
+    assert origin == [{"name": "origin", "url": str(tmp_path / "backup.git")}]
+    assert xb("remote", "pull", store=restored).json["state"] == "up_to_date"
+
+
+def test_a_remote_inside_the_store_is_refused(xb: Run, store_dir: Path) -> None:
+    """It is no backup, and a push would start a repository among the records."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    for url in (
+        str(store_dir),
+        str(store_dir / "resources" / "backup.git"),
+        f"file://{store_dir}/.git",
+    ):
+        result = xb("remote", "add", "self", url)
+        assert (result.code, result.stderr) == (
+            4,
+            f"A remote inside the store is no backup; choose a folder outside {store_dir}.\n",
+        ), url
+    assert xb("remote", "list").json["remotes"] == []
+
+
 def test_clone_reproduces_status_search_and_get(xb: Run, devices: tuple[Path, Path, Path]) -> None:
     a, b, _ = devices
     assert xb("status", store=b).json["resources"] == xb("status", store=a).json["resources"] == 2

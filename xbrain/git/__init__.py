@@ -28,7 +28,7 @@ from pathlib import Path
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
-from .transport import Transport, sweep_dead
+from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     WORKTREE_TEMP,
     Worktree,
@@ -52,6 +52,7 @@ __all__ = [
     "Snapshot",
     "file_mode_problems",
     "fix_file_modes",
+    "local_path",
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",

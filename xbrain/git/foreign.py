@@ -29,7 +29,7 @@ from ..redact import redact_url
 from .objects import private_umask
 from .packcheck import PackBound, amount
 from .repo import Repository
-from .transport import Transport
+from .transport import Transport, local_path
 
 __all__ = ["ForeignTree", "Limits", "PackBound", "read_foreign_tree"]
 
@@ -74,7 +74,7 @@ def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limit
     A repository on this machine is read in place (nothing copied, nothing written): only
     the objects on the way to ``path`` and under it are read, each size checked first.
     """
-    local = _local_path(url)
+    local = local_path(url)
     if local is not None:
         try:
             source = _Foreign(Path(local))
@@ -102,17 +102,6 @@ def _named(ref: str | None) -> str:
     if ref is None:
         return "HEAD"
     return f"commit {ref!r}" if _pinned(ref) else f"branch or tag {ref!r}"
-
-
-def _local_path(url: str) -> str | None:
-    """The directory ``url`` names when dulwich would read it as a local repository."""
-    from dulwich.client import LocalGitClient, get_transport_and_path
-
-    try:
-        client, path = get_transport_and_path(url)
-    except Exception:  # dulwich's own refusal comes again, as one line, from the fetch
-        return None
-    return str(path) if isinstance(client, LocalGitClient) else None
 
 
 class _Foreign(Transport):

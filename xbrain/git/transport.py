@@ -33,9 +33,21 @@ from .objects import MAIN, CommitId, disk_full, private_file, private_umask
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 
-__all__ = ["Transport", "sweep_dead"]
+__all__ = ["Transport", "local_path", "sweep_dead"]
 
 T = TypeVar("T", bound="Transport")
+
+
+def local_path(url: str) -> str | None:
+    """The directory ``url`` names when dulwich reads it as a repository on this machine
+    (a path or ``file://``), else None."""
+    from dulwich.client import LocalGitClient, get_transport_and_path
+
+    try:
+        client, path = get_transport_and_path(url)
+    except Exception:  # dulwich's own refusal comes again, as one line, from the fetch
+        return None
+    return str(path) if isinstance(client, LocalGitClient) else None
 
 
 class Wants(Protocol):

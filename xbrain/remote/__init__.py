@@ -42,7 +42,14 @@ from ..kinds import resource as resource_kind
 from ..urls import redact_url
 from .intake import check_commit
 from .merge import integrate
-from .settings import check_limits, describe, device, validate_name, validate_remote_url
+from .settings import (
+    check_limits,
+    describe,
+    device,
+    stored_location,
+    validate_name,
+    validate_remote_url,
+)
 
 __all__ = ["add", "clone_into", "pull", "push", "remotes", "remove", "verify"]
 
@@ -53,6 +60,7 @@ def add(core: Core, name: str, url: str) -> dict[str, Any]:
     """Remember a git remote (a path or URL you chose) for backups or other devices."""
     validate_name(name)
     validate_remote_url(url)
+    url = stored_location(url, core.path)
     with core.session() as git:
         if name in git.remotes():
             raise ConflictError(f"A remote named {name} exists; remove it first.")
@@ -236,7 +244,7 @@ def clone_into(
             for key, value in restored.items():
                 if value > StoreConfig().limits()[key]:
                     git.set_device_limit(key, value)
-            git.set_remote("origin", location)
+            git.set_remote("origin", stored_location(location, where))
             git.note_remote_head("origin", theirs)
             git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)
             if resources is not None:  # the live resources, as the check parsed them

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
-from ..core import GitStore, LimitError, StoreConfig, View, limited_count
+from ..core import GitStore, LimitError, StoreConfig, View, limited_count, local_path
 from ..errors import InvalidInputError
 from ..urls import parse_url, redact_url, secret_parameter
 
-__all__ = ["check_limits", "describe", "device", "validate_name", "validate_remote_url"]
+__all__ = [
+    "check_limits",
+    "describe",
+    "device",
+    "stored_location",
+    "validate_name",
+    "validate_remote_url",
+]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", re.ASCII)
 _SCP = re.compile(r"(?P<userinfo>[^/@:\s]+(?::[^/@\s]*)?)@(?P<host>[^/:\s]+):(?!//)")
@@ -89,3 +98,19 @@ def device(git: GitStore) -> StoreConfig:
 def describe(git: GitStore) -> list[dict[str, str]]:
     """The configured remotes."""
     return [{"name": name, "url": url} for name, url in sorted(git.remotes().items())]
+
+
+def stored_location(url: str, store: Path) -> str:
+    """The form of ``url`` a store keeps: a relative path on this machine made absolute
+    (kept as given, it would name another folder from another working directory). A
+    folder inside the store itself is refused: it is no backup, and a push would put a
+    repository among the records."""
+    local = local_path(url)
+    if local is None:
+        return url
+    where = os.path.abspath(local)
+    if Path(os.path.realpath(where)).is_relative_to(store.resolve()):
+        raise InvalidInputError(
+            f"A remote inside the store is no backup; choose a folder outside {store}."
+        )
+    return url if "://" in url else where
