@@ -285,3 +285,22 @@ def test_a_users_onnx_model_through_the_cli(xb: Run, store_dir: Path, tmp_path: 
     assert [r["name"] for r in found.json["results"]] == ["ls-help"]
     missing = xb("reindex", "--semantic", "--provider", "onnx", "--model-dir", str(tmp_path / "no"))
     assert missing.code == 4 and missing.stderr.count("\n") == 1
+
+
+def test_a_relative_model_dir_is_kept_absolute(
+    xb: Run, store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept as given, ./model named another folder for a search run elsewhere."""
+    from tests.unit.test_embedding import tiny_model
+
+    folder = tiny_model(tmp_path / "model")
+    rule = {"kind": "rule", "name": "ls-help", "description": "list directory contents"}
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    monkeypatch.chdir(tmp_path)
+    made = xb("reindex", "--semantic", "--provider", "onnx", "--model-dir", "model")
+    assert made.code == 0, made.stderr
+    settings = json.loads((store_dir / ".git" / "xbrain" / "semantic.json").read_text())
+    assert settings["provider"] == {"kind": "onnx", "path": str(folder)}
+    monkeypatch.chdir("/")
+    found = xb("recall", "-", "--mode", "semantic", input="list directory")
+    assert [r["name"] for r in found.json["results"]] == ["ls-help"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -134,7 +135,9 @@ def reindex(
     if semantic:
         from ..embedding import ProviderSpec
 
-        spec = ProviderSpec(kind, model_dir, url, model, key_env, floor)
+        # kept for later commands, which may run in another folder: an absolute path
+        folder = os.path.abspath(model_dir) if model_dir else None
+        spec = ProviderSpec(kind, folder, url, model, key_env, floor)
     elif any(v is not None for v in (model_dir, url, model, key_env, floor)) or kind != "packaged":
         raise UsageError(
             "--provider, --model-dir, --url, --model, --key-env and --floor go with --semantic."
