@@ -147,7 +147,12 @@ def respond(
     store's default (hybrid when semantic recall is on) in ``xbrain serve``."""
     import json
 
-    payload = json.loads(data or b"{}")
+    try:
+        payload = json.loads(data or b"{}")
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than it can be read
+        from .errors import InvalidInputError
+
+        raise InvalidInputError("The hook payload on stdin is not a JSON object.") from None
     if not isinstance(payload, dict):
         return None
     if cwd is not None and not isinstance(payload.get("cwd"), str):
@@ -248,7 +253,7 @@ def _last_message(path: str) -> str:
     for line in reversed(lines):
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         message = item.get("message") if isinstance(item, dict) else None
         if not isinstance(message, dict) or message.get("role") != "assistant":

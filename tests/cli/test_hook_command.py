@@ -95,12 +95,31 @@ def test_every_event_in_one_command(stocked: Path, tmp_path: Path) -> None:
     assert not (cache / "hook.log").exists()  # nothing went wrong
 
 
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
 @pytest.mark.parametrize(
     "body",
-    [b"", b"not json", b"[1, 2]", b'{"prompt": 5}', b'{"hook_event_name": "Stop"}', b"\xff\xfe{"],
+    [
+        b"",
+        b"not json",
+        b"[1, 2]",
+        b'{"prompt": 5}',
+        b'{"hook_event_name": "Stop"}',
+        b"\xff\xfe{",
+        DEEP,  # deeper than the parser goes: was an internal error in the log
+        b'{"prompt": "git push --force", "x": ' + DEEP + b"}",
+    ],
 )
 def test_bad_payloads_say_nothing(stocked: Path, tmp_path: Path, body: bytes) -> None:
+    """No answer; what is not JSON is one clear line in the log (it was an "Internal
+    error", for a deep one too)."""
     assert hook(stocked, body, tmp_path) == (0, "", "")
+    log = tmp_path / "hook.log"
+    lines = log.read_text().splitlines() if log.exists() else []
+    assert len(lines) <= 1 and not any("Internal error" in line for line in lines)
+    if lines:
+        assert lines[0].endswith("The hook payload on stdin is not a JSON object.")
 
 
 def test_a_broken_store_or_a_timeout_is_a_line_in_the_log(stocked: Path, tmp_path: Path) -> None:

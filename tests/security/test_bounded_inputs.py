@@ -92,6 +92,18 @@ def test_deep_json_is_invalid_input_not_an_internal_error(
     assert xb("put", "-", input=payload).code == 4
 
 
+def test_a_deep_prompt_is_text_to_recall_not_an_internal_error(xb: Run) -> None:
+    """recall reads a JSON hook payload from stdin when it sees one; one nested deeper
+    than the parser goes was an internal error (exit 1). It is prompt text now."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    for body in (DEEP, '{"prompt": "dialog", "x": ' + DEEP + "}"):
+        result = xb("recall", "-", input=body)
+        assert result.code == 0, result.stderr
+        assert result.json["results"] == []
+        searched = xb("search", "-", input=body)
+        assert searched.code == 4 and "Internal error" not in searched.stderr
+
+
 def test_deep_adapter_output_is_a_provider_failure(
     xb: Run, json_file: Callable[[Any], str], tmp_path: Path
 ) -> None:

@@ -127,7 +127,7 @@ class Endpoint(BaseHTTPRequestHandler):
             vectors = [[float(len(text)), 1.0, 0.0] for text in body["input"]]
             items = [{"index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
             data, status = {"data": items, "model": body["model"]}, 200
-        raw = json.dumps(data).encode()
+        raw = data if isinstance(data, bytes) else json.dumps(data).encode()
         self.send_response(status)
         if Endpoint.location:
             self.send_header("Location", Endpoint.location)
@@ -179,6 +179,8 @@ def test_the_endpoint_gets_texts_and_the_key_from_the_named_variable(
             "vector",
         ),
         (({"data": "nope"}, 200), "one vector per text"),
+        # nested deeper than the parser goes: was an internal error
+        ((b'{"data": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 200), "one vector per text"),
     ],
 )
 def test_a_bad_endpoint_answer_is_a_provider_error(

@@ -111,7 +111,7 @@ def _vectors(data: bytes, count: int) -> np.ndarray:
         if [item["index"] for item in items] != list(range(count)):
             raise ValueError("indexes")
         vectors = np.array(rows, dtype=np.float32)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         raise EndpointError(
             "The embeddings endpoint's answer is not one vector per text."
         ) from None

@@ -41,7 +41,7 @@ def read_request(data: bytes) -> Request:
     if stripped.startswith("{"):
         try:
             payload = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError):  # nesting too deep for the parser: text
             payload = None
         if isinstance(payload, dict) and ("prompt" in payload or "tool_name" in payload):
             return payload_request(payload)

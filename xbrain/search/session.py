@@ -90,7 +90,7 @@ def _acquire(path: Path, wait: float) -> int | None:
 def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_bytes()[: 4 << 20])
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {"shown": {}}
     if not isinstance(data, dict) or not isinstance(data.get("shown"), dict):
         return {"shown": {}}
