@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "MAX_YAML_DEPTH",
+    "YamlTooDeep",
     "canonical_json",
     "digest",
     "dump_yaml",
@@ -89,22 +91,60 @@ def dump_yaml(value: Any) -> bytes:
     return out.getvalue().encode("utf-8")
 
 
+MAX_YAML_DEPTH = 200
+# what nests cheaply: flow collections, and block sequences or complex keys on one line
+_NESTING = ("[", "{", "- ", "? ")
+
+
+class YamlTooDeep(ValueError):
+    """YAML nested deeper than any file xbrain reads. ruamel's C composer recurses once
+    per level with no bound: some 25,000 levels (50 KB of ``[``) crash the process."""
+
+    problem = f"nested deeper than {MAX_YAML_DEPTH} levels"
+    problem_mark = None
+
+
 def load_yaml(data: bytes) -> Any:
     """Parse YAML bytes written by :func:`dump_yaml` (or by hand), by YAML 1.2 rules.
 
     ruamel's ``YAML.load`` builds a loader class for every call, ~0.15 ms that dwarfs the
     parse of a small record (a reindex reads thousands). The loader below is built once
     from the same parts: the C parser, the safe constructor, the YAML 1.2 resolver.
+    Text that could nest deeper than ``MAX_YAML_DEPTH`` is first walked event by event
+    (the parser's events are flat; only composing recurses) and refused (YamlTooDeep).
     """
     text = data.decode("utf-8")
     loader_class = _fast_loader()
     if loader_class is None:  # no C extension on this platform: the pure-Python engine
-        return _engine().load(text)
+        return _engine().load(text)  # deep text: RecursionError, never a crash
+    if sum(text.count(token) for token in _NESTING) > MAX_YAML_DEPTH:
+        _check_depth(text, loader_class)
     loader = loader_class(text)
     try:
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def _check_depth(text: str, loader_class: Any) -> None:
+    """Walk the events of ``text`` (the C parser's loader yields them one by one)."""
+    from ruamel.yaml.events import CollectionEndEvent, CollectionStartEvent, StreamEndEvent
+
+    parser = loader_class(text)
+    depth = 0
+    try:
+        while True:
+            event = parser.get_event()
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise YamlTooDeep(YamlTooDeep.problem)
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
+            elif event is None or isinstance(event, StreamEndEvent):
+                return
+    finally:
+        parser.dispose()
 
 
 _loader: Any = None

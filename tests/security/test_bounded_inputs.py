@@ -19,6 +19,7 @@ import pytest
 
 from tests.cli.test_adapter_faults import adapter_config
 from tests.conftest import EXAMPLES, Result, make, snapshot_files, write_json
+from xbrain.kinds.model import resource_id
 
 Run = Callable[..., Result]
 
@@ -102,6 +103,44 @@ def test_a_deep_prompt_is_text_to_recall_not_an_internal_error(xb: Run) -> None:
         assert result.json["results"] == []
         searched = xb("search", "-", input=body)
         assert searched.code == 4 and "Internal error" not in searched.stderr
+
+
+DEEP_YAML = "[" * 30_000 + "]" * 30_000  # ruamel's C composer crashed the process on it
+
+
+@pytest.mark.parametrize(
+    ("command", "name", "text"),
+    [
+        (("entry", "put"), "deep.yaml", f"kind: rule\nname: x\ndescription: {DEEP_YAML}\n"),
+        (("entry", "put"), "deep.md", f"---\nkind: rule\nname: x\nkeywords: {DEEP_YAML}\n---\nb\n"),
+        (("entry", "put"), "blocks.yaml", "- " * 30_000 + "x\n"),  # block sequences
+        (("skill", "save"), "SKILL.md", f"---\nname: deep\ndescription: {DEEP_YAML}\n---\nb\n"),
+    ],
+)
+def test_deep_yaml_is_invalid_input_not_a_crash(
+    xb_proc: Run, tmp_path: Path, store_dir: Path, command: tuple[str, ...], name: str, text: str
+) -> None:
+    """A real process (a crash there is a signal, not a failed assertion in pytest)."""
+    folder = tmp_path / "deep"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    target = folder if name == "SKILL.md" else folder / name
+    result = xb_proc(*command, str(target))
+    assert result.code == 4, (result.code, result.stderr[-300:])
+    assert result.stderr.strip().endswith("nested deeper than 200 levels")
+    assert not store_dir.exists()
+
+
+def test_brackets_and_dashes_in_text_are_not_nesting(
+    xb: Run, json_file: Callable[[Any], str]
+) -> None:
+    """Text full of what nests in YAML (the depth walk looks at events, not characters)
+    round-trips; the walk runs on it, as the count of such tokens is over the limit."""
+    text = "[" * 1000 + "\n" + "- - - - item\n" * 300 + "{? x}" * 100
+    item = make("brackety", text=text, summary="[" * 500, purpose="- " * 400)
+    assert xb("put", json_file(item)).code == 0
+    stored = xb("get", resource_id("web", item["source"]["id"])).json
+    assert (stored["text"], stored["summary"]) == (text, "[" * 500)
 
 
 def test_deep_adapter_output_is_a_provider_failure(

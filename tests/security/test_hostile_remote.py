@@ -662,6 +662,11 @@ EVIL = _entry_id()
             "hello",
             "not part of an xbrain store's layout",
         ),
+        (  # YAML nested 30,000 deep: ruamel's C composer crashed the process on it
+            f"entries/{EVIL[6:8]}/{EVIL}.yaml",
+            "id: " + EVIL + "\nkind: rule\nname: " + "[" * 30_000 + "]" * 30_000 + "\n",
+            "Not valid YAML",
+        ),
     ],
 )
 def test_pull_refuses_hostile_entries_and_skill_files(
