@@ -54,3 +54,21 @@ def test_render_then_parse_gives_the_same_entry(entry: dict[str, Any]) -> None:
     assert not dropped
     assert {k: v for k, v in again.items() if k != "source"} == entry
     assert again["source"]["markdown"] == text
+
+
+# What memory files are made of, around headings: the pieces where the old pattern's
+# lazy title and trailing blanks meet (tabs, CR, ideographic spaces, blank lines).
+PIECES = ["#", "##", "## ", " ", "  ", "\t", "x", "\n", "\r", "\u3000", "y z", "\n\n", "部署"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=20).map("".join))
+def test_headings_split_as_the_old_pattern_did(text: str) -> None:
+    """The linear heading scan finds the sections ``^## +(.+?)\\s*$`` found (same starts,
+    ends and titles), so memory files import exactly as before; that pattern took
+    quadratic time on a long run of blanks in a line."""
+    import re
+
+    from xbrain.kinds.entryformat import headings
+
+    pattern = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
+    assert headings(text) == [(m.start(), m.end(), m.group(1)) for m in pattern.finditer(text)]

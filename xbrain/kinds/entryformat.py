@@ -17,7 +17,7 @@ from typing import Any
 from ..codec import dump_yaml, load_yaml, yaml_problem
 from ..errors import InvalidInputError
 
-__all__ = ["FOLDERS", "parse_markdown", "render_file", "unchanged_since_import"]
+__all__ = ["FOLDERS", "headings", "parse_markdown", "render_file", "unchanged_since_import"]
 
 # folder → the kind of an entry there that does not say (memex's skills are procedures)
 FOLDERS = {"rules": "rule", "memory": "memory", "skills": "workflow"}
@@ -54,7 +54,27 @@ _DEFAULTS = {
     "provenance": None,
     "alwaysOn": False,
 }
-_SECTION = re.compile(r"^## +(.+?)\s*$", re.MULTILINE)
+_HEADING_LINE = re.compile(r"^##( +)(.*)$", re.MULTILINE)
+_NOT_SPACE = re.compile(r"\S")
+
+
+def headings(text: str) -> list[tuple[int, int, str]]:
+    """Each ``## title`` line as (start, end, title), exactly as the pattern
+    ``^## +(.+?)\\s*$`` (multi-line) matches it — the title without trailing blanks, the
+    end after the blank lines that follow it — in linear time: that pattern takes
+    quadratic time on a long run of blanks inside a line (a 256 KiB line: minutes)."""
+    found = []
+    for line in _HEADING_LINE.finditer(text):
+        spaces, tail = line.group(1), line.group(2)
+        if not tail and len(spaces) < 2:
+            continue  # "## " alone is no heading
+        title = tail.rstrip() or (tail[:1] if tail else " ")
+        after = line.start(2) + len(title) if tail else line.end()
+        blank = _NOT_SPACE.search(text, after)
+        stop = len(text) if blank is None else blank.start()
+        end = stop if stop == len(text) else text.rfind("\n", after, stop)
+        found.append((line.start(), end, title))
+    return found
 
 
 def _split_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
@@ -93,17 +113,16 @@ def parse_markdown(text: str, path: str, default_kind: str) -> list[dict[str, An
         raw["body"] = body
         raw["source"] = {"path": path, "section": None, "order": 0, "markdown": text}
         return [raw]
-    heads = list(_SECTION.finditer(text))
+    heads = headings(text)
     if default_kind != "memory" or not heads:
         source = {"path": path, "section": None, "order": 0, "markdown": text}
         return [{"kind": default_kind, "name": stem, "body": text, "source": source}]
     out = []
-    for order, head in enumerate(heads):
-        start = 0 if order == 0 else head.start()
-        end = heads[order + 1].start() if order + 1 < len(heads) else len(text)
-        title = head.group(1)
+    for order, (head_start, head_end, title) in enumerate(heads):
+        start = 0 if order == 0 else head_start
+        end = heads[order + 1][0] if order + 1 < len(heads) else len(text)
         source = {"path": path, "section": title, "order": order, "markdown": text[start:end]}
-        body = text[head.end() : end].removeprefix("\n")
+        body = text[head_end:end].removeprefix("\n")
         out.append({"kind": "memory", "name": f"{stem}#{title}", "body": body, "source": source})
     return out
 
