@@ -78,3 +78,43 @@ def test_an_alert_wording_change_swaps_words(cut: Segmenter) -> None:
     assert "".join(op["old"] for op in ops) == old
     assert "".join(op["new"] for op in ops) == new
     assert render(ops) == "请先[-确认-]{+核实+}[-告警-]{+报警+}[-级别-]{+等级+}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts, texts, st.sampled_from([0, 1, 4, 30]))
+def test_past_the_budget_ops_still_rebuild_both_sides(
+    cut: Segmenter, old: str, new: str, budget: int
+) -> None:
+    """Texts too big to weigh word by word are matched by lines, and a block too big
+    by itself is one op (a tiny budget here makes small texts take those paths)."""
+    from unittest import mock
+
+    with mock.patch("xbrain.kinds.skilldiff.PAIR_BUDGET", budget):
+        ops = diff(old, new, cut.cut)
+    assert "".join(op["old"] for op in ops) == old
+    assert "".join(op["new"] for op in ops) == new
+    assert all(op["old"] == op["new"] for op in ops if op["op"] == "equal")
+    assert (old == new) == all(op["op"] == "equal" for op in ops)
+    assert all(op["old"] or op["new"] for op in ops)
+
+
+def test_unrelated_big_revisions_are_matched_by_lines_then_as_blocks(cut: Segmenter) -> None:
+    """Two unrelated 18,000-token texts took difflib 9-22 s word by word; past the budget
+    the lines shared are kept as they are and a changed block too big is one op."""
+    import random
+
+    rng = random.Random(3)
+    words = [f"w{i}" for i in range(50)]
+
+    def text() -> str:  # 750 lines of 12 words
+        lines = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(750)]
+        return "\n".join(lines)
+
+    shared = "## Shared heading\n"
+    old, new = shared + text() + "\n" + shared, shared + text() + "\n" + shared
+    ops = diff(old, new, cut.cut)
+    assert [op["op"] for op in ops] == ["equal", "replace", "equal"]
+    assert ops[0]["old"] == shared and ops[2]["old"].endswith(shared)
+    small = old.replace("w7 w8", "w8 w7", 1)  # one swap in a big text: still word by word
+    changed = [op for op in diff(old, small, cut.cut) if op["op"] != "equal"]
+    assert 1 <= len(changed) <= 3 and all(len(op["old"]) < 10 for op in changed)
