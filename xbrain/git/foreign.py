@@ -4,11 +4,10 @@ A remote repository is fetched with dulwich into a private scratch repository th
 deleted afterwards, what it sends held to a ``PackBound`` before anything is indexed; a
 repository on this machine is read in place and never written. Nothing of it enters the
 store's object database. One ref (a branch, a tag, the HEAD, or a commit named by its
-full id) is wanted; the files
-under one directory of its commit are read with every bound checked before an object is
-inflated (sizes come from the object headers): regular files only (a link or submodule
-is refused), at most ``max_files`` files, each at most ``max_bytes``, no deeper than
-``max_depth``.
+full id) is wanted; the files under one directory of its commit are read with every
+bound checked before an object is inflated (sizes come from the object headers):
+regular files only (a link or submodule is refused), at most ``max_files`` files, each
+at most ``max_bytes``, no deeper than ``max_depth``.
 """
 
 from __future__ import annotations
