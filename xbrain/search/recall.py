@@ -138,7 +138,7 @@ def _similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, li
 
 
 def _score(
-    entry: dict[str, Any], prompt: set[str], found: list[str], prompt_order: list[str], idf: Idf
+    entry: dict[str, Any], prompt: set[str], found: list[str], weight_total: float, idf: Idf
 ) -> tuple[float, dict[str, Any]]:
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
     for text, terms in entry["queries"]:
@@ -154,8 +154,7 @@ def _score(
     if score * ABOUT > best[0]:
         best = (score * ABOUT, {"via": "description", "matched": matched})
     if len(found) >= 3:  # the prompt's terms the entry holds anywhere (body too), three at least
-        total = sum(idf.weight(t) for t in prompt_order)
-        share = sum(idf.weight(t) for t in found) / total
+        share = sum(idf.weight(t) for t in found) / weight_total
         if share * CONTENT > best[0]:
             best = (share * CONTENT, {"via": "content", "matched": found})
     if best[0] <= 0:
@@ -260,14 +259,17 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         skipped: list[dict[str, Any]] = []
         if "entry" in options.kinds:
             idf = Idf(found.df, found.n)
+            # once per prompt, not per entry: a long prompt has thousands of terms
+            weight_total = sum(idf.weight(t) for t in order)
+            position = {t: i for i, t in enumerate(order) if t not in CHATTER}
             scored = []
             for entry, held in found.entries:
                 if len(held) < 2 and not _one_term(entry):
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
-                within = [t for t in order if t in held and t not in CHATTER]
-                score, why = _score(entry, prompt, within, order, idf)
+                within = sorted((t for t in held if t in position), key=position.__getitem__)
+                score, why = _score(entry, prompt, within, weight_total, idf)
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
