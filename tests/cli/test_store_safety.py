@@ -148,8 +148,10 @@ def test_no_store_is_made_inside_another_store(
             )
     assert snapshot_files(store_dir) == before
     assert xb("doctor").json["ok"]
-    # beside the store, and in a folder that only looks like one (no .git), all is well
+    # beside the store, and in folders that only look like one, all is well: no .git, or
+    # a git project whose own xbrain.yaml is not a store's marker
     assert xb("init", store=tmp_path / "beside").code == 0
-    (tmp_path / "plain").mkdir()
-    (tmp_path / "plain" / "xbrain.yaml").write_text("format: none\n")
-    assert xb("init", store=tmp_path / "plain" / "store").code == 0
+    for name, git_dir in (("plain", False), ("project", True)):
+        (tmp_path / name / (".git" if git_dir else "src")).mkdir(parents=True)
+        (tmp_path / name / "xbrain.yaml").write_text("format: none\n")
+        assert xb("init", store=tmp_path / name / "store").code == 0

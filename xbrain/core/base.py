@@ -43,11 +43,21 @@ def new_store_path(path: Path) -> Path:
     repository would sit among that store's records as files it does not know."""
     real = Path(os.path.realpath(path))
     for folder in real.parents:
-        if (folder / ".git").is_dir() and (folder / layout.MARKER).is_file():
+        if (folder / ".git").is_dir() and _is_marker(folder / layout.MARKER):
             raise InvalidInputError(
                 f"{path} is inside the store {folder}; choose a folder outside it."
             )
     return real
+
+
+def _is_marker(path: Path) -> bool:
+    """True when ``path`` is a store's marker file (its format line), not any file that
+    happens to share its name."""
+    try:
+        with open(path, "rb") as handle:
+            return layout.FORMAT.encode() in handle.read(4096)
+    except OSError:
+        return False
 
 
 class Core:
