@@ -18,7 +18,8 @@ answers for its ``hook_event_name``:
 
 It never fails what it hooks: bad input, a missing, busy or broken store, or an answer
 slower than ``XBRAIN_HOOK_TIMEOUT`` seconds (5) mean no output and exit 0, with one line
-(never prompt text) in the cache dir's ``hook.log``.
+(never prompt text) in the cache dir's ``hook.log``. A timeout while the recall indexes
+are behind starts their build in a detached process (``search.warm``).
 """
 
 from __future__ import annotations
@@ -75,9 +76,14 @@ def run_hook(args: list[str]) -> int | None:
 
 
 def claude_code(store: str | os.PathLike[str]) -> int:
-    """Answer the Claude Code hook payload on stdin for ``store``; exit 0 whatever happens."""
+    """Answer the Claude Code hook payload on stdin for ``store``; exit 0 whatever happens.
+    A timeout while the recall indexes are behind ``main`` starts their build in a
+    detached process (``search.warm``), so the next prompts answer in time."""
     try:
         output = _answer_in_time(store, sys.stdin.buffer.read(1 << 20))
+    except _Timeout as exc:
+        _note(_Timeout(f"{exc}{_warm(store)}"))
+        return 0
     except BaseException as exc:
         _note(exc)
         return 0
@@ -85,6 +91,19 @@ def claude_code(store: str | os.PathLike[str]) -> int:
         sys.stdout.write(output)
         sys.stdout.flush()
     return 0
+
+
+def _warm(store: str | os.PathLike[str]) -> str:
+    """Start the background index build if one is needed: what the log line adds."""
+    try:
+        from pathlib import Path
+
+        from .search.warm import start
+
+        started = start(Path(store))
+    except Exception:  # the hook never fails: no build is no worse than before
+        return ""
+    return "; building the recall indexes in the background" if started else ""
 
 
 class _ServedError(Exception):

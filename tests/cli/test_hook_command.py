@@ -142,3 +142,33 @@ def test_help_and_unknown_agents_go_to_click(tmp_path: Path) -> None:
         [sys.executable, "-m", "xbrain", "hook", "codex"], capture_output=True, text=True
     )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+
+
+def test_a_timed_out_hook_builds_the_indexes_in_the_background(
+    stocked: Path, tmp_path: Path
+) -> None:
+    """A store whose recall indexes are not built yet (a clone, a bulk import) has them
+    built by its first recall; a hook cut off before the build ends kept nothing, so
+    every prompt timed out. Now the timed-out hook starts the build, detached, and the
+    next prompt is answered; the warm-up shows nothing, so it leaves no telemetry."""
+    import time
+
+    from xbrain.search.warm import behind
+
+    cache, control = tmp_path / "cache", stocked / ".git"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
+    assert behind(control)
+    assert hook(stocked, prompt, cache, XBRAIN_HOOK_TIMEOUT="0.000001")[:2] == (0, "")
+    assert (cache / "hook.log").read_text().rstrip().endswith("in the background")
+    deadline = time.monotonic() + 60
+    while behind(control) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not behind(control)  # built by the detached process, no command of ours
+    assert not (control / "xbrain" / "telemetry.sqlite").exists()
+    assert (control / "xbrain" / "warm.lock").stat().st_mode & 0o077 == 0
+    answered = json.loads(hook(stocked, prompt, cache)[1])
+    assert "no-force-push" in answered["hookSpecificOutput"]["additionalContext"]
+    # current indexes: a timeout has another cause, and starts nothing
+    assert hook(stocked, prompt, cache, XBRAIN_HOOK_TIMEOUT="0.000001")[:2] == (0, "")
+    last = (cache / "hook.log").read_text().splitlines()[-1]
+    assert "XBRAIN_HOOK_TIMEOUT" in last and "background" not in last
