@@ -23,6 +23,7 @@ __all__ = [
     "Candidates",
     "bodies",
     "build",
+    "cache_meta",
     "candidates",
     "keep_warm",
     "rebuild",
@@ -245,11 +246,16 @@ def keep_warm() -> None:
         _WARM = {}
 
 
+def cache_meta(head: str) -> dict[str, str]:
+    """What the entry cache's ``meta`` holds when it reflects commit ``head``."""
+    return {"version": VERSION, "commit": head}
+
+
 def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     """Read the candidates for ``terms`` when the cache reflects ``head``, else None."""
     from .query import open_current
 
-    conn = open_current(control / CACHE_FILE, {"version": VERSION, "commit": head})
+    conn = open_current(control / CACHE_FILE, cache_meta(head))
     if conn is None:
         return None
     if _WARM is not None:

@@ -22,6 +22,7 @@ __all__ = [
     "answer",
     "brief",
     "current",
+    "index_meta",
     "main_head",
     "open_current",
     "read_query",
@@ -204,6 +205,11 @@ def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | N
     return None
 
 
+def index_meta(head: str) -> dict[str, str]:
+    """What the search index's ``meta`` holds when it reflects commit ``head``."""
+    return {"version": VERSION, "commit": head}
+
+
 def current(
     control_dir: Path,
     tokenizer: Tokenizer,
@@ -221,7 +227,7 @@ def current(
     try:
         with SearchIndex(path, tokenizer, prepare=False) as index:
             index.conn.execute("BEGIN")  # one snapshot for the check and the ranking
-            if index.meta("version") != VERSION or index.meta("commit") != head:
+            if any(index.meta(key) != value for key, value in index_meta(head).items()):
                 return None
             return answer(index.search(terms, limit, domain, feature, style), terms)
     except sqlite3.Error:

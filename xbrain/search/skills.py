@@ -22,7 +22,15 @@ from .index import VERSION, SearchIndex, remove_index
 from .query import MAX_QUERY, main_head, open_current
 from .tokenize import Tokenizer
 
-__all__ = ["SKILL_INDEX", "after_commit", "component", "level1", "recall", "reindex_skills"]
+__all__ = [
+    "SKILL_INDEX",
+    "after_commit",
+    "component",
+    "level1",
+    "recall",
+    "reindex_skills",
+    "skill_index_meta",
+]
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
 SKILL_FORMAT = "3"  # bump when the indexed document changes: forces a rebuild
@@ -95,6 +103,11 @@ def recall(
             tokenizer.close()
 
 
+def skill_index_meta(head: str) -> dict[str, str]:
+    """What the skill index's ``meta`` holds when it reflects commit ``head``."""
+    return {"version": VERSION, "skill-format": SKILL_FORMAT, "commit": head}
+
+
 def _fast(
     control: Path, tokenizer: Tokenizer, terms: list[str], limit: int
 ) -> dict[str, Any] | None:
@@ -105,11 +118,7 @@ def _fast(
     try:
         with SearchIndex(path, tokenizer, prepare=False, fields=skill_fields) as index:
             index.conn.execute("BEGIN")
-            if (
-                index.meta("version") != VERSION
-                or index.meta("skill-format") != SKILL_FORMAT
-                or index.meta("commit") != head
-            ):
+            if any(index.meta(key) != value for key, value in skill_index_meta(head).items()):
                 return None
             return _answer(index, terms, limit)
     except sqlite3.Error:
@@ -121,8 +130,7 @@ def _indexed(control: Path, slug: str) -> dict[str, Any] | None:
     head = main_head(control)
     if head is None or not SLUG.fullmatch(slug):
         return None
-    expected = {"version": VERSION, "skill-format": SKILL_FORMAT, "commit": head}
-    conn = open_current(control / SKILL_INDEX, expected)
+    conn = open_current(control / SKILL_INDEX, skill_index_meta(head))
     if conn is None:
         return None
     try:

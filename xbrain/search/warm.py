@@ -18,11 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .entrycache import CACHE_FILE
-from .entrycache import VERSION as ENTRIES_VERSION
-from .index import VERSION
-from .query import INDEX_FILE, main_head, open_current
-from .skills import SKILL_FORMAT, SKILL_INDEX
+from .entrycache import CACHE_FILE, cache_meta
+from .query import INDEX_FILE, index_meta, main_head, open_current
+from .skills import SKILL_INDEX, skill_index_meta
 
 __all__ = ["WARM_LOCK", "WARM_PROMPT", "behind", "start"]
 
@@ -35,12 +33,12 @@ def behind(control: Path) -> bool:
     head = main_head(control)
     if head is None:
         return False
-    for path, expected in (
-        (INDEX_FILE, {"version": VERSION}),
-        (SKILL_INDEX, {"version": VERSION, "skill-format": SKILL_FORMAT}),
-        (CACHE_FILE, {"version": ENTRIES_VERSION}),
+    for path, meta in (
+        (INDEX_FILE, index_meta),
+        (SKILL_INDEX, skill_index_meta),
+        (CACHE_FILE, cache_meta),
     ):
-        conn = open_current(control / path, {**expected, "commit": head})
+        conn = open_current(control / path, meta(head))
         if conn is None:
             return True
         conn.close()
