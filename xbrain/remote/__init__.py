@@ -32,6 +32,7 @@ from ..core import (
     PackBound,
     StoreConfig,
     View,
+    local_path,
     new_store_path,
     private_umask,
     sweep_dead,
@@ -94,10 +95,9 @@ def push(core: Core, name: str = "origin") -> dict[str, Any]:
         url = git.remotes().get(name)
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
-        local = Path(url.removeprefix("file://"))
-        is_path = "://" not in url or url.startswith("file://")
-        if is_path and local.is_absolute() and not local.exists():
-            GitStore.init_bare(local)  # a backup on a local disk: start it
+        local = local_path(url)
+        if local is not None and os.path.isabs(local) and not os.path.exists(local):
+            GitStore.init_bare(Path(local))  # a backup on a local disk: start it
         git.push(name)
         return {"pushed": name, "commit": git.head()}
 
