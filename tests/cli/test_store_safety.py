@@ -155,3 +155,7 @@ def test_no_store_is_made_inside_another_store(
         (tmp_path / name / (".git" if git_dir else "src")).mkdir(parents=True)
         (tmp_path / name / "xbrain.yaml").write_text("format: none\n")
         assert xb("init", store=tmp_path / name / "store").code == 0
+    # a FIFO of that name is never opened for a blocking read (the check would hang)
+    (tmp_path / "fifo" / ".git").mkdir(parents=True)
+    os.mkfifo(tmp_path / "fifo" / "xbrain.yaml")
+    assert xb("init", store=tmp_path / "fifo" / "store").code == 0

@@ -28,6 +28,7 @@ from ..timestamps import now_timestamp
 from . import journal, layout
 from .config import DEFAULT_IDENTITY, marker_bytes
 from .lock import StoreLock
+from .registry import max_bytes
 from .view import Transaction, View
 
 __all__ = ["AfterCommit", "Core", "new_store_path"]
@@ -52,11 +53,13 @@ def new_store_path(path: Path) -> Path:
 
 def _is_marker(path: Path) -> bool:
     """True when ``path`` is a store's marker file (its format line), not any file that
-    happens to share its name."""
+    happens to share its name (read only if regular, and no more than a marker holds)."""
+    from ..errors import XbrainError
+    from ..inputs import read_file
+
     try:
-        with open(path, "rb") as handle:
-            return layout.FORMAT.encode() in handle.read(4096)
-    except OSError:
+        return layout.FORMAT.encode() in read_file(path, max_bytes("marker"), "")
+    except XbrainError:
         return False
 
 

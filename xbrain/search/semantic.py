@@ -64,12 +64,15 @@ _SOURCES = {  # kind → (index file, query of (id, JSON document))
 
 def settings(control: Path) -> ProviderSpec | None:
     """The provider this device chose for semantic recall, or None (switched off)."""
+    from ..errors import NotFoundError, XbrainError
+    from ..inputs import read_file
+
     path = control / SETTINGS_FILE
     try:
-        data = json.loads(path.read_bytes()[:65536])
-    except FileNotFoundError:
+        data = json.loads(read_file(path, 65536, "too big"))
+    except NotFoundError:
         return None
-    except (OSError, ValueError):
+    except (XbrainError, ValueError, RecursionError):
         raise CorruptStoreError(f"Unreadable {path}; run xbrain reindex --semantic.") from None
     from ..embedding import ProviderSpec
 

@@ -25,6 +25,7 @@ __all__ = ["SESSION_ID", "file_name", "session_state"]
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 SESSIONS = Path("xbrain") / "sessions"
 IDLE_DAYS = 7
+MAX_STATE = 4 << 20  # a session's state file, read no further
 
 
 @contextlib.contextmanager
@@ -88,9 +89,12 @@ def _acquire(path: Path, wait: float) -> int | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    from ..errors import XbrainError
+    from ..inputs import read_file
+
     try:
-        data = json.loads(path.read_bytes()[: 4 << 20])
-    except (OSError, ValueError, RecursionError):
+        data = json.loads(read_file(path, MAX_STATE, "too big"))
+    except (XbrainError, ValueError, RecursionError):  # missing, odd, damaged: start anew
         return {"shown": {}}
     if not isinstance(data, dict) or not isinstance(data.get("shown"), dict):
         return {"shown": {}}
