@@ -57,34 +57,32 @@ def diff(old: str, new: str, cut: Cut) -> list[dict[str, Any]]:
     ``equal``, ``delete``, ``insert`` or ``replace`` and the texts are token runs. A run of
     changed words replaced by as many words is shown word by word (swaps)."""
     ops: list[dict[str, Any]] = []
-    a, b = tokens(old, cut), tokens(new, cut)
-    if len(a) * len(b) <= PAIR_BUDGET:
-        _word_diff(ops, a, b)
-        return ops
-    lines_a, lines_b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    if len(lines_a) * len(lines_b) > PAIR_BUDGET:
-        _block(ops, old, new, cut)
-        return ops
-    matcher = difflib.SequenceMatcher(None, lines_a, lines_b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        before, after = "".join(lines_a[i1:i2]), "".join(lines_b[j1:j2])
-        if op == "equal":
-            _append(ops, "equal", before, after)
-        else:
-            _block(ops, before, after, cut)
+    _block(ops, old, new, cut, by_lines=True)
     return ops
 
 
-def _block(ops: list[dict[str, Any]], old: str, new: str, cut: Cut) -> None:
-    """A changed block: by words when within the budget, else one op."""
-    a, b = tokens(old, cut), tokens(new, cut)
+def _block(ops: list[dict[str, Any]], old: str, new: str, cut: Cut, by_lines: bool) -> None:
+    """Word by word within the budget; past it, by lines first when ``by_lines`` (each
+    changed block again within the budget), else one op. Each text is cut once."""
     if old == new:
         if old:
             _append(ops, "equal", old, new)
-    elif len(a) * len(b) <= PAIR_BUDGET:
+        return
+    a, b = tokens(old, cut), tokens(new, cut)
+    if len(a) * len(b) <= PAIR_BUDGET:
         _word_diff(ops, a, b)
-    elif old or new:
-        _append(ops, "replace" if old and new else "delete" if old else "insert", old, new)
+        return
+    lines_a, lines_b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    if by_lines and len(lines_a) * len(lines_b) <= PAIR_BUDGET:
+        matcher = difflib.SequenceMatcher(None, lines_a, lines_b, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            before, after = "".join(lines_a[i1:i2]), "".join(lines_b[j1:j2])
+            if op == "equal":
+                _append(ops, "equal", before, after)
+            else:
+                _block(ops, before, after, cut, by_lines=False)
+        return
+    _append(ops, "replace", old, new)  # past the budget both sides hold tokens
 
 
 def _word_diff(ops: list[dict[str, Any]], a: list[str], b: list[str]) -> None:
