@@ -123,3 +123,73 @@ def test_without_the_c_extension_records_load_the_same(monkeypatch: Any) -> None
     monkeypatch.setitem(sys.modules, "ruamel.yaml.cyaml", None)  # import fails
     assert load_yaml(data) == expected
     assert codec._loader is None  # nothing cached: the engine did the work
+
+
+def _ruamel_construct(data: bytes) -> Any:
+    """What ruamel's own constructor makes of ``data`` (value, or error type and text),
+    on the same C parser and YAML 1.2 resolver ``load_yaml`` uses."""
+    from xbrain import codec
+
+    loader = codec._fast_loader()(data.decode())
+    try:
+        return loader.get_single_data()
+    except (YAMLError, ValueError) as exc:
+        return (type(exc), str(exc))
+    finally:
+        loader.dispose()
+
+
+def _read(data: bytes) -> Any:
+    try:
+        return load_yaml(data)
+    except (YAMLError, ValueError) as exc:
+        return (type(exc), str(exc))
+
+
+# pieces of YAML a person (or an attacker) may write by hand
+yaml_values = st.one_of(
+    yaml_scalars,
+    st.sampled_from(["&x [1, 2]", "*x", "&y {a: 1}", "*y", "!!set {a, b}", "!!omap [{a: 1}]"]),
+    st.sampled_from(["!!str 12", "!!map {a: 1}", "!!seq [a]", "!foo bar", "!!binary aGk=", "*z"]),
+    st.sampled_from(["[a, [b, {c: d}]]", "{<<: {m: 1}, a: 2}", "{a: 1, a: 2}", "{? [a]: b}"]),
+)
+yaml_keys = st.sampled_from(["a", "b", "c", "<<", "=", "1", "null", "!!str k", "? [k]", "'q'"])
+
+
+@given(st.lists(st.tuples(yaml_keys, yaml_values), max_size=5), st.booleans())
+def test_load_yaml_constructs_as_ruamel_does(entries: list[tuple[str, str]], nest: bool) -> None:
+    """The plain walk in load_yaml gives ruamel's value — or ruamel's exact error — for
+    anchors, aliases, merge keys, tags, duplicate and non-string keys, nested or not."""
+    lines = "".join(f"{key}: {value}\n" for key, value in entries)
+    if nest:
+        lines = "top:\n" + "".join(f"  {line}\n" for line in lines.splitlines())
+    data = lines.encode()
+    expected, fast = _ruamel_construct(data), _read(data)
+    assert fast == expected or repr(fast) == repr(expected)  # NaN != NaN
+
+
+def test_load_yaml_keeps_aliases_shared_and_merges() -> None:
+    value = load_yaml(b"a: &x [1, 2]\nb: *x\nc: {d: *x}\n")
+    assert value["a"] is value["b"] is value["c"]["d"]  # one object, as ruamel makes it
+    value = load_yaml(b"base: &m {k: 1}\nc:\n  <<: *m\n  j: 2\n")
+    assert value["c"] == {"k": 1, "j": 2}
+
+
+def test_load_yaml_refuses_what_ruamel_refuses_in_its_words() -> None:
+    for data in (b"a: 1\na: 2\n", b"a: !foo bar\n", b"a: !!int x\n", b"- a\n- !!timestamp nope\n"):
+        refused = _read(data)
+        assert isinstance(refused, tuple)
+        assert refused == _ruamel_construct(data)
+
+
+def test_load_yaml_reads_deep_block_nesting_without_recursion() -> None:
+    """Indentation nests without any bracket, so the depth check does not see it: the walk
+    stops at MAX_YAML_DEPTH and ruamel (whose constructor does not recurse) builds it."""
+    from xbrain.codec import MAX_YAML_DEPTH
+
+    depth = 6 * MAX_YAML_DEPTH  # past Python's recursion limit too
+    data = "".join(f"{' ' * level}k{level}:\n" for level in range(depth)) + " " * depth + "v\n"
+    value = load_yaml(data.encode())
+    for level in range(depth):
+        value = value[f"k{level}"]
+    assert value == "v"
