@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAGIC",
     "MAX_MESSAGE",
+    "MAX_SOCKET_PATH",
     "NOT_SERVED",
     "ask",
     "available",
@@ -48,11 +49,19 @@ LOST_WRITE = (
 )
 
 
+# A socket's path must fit sun_path: 108 bytes on Linux, 104 on macOS, with the NUL.
+MAX_SOCKET_PATH = 103
+_SOCKET_NAME = len("/0123456789abcdef.sock")
+
+
 def runtime_dir() -> str:
-    """The private directory the sockets live in (not created here)."""
+    """The private directory the sockets live in (not created here): ``xbrain`` under
+    ``$XDG_RUNTIME_DIR``, unless that is unset, relative, or too long for a socket's path."""
     base = os.environ.get("XDG_RUNTIME_DIR", "")
     if base and os.path.isabs(base):
-        return os.path.join(base, "xbrain")
+        folder = os.path.join(base, "xbrain")
+        if len(os.fsencode(folder)) + _SOCKET_NAME <= MAX_SOCKET_PATH:
+            return folder
     return f"/tmp/xbrain-{os.getuid()}"  # checked: ours and 0700
 
 

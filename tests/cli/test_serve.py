@@ -406,3 +406,29 @@ def test_a_request_over_the_bound_is_refused_whole(stocked: Path, runtime: Path)
         summary = finished(server)
     assert summary["served"] == 1  # the recall only
     assert commits(stocked) == before
+
+
+def test_a_runtime_dir_too_long_for_a_socket_falls_back_to_tmp(
+    stocked: Path, runtime: Path
+) -> None:
+    """A Unix socket's path holds some 100 bytes: under a longer $XDG_RUNTIME_DIR the
+    server and its clients agree on /tmp/xbrain-UID instead of failing to bind."""
+    from xbrain.serveclient import MAX_SOCKET_PATH
+
+    deep = runtime / ("d" * 90)
+    deep.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(deep)}
+    server = start(runtime, stocked, env=env)
+    try:
+        answered = cli(runtime, stocked, "recall", "-", stdin="git push --force", env=env)
+        assert answered.returncode == 0 and json.loads(answered.stdout)["results"]
+        stopped = json.loads(cli(runtime, stocked, "serve", "--stop", env=env).stdout)
+        assert stopped["stopped"] is True
+        assert stopped["socket"].startswith(f"/tmp/xbrain-{os.getuid()}/")
+        assert len(stopped["socket"].encode()) <= MAX_SOCKET_PATH
+        summary = finished(server)
+    finally:
+        server.kill()
+        server.communicate()
+    assert summary["served"] == 2  # the recall and the stop
+    assert not (deep / "xbrain").exists()
