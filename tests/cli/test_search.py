@@ -363,3 +363,28 @@ def test_the_fast_path_reads_a_packed_main(
         imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
         assert not any(name.startswith(("dulwich", "ruamel")) for name in imported), argv
     assert xb_proc("search", "对话框").json["results"]
+
+
+def test_a_cache_dir_that_cannot_be_written_costs_time_not_answers(
+    xb: Run, xb_proc: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
+    """A read-only home (a sandbox, a container) has no cache for the compiled Chinese
+    dictionary: each process compiles it in memory and answers as it always does."""
+    xb("put", json_file(make("zh", title="对话框无障碍检查清单", text="键盘导航和焦点管理")))
+    expected = xb("search", "如何检查对话框的键盘导航")
+    assert hits(expected) == [resource_id("web", "zh")]
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    env = {"XBRAIN_CACHE_DIR": str(blocked / "cache")}
+    for args in (["search", "如何检查对话框的键盘导航"], ["reindex"]):
+        answered = xb_proc(*args, env=env)
+        assert answered.code == 0, answered.stderr
+    assert xb_proc("search", "如何检查对话框的键盘导航", env=env).stdout == expected.stdout
+    recalled = xb_proc("recall", "-", input="对话框 键盘导航", env=env)
+    assert recalled.code == 0 and recalled.stderr == ""
+    bad = tmp_path / "cache"  # the compiled file's name taken by a directory
+    good = xb_proc("search", "对话框", env={"XBRAIN_CACHE_DIR": str(bad)})
+    for path in bad.glob("jieba-*.bin"):
+        path.unlink()
+        path.mkdir()
+    assert xb_proc("search", "对话框", env={"XBRAIN_CACHE_DIR": str(bad)}).stdout == good.stdout

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import io
 import marshal
 import math
 import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 __all__ = ["RustSegmenter", "Segmenter", "bulk_segmenter"]
 
@@ -118,8 +119,8 @@ def cache_path(cache_dir: Path, dict_path: Path, model_dir: Path) -> Path:
     return cache_dir / f"jieba-{content}.bin"
 
 
-def _compile(dict_path: Path, model_dir: Path, target: Path) -> None:
-    """Build the sharded cache exactly as jieba's ``gen_pfdict`` builds FREQ."""
+def _compile(dict_path: Path, model_dir: Path) -> bytes:
+    """The sharded cache, built exactly as jieba's ``gen_pfdict`` builds FREQ."""
     freq: dict[str, int] = {}
     total = 0
     with open(dict_path, "rb") as handle:
@@ -150,23 +151,33 @@ def _compile(dict_path: Path, model_dir: Path, target: Path) -> None:
         blobs.append(blob)
         offset += len(blob)
     head = marshal.dumps((total, model, table))
+    return b"".join([_MAGIC, struct.pack(">Q", len(head)), head, *blobs])
+
+
+def _save(data: bytes, target: Path) -> bool:
+    """Write the compiled cache to ``target`` (atomically, private); False when the cache
+    directory cannot be written (read-only, or on a path that cannot exist)."""
+    import tempfile
+
     old_umask = os.umask(0o077)  # a private cache directory, like everything xbrain makes
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=".jieba-", dir=target.parent)
+    except OSError:
+        return False
     finally:
         os.umask(old_umask)
-    import tempfile
-
-    fd, temp = tempfile.mkstemp(prefix=".jieba-", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(_MAGIC + struct.pack(">Q", len(head)) + head)
-            for blob in blobs:
-                out.write(blob)
+            out.write(data)
         os.replace(temp, target)
+    except OSError:
+        Path(temp).unlink(missing_ok=True)
+        return False
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+    return True
 
 
 _DAMAGE = (ValueError, EOFError, TypeError, KeyError, struct.error, OverflowError)
@@ -179,15 +190,23 @@ class Segmenter:
         self._sources = _jieba_files()
         self.path = cache_path(cache_dir, *self._sources)
         self._shards: dict[str, tuple[dict[str, int], tuple[float, ...]]] = {}
+        self._memory: bytes | None = None  # the cache, when the cache dir takes no file
         if not self.path.exists():
-            _compile(*self._sources, self.path)
+            self._build()
         try:
             self._open()
-        except _DAMAGE:  # a damaged cache is derived data: build it again
+        except (OSError, *_DAMAGE):  # a damaged or unreadable cache is derived: build it
             self._rebuild()
 
+    def _build(self) -> None:
+        data = _compile(*self._sources)
+        if not _save(data, self.path):  # a read-only cache dir: this process holds it
+            self._memory = data
+
     def _open(self) -> None:
-        self._file = open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
+        self._file: BinaryIO = (
+            io.BytesIO(self._memory) if self._memory is not None else open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
+        )
         try:
             if self._file.read(len(_MAGIC)) != _MAGIC:
                 raise ValueError("not a segmentation cache")
@@ -205,7 +224,7 @@ class Segmenter:
         with contextlib.suppress(AttributeError, OSError):
             self._file.close()
         self._shards.clear()
-        _compile(*self._sources, self.path)
+        self._build()
         self._open()
 
     def close(self) -> None:
