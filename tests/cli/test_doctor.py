@@ -236,3 +236,57 @@ def test_adopt_commits_valid_hand_edits_and_reports_invalid(
     report = xb("doctor").json  # the rejected edit and the stray file remain visible
     codes_left = {p["code"] for p in report["problems"]} - {"permissions"}  # files the test wrote
     assert codes_left == {"worktree_drift", "untracked_file"}
+
+
+def test_a_write_never_replaces_a_hand_edit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """An update of a record whose file was edited by hand replaced the edit silently.
+    Like git's "your local changes would be overwritten", the write is refused (exit 5,
+    nothing written) until the edit is adopted or dropped; other records stay writable."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    xb("put", json_file(sample()))
+    first = head(store_dir)
+    assert first is not None
+    second = sample(text="Second body.", updatedAt="2026-11-01T00:00:00.000Z")
+    assert xb("put", json_file(second)).json["results"][0]["status"] == "updated"
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    edited = path.read_text().replace("Fictional accessible", "Hand edited")
+    path.write_text(edited)
+    before = head(store_dir)
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    for write in (["put", json_file(newer)], ["delete", ID], ["restore", ID, "--at", first]):
+        refused = xb(*write)
+        assert refused.code == 5, (write, refused.stderr)
+        assert refused.stderr.count("\n") == 1 and f"{ID}.yaml" in refused.stderr
+        assert "xbrain adopt" in refused.stderr and "xbrain doctor --repair" in refused.stderr
+        assert head(store_dir) == before and path.read_text() == edited
+    assert xb("delete", BATCH_ZH).json["deleted"] is True  # another record: not held up
+    assert xb("adopt").json["adopted"][0]["id"] == ID
+    assert xb("get", ID).json["title"].startswith("Hand edited")  # kept, in history
+    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    assert "A newer body." in path.read_text()
+
+
+def test_a_deleted_or_identical_file_is_not_a_hand_edit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    xb("put", json_file(sample()))
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    path.unlink()  # nothing to lose: the write puts the file back
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    assert xb("put", json_file(newer)).code == 0
+    assert "A newer body." in path.read_text()
+    assert xb("doctor").json["ok"] is True
+
+
+def test_a_hand_edited_derived_file_names_repair_not_adopt(xb: Run, store_dir: Path) -> None:
+    xb("put", str(EXAMPLES / "batch.json"))
+    summary = store_dir / "index" / "summary.json"
+    summary.write_text("{}\n")
+    refused = xb("delete", BATCH_ZH)
+    assert refused.code == 5 and "index/summary.json" in refused.stderr
+    assert "doctor --repair" in refused.stderr and "adopt" not in refused.stderr
+    assert xb("doctor", "--repair").json["ok"] is True
+    assert list((store_dir / ".git" / "xbrain" / "rescued").rglob("summary.json"))
+    assert xb("delete", BATCH_ZH).json["deleted"] is True

@@ -362,3 +362,25 @@ def test_a_refused_push_is_an_error_not_silence(
     assert (remote / "refs" / "heads" / "main").read_text() == before
     (remote / "refs" / "heads" / "main.lock").unlink()
     assert xb("remote", "push", store=a).code == 0
+
+
+def test_a_pull_never_replaces_a_hand_edit(
+    xb: Run, json_file: Callable[[Any], str], devices: tuple[Path, Path, Path]
+) -> None:
+    a, b, _ = devices
+    a11y = resource_id("web", "fictional-accessibility-guide")
+    later = make(
+        "fictional-accessibility-guide", text="Edited on a.", updatedAt="2027-01-01T00:00:00.000Z"
+    )
+    assert xb("put", json_file(later), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    path = next((b / "resources").rglob(f"{a11y}.yaml"))
+    edited = path.read_text().replace("title:", "title: Hand edited", 1)
+    path.write_text(edited)
+    before = head(b)
+    refused = xb("remote", "pull", store=b)
+    assert refused.code == 5 and f"{a11y}.yaml" in refused.stderr
+    assert head(b) == before and path.read_text() == edited
+    assert xb("doctor", "--repair", store=b).json["ok"] is True  # drop it (kept in rescued/)
+    assert xb("remote", "pull", store=b).json["state"] == "fast_forward"
+    assert "Edited on a." in path.read_text()

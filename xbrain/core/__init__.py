@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..git import (
     FILE_MODE,
+    MAX_WORKTREE_FILE,
     NO_LIMIT,
     WORKTREE_TEMP,
     CommitId,
@@ -26,7 +27,7 @@ from ..git import (
     sweep_dead,
 )
 from . import layout
-from .base import AfterCommit, Core, new_store_path
+from .base import AfterCommit, Core, new_store_path, refuse_hand_edits
 from .config import DEFAULT_IDENTITY, LimitError, StoreConfig
 from .registry import limited_count
 from .view import Transaction, View
@@ -34,6 +35,7 @@ from .view import Transaction, View
 __all__ = [
     "DEFAULT_IDENTITY",
     "FILE_MODE",
+    "MAX_WORKTREE_FILE",
     "NO_LIMIT",
     "WORKTREE_TEMP",
     "AfterCommit",
@@ -58,5 +60,6 @@ __all__ = [
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",
+    "refuse_hand_edits",
     "sweep_dead",
 ]

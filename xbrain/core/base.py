@@ -28,10 +28,10 @@ from ..timestamps import now_timestamp
 from . import journal, layout
 from .config import DEFAULT_IDENTITY, marker_bytes
 from .lock import StoreLock
-from .registry import max_bytes
+from .registry import max_bytes, record_kinds
 from .view import Transaction, View
 
-__all__ = ["AfterCommit", "Core", "new_store_path"]
+__all__ = ["AfterCommit", "Core", "new_store_path", "refuse_hand_edits"]
 
 # (git, parent, commit, changes) after a commit moved main; failures are the hook's own
 AfterCommit = Callable[[GitStore, CommitId | None, CommitId, dict[str, bytes | None]], None]
@@ -193,6 +193,7 @@ class Core:
         message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
         parent = txn.snap.commit
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
+        refuse_hand_edits(git.hand_edits(txn.snap, list(changes), changes.get))
         commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
         git.refresh_worktree(commit, list(changes))
         txn.commit_id = str(commit)
@@ -200,6 +201,22 @@ class Core:
             hook(git, parent, commit, changes)
         with contextlib.suppress(OSError), private_umask():
             journal.note(git.control_dir, commit, list(changes))
+
+
+def refuse_hand_edits(paths: list[str]) -> None:
+    """Stop a write that would replace edits made by hand in the working tree."""
+    if not paths:
+        return
+    more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
+    top = paths[0].split("/", 1)[0]
+    if any(spec.directory == top for spec in record_kinds()):
+        advice = "keep them with xbrain adopt, or drop them with xbrain doctor --repair"
+    else:  # derived from the records: nothing to adopt
+        advice = "xbrain doctor --repair rebuilds the file and keeps your copy aside"
+    raise ConflictError(
+        f"{paths[0]}{more} has changes made by hand that this write would replace: "
+        f"{advice}, then retry."
+    )
 
 
 def _repair_worktree(git: GitStore, paths: list[str]) -> None:

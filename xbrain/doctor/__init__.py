@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import (
+    MAX_WORKTREE_FILE,
     WORKTREE_TEMP,
     Core,
     GitStore,
@@ -39,7 +40,6 @@ __all__ = ["Check", "diagnose", "run"]
 # a feature's check of its own derived data: (git, repair, problems, repaired)
 Check = Callable[[GitStore, bool, list[dict[str, Any]], list[dict[str, Any]]], None]
 STALE_LOCK_SECONDS = 60
-MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 
 
 def run(core: Core, *, repair: bool = False, checks: tuple[Check, ...] = ()) -> dict[str, Any]:

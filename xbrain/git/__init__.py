@@ -30,6 +30,7 @@ from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_um
 from .packcheck import NO_LIMIT
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
+    MAX_WORKTREE_FILE,
     WORKTREE_TEMP,
     Worktree,
     file_mode_problems,
@@ -40,6 +41,7 @@ from .writing import Writer
 
 __all__ = [
     "FILE_MODE",
+    "MAX_WORKTREE_FILE",
     "NO_LIMIT",
     "WORKTREE_TEMP",
     "CommitId",

@@ -11,7 +11,7 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dulwich.file import FileLocked
@@ -22,12 +22,19 @@ from ..errors import (
 )
 from ..paths import path_problem
 from . import index as gitindex
-from .objects import FILE_MODE, CommitId, private_umask
+from .objects import FILE_MODE, CommitId, Snapshot, private_umask
 from .repo import Repository
 
-__all__ = ["Worktree", "file_mode_problems", "fix_file_modes", "read_worktree_file"]
+__all__ = [
+    "MAX_WORKTREE_FILE",
+    "Worktree",
+    "file_mode_problems",
+    "fix_file_modes",
+    "read_worktree_file",
+]
 
 WORKTREE_TEMP = ".xbrain-tmp"
+MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 
 
 class Worktree(Repository):
@@ -161,6 +168,24 @@ class Worktree(Repository):
         for path in paths:
             self._worktree_target(path, create=False)
 
+    def hand_edits(
+        self, base: Snapshot, paths: list[str], new: Callable[[str], bytes | None]
+    ) -> list[str]:
+        """The ``paths`` whose working-tree file holds neither what ``base`` (the commit
+        the write started from) has there nor ``new(path)``: local changes a write would
+        replace (git refuses the same). A missing file, or one that is not a regular file
+        (a link: refused on its own), is not one; a file larger than any store file is."""
+        edited = []
+        for path in paths:
+            current = read_worktree_file(self.path / path, MAX_WORKTREE_FILE)
+            if current is None:
+                if _regular_file(self.path / path):
+                    edited.append(path)
+                continue
+            if current != new(path) and self.hash_blob(current) != base.blob_id(path):
+                edited.append(path)
+        return edited
+
     def worktree_links(self) -> list[str]:
         """Symbolic links in the working tree (outside ``.git``): never xbrain's own."""
         found = []
@@ -223,6 +248,13 @@ class Worktree(Repository):
                 if sha is not None:
                     out[path.decode()] = sha.decode()
             return out
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def read_worktree_file(path: Path, limit: int) -> bytes | None:

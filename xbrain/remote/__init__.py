@@ -35,6 +35,7 @@ from ..core import (
     local_path,
     new_store_path,
     private_umask,
+    refuse_hand_edits,
     sweep_dead,
 )
 from ..core.registry import largest_file
@@ -144,6 +145,9 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                 )
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}", device(locked))
                 paths = locked.changed_files(ours, head)
+                refuse_hand_edits(
+                    locked.hand_edits(locked.snapshot(ours), paths, locked.snapshot(head).read)
+                )
                 identity = View(locked.snapshot(ours)).config().identity
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
