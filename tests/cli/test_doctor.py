@@ -280,7 +280,9 @@ def test_a_deleted_or_identical_file_is_not_a_hand_edit(
     assert xb("doctor").json["ok"] is True
 
 
-def test_a_hand_edited_derived_file_names_repair_not_adopt(xb: Run, store_dir: Path) -> None:
+def test_a_hand_edited_derived_or_settings_file_names_repair_not_adopt(
+    xb: Run, store_dir: Path
+) -> None:
     xb("put", str(EXAMPLES / "batch.json"))
     summary = store_dir / "index" / "summary.json"
     summary.write_text("{}\n")
@@ -290,3 +292,8 @@ def test_a_hand_edited_derived_file_names_repair_not_adopt(xb: Run, store_dir: P
     assert xb("doctor", "--repair").json["ok"] is True
     assert list((store_dir / ".git" / "xbrain" / "rescued").rglob("summary.json"))
     assert xb("delete", BATCH_ZH).json["deleted"] is True
+    settings = store_dir / "xbrain.yaml"
+    settings.write_text(settings.read_text() + "recall: {topK: 9}\n")
+    refused = xb("config", "recall.topK", "5")
+    assert refused.code == 5 and "xbrain.yaml" in refused.stderr
+    assert "adopt" not in refused.stderr and "restores the committed file" in refused.stderr

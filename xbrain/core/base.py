@@ -211,8 +211,8 @@ def refuse_hand_edits(paths: list[str]) -> None:
     top = paths[0].split("/", 1)[0]
     if any(spec.directory == top for spec in record_kinds()):
         advice = "keep them with xbrain adopt, or drop them with xbrain doctor --repair"
-    else:  # derived from the records: nothing to adopt
-        advice = "xbrain doctor --repair rebuilds the file and keeps your copy aside"
+    else:  # settings or data derived from the records: nothing to adopt
+        advice = "xbrain doctor --repair restores the committed file and keeps your copy aside"
     raise ConflictError(
         f"{paths[0]}{more} has changes made by hand that this write would replace: "
         f"{advice}, then retry."
