@@ -204,9 +204,11 @@ class Segmenter:
             self._memory = data
 
     def _open(self) -> None:
-        self._file: BinaryIO = (
-            io.BytesIO(self._memory) if self._memory is not None else open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
-        )
+        self._file: BinaryIO
+        if self._memory is not None:
+            self._file = io.BytesIO(self._memory)
+        else:
+            self._file = open(self.path, "rb")  # noqa: SIM115 (kept open for lazy shard reads)
         try:
             if self._file.read(len(_MAGIC)) != _MAGIC:
                 raise ValueError("not a segmentation cache")
