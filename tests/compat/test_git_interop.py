@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -139,3 +140,63 @@ def test_git_gc_packs_a_store_that_xbrain_keeps_using(
         capture_output=True,
     )
     assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_a_plain_git_checkout_elsewhere_is_named_not_called_a_hand_edit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """``git checkout main~1`` to look at an old state puts old files in the working tree.
+    A write that would replace them is refused with the way back (git checkout main),
+    not mistaken for a hand edit; doctor names the checkout."""
+    xb("put", json_file(sample(text="First body.")))
+    newer = sample(text="Second body.", updatedAt="2026-11-01T00:00:00.000Z")
+    assert xb("put", json_file(newer)).code == 0
+    git(store_dir, "checkout", "-q", "--detach", "main~1")
+    before = git(store_dir, "rev-parse", "main")
+    newest = sample(text="Third body.", updatedAt="2026-12-01T00:00:00.000Z")
+    refused = xb("put", json_file(newest))
+    assert refused.code == 5 and refused.stderr.count("\n") == 1
+    assert "checked out at commit" in refused.stderr and "git checkout main" in refused.stderr
+    assert git(store_dir, "rev-parse", "main") == before
+    assert "First body." in (store_dir / "resources" / "e6" / f"{ID}.yaml").read_text()
+    report = xb("doctor").json
+    assert "checked_out" in {p["code"] for p in report["problems"]}
+    git(store_dir, "checkout", "-q", "main")
+    assert xb("put", json_file(newest)).json["results"][0]["status"] == "updated"
+    assert git(store_dir, "status", "--porcelain") == ""
+    git(store_dir, "checkout", "-q", "-b", "experiment")  # same files: writes go on
+    assert xb("delete", ID).json["deleted"] is True
+    problems = xb("doctor").json["problems"]
+    assert [p["message"] for p in problems if p["code"] == "checked_out"] == [
+        "HEAD is at branch experiment, not main; xbrain reads and writes main: run "
+        "git checkout main."
+    ]
+
+
+def test_git_checkouts_under_a_global_autocrlf_keep_records_as_stored(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path, tmp_path: Path
+) -> None:
+    """A user whose global git config says ``core.autocrlf true`` restores a deleted
+    record with ``git checkout -- .``: git wrote it with CRLF, and every later write to
+    it was refused as a hand edit. The store's own config now keeps files as stored."""
+    xb("put", json_file(sample()))
+    assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
+    crlf = tmp_path / "global-gitconfig"
+    crlf.write_text("[core]\n\tautocrlf = true\n")
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    committed = path.read_bytes()
+    path.unlink()
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": str(crlf)}
+    subprocess.run(["git", "-C", str(store_dir), "checkout", "--", "."], check=True, env=env)
+    assert path.read_bytes() == committed
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    # a store made before (or cloned by plain git): the next commit, or doctor --repair,
+    # sets it
+    git(store_dir, "config", "--unset", "core.autocrlf")
+    repaired = xb("doctor", "--repair").json["repaired"]
+    assert [r["code"] for r in repaired] == ["git_config"]
+    assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
+    git(store_dir, "config", "--unset", "core.autocrlf")
+    assert xb("delete", ID).json["deleted"] is True
+    assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"

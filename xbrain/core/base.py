@@ -193,7 +193,9 @@ class Core:
         message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
         parent = txn.snap.commit
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
-        refuse_hand_edits(git.hand_edits(txn.snap, list(changes), changes.get))
+        refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))
+        if not git.line_endings_kept():  # a store made before xbrain set it at init
+            git.keep_line_endings()
         commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
         git.refresh_worktree(commit, list(changes))
         txn.commit_id = str(commit)
@@ -203,10 +205,17 @@ class Core:
             journal.note(git.control_dir, commit, list(changes))
 
 
-def refuse_hand_edits(paths: list[str]) -> None:
-    """Stop a write that would replace edits made by hand in the working tree."""
+def refuse_hand_edits(git: GitStore, paths: list[str]) -> None:
+    """Stop a write that would replace edits made by hand in the working tree (or files
+    a plain ``git checkout`` of another branch or commit put there)."""
     if not paths:
         return
+    elsewhere = git.checked_out()
+    if elsewhere is not None:
+        raise ConflictError(
+            f"The store's working tree is checked out at {elsewhere}, not main, and this "
+            f"write would replace its files: run git checkout main in {git.path}, then retry."
+        )
     more = f" (and {len(paths) - 1} more)" if len(paths) > 1 else ""
     top = paths[0].split("/", 1)[0]
     if any(spec.directory == top for spec in record_kinds()):

@@ -73,6 +73,10 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
             problems.append(problem("pack_leftover", "Left by a killed write (unreferenced).", rel))
     for line in git.fsck():
         problems.append(problem("git_object", line))
+    if repair and not git.line_endings_kept():  # older stores, plain git clones
+        git.keep_line_endings()
+        message = "core.autocrlf set to false: git's checkouts here keep files as stored."
+        repaired.append(problem("git_config", message, ".git/config"))
     for check in checks:
         check(git, repair, problems, repaired)
     head = git.head()
@@ -131,6 +135,16 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
                     ".git/index",
                 )
             )
+    elsewhere = git.checked_out()
+    if elsewhere is not None:  # the user's own checkout: theirs to move back
+        problems.append(
+            problem(
+                "checked_out",
+                f"HEAD is at {elsewhere}, not main; xbrain reads and writes main: run "
+                "git checkout main.",
+                "HEAD",
+            )
+        )
     drift, untracked = _worktree_drift(git, view)
     drift = [path for path in drift if path_problem(path) is None]  # never written
     for path in drift:

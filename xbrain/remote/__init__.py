@@ -145,9 +145,8 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                 )
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}", device(locked))
                 paths = locked.changed_files(ours, head)
-                refuse_hand_edits(
-                    locked.hand_edits(locked.snapshot(ours), paths, locked.snapshot(head).read)
-                )
+                edited = locked.hand_edits(locked.snapshot(ours), paths, locked.snapshot(head).read)
+                refuse_hand_edits(locked, edited)
                 identity = View(locked.snapshot(ours)).config().identity
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
