@@ -200,3 +200,28 @@ def test_git_checkouts_under_a_global_autocrlf_keep_records_as_stored(
     git(store_dir, "config", "--unset", "core.autocrlf")
     assert xb("delete", ID).json["deleted"] is True
     assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
+
+
+def test_a_split_index_git_wrote_is_written_afresh_not_a_crash(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """With ``core.splitIndex`` (or ``git update-index --split-index``) git writes an index
+    neither xbrain's editor nor dulwich reads: a put committed, then failed with an
+    internal error and left every later write failing the same way; doctor crashed."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    xb("put", json_file(sample()))
+    other = next((store_dir / "resources" / "86").glob("*.yaml"))
+    other.write_text(other.read_text().replace("title:", "title: Edited", 1))  # a hand edit
+    git(store_dir, "update-index", "--split-index")
+    report = xb("doctor")
+    assert report.code == 7 and "git_index" in {p["code"] for p in report.json["problems"]}
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    assert git(store_dir, "status", "--porcelain") == f" M {other.relative_to(store_dir)}\n"
+    subprocess.run(["git", "-C", str(store_dir), "fsck", "--strict"], check=True)
+    other.write_text(git(store_dir, "show", f"main:{other.relative_to(store_dir)}"))
+    git(store_dir, "update-index", "--split-index")
+    repaired = xb("doctor", "--repair").json["repaired"]
+    assert "git_index" in {r["code"] for r in repaired}
+    assert xb("doctor").json["ok"] is True
+    assert git(store_dir, "status", "--porcelain") == ""

@@ -22,7 +22,7 @@ from ..errors import (
     InvalidInputError,
     NotFoundError,
 )
-from ..git import CommitId, GitStore, private_umask
+from ..git import CommitId, GitStore, UnreadableIndex, private_umask
 from ..messages import commit_message, validate_agent
 from ..timestamps import now_timestamp
 from . import journal, layout
@@ -231,5 +231,9 @@ def refuse_hand_edits(git: GitStore, paths: list[str]) -> None:
 def _repair_worktree(git: GitStore, paths: list[str]) -> None:
     if paths == ["*"]:
         head = git.head()
-        paths = sorted({p for p, _ in git.snapshot(head).files()} | set(git.index_paths()))
+        try:
+            indexed = set(git.index_paths())
+        except UnreadableIndex:  # the refresh writes it afresh
+            indexed = set()
+        paths = sorted({p for p, _ in git.snapshot(head).files()} | indexed)
     git.refresh_worktree(git.head(), paths)

@@ -21,6 +21,7 @@ from ..core import (
     Core,
     GitStore,
     StoreConfig,
+    UnreadableIndex,
     View,
     file_mode_problems,
     fix_file_modes,
@@ -145,6 +146,19 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
                 "HEAD",
             )
         )
+    try:
+        git.index_paths()
+    except UnreadableIndex:
+        if repair:
+            git.rebuild_index(head)
+            message = "Git index written afresh from main (it was a split or sparse index)."
+            repaired.append(problem("git_index", message, ".git/index"))
+        else:
+            message = (
+                "The git index is in a form xbrain cannot read or edit (a split or sparse "
+                "index); doctor --repair writes it afresh from main."
+            )
+            problems.append(problem("git_index", message, ".git/index"))
     drift, untracked = _worktree_drift(git, view)
     drift = [path for path in drift if path_problem(path) is None]  # never written
     for path in drift:
@@ -227,7 +241,10 @@ def _report(
 def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
     """(tracked paths whose working-tree file or index entry differs, untracked files)."""
     committed = dict(view.snap.files())
-    index = git.index_paths()
+    try:
+        index = git.index_paths()
+    except UnreadableIndex:  # reported on its own: compare the files only
+        index = committed
     drift = []
     for path, blob in committed.items():
         data = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)  # links never followed

@@ -32,6 +32,7 @@ from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     MAX_WORKTREE_FILE,
     WORKTREE_TEMP,
+    UnreadableIndex,
     Worktree,
     file_mode_problems,
     fix_file_modes,
@@ -52,6 +53,7 @@ __all__ = [
     "Limits",
     "PackBound",
     "Snapshot",
+    "UnreadableIndex",
     "file_mode_problems",
     "fix_file_modes",
     "local_path",

@@ -8,7 +8,8 @@ changed entries and rewrites the file under git's own ``index.lock`` protocol.
 Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
 with an upper-case letter) are dropped, as git allows: they are caches git rebuilds.
 An index using a required extension (split index, sparse directories) or version 4 is
-left to dulwich (``update`` returns False).
+left to dulwich (``update`` returns False); one dulwich cannot read either is written
+afresh from the commit (``write_entries``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,16 @@ import struct
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["IndexLocked", "entry_bytes", "in_order", "read_entries", "sort_entries", "update"]
+__all__ = [
+    "IndexLocked",
+    "Unsupported",
+    "entry_bytes",
+    "in_order",
+    "read_entries",
+    "sort_entries",
+    "update",
+    "write_entries",
+]
 
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
@@ -38,20 +48,25 @@ class Unsupported(Exception):
     """The index uses a feature this editor does not handle."""
 
 
-def entry_bytes(path: bytes, stat: os.stat_result, blob_sha_hex: str) -> bytes:
-    """One index entry (stage 0, regular file 0644) for ``path`` with ``stat``."""
+def entry_bytes(path: bytes, stat: os.stat_result | None, blob_sha_hex: str) -> bytes:
+    """One index entry (stage 0, regular file 0644) for ``path`` with ``stat``; None:
+    no stat data, so git compares the file's content before trusting the entry."""
     mask = 0xFFFFFFFF
-    head = _STAT.pack(
-        int(stat.st_ctime) & mask,
-        stat.st_ctime_ns % 1_000_000_000,
-        int(stat.st_mtime) & mask,
-        stat.st_mtime_ns % 1_000_000_000,
-        stat.st_dev & mask,
-        stat.st_ino & mask,
-        _FILE_MODE,
-        stat.st_uid & mask,
-        stat.st_gid & mask,
-        stat.st_size & mask,
+    head = (
+        _STAT.pack(0, 0, 0, 0, 0, 0, _FILE_MODE, 0, 0, 0)
+        if stat is None
+        else _STAT.pack(
+            int(stat.st_ctime) & mask,
+            stat.st_ctime_ns % 1_000_000_000,
+            int(stat.st_mtime) & mask,
+            stat.st_mtime_ns % 1_000_000_000,
+            stat.st_dev & mask,
+            stat.st_ino & mask,
+            _FILE_MODE,
+            stat.st_uid & mask,
+            stat.st_gid & mask,
+            stat.st_size & mask,
+        )
     )
     flags = _FLAGS.pack(min(len(path), 0xFFF))
     raw = head + bytes.fromhex(blob_sha_hex) + flags + path
@@ -250,6 +265,12 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
             entries.insert(at, entry)
     _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
     return True
+
+
+def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path) -> None:
+    """Write a whole version-2 index of ``entries`` ((path, entry bytes), any order)."""
+    body = b"".join(entry for _, entry in sorted(entries))
+    _write(index_path, [_HEADER.pack(b"DIRC", 2, len(entries)), body], stamp)
 
 
 def in_order(index_path: Path) -> bool:

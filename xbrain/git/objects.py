@@ -35,6 +35,8 @@ __all__ = ["CommitId", "CommitInfo", "Leaf", "Snapshot", "load_object", "private
 CommitId = NewType("CommitId", str)
 
 MAIN = Ref(b"refs/heads/main")
+# git's checkouts in a store write files as stored, whatever a global autocrlf says
+PLAIN_LINE_ENDINGS = ((b"core",), b"autocrlf", b"false")
 FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree

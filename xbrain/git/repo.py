@@ -19,7 +19,6 @@ from dulwich.errors import (
     NotGitRepository,
 )
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
-from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import (
@@ -33,6 +32,7 @@ from .objects import (
     MAIN,
     MAX_DEPTH,
     PENDING_MARKER,
+    PLAIN_LINE_ENDINGS,
     CommitId,
     CommitInfo,
     Leaf,
@@ -44,8 +44,6 @@ from .packcheck import packed_size
 
 __all__ = ["Repository"]
 
-# git's checkouts in a store write files as stored, whatever a global autocrlf says
-_PLAIN_LINE_ENDINGS = ((b"core",), b"autocrlf", b"false")
 R = TypeVar("R", bound="Repository")
 
 _ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
@@ -80,7 +78,7 @@ class Repository:
                 config.set((b"core",), b"fsync", b"objects,reference")
                 config.set((b"gc",), b"auto", b"0")
                 config.set((b"gc",), b"autoDetach", False)
-                config.set(*_PLAIN_LINE_ENDINGS)
+                config.set(*PLAIN_LINE_ENDINGS)
                 config.write_to_path()
             finally:
                 repo.close()
@@ -118,20 +116,6 @@ class Repository:
         except KeyError:
             return None
         return CommitId(sha.decode())
-
-    def checked_out(self) -> str | None:
-        """What the working tree's ``HEAD`` names when it is not ``main`` (a plain ``git
-        checkout``): ``branch NAME`` or ``commit SHA``; None when it is ``main``."""
-        try:
-            chain, sha = self._repo.refs.follow(Ref(b"HEAD"))
-        except (KeyError, ValueError, OSError):
-            return "an unreadable HEAD"
-        if chain[-1] == MAIN:
-            return None
-        if len(chain) > 1:
-            name = chain[-1].decode("utf-8", "replace")
-            return f"branch {name.removeprefix('refs/heads/')}"
-        return f"commit {sha.decode()[:12]}" if sha else "an unreadable HEAD"
 
     def snapshot(self, commit: CommitId | None = None) -> Snapshot:
         """A read view of ``commit`` (default: the current head)."""
@@ -340,23 +324,6 @@ class Repository:
         with private_umask():
             config = self._repo.get_config()
             config.set((b"xbrain",), key.encode(), str(value).encode())
-            config.write_to_path()
-
-    def line_endings_kept(self) -> bool:
-        """Whether git's own checkouts here keep files byte for byte (``core.autocrlf``
-        false in ``.git/config``, over any global setting): a CRLF copy of a record is a
-        file xbrain did not write, so every write to it would be refused as a hand edit."""
-        try:
-            value = self._repo.get_config().get((b"core",), b"autocrlf")
-        except KeyError:
-            return False
-        return value.strip().lower() == b"false"
-
-    def keep_line_endings(self) -> None:
-        """Set ``core.autocrlf`` false in this repository's ``.git/config``."""
-        with private_umask():
-            config = self._repo.get_config()
-            config.set(*_PLAIN_LINE_ENDINGS)
             config.write_to_path()
 
     def is_ancestor(self, older: CommitId, newer: CommitId) -> bool:

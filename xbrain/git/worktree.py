@@ -11,10 +11,13 @@ import errno
 import json
 import os
 import stat
+import struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from dulwich.errors import ChecksumMismatch
 from dulwich.file import FileLocked
+from dulwich.refs import Ref
 
 from ..errors import (
     CorruptStoreError,
@@ -22,11 +25,12 @@ from ..errors import (
 )
 from ..paths import path_problem
 from . import index as gitindex
-from .objects import FILE_MODE, CommitId, Snapshot, private_umask
+from .objects import FILE_MODE, MAIN, PLAIN_LINE_ENDINGS, CommitId, Snapshot, private_umask
 from .repo import Repository
 
 __all__ = [
     "MAX_WORKTREE_FILE",
+    "UnreadableIndex",
     "Worktree",
     "file_mode_problems",
     "fix_file_modes",
@@ -34,11 +38,49 @@ __all__ = [
 ]
 
 WORKTREE_TEMP = ".xbrain-tmp"
+# what dulwich raises for an index it cannot parse (a split index's "link" extension reads
+# as a bad checksum)
+_UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
 MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
+
+
+class UnreadableIndex(Exception):
+    """The git index is in a form neither xbrain's editor nor dulwich reads."""
 
 
 class Worktree(Repository):
     """Refreshing, checking and listing the working tree and the git index."""
+
+    def checked_out(self) -> str | None:
+        """What the working tree's ``HEAD`` names when it is not ``main`` (a plain ``git
+        checkout``): ``branch NAME`` or ``commit SHA``; None when it is ``main``."""
+        try:
+            chain, sha = self._repo.refs.follow(Ref(b"HEAD"))
+        except (KeyError, ValueError, OSError):
+            return "an unreadable HEAD"
+        if chain[-1] == MAIN:
+            return None
+        if len(chain) > 1:
+            name = chain[-1].decode("utf-8", "replace")
+            return f"branch {name.removeprefix('refs/heads/')}"
+        return f"commit {sha.decode()[:12]}" if sha else "an unreadable HEAD"
+
+    def line_endings_kept(self) -> bool:
+        """Whether git's own checkouts here keep files byte for byte (``core.autocrlf``
+        false in ``.git/config``, over any global setting): a CRLF copy of a record is a
+        file xbrain did not write, so every write to it would be refused as a hand edit."""
+        try:
+            value = self._repo.get_config().get((b"core",), b"autocrlf")
+        except KeyError:
+            return False
+        return value.strip().lower() == b"false"
+
+    def keep_line_endings(self) -> None:
+        """Set ``core.autocrlf`` false in this repository's ``.git/config``."""
+        with private_umask():
+            config = self._repo.get_config()
+            config.set(*PLAIN_LINE_ENDINGS)
+            config.write_to_path()
 
     def crashed_write_locks(self) -> list[Path]:
         """Git lock files left by an xbrain write that was killed mid-commit.
@@ -132,7 +174,10 @@ class Worktree(Repository):
             try:
                 stamp = self.control_dir / "xbrain" / "index-stamp"
                 if not gitindex.update(Path(self._repo.index_path()), entries, stamp):
-                    self._update_index_slowly(entries)
+                    try:
+                        self._update_index_slowly(entries)
+                    except _UNREADABLE_INDEX:  # a split or sparse index: neither reads it
+                        self.rebuild_index(commit)
             except (gitindex.IndexLocked, FileLocked):
                 return  # a git command holds the index: the marker stays, the next write retries
             with contextlib.suppress(FileNotFoundError):
@@ -235,19 +280,40 @@ class Worktree(Repository):
         return False
 
     def index_paths(self) -> dict[str, str]:
-        """Path → blob id of every git-index entry."""
+        """Path → blob id of every git-index entry. Raises UnreadableIndex for an index
+        neither this editor nor dulwich reads (git's split or sparse index)."""
         try:
             return gitindex.read_entries(Path(self._repo.index_path()))
         except (gitindex.Unsupported, ValueError):
             from dulwich.index import Index
 
-            index = Index(self._repo.index_path())
+            try:
+                index = Index(self._repo.index_path())
+            except _UNREADABLE_INDEX as exc:
+                raise UnreadableIndex(str(exc)) from exc
             out: dict[str, str] = {}
             for path, entry in index.items():
                 sha = getattr(entry, "sha", None)
                 if sha is not None:
                     out[path.decode()] = sha.decode()
             return out
+
+    def rebuild_index(self, commit: CommitId | None) -> None:
+        """Write the git index afresh for ``commit``'s files, as one ``git read-tree``
+        would: a file whose content is the committed one gets its stat data; any other
+        gets none, so git looks at its content (and shows the edit) before trusting it."""
+        entries = []
+        for path, blob in self.snapshot(commit).files():
+            target, name = self.path / path, path.encode()
+            data = read_worktree_file(target, MAX_WORKTREE_FILE)
+            same = data is not None and self.hash_blob(data) == blob
+            entries.append(
+                (name, gitindex.entry_bytes(name, os.lstat(target) if same else None, blob))
+            )
+        with private_umask():
+            gitindex.write_entries(
+                Path(self._repo.index_path()), entries, self.control_dir / "xbrain" / "index-stamp"
+            )
 
 
 def _regular_file(path: Path) -> bool:
