@@ -297,3 +297,27 @@ def test_a_hand_edited_derived_or_settings_file_names_repair_not_adopt(
     refused = xb("config", "recall.topK", "5")
     assert refused.code == 5 and "xbrain.yaml" in refused.stderr
     assert "adopt" not in refused.stderr and "restores the committed file" in refused.stderr
+
+
+def test_a_directory_where_a_record_file_belongs_stops_the_write_before_its_commit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """It committed, then failed "Is a directory: 4" and left every later write failing;
+    doctor crashed the same way. Now nothing is written, the message says what to move,
+    and doctor reports the drift."""
+    xb("put", json_file(sample()))
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    path.unlink()
+    path.mkdir()
+    (path / "mine.txt").write_text("kept")
+    before = head(store_dir)
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    refused = xb("put", json_file(newer))
+    assert refused.code == 5 and refused.stderr.count("\n") == 1
+    assert "is a directory where xbrain keeps a file" in refused.stderr
+    assert head(store_dir) == before and (path / "mine.txt").read_text() == "kept"
+    assert "worktree_drift" in codes(xb("doctor"))
+    (path / "mine.txt").unlink()
+    path.rmdir()
+    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    assert xb("doctor").json["ok"] is True

@@ -20,6 +20,7 @@ from dulwich.file import FileLocked
 from dulwich.refs import Ref
 
 from ..errors import (
+    ConflictError,
     CorruptStoreError,
     XbrainError,
 )
@@ -206,7 +207,13 @@ class Worktree(Repository):
                     f"{rel} in the working tree is a symbolic link or a file, not a directory; "
                     "run xbrain doctor --repair."
                 )
-        return self.path / path
+        target = self.path / path
+        if stat.S_ISDIR(_mode(target)):  # never removed: it may hold anything
+            raise ConflictError(
+                f"{path} in the working tree is a directory where xbrain keeps a file; move "
+                "it out of the store, then retry."
+            )
+        return target
 
     def check_worktree_paths(self, paths: list[str]) -> None:
         """Fail before a commit when a path could not be written safely afterwards."""
@@ -316,11 +323,16 @@ class Worktree(Repository):
             )
 
 
-def _regular_file(path: Path) -> bool:
+def _mode(path: Path) -> int:
+    """``path``'s mode, its link not followed; 0 when there is nothing there."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        return os.lstat(path).st_mode
     except OSError:
-        return False
+        return 0
+
+
+def _regular_file(path: Path) -> bool:
+    return stat.S_ISREG(_mode(path))
 
 
 def read_worktree_file(path: Path, limit: int) -> bytes | None:
@@ -332,10 +344,14 @@ def read_worktree_file(path: Path, limit: int) -> bytes | None:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        info = None
+    if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)  # before fdopen, which refuses a directory with an error
+        return None
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
         return handle.read(limit + 1)
 
 
