@@ -321,3 +321,28 @@ def test_a_directory_where_a_record_file_belongs_stops_the_write_before_its_comm
     path.rmdir()
     assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
     assert xb("doctor").json["ok"] is True
+
+
+def test_a_file_where_a_record_directory_belongs_is_moved_by_its_owner(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """The message said "run xbrain doctor --repair", and doctor --repair failed with
+    the same message: it removes only links, never a user's file."""
+    xb("put", json_file(sample()))
+    folder = store_dir / "resources" / "e6"
+    for name in list(folder.iterdir()):
+        name.unlink()
+    folder.rmdir()
+    folder.write_text("my notes")
+    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
+    for write in (["put", json_file(newer)], ["doctor", "--repair"]):
+        refused = xb(*write)
+        assert refused.code == 5, (write, refused.stderr)
+        assert "resources/e6 in the working tree is a file where xbrain keeps a directory" in (
+            refused.stderr
+        )
+        assert "move it out of the store" in refused.stderr
+    assert folder.read_text() == "my notes"
+    folder.unlink()
+    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    assert xb("doctor").json["ok"] is True

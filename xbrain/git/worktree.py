@@ -201,11 +201,16 @@ class Worktree(Repository):
                     continue
                 os.mkdir(current, 0o700)
                 continue
-            if not stat.S_ISDIR(info.st_mode):
+            if stat.S_ISLNK(info.st_mode):  # doctor --repair removes links, nothing else
                 rel = current.relative_to(self.path)
                 raise CorruptStoreError(
-                    f"{rel} in the working tree is a symbolic link or a file, not a directory; "
+                    f"{rel} in the working tree is a symbolic link, not a directory; "
                     "run xbrain doctor --repair."
+                )
+            if not stat.S_ISDIR(info.st_mode):
+                raise ConflictError(
+                    f"{current.relative_to(self.path)} in the working tree is a file where "
+                    "xbrain keeps a directory; move it out of the store, then retry."
                 )
         target = self.path / path
         if stat.S_ISDIR(_mode(target)):  # never removed: it may hold anything
