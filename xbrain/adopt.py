@@ -12,7 +12,7 @@ from typing import Any
 from . import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from .core import WORKTREE_TEMP, Core, GitStore, read_worktree_file
 from .core.registry import RecordKind, record_kinds, record_path
-from .errors import InvalidInputError, XbrainError
+from .errors import ConflictError, InvalidInputError, XbrainError
 
 __all__ = ["adopt"]
 
@@ -25,6 +25,13 @@ def adopt(core: Core) -> dict[str, Any]:
     and left alone.
     """
     core.existing()
+    with core.git() as git:
+        elsewhere = git.checked_out()
+    if elsewhere is not None:  # its files are that checkout's, not edits of main's
+        raise ConflictError(
+            f"The store's working tree is checked out at {elsewhere}, not main: its files "
+            "are not edits. Run git checkout main, make your edits there, then adopt."
+        )
     limit = max(spec.max_bytes for spec in record_kinds())
     adopted: list[dict[str, str]] = []
     rejected: list[dict[str, str]] = []

@@ -161,6 +161,9 @@ def test_a_plain_git_checkout_elsewhere_is_named_not_called_a_hand_edit(
     assert "First body." in (store_dir / "resources" / "e6" / f"{ID}.yaml").read_text()
     report = xb("doctor").json
     assert "checked_out" in {p["code"] for p in report["problems"]}
+    adopted = xb("adopt")  # the old files are not edits: adopting them reverted main
+    assert adopted.code == 5 and "checked out at commit" in adopted.stderr
+    assert git(store_dir, "rev-parse", "main") == before
     git(store_dir, "checkout", "-q", "main")
     assert xb("put", json_file(newest)).json["results"][0]["status"] == "updated"
     assert git(store_dir, "status", "--porcelain") == ""

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from dulwich.errors import ChecksumMismatch
 from dulwich.file import FileLocked
-from dulwich.refs import Ref
 
 from ..errors import (
     ConflictError,
@@ -26,8 +25,8 @@ from ..errors import (
 )
 from ..paths import path_problem
 from . import index as gitindex
-from .objects import FILE_MODE, MAIN, PLAIN_LINE_ENDINGS, CommitId, Snapshot, private_umask
-from .repo import Repository
+from .checkout import Checkout
+from .objects import FILE_MODE, CommitId, Snapshot, private_umask
 
 __all__ = [
     "MAX_WORKTREE_FILE",
@@ -49,39 +48,8 @@ class UnreadableIndex(Exception):
     """The git index is in a form neither xbrain's editor nor dulwich reads."""
 
 
-class Worktree(Repository):
+class Worktree(Checkout):
     """Refreshing, checking and listing the working tree and the git index."""
-
-    def checked_out(self) -> str | None:
-        """What the working tree's ``HEAD`` names when it is not ``main`` (a plain ``git
-        checkout``): ``branch NAME`` or ``commit SHA``; None when it is ``main``."""
-        try:
-            chain, sha = self._repo.refs.follow(Ref(b"HEAD"))
-        except (KeyError, ValueError, OSError):
-            return "an unreadable HEAD"
-        if chain[-1] == MAIN:
-            return None
-        if len(chain) > 1:
-            name = chain[-1].decode("utf-8", "replace")
-            return f"branch {name.removeprefix('refs/heads/')}"
-        return f"commit {sha.decode()[:12]}" if sha else "an unreadable HEAD"
-
-    def line_endings_kept(self) -> bool:
-        """Whether git's own checkouts here keep files byte for byte (``core.autocrlf``
-        false in ``.git/config``, over any global setting): a CRLF copy of a record is a
-        file xbrain did not write, so every write to it would be refused as a hand edit."""
-        try:
-            value = self._repo.get_config().get((b"core",), b"autocrlf")
-        except KeyError:
-            return False
-        return value.strip().lower() == b"false"
-
-    def keep_line_endings(self) -> None:
-        """Set ``core.autocrlf`` false in this repository's ``.git/config``."""
-        with private_umask():
-            config = self._repo.get_config()
-            config.set(*PLAIN_LINE_ENDINGS)
-            config.write_to_path()
 
     def crashed_write_locks(self) -> list[Path]:
         """Git lock files left by an xbrain write that was killed mid-commit.
