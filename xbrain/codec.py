@@ -36,8 +36,13 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def canonical_json(value: Any) -> str:
     """Serialize like JavaScript ``JSON.stringify(value ?? null)``."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _escape_lone_surrogates(text)
+
+
+def _escape_lone_surrogates(text: str) -> str:
     # A Python str holds astral characters as one code point, so any surrogate left in
-    # it is unpaired; JavaScript escapes those as \udXXX.
+    # it is unpaired (a file name that is not UTF-8 reads as one); JavaScript escapes
+    # those as \udXXX, which keeps the document valid UTF-8.
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -56,9 +61,10 @@ def digest(value: Any) -> str:
 def json_document(value: Any) -> str:
     """A human-facing JSON document: 2-space indent, non-ASCII kept, trailing newline.
 
-    Matches the original's ``JSON.stringify(value, null, 2) + "\\n"``.
+    Matches the original's ``JSON.stringify(value, null, 2) + "\\n"``, lone surrogates
+    escaped as it escapes them.
     """
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)) + "\n"
 
 
 _yaml: Any = None

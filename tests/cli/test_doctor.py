@@ -346,3 +346,24 @@ def test_a_file_where_a_record_directory_belongs_is_moved_by_its_owner(
     folder.unlink()
     assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
     assert xb("doctor").json["ok"] is True
+
+
+def test_a_file_name_that_is_not_utf8_prints_as_valid_json(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """doctor and adopt printed such a name's raw bytes: the JSON was not UTF-8, and an
+    agent's parser failed on it. Lone surrogates are escaped as JSON.stringify does."""
+    import json
+    import subprocess
+    import sys
+
+    xb("put", json_file(sample()))
+    odd = os.fsencode(store_dir / "resources") + b"/bad\xff\xfename.yaml"
+    with open(odd, "wb") as handle:
+        handle.write(b"x: 1\n")
+    for args in (["doctor"], ["adopt"]):
+        run = [sys.executable, "-m", "xbrain", *args, "--store", str(store_dir)]
+        out = subprocess.run(run, capture_output=True, check=False).stdout
+        assert b"\xff" not in out and b"\\udcff\\udcfe" in out
+        paths = json.dumps(json.loads(out.decode("utf-8")), ensure_ascii=False)
+        assert "bad\udcff\udcfename.yaml" in paths  # the name, as the file system gave it
