@@ -310,3 +310,19 @@ def test_a_whole_cache_build_holds_what_each_write_adds(
     monkeypatch.setattr(tokenize, "BULK_SWITCH", 0)  # jieba-rs from the first character
     assert xb("reindex").code == 0
     assert rows() == added
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_in_one_line(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """It crashed: "Internal error (UnicodeEncodeError)"."""
+    import os
+
+    folder = tmp_path / "memex"
+    shutil.copytree(EXAMPLES / "memex", folder)
+    with open(os.fsencode(folder / "rules") + b"/bad\xffname.md", "wb") as handle:
+        handle.write(b"---\nkind: rule\nname: bad-name\ndescription: d\n---\nBody.\n")
+    refused = xb("entry", "import", str(folder))
+    assert refused.code == 4 and refused.stderr.count("\n") == 1
+    assert "'rules/bad\\udcffname.md' is not valid UTF-8" in refused.stderr
+    assert not store_dir.exists()

@@ -814,3 +814,15 @@ def test_the_argument_may_be_a_link_but_nothing_inside_is_followed(
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     assert xb("skill", "save", str(fifo)).code == 4  # never opened, so never blocks
+
+
+def test_a_component_name_that_is_not_utf8_is_refused_in_one_line(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "deploy-check"
+    shutil.copytree(EXAMPLES / "skills" / "deploy-check", folder)
+    with open(os.fsencode(folder / "references") + b"/x\xff.md", "wb") as handle:
+        handle.write(b"hi")
+    refused = xb("skill", "save", str(folder))
+    assert refused.code == 4 and "'references/x\\udcff.md' is not valid UTF-8" in refused.stderr
+    assert not store_dir.exists()

@@ -154,6 +154,10 @@ def check_path(path: str) -> str:
         raise InvalidInputError(f"Component path {shown} must be relative.")
     if "\\" in path or _CONTROL.search(path):
         raise InvalidInputError(f"Component path {shown} has a backslash or control character.")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # a file name that is not UTF-8, as the file system gave it
+        raise InvalidInputError(f"Component path {shown} is not valid UTF-8.") from None
     path = unicodedata.normalize("NFC", path)
     if len(path.encode("utf-8")) > MAX_PATH_BYTES:
         raise InvalidInputError(f"Component path {shown} is over {MAX_PATH_BYTES} bytes.")
