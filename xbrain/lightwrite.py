@@ -194,7 +194,7 @@ def served_write(
         result = write(op, found, io.BytesIO(body), where, agent, cache)
     except Exception as exc:
         message, code = describe(exc)
-        return code, f"{message}\n".encode()
+        return code, f"{message}\n".encode("utf-8", "surrogateescape")
     finally:
         os.fchdir(here)
         os.close(here)

@@ -68,7 +68,7 @@ def runtime_dir() -> str:
 def socket_path(store: str | os.PathLike[str]) -> str:
     """The socket of ``store``'s server (named by two checksums of its real path; a
     server answers only for the store it serves, so even a clash is never wrong)."""
-    real = os.path.realpath(store).encode()
+    real = os.fsencode(os.path.realpath(store))
     return os.path.join(runtime_dir(), f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock")
 
 

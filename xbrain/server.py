@@ -248,5 +248,5 @@ def _answer(
             return served_write(op, fields.get("argv", []), body, store, cwd, agent)
     except Exception as exc:
         message, code = describe(exc)
-        return code, f"{message}\n".encode()
+        return code, f"{message}\n".encode("utf-8", "surrogateescape")
     return NOT_SERVED, f"Unknown request {op!r}.\n".encode()

@@ -432,3 +432,27 @@ def test_a_runtime_dir_too_long_for_a_socket_falls_back_to_tmp(
         server.communicate()
     assert summary["served"] == 2  # the recall and the stop
     assert not (deep / "xbrain").exists()
+
+
+def test_a_store_path_that_is_not_utf8_is_served_and_answered(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """Its socket name was computed from the path's text and crashed every search,
+    recall and put ("Internal error (UnicodeEncodeError)")."""
+    store = Path(os.fsdecode(os.fsencode(tmp_path) + b"/st\xff\xfeore"))
+    batch = str(EXAMPLES / "batch.json")
+    assert cli(runtime, store, "put", batch).returncode == 0
+    alone = cli(runtime, store, "search", "卡片")
+    assert alone.returncode == 0 and json.loads(alone.stdout)["results"]
+    server = start(runtime, store)
+    try:
+        served = cli(runtime, store, "search", "卡片")
+        assert served.returncode == 0 and served.stdout == alone.stdout
+        missing = cli(runtime, store, "get", "resource_" + "0" * 64)
+        assert missing.returncode == 3 and missing.stderr == "Resource not found.\n"
+        assert json.loads(cli(runtime, store, "serve", "--stop").stdout)["stopped"] is True
+        summary = finished(server)
+    finally:
+        server.kill()
+        server.communicate()
+    assert summary["served"] == 2  # the search and the stop (get is not served)
