@@ -384,3 +384,17 @@ def test_a_pull_never_replaces_a_hand_edit(
     assert xb("doctor", "--repair", store=b).json["ok"] is True  # drop it (kept in rescued/)
     assert xb("remote", "pull", store=b).json["state"] == "fast_forward"
     assert "Edited on a." in path.read_text()
+
+
+def test_a_remote_path_that_is_not_utf8_is_refused_in_one_line(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """remote add crashed ("Internal error (UnicodeEncodeError)"); clone said it could
+    not fetch, quoting a codec error."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    odd = os.fsdecode(os.fsencode(tmp_path) + b"/backup\xff.git")
+    for args, store in ((("remote", "add", "origin", odd), store_dir), (("clone", odd, "x"), None)):
+        refused = xb(*args, store=store)
+        assert refused.code == 4, refused.stderr
+        assert refused.stderr == "Remote URLs and paths must be valid UTF-8.\n"
+    assert xb("remote", "list").json["remotes"] == []

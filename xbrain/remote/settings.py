@@ -31,6 +31,10 @@ def validate_remote_url(url: str) -> str:
     """
     if not isinstance(url, str) or not url.strip() or "\n" in url or "\0" in url:
         raise InvalidInputError("Give a remote URL or path.")
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:  # git keeps remotes as text (never quoted: it may hold a secret)
+        raise InvalidInputError("Remote URLs and paths must be valid UTF-8.") from None
     if "://" in url:
         try:
             parsed = parse_url(url)
