@@ -284,3 +284,35 @@ def test_a_store_from_before_the_url_index_gets_it_on_its_next_write(
     problems = xb("doctor").json["problems"]
     assert [p for p in problems if p["code"] != "permissions"] == []  # (git's own files)
     assert len(list((store_dir / "index" / "urls").glob("*.json"))) == 1
+
+
+ODD = "x\udcffy"  # what Python makes of the bytes x, 0xff, y given on a command line
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["skill", "log", ODD],
+        ["skill", "recall", "--slug", ODD],
+        ["skill", "diff", ODD, "1", "2"],
+        ["skill", "publish", ODD, "1"],
+        ["skill", "export", ODD, "out.zip"],
+        ["config", "identity.name", ODD],
+        ["config", "projects./tmp", ODD],
+        ["show", resource_id("web", "fictional-dialog-guide"), "--at", ODD],
+        ["entry", "get", ODD],
+    ],
+)
+def test_an_argument_that_is_not_utf8_gets_an_answer_not_a_crash(
+    xb: Run, store_dir: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """Each crashed with "Internal error (UnicodeEncodeError)": a skill slug became a
+    tree path, a setting went to the YAML emitter."""
+    import os
+    import sys
+
+    xb("put", str(EXAMPLES / "synthetic-resource.json"))
+    run = [sys.executable, "-m", "xbrain", *args, "--store", str(store_dir)]
+    done = subprocess.run(run, capture_output=True, cwd=tmp_path, env=dict(os.environ))
+    assert done.returncode in (3, 4), done.stderr
+    assert b"Internal error" not in done.stderr and done.stderr.count(b"\n") == 1

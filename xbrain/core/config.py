@@ -150,6 +150,10 @@ def _recall_problem(key: str, value: Any) -> str | None:
 
 def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
     """The marker file with one setting changed (validated)."""
+    try:
+        (key + value).encode("utf-8")
+    except UnicodeEncodeError:  # bytes from the command line that are not UTF-8
+        raise InvalidInputError("Settings and their values must be valid UTF-8 text.") from None
     StoreConfig.from_marker(marker)
     raw = load_yaml(marker or b"")
     section, name = key.split(".", 1) if "." in key else (key, "")

@@ -138,7 +138,8 @@ class Snapshot:
         if self.tree_id is None:
             return None
         mode, sha = DIR_MODE, self.tree_id
-        for part in path.encode().split(b"/"):
+        # a name from the command line that is not UTF-8: its own bytes (never found)
+        for part in path.encode("utf-8", "surrogateescape").split(b"/"):
             if mode != DIR_MODE:
                 return None
             tree = self._tree(sha)
