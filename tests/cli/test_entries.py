@@ -326,3 +326,15 @@ def test_a_file_name_that_is_not_utf8_is_refused_in_one_line(
     assert refused.code == 4 and refused.stderr.count("\n") == 1
     assert "'rules/bad\\udcffname.md' is not valid UTF-8" in refused.stderr
     assert not store_dir.exists()
+
+
+def test_an_unpaired_surrogate_in_entry_json_is_refused_not_a_crash(
+    xb: Run, store_dir: Path
+) -> None:
+    """JSON can escape one ("\\ud800"); the YAML emitter then crashed (exit 1)."""
+    rule = '{"kind": "rule", "name": "odd", "description": "d", "body": "b", "queries": ["q"]}'
+    for plain, odd in (('"d"', '"d \\ud800"'), ('"b"', '"b \\udfff"'), ('"q"', '"\\ud800"')):
+        refused = xb("entry", "put", "-", input=rule.replace(plain, odd))
+        assert refused.code == 4, refused.stderr
+        assert refused.stderr == "Entry text must not hold unpaired surrogates.\n"
+    assert not store_dir.exists()

@@ -67,6 +67,7 @@ MAX_LIST = 50
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SCOPE = re.compile(r"global|project:[^\s\x00-\x1f\x7fA-Z]{1,256}")
 _EVENT = re.compile(r"[A-Za-z][A-Za-z0-9]{0,39}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def entry_id(scope: str, name: str) -> str:
@@ -137,10 +138,25 @@ def _source(value: Any) -> dict[str, Any] | None:
     }
 
 
+def _holds_surrogate(value: Any, depth: int = 0) -> bool:
+    """Whether any text in ``value`` (keys too) holds an unpaired surrogate."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if depth > 8:  # deeper than any entry field: the field checks refuse it
+        return False
+    if isinstance(value, dict):
+        return any(_holds_surrogate(k) or _holds_surrogate(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_surrogate(v, depth + 1) for v in value)
+    return False
+
+
 def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     """A valid entry in canonical field order, and the unknown fields dropped."""
     if not isinstance(data, dict):
         raise InvalidInputError("An entry must be an object.")
+    if _holds_surrogate(data):  # JSON may escape one (\ud800); no UTF-8 file can hold it
+        raise InvalidInputError("Entry text must not hold unpaired surrogates.")
     kind = _choice(data, "kind", KINDS, "")
     name = _text(data, "name", 200, line=True).strip()
     if not name:
