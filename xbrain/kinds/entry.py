@@ -139,10 +139,11 @@ def _source(value: Any) -> dict[str, Any] | None:
 
 
 def _holds_surrogate(value: Any, depth: int = 0) -> bool:
-    """Whether any text in ``value`` (keys too) holds an unpaired surrogate."""
+    """Whether any text in ``value`` (a normalized entry, keys too) holds an unpaired
+    surrogate."""
     if isinstance(value, str):
         return _SURROGATE.search(value) is not None
-    if depth > 8:  # deeper than any entry field: the field checks refuse it
+    if depth > 3:  # deeper than any entry field
         return False
     if isinstance(value, dict):
         return any(_holds_surrogate(k) or _holds_surrogate(v, depth + 1) for k, v in value.items())
@@ -155,8 +156,6 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     """A valid entry in canonical field order, and the unknown fields dropped."""
     if not isinstance(data, dict):
         raise InvalidInputError("An entry must be an object.")
-    if _holds_surrogate(data):  # JSON may escape one (\ud800); no UTF-8 file can hold it
-        raise InvalidInputError("Entry text must not hold unpaired surrogates.")
     kind = _choice(data, "kind", KINDS, "")
     name = _text(data, "name", 200, line=True).strip()
     if not name:
@@ -203,9 +202,11 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
         "provenance": provenance,
         "updatedAt": parse_timestamp(data.get("updatedAt", now)),
     }
-    source = _source(data.get("source"))
+    source = _source(data.get("source"))  # a source path that is not UTF-8: its own words
     if source is not None:
         entry["source"] = source
+    if _holds_surrogate(entry):  # JSON may escape one (\ud800); no UTF-8 file can hold it
+        raise InvalidInputError("Entry text must not hold unpaired surrogates.")
     dropped = sorted(str(key) for key in data if key not in FIELDS)
     return entry, dropped
 
