@@ -194,14 +194,18 @@ def test_git_checkouts_under_a_global_autocrlf_keep_records_as_stored(
     assert path.read_bytes() == committed
     newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
     assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
-    # a store made before (or cloned by plain git): the next commit, or doctor --repair,
-    # sets it
+    # a store made before, or cloned by plain git, has no such setting: git's CRLF copy
+    # is what git status calls clean, and no hand edit either
     git(store_dir, "config", "--unset", "core.autocrlf")
-    repaired = xb("doctor", "--repair").json["repaired"]
-    assert [r["code"] for r in repaired] == ["git_config"]
-    assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
-    git(store_dir, "config", "--unset", "core.autocrlf")
+    path.unlink()
+    subprocess.run(["git", "-C", str(store_dir), "checkout", "--", "."], check=True, env=env)
+    now = git(store_dir, "show", f"main:resources/e6/{ID}.yaml").encode()
+    assert path.read_bytes() == now.replace(b"\n", b"\r\n") != now
     assert xb("delete", ID).json["deleted"] is True
+    status = ["git", "-C", str(store_dir), "status", "--porcelain"]
+    assert subprocess.run(status, env=env, capture_output=True, check=True).stdout == b""
+    repaired = xb("doctor", "--repair").json["repaired"]
+    assert "git_config" in [r["code"] for r in repaired]
     assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
 
 

@@ -194,8 +194,6 @@ class Core:
         parent = txn.snap.commit
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
         refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))
-        if not git.line_endings_kept():  # a store made before xbrain set it at init
-            git.keep_line_endings()
         commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
         git.refresh_worktree(commit, list(changes))
         txn.commit_id = str(commit)

@@ -198,8 +198,9 @@ class Worktree(Checkout):
     ) -> list[str]:
         """The ``paths`` whose working-tree file holds neither what ``base`` (the commit
         the write started from) has there nor ``new(path)``: local changes a write would
-        replace (git refuses the same). A missing file, or one that is not a regular file
-        (a link: refused on its own), is not one; a file larger than any store file is."""
+        replace (git refuses the same). A missing file, one that is not a regular file (a
+        link: refused on its own) or git's CRLF copy of the committed file is not one; a
+        file larger than any store file is."""
         edited = []
         for path in paths:
             current = read_worktree_file(self.path / path, MAX_WORKTREE_FILE)
@@ -207,8 +208,16 @@ class Worktree(Checkout):
                 if _regular_file(self.path / path):
                     edited.append(path)
                 continue
-            if current != new(path) and self.hash_blob(current) != base.blob_id(path):
-                edited.append(path)
+            if current == new(path):
+                continue
+            committed = base.blob_id(path)
+            if self.hash_blob(current) == committed:
+                continue
+            # git's own checkout under a global core.autocrlf (a plain git clone of the
+            # store): git status calls it clean, and no record file holds a CR
+            if b"\r\n" in current and self.hash_blob(current.replace(b"\r\n", b"\n")) == committed:
+                continue
+            edited.append(path)
         return edited
 
     def worktree_links(self) -> list[str]:
