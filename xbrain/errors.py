@@ -18,6 +18,7 @@ __all__ = [
     "UsageError",
     "XbrainError",
     "describe",
+    "one_line",
 ]
 
 
@@ -106,4 +107,16 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
-    return redact_url(" ".join(message.split())) or "Request failed.", code
+    return one_line(redact_url(" ".join(message.split()))) or "Request failed.", code
+
+
+MAX_WORD = 200
+
+
+def one_line(message: str) -> str:
+    """``message`` on one line, each word of it at most ``MAX_WORD`` characters: a value
+    quoted back (an argument, a path) of megabytes is cut, not printed whole. Secrets are
+    redacted before this, so a cut never hides the part redaction looks for."""
+    return " ".join(
+        word if len(word) <= MAX_WORD else f"{word[:MAX_WORD]}…" for word in message.split()
+    )

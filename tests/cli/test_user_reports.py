@@ -316,3 +316,21 @@ def test_an_argument_that_is_not_utf8_gets_an_answer_not_a_crash(
     done = subprocess.run(run, capture_output=True, cwd=tmp_path, env=dict(os.environ))
     assert done.returncode in (3, 4), done.stderr
     assert b"Internal error" not in done.stderr and done.stderr.count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["skill", "log", "a" * 100_000],
+        ["log", "--limit", "a" * 100_000],
+        ["put", "/tmp/" + "a" * 100_000],
+    ],
+)
+def test_a_huge_argument_is_not_printed_back_whole(
+    xb_proc: Callable[..., Result], args: list[str]
+) -> None:
+    """Error lines quoted the argument back: 100 KB of stderr for a 100 KB argument."""
+    refused = xb_proc(*args)
+    assert refused.code in (2, 3, 4), refused.stderr
+    assert refused.stderr.count("\n") == 1 and len(refused.stderr) < 600
+    assert "a" * 150 in refused.stderr and "a…" in refused.stderr  # cut, not dropped

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ..errors import describe
+from ..errors import describe, one_line
 from .base import common_options, show_tracebacks
 
 __all__ = ["COMMANDS", "main", "top_help"]
@@ -280,10 +280,10 @@ def main() -> None:
         code = cli.main(prog_name="xbrain", standalone_mode=False)
     except click.UsageError as exc:
         hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
-        click.echo(f"{' '.join(exc.format_message().split())}{hint}", err=True)
+        click.echo(f"{one_line(exc.format_message())}{hint}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        click.echo(" ".join(exc.format_message().split()), err=True)
+        click.echo(one_line(exc.format_message()), err=True)
         sys.exit(exc.exit_code)
     except click.Abort:
         click.echo("Interrupted.", err=True)
