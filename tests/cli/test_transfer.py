@@ -100,3 +100,23 @@ def test_export_refuses_overwrite_and_inside_store(
     assert target.read_text() == "keep me"
     assert xb("export-store", str(target), "--force").code == 0
     assert xb("export-store", str(store_dir / "leak.json")).code == 4
+
+
+def test_force_replaces_a_file_or_a_link_never_a_fifo_or_a_device(xb: Run, tmp_path: Path) -> None:
+    """`export-store /dev/full --force`, run as root, replaced the device with a regular
+    file; a FIFO was replaced the same way. A link is replaced, never followed."""
+    import os
+
+    xb("put", str(EXAMPLES / "batch.json"))
+    fifo = tmp_path / "pipe.zip"
+    os.mkfifo(fifo)
+    for args in (["export-store", str(fifo)], ["skill", "export", "x", str(fifo)]):
+        refused = xb(*args, "--force")
+        assert refused.code == 4 and "is not a regular file" in refused.stderr
+        assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("mine")
+    link = tmp_path / "link.json"
+    link.symlink_to(elsewhere)
+    assert xb("export-store", str(link), "--force").code == 0
+    assert not link.is_symlink() and elsewhere.read_text() == "mine"

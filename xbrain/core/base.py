@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -103,6 +104,14 @@ class Core:
         target = target.absolute()
         if target.resolve().is_relative_to(self.path.resolve()):
             raise InvalidInputError("Export target must be outside the store directory.")
+        try:
+            mode: int | None = os.lstat(target).st_mode
+        except FileNotFoundError:
+            mode = None
+        # --force replaces a file (or a link, never followed), not a device or a FIFO:
+        # as root, exporting to /dev/full replaced the device with a regular file
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise InvalidInputError(f"{target} is not a regular file; export to a file path.")
         if not force and (target.exists() or target.is_symlink()):
             raise ConflictError(f"{target} exists; pass --force to overwrite it.")
         return target
