@@ -398,3 +398,21 @@ def test_a_remote_path_that_is_not_utf8_is_refused_in_one_line(
         assert refused.code == 4, refused.stderr
         assert refused.stderr == "Remote URLs and paths must be valid UTF-8.\n"
     assert xb("remote", "list").json["remotes"] == []
+
+
+def test_a_push_into_a_store_with_main_checked_out_is_refused(
+    xb: Run, json_file: Callable[[Any], str], devices: tuple[Path, Path, Path]
+) -> None:
+    """It moved the other store's main under its working tree (git refuses the same, by
+    receive.denyCurrentBranch): that store's files fell behind, and its next write saw
+    hand edits everywhere."""
+    a, b, _ = devices
+    assert xb("put", json_file(sample(text="Newer on a.")), store=a).code == 0
+    assert xb("remote", "add", "b", f"file://{b}", store=a).code == 0
+    before = head(b)
+    refused = xb("remote", "push", "b", store=a)
+    assert refused.code == 5 and "main is checked out there" in refused.stderr
+    assert head(b) == before
+    assert xb("remote", "add", "a", str(a), store=b).code == 0  # the way it goes
+    assert xb("remote", "pull", "a", store=b).json["state"] == "fast_forward"
+    assert xb("doctor", store=b).json["ok"] is True

@@ -39,7 +39,8 @@ from ..core import (
     sweep_dead,
 )
 from ..core.registry import largest_file
-from ..errors import ConflictError, InvalidInputError, NotFoundError
+from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
+from ..inputs import read_file
 from ..kinds import resource as resource_kind
 from ..urls import redact_url
 from .intake import check_commit
@@ -99,8 +100,24 @@ def push(core: Core, name: str = "origin") -> dict[str, Any]:
         local = local_path(url)
         if local is not None and os.path.isabs(local) and not os.path.exists(local):
             GitStore.init_bare(Path(local))  # a backup on a local disk: start it
+        if local is not None and _main_checked_out(Path(local)):
+            raise ConflictError(
+                f"Refusing to push into {redact_url(url)}: main is checked out there (a store, "
+                "or another working tree) and its files would fall behind it. Push to a bare "
+                "repository, or run xbrain remote pull in that store."
+            )
         git.push(name)
         return {"pushed": name, "commit": git.head()}
+
+
+def _main_checked_out(folder: Path) -> bool:
+    """Whether ``folder`` is a repository with a working tree whose HEAD is ``main``
+    (git's own ``receive.denyCurrentBranch`` refuses pushing there)."""
+    try:
+        data = read_file(folder / ".git" / "HEAD", 4096, "HEAD is too big")
+    except XbrainError:  # no such file (a bare repository), or not one git reads
+        return False
+    return data.strip() == b"ref: refs/heads/main"
 
 
 def _bound() -> PackBound:
