@@ -23,23 +23,30 @@ MAX_INPUT = 10 * 1024 * 1024
 MAX_DEPTH = 64
 
 
-def read_file(path: Path, limit: int, too_big: str) -> bytes:
+def read_file(path: Path, limit: int, too_big: str, *, follow: bool = True) -> bytes:
     """The bytes of regular file ``path`` if it holds at most ``limit`` of them.
 
-    Missing: NotFoundError. Not a regular file or larger than ``limit``:
-    InvalidInputError (``too_big`` is the message for the latter).
+    Missing: NotFoundError. Not a regular file (a directory, a FIFO, a device; with
+    ``follow`` False, a symbolic link too) or larger than ``limit``: InvalidInputError
+    (``too_big`` is the message for the latter).
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise NotFoundError(f"No such file: {path}") from None
     except IsADirectoryError:
         raise InvalidInputError(f"Not a regular file: {path}") from None
-    except OSError as exc:
+    except OSError as exc:  # a link not followed is ELOOP
         raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from None
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # before fdopen, which refuses a directory with its own error
+        os.close(fd)
+        raise InvalidInputError(f"Not a regular file: {path}")
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise InvalidInputError(f"Not a regular file: {path}")
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise InvalidInputError(too_big)

@@ -253,3 +253,24 @@ def test_sigint_while_running_is_one_line(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err == b"Interrupted.\n", err
+
+
+def test_a_directory_given_as_a_file_is_refused_in_its_words(
+    xb_proc: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """The bounded reader opened the directory and then failed in fdopen: "Is a
+    directory: 3", exit 1. A session's state file that is a directory failed recall
+    the same way."""
+    xb_proc("put", str(EXAMPLES / "batch.json"))
+    before = snapshot_files(store_dir)
+    for args in (
+        ("put", str(tmp_path)),
+        ("analyze", str(tmp_path)),
+        ("entry", "put", str(tmp_path)),
+    ):
+        result = xb_proc(*args)
+        assert result.code == 4 and result.stderr == f"Not a regular file: {tmp_path}\n", args
+    assert snapshot_files(store_dir) == before
+    (store_dir / ".git" / "xbrain" / "sessions" / "odd.json").mkdir(parents=True)
+    recalled = xb_proc("recall", "-", "--session", "odd", input="git push --force")
+    assert recalled.code == 0 and recalled.stderr == ""

@@ -23,6 +23,7 @@ from ..errors import (
     CorruptStoreError,
     XbrainError,
 )
+from ..inputs import read_file
 from ..paths import path_problem
 from . import index as gitindex
 from .checkout import Checkout
@@ -323,18 +324,9 @@ def read_worktree_file(path: Path, limit: int) -> bytes | None:
     None for a link, a FIFO, a device, a directory, a missing or a larger file.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        return read_file(path, limit, "", follow=False)
+    except XbrainError:
         return None
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        info = None
-    if info is None or not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-        os.close(fd)  # before fdopen, which refuses a directory with an error
-        return None
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read(limit + 1)
 
 
 def _write_new(path: Path, data: bytes) -> None:

@@ -48,7 +48,10 @@ def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]
             path = folder / f"{name}.json"
             state = _read(path)
             yield state
-            _write(path, state)
+            # the answer stands without it: an unsaved state (a full disk, a directory in
+            # the way) only shows rules in full again, as a lock not taken does
+            with contextlib.suppress(OSError):
+                _write(path, state)
             _sweep(folder)
         finally:
             os.close(lock)  # closing the descriptor releases the flock
