@@ -13,7 +13,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, NotFoundError, XbrainError
+from ..inputs import read_file
 from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
@@ -159,23 +160,22 @@ _PACKED_MAIN = b" refs/heads/main"
 
 def main_head(control_dir: Path) -> str | None:
     """The commit `main` points at: its ref file, else (after a ``git gc``) its line in
-    ``packed-refs``, as git reads it; None when unborn or unreadable."""
+    ``packed-refs``, as git reads it; None when unborn or unreadable (both read through
+    the bounded reader every input goes through)."""
     try:
-        value = (control_dir / "refs" / "heads" / "main").read_text().strip()
-    except FileNotFoundError:
+        data = read_file(control_dir / "refs" / "heads" / "main", 4096, "")
+    except NotFoundError:
         return _packed_main(control_dir)
-    except OSError:
+    except XbrainError:
         return None
+    value = data.decode("ascii", "replace").strip()
     return value if len(value) == 40 else None
 
 
 def _packed_main(control_dir: Path) -> str | None:
     try:
-        with open(control_dir / "packed-refs", "rb") as handle:
-            data = handle.read(PACKED_REFS_BOUND + 1)
-    except OSError:
-        return None
-    if len(data) > PACKED_REFS_BOUND:
+        data = read_file(control_dir / "packed-refs", PACKED_REFS_BOUND, "")
+    except XbrainError:
         return None
     for line in data.splitlines():
         if line.endswith(_PACKED_MAIN) and len(line) == 40 + len(_PACKED_MAIN):
