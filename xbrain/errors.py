@@ -107,7 +107,7 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
-    return one_line(redact_url(" ".join(message.split()))) or "Request failed.", code
+    return one_line(redact_url(message)) or "Request failed.", code
 
 
 MAX_WORD = 200

@@ -146,11 +146,14 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
                 "HEAD",
             )
         )
+    index: dict[str, str] | None
     try:
-        git.index_paths()
+        index = git.index_paths()
     except UnreadableIndex:
+        index = None
         if repair:
             git.rebuild_index(head)
+            index = git.index_paths()
             message = "Git index written afresh from main (it was a split or sparse index)."
             repaired.append(problem("git_index", message, ".git/index"))
         else:
@@ -159,7 +162,7 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
                 "index); doctor --repair writes it afresh from main."
             )
             problems.append(problem("git_index", message, ".git/index"))
-    drift, untracked = _worktree_drift(git, view)
+    drift, untracked = _worktree_drift(git, view, index)
     drift = [path for path in drift if path_problem(path) is None]  # never written
     for path in drift:
         problems.append(problem("worktree_drift", "Working tree or index differs from main.", path))
@@ -238,12 +241,14 @@ def _report(
     }
 
 
-def _worktree_drift(git: GitStore, view: View) -> tuple[list[str], list[str]]:
-    """(tracked paths whose working-tree file or index entry differs, untracked files)."""
+def _worktree_drift(
+    git: GitStore, view: View, index: dict[str, str] | None
+) -> tuple[list[str], list[str]]:
+    """(tracked paths whose working-tree file or index entry differs, untracked files).
+    ``index``: the git index's entries, or None when it cannot be read (reported on its
+    own): then the files alone are compared."""
     committed = dict(view.snap.files())
-    try:
-        index = git.index_paths()
-    except UnreadableIndex:  # reported on its own: compare the files only
+    if index is None:
         index = committed
     drift = []
     for path, blob in committed.items():

@@ -267,10 +267,13 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     return True
 
 
-def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path) -> None:
-    """Write a whole version-2 index of ``entries`` ((path, entry bytes), any order)."""
-    body = b"".join(entry for _, entry in sorted(entries))
-    _write(index_path, [_HEADER.pack(b"DIRC", 2, len(entries)), body], stamp)
+def write_entries(
+    index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path, version: int = 2
+) -> None:
+    """Write a whole index of ``entries`` ((path, entry bytes), any order; a path's own
+    entries keep theirs), without extensions."""
+    body = b"".join(entry for _, entry in sorted(entries, key=lambda item: item[0]))
+    _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), body], stamp)
 
 
 def in_order(index_path: Path) -> bool:
@@ -290,6 +293,5 @@ def sort_entries(index_path: Path, stamp: Path) -> None:
     """
     data = index_path.read_bytes()
     version, names, spans = _parse(data)
-    ordered = sorted(zip(names, spans, strict=True))
-    body = b"".join(data[start:end] for _, (start, end) in ordered)
-    _write(index_path, [_HEADER.pack(b"DIRC", version, len(ordered)), body], stamp)
+    entries = [(name, data[start:end]) for name, (start, end) in zip(names, spans, strict=True)]
+    write_entries(index_path, entries, stamp, version)
