@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import EXAMPLES, Result, head, sample
 
@@ -18,6 +21,7 @@ def codes(result: Result) -> set[str]:
     return {problem["code"] for problem in result.json["problems"]}
 
 
+NEWER = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
 BATCH_ZH = "resource_86fa98108f4ccaaaa79518d7488c849aca9ecb938de1d9862b0360f1fd42f655"
 
 
@@ -254,8 +258,7 @@ def test_a_write_never_replaces_a_hand_edit(
     edited = path.read_text().replace("Fictional accessible", "Hand edited")
     path.write_text(edited)
     before = head(store_dir)
-    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
-    for write in (["put", json_file(newer)], ["delete", ID], ["restore", ID, "--at", first]):
+    for write in (["put", json_file(NEWER)], ["delete", ID], ["restore", ID, "--at", first]):
         refused = xb(*write)
         assert refused.code == 5, (write, refused.stderr)
         assert refused.stderr.count("\n") == 1 and f"{ID}.yaml" in refused.stderr
@@ -264,7 +267,7 @@ def test_a_write_never_replaces_a_hand_edit(
     assert xb("delete", BATCH_ZH).json["deleted"] is True  # another record: not held up
     assert xb("adopt").json["adopted"][0]["id"] == ID
     assert xb("get", ID).json["title"].startswith("Hand edited")  # kept, in history
-    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+    assert xb("put", json_file(NEWER)).json["results"][0]["status"] == "updated"
     assert "A newer body." in path.read_text()
 
 
@@ -274,8 +277,7 @@ def test_a_deleted_or_identical_file_is_not_a_hand_edit(
     xb("put", json_file(sample()))
     path = store_dir / "resources" / "e6" / f"{ID}.yaml"
     path.unlink()  # nothing to lose: the write puts the file back
-    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
-    assert xb("put", json_file(newer)).code == 0
+    assert xb("put", json_file(NEWER)).code == 0
     assert "A newer body." in path.read_text()
     assert xb("doctor").json["ok"] is True
 
@@ -299,52 +301,44 @@ def test_a_hand_edited_derived_or_settings_file_names_repair_not_adopt(
     assert "adopt" not in refused.stderr and "restores the committed file" in refused.stderr
 
 
-def test_a_directory_where_a_record_file_belongs_stops_the_write_before_its_commit(
-    xb: Run, json_file: Callable[[Any], str], store_dir: Path
-) -> None:
-    """It committed, then failed "Is a directory: 4" and left every later write failing;
-    doctor crashed the same way. Now nothing is written, the message says what to move,
-    and doctor reports the drift."""
-    xb("put", json_file(sample()))
-    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+def _directory_at_file(store: Path) -> tuple[Path, str]:
+    path = store / "resources" / "e6" / f"{ID}.yaml"
     path.unlink()
     path.mkdir()
     (path / "mine.txt").write_text("kept")
-    before = head(store_dir)
-    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
-    refused = xb("put", json_file(newer))
-    assert refused.code == 5 and refused.stderr.count("\n") == 1
-    assert "is a directory where xbrain keeps a file" in refused.stderr
-    assert head(store_dir) == before and (path / "mine.txt").read_text() == "kept"
-    assert "worktree_drift" in codes(xb("doctor"))
-    (path / "mine.txt").unlink()
-    path.rmdir()
-    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
-    assert xb("doctor").json["ok"] is True
+    return path, f"resources/e6/{ID}.yaml in the working tree is a directory where xbrain"
 
 
-def test_a_file_where_a_record_directory_belongs_is_moved_by_its_owner(
-    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+def _file_at_directory(store: Path) -> tuple[Path, str]:
+    path = store / "resources" / "e6"
+    shutil.rmtree(path)
+    path.write_text("kept")
+    return path, "resources/e6 in the working tree is a file where xbrain keeps a directory"
+
+
+@pytest.mark.parametrize("in_the_way", [_directory_at_file, _file_at_directory])
+def test_something_in_the_way_stops_the_write_before_its_commit(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path, in_the_way: Any
 ) -> None:
-    """The message said "run xbrain doctor --repair", and doctor --repair failed with
-    the same message: it removes only links, never a user's file."""
+    """A directory where a record file belongs made a write commit, then fail "Is a
+    directory: 4" on every later write (doctor crashed). A file where a record directory
+    belongs said "run xbrain doctor --repair", which failed with the same words. Now
+    nothing is written, the message says what to move, and it is left as it was."""
     xb("put", json_file(sample()))
-    folder = store_dir / "resources" / "e6"
-    for name in list(folder.iterdir()):
-        name.unlink()
-    folder.rmdir()
-    folder.write_text("my notes")
-    newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
-    for write in (["put", json_file(newer)], ["doctor", "--repair"]):
+    path, message = in_the_way(store_dir)
+    before = head(store_dir)
+    for write in (["put", json_file(NEWER)], ["doctor", "--repair"]):
         refused = xb(*write)
-        assert refused.code == 5, (write, refused.stderr)
-        assert "resources/e6 in the working tree is a file where xbrain keeps a directory" in (
-            refused.stderr
-        )
-        assert "move it out of the store" in refused.stderr
-    assert folder.read_text() == "my notes"
-    folder.unlink()
-    assert xb("put", json_file(newer)).json["results"][0]["status"] == "updated"
+        assert refused.code == 5 and refused.stderr.count("\n") == 1, (write, refused.stderr)
+        assert message in refused.stderr and "move it out of the store" in refused.stderr
+    assert head(store_dir) == before
+    assert (path / "mine.txt" if path.is_dir() else path).read_text() == "kept"
+    assert "worktree_drift" in codes(xb("doctor"))
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    assert xb("put", json_file(NEWER)).json["results"][0]["status"] == "updated"
     assert xb("doctor").json["ok"] is True
 
 
