@@ -124,6 +124,9 @@ def test_clone_reproduces_status_search_and_get(xb: Run, devices: tuple[Path, Pa
     assert xb("doctor", store=b).json["ok"] is True
     for path in [b, *b.rglob("*")]:
         assert path.lstat().st_mode & 0o077 == 0, path
+    # the clone's index was built with the user's compiled dictionary ($XBRAIN_CACHE_DIR),
+    # not with a second copy (10 MB, a second to compile) inside the new store
+    assert not (b / ".git" / "xbrain" / "cache").exists()
 
 
 def test_two_devices_converge(

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import click
 
-from .base import Progress, common_options, emit, open_store, quiet_network_libraries
+from .base import (
+    Progress,
+    cache_dir,
+    common_options,
+    emit,
+    open_store,
+    quiet_network_libraries,
+)
 
 
 @click.group()
@@ -92,7 +99,7 @@ def clone_command(url: str, directory: Path) -> None:
     quiet_network_libraries()
     progress = Progress("indexing")
     try:
-        result = clone(url, directory, progress)
+        result = clone(url, directory, progress, cache_dir())
     finally:
         progress.finish()
     emit(result)

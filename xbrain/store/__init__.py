@@ -301,15 +301,19 @@ class _Host:
 
 
 def clone(
-    url: str, directory: Path, progress: Callable[[int, int], None] | None = None
+    url: str,
+    directory: Path,
+    progress: Callable[[int, int], None] | None = None,
+    cache_dir: Path | None = None,
 ) -> dict[str, Any]:
-    """Restore a store from a remote into a new directory (with ``origin`` set)."""
+    """Restore a store from a remote into a new directory (with ``origin`` set); its
+    index is built with the compiled caches in ``cache_dir`` (as ``Store`` takes it)."""
     from ..remote import clone_into
     from ..search.operations import build_from
 
     target = Path(directory).absolute()
     records: list[Resource] = []  # as the check parsed them: the index needs no YAML
     head = clone_into(url, target, resources=records)
-    store = Store(target)
+    store = Store(target, cache_dir=cache_dir)
     build_from(store.core, head, records, progress)
     return {"store": str(target), "status": store.status()}
