@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +62,41 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
                 if e["alwaysOn"] and e["status"] == "active" and e["scope"] == "global"
             ]
     rendered = core.path / ".git" / PROJECTED
-    for entry in rules:
-        name = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.") or entry["id"][6:18]
-        wanted[f"rules/{name[:80]}.md"] = rendered / f"{entry['id']}.md"
+    for name, entry in _rule_names(rules).items():
+        wanted[f"rules/{name}.md"] = rendered / f"{entry['id']}.md"
         if render:
             _render(rendered / f"{entry['id']}.md", render_file(entry))
     return wanted
+
+
+NAME_CHARS = 80  # a rule's link name is its name cut to 80 characters, and to what a
+NAME_BYTES = 255 - len(".md")  # file name holds in bytes (80 four-byte characters do not)
+
+
+def _rule_names(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each rule's link name (without ``.md``): its name made a file name. Names that come
+    out the same, letter case aside (``a/b`` and ``a\\b``, two long names alike in their
+    first 80 characters), each end in a piece of their id, so no rule hides another."""
+    stems = {}
+    for entry in rules:
+        stem = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.")[:NAME_CHARS]
+        stems[entry["id"]] = _cut(stem, NAME_BYTES) or entry["id"][6:18]
+    taken = Counter(stem.casefold() for stem in stems.values())
+    names: dict[str, dict[str, Any]] = {}
+    used: set[str] = set()
+    for entry in rules:
+        stem, mark = stems[entry["id"]], f"-{entry['id'][6:18]}"
+        name = stem if taken[stem.casefold()] == 1 else _cut(stem, NAME_BYTES - len(mark)) + mark
+        if name.casefold() in used:  # a rule named as another's name with its id piece
+            name = entry["id"]
+        used.add(name.casefold())
+        names[name] = entry
+    return names
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` without the characters past ``limit`` bytes of UTF-8."""
+    return text.encode()[:limit].decode(errors="ignore")
 
 
 def _render(path: Path, text: str) -> None:

@@ -117,3 +117,29 @@ def test_claude_code_target_is_the_users_claude_folder(xb: Run, tmp_path: Path) 
     result: Any = xb("project", "--target", "claude-code", "--dry-run").json
     assert result["target"] == str(Path(os.environ["HOME"]) / ".claude")
     assert result["counts"] == {"create": 1}
+
+
+def test_every_always_on_rule_gets_a_link_of_its_own(xb: Run, tmp_path: Path) -> None:
+    """Names that make the same file name (letter case aside) each get one, and a name of
+    characters four bytes long still makes a file name a file system takes."""
+    long = "x" * 90
+    names = [
+        "deploy/checks",
+        "Deploy\\Checks",
+        "deploy-checks-a",
+        long,
+        long + "y",
+        "\U00020000" * 90,
+    ]
+    rules = [{**ALWAYS, "name": name, "body": f"rule {i}"} for i, name in enumerate(names)]
+    assert xb("entry", "put", "-", input=json.dumps(rules)).code == 0
+    target = tmp_path / "agent"
+    planned = actions(xb("project", "--target", str(target)))
+    assert len(planned) == len(names) and set(planned.values()) == {"create"}
+    folded = [Path(path).name.casefold() for path in planned]
+    assert len(set(folded)) == len(folded)
+    assert "rules/deploy-checks-a.md" in planned  # a name unlike the others keeps its own
+    assert all(len(Path(path).name.encode()) <= 255 for path in planned)
+    bodies = sorted((target / path).read_text().strip().rsplit("\n", 1)[-1] for path in planned)
+    assert bodies == sorted(f"rule {i}" for i in range(len(names)))
+    assert set(actions(xb("project", "--target", str(target))).values()) == {"unchanged"}
