@@ -15,7 +15,6 @@ changes nothing the second time; ``dry_run`` reports without touching anything.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk
 from .errors import InvalidInputError
 from .kinds import skill as skill_kind
-from .kinds.entryformat import render_file
+from .kinds.entryformat import file_stem, render_file
 
 __all__ = ["project", "resolve_target"]
 
@@ -69,34 +68,22 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
     return wanted
 
 
-NAME_CHARS = 80  # a rule's link name is its name cut to 80 characters, and to what a
-NAME_BYTES = 255 - len(".md")  # file name holds in bytes (80 four-byte characters do not)
-
-
 def _rule_names(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each rule's link name (without ``.md``): its name made a file name. Names that come
     out the same, letter case aside (``a/b`` and ``a\\b``, two long names alike in their
     first 80 characters), each end in a piece of their id, so no rule hides another."""
-    stems = {}
-    for entry in rules:
-        stem = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.")[:NAME_CHARS]
-        stems[entry["id"]] = _cut(stem, NAME_BYTES) or entry["id"][6:18]
+    stems = {entry["id"]: file_stem(entry) for entry in rules}
     taken = Counter(stem.casefold() for stem in stems.values())
     names: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for entry in rules:
-        stem, mark = stems[entry["id"]], f"-{entry['id'][6:18]}"
-        name = stem if taken[stem.casefold()] == 1 else _cut(stem, NAME_BYTES - len(mark)) + mark
+        stem = stems[entry["id"]]
+        name = stem if taken[stem.casefold()] == 1 else f"{stem}-{entry['id'][6:18]}"
         if name.casefold() in used:  # a rule named as another's name with its id piece
             name = entry["id"]
         used.add(name.casefold())
         names[name] = entry
     return names
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text`` without the characters past ``limit`` bytes of UTF-8."""
-    return text.encode()[:limit].decode(errors="ignore")
 
 
 def _render(path: Path, text: str) -> None:

@@ -338,3 +338,63 @@ def test_an_unpaired_surrogate_in_entry_json_is_refused_not_a_crash(
         assert refused.code == 4, refused.stderr
         assert refused.stderr == "Entry text must not hold unpaired surrogates.\n"
     assert not store_dir.exists()
+
+
+def test_export_names_every_entry_a_file_the_file_system_takes(xb: Run, tmp_path: Path) -> None:
+    """Long Chinese names, names of four-byte characters and names alike but for letter
+    case (one would replace the other where case is ignored) each get a file of their own,
+    and the export imports back to the same entries."""
+    names = ["长" * 80, "\U00020000" * 70, "Deploy/Checks", "deploy\\checks"]
+    rules = [{"kind": "rule", "name": name, "body": f"rule {i}"} for i, name in enumerate(names)]
+    assert xb("entry", "put", "-", input=rules).code == 0
+    out = tmp_path / "out"
+    exported = xb("entry", "export", str(out))
+    assert exported.code == 0, exported.stderr
+    files = sorted(path.name for path in (out / "rules").iterdir())
+    assert len(files) == 4 and len({name.casefold() for name in files}) == 4
+    assert all(len(name.encode()) <= 255 for name in files)
+    ids = {e["id"] for e in xb("entry", "list").json["entries"]}
+    again = tmp_path / "again"
+    assert xb("entry", "import", str(out), store=again).json["added"] == 4
+    assert {e["id"] for e in xb("entry", "list", store=again).json["entries"]} == ids
+
+
+def test_an_export_that_fails_midway_leaves_nothing_behind(xb: Run, tmp_path: Path) -> None:
+    """A write refused midway (here the file-size limit, as a full disk would) removes
+    what the export had written: the folder is as it was, and the export can run again."""
+    import resource
+    import subprocess
+    import sys
+
+    rules = [{"kind": "rule", "name": f"r{i}", "body": "short"} for i in range(3)]
+    rules.append({"kind": "rule", "name": "zz-long", "body": "x" * 60_000})
+    assert xb("entry", "put", "-", input=rules).code == 0
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16_384, resource.RLIM_INFINITY))
+
+    store = str(tmp_path / "store")
+    argv = [sys.executable, "-m", "xbrain", "entry", "export", str(out), "--store", store]
+    failed = subprocess.run(argv, capture_output=True, text=True, preexec_fn=small_files)
+    assert failed.returncode == 1 and failed.stderr.count("\n") == 1, failed.stderr
+    assert list(out.iterdir()) == []
+    assert xb("entry", "export", str(out)).json["files"] == 4
+    fresh = tmp_path / "fresh"
+    assert subprocess.run([*argv[:5], str(fresh), *argv[6:]], preexec_fn=small_files).returncode
+    assert not fresh.exists()
+
+
+def test_export_goes_into_a_new_or_empty_folder_only(xb: Run, tmp_path: Path) -> None:
+    assert xb("entry", "import", str(MEMEX)).code == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert xb("entry", "export", str(empty)).json["files"] == 4  # was refused as "not a file"
+    refused = xb("entry", "export", str(empty))
+    assert refused.code == 4 and "new or empty directory" in refused.stderr
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    refused = xb("entry", "export", str(a_file))
+    assert refused.code == 2 and "is a file" in refused.stderr
+    assert a_file.read_text() == "mine"

@@ -97,17 +97,22 @@ class Core:
                 f"Not an xbrain store (a non-empty directory without .git): {self.path}"
             )
 
-    def export_target(self, target: Path, force: bool = False) -> Path:
+    def export_target(self, target: Path, force: bool = False, *, folder: bool = False) -> Path:
         """An export's destination, absolute. One inside the store is refused (it would
         sit among the records as a file the store does not know), and so is an existing
-        one unless ``force``."""
+        one unless ``force``. ``folder``: the export writes files into a directory (an
+        existing one is the caller's to check), else it writes one file."""
         target = target.absolute()
         if target.resolve().is_relative_to(self.path.resolve()):
             raise InvalidInputError("Export target must be outside the store directory.")
         try:
-            mode: int | None = os.lstat(target).st_mode
+            mode: int | None = (os.stat if folder else os.lstat)(target).st_mode
         except FileNotFoundError:
             mode = None
+        if folder:
+            if mode is not None and not stat.S_ISDIR(mode):
+                raise InvalidInputError(f"{target} is not a folder; export to a folder path.")
+            return target
         # --force replaces a file (or a link, never followed), not a device or a FIFO:
         # as root, exporting to /dev/full replaced the device with a regular file
         if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):

@@ -10,8 +10,8 @@ order — and an entry without a source file to ``<folder>/<name>.md``.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from ..errors import InvalidInputError, NotFoundError
 from ..kinds import entry as kind
 from ..kinds.entryformat import (
     FOLDERS,
+    file_stem,
     parse_markdown,
     render_file,
     render_section,
@@ -106,8 +107,8 @@ def import_dir(core: Core, root: Path, scope: str | None = None) -> dict[str, An
 def export_dir(core: Core, root: Path) -> dict[str, Any]:
     """Write every entry under ``root`` (new or empty, outside the store) as memex-style
     Markdown."""
-    root = core.export_target(root, force=True)  # an empty folder is fine: checked below
-    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+    root = core.export_target(root, folder=True)
+    if root.exists() and any(root.iterdir()):
         raise InvalidInputError(f"Export into a new or empty directory: {root}")
     with core.reading() as view:
         entries = []
@@ -115,9 +116,29 @@ def export_dir(core: Core, root: Path) -> dict[str, Any]:
             with core.git() as git:
                 entries = list(bulk.records(git, view, "entry"))
     files = _files(entries)
-    for rel, text in sorted(files.items()):
-        write_private_file(root / rel, text.encode("utf-8"))
+    new_root = not root.exists()
+    try:
+        for rel, text in sorted(files.items()):
+            write_private_file(root / rel, text.encode("utf-8"))
+    except BaseException:  # a full disk, a name the file system refuses: leave it as it was
+        _remove_written(root, sorted(files), new_root)
+        raise
     return {"exported": len(entries), "files": len(files), "directory": str(root)}
+
+
+def _remove_written(root: Path, written: list[str], new_root: bool) -> None:
+    """Undo a failed export into ``root`` (new, or empty before it): the files, the
+    folders that held them, and ``root`` itself when the export made it."""
+    folders = {parent for rel in written for parent in (root / rel).parents if parent != root}
+    for rel in written:
+        (root / rel).unlink(missing_ok=True)
+    for folder in sorted(folders, key=lambda path: len(path.parts), reverse=True):
+        if folder.is_relative_to(root):
+            with contextlib.suppress(OSError):  # not empty: not only ours
+                folder.rmdir()
+    if new_root:
+        with contextlib.suppress(OSError):
+            root.rmdir()
 
 
 def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
@@ -175,14 +196,14 @@ def _fits_a_section(entry: dict[str, Any]) -> bool:
 
 
 def _new_path(entry: dict[str, Any]) -> str:
-    folder = _FOLDER_OF.get(entry["kind"], "rules")
-    slug = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.") or entry["id"][6:18]
-    return f"{folder}/{slug[:80]}.md"
+    return f"{_FOLDER_OF.get(entry['kind'], 'rules')}/{file_stem(entry)}.md"
 
 
 def _free(path: str, files: dict[str, str]) -> str:
-    """``path``, or a numbered sibling when another entry already took it."""
+    """``path``, or a numbered sibling when another entry already took it (letter case
+    aside: on a file system that ignores case, ``A.md`` would replace ``a.md``)."""
+    taken = {other.casefold() for other in files}
     stem, n = path.removesuffix(".md"), 2
-    while path in files:
+    while path.casefold() in taken:
         path, n = f"{stem}-{n}.md", n + 1
     return path

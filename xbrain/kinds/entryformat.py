@@ -17,7 +17,14 @@ from typing import Any
 from ..codec import dump_yaml, load_yaml, yaml_problem
 from ..errors import InvalidInputError
 
-__all__ = ["FOLDERS", "headings", "parse_markdown", "render_file", "unchanged_since_import"]
+__all__ = [
+    "FOLDERS",
+    "file_stem",
+    "headings",
+    "parse_markdown",
+    "render_file",
+    "unchanged_since_import",
+]
 
 # folder → the kind of an entry there that does not say (memex's skills are procedures)
 FOLDERS = {"rules": "rule", "memory": "memory", "skills": "workflow"}
@@ -165,3 +172,19 @@ def render_section(entry: dict[str, Any]) -> str:
     title = entry["name"].split("#", 1)[1] if "#" in entry["name"] else entry["name"]
     body: str = entry["body"]
     return f"## {title}\n{body}"
+
+
+STEM_CHARS = 80  # a file named after an entry: its name cut to 80 characters and 240
+STEM_BYTES = 240  # bytes, so a suffix (``-2``, a piece of the id) and ``.md`` still fit
+
+
+def file_stem(entry: dict[str, Any]) -> str:
+    """A file name (without ``.md``) made of an entry's name: other characters than
+    letters, digits, ``.``, ``_`` and ``-`` become ``-``; its id when nothing is left."""
+    stem = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.")[:STEM_CHARS]
+    return cut_utf8(stem, STEM_BYTES) or str(entry["id"][6:18])
+
+
+def cut_utf8(text: str, limit: int) -> str:
+    """``text`` without the characters past ``limit`` bytes of UTF-8."""
+    return text.encode()[:limit].decode(errors="ignore")

@@ -93,7 +93,8 @@ def write_private_file(path: Path, data: bytes) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
     finally:
         os.umask(old_umask)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # the temporary file's name: the start of path's (any file name must fit beside it)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
