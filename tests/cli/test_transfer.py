@@ -120,3 +120,15 @@ def test_force_replaces_a_file_or_a_link_never_a_fifo_or_a_device(xb: Run, tmp_p
     link.symlink_to(elsewhere)
     assert xb("export-store", str(link), "--force").code == 0
     assert not link.is_symlink() and elsewhere.read_text() == "mine"
+
+
+def test_an_export_file_may_have_the_longest_name_a_file_system_takes(
+    xb: Run, tmp_path: Path
+) -> None:
+    """Its temporary file's name was the target's plus 14 bytes: past 255, refused."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    target = tmp_path / ("b" * 250 + ".json")
+    exported = xb("export-store", str(target))
+    assert exported.code == 0, exported.stderr
+    assert len(json.loads(target.read_text())["resources"]) == 2
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
