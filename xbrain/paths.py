@@ -44,7 +44,7 @@ def component_problem(name: bytes) -> str | None:
     if bare in (".git", "git~1"):
         return "git's own directory"
     if folded.startswith(".git"):
-        return "a name git reserves (.git…)"
+        return "a name starting with .git (kept for git's own files, such as .gitattributes)"
     return None
 
 

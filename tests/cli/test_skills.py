@@ -320,6 +320,10 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "drive": lambda: archive([(SKILL_MD_NAME, SKILL), ("C:\\x", b"x")]),
     "dot-git": lambda: archive([(SKILL_MD_NAME, SKILL), (".GIT/x", b"x")]),
     "git-short-name": lambda: archive([(SKILL_MD_NAME, SKILL), ("git~1/x", b"x")]),
+    # names the working tree never holds: they failed at the commit (exit 7) or after it
+    "name-over-255-bytes": lambda: archive([(SKILL_MD_NAME, SKILL), ("d" * 300 + ".md", b"x")]),
+    "gitattributes": lambda: archive([(SKILL_MD_NAME, SKILL), ("a/.gitattributes", b"* text")]),
+    "colon": lambda: archive([(SKILL_MD_NAME, SKILL), ("notes:v2.md", b"x")]),
     "symlink": lambda: archive(
         [(SKILL_MD_NAME, SKILL), ("link", b"/etc/passwd")], modes={"link": 0o120777}
     ),
@@ -347,6 +351,22 @@ def test_hostile_archives_are_refused_whole(
         assert result.code == 4, (verb, result.stdout, result.stderr)
         assert len(result.stderr.strip().splitlines()) == 1
     assert snapshot_files(store_dir) == before
+
+
+def test_a_file_name_of_250_bytes_is_saved_and_the_store_stays_writable(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """The working tree's temporary name for it was 262 bytes: the save committed, then
+    failed, and every later write and doctor --repair failed the same way."""
+    source = skill_dir(tmp_path)
+    long = source / "references" / ("r" * 247 + ".md")
+    long.write_text("a reference with the longest name a file system takes\n")
+    assert xb("skill", "save", str(source)).code == 0
+    long.write_text("changed\n")
+    saved = xb("skill", "save", str(source))
+    assert saved.code == 0 and saved.json["status"] == "updated", saved.stderr
+    assert xb("put", str(EXAMPLES / "batch.json")).code == 0
+    assert xb("doctor").json["ok"] is True
 
 
 def test_a_directory_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_path: Path) -> None:

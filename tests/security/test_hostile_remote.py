@@ -657,6 +657,11 @@ EVIL = _entry_id()
             "x" * (130 * 1024),
             "larger than",
         ),
+        (  # a skill file whose name no file system holds: its checkout would fail
+            "skills/evil/revisions/rev_" + "0" * 32 + "/files/" + "d" * 300 + ".md",
+            "hello",
+            "longer than 255 bytes",
+        ),
         (  # a file in a skill's folder that has no place in the layout
             "skills/evil/notes.txt",
             "hello",

@@ -116,6 +116,9 @@ def test_canonical_hash_ignores_order_and_sees_every_byte(components: dict[str, 
         "tab\there",
         "a/" * 8 + "deep.md",
         "x" * 513,
+        "x" * 256,
+        "sub/.gitattributes",
+        "a:b.md",
     ],
 )
 def test_hostile_component_paths_are_refused(path: str) -> None:

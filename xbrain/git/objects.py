@@ -41,7 +41,6 @@ FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree
 PENDING_MARKER = "xbrain/worktree-pending.json"
-WORKTREE_TEMP = ".xbrain-tmp"
 
 
 DAMAGE = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import stat
@@ -43,6 +44,17 @@ WORKTREE_TEMP = ".xbrain-tmp"
 # as a bad checksum)
 _UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
 MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
+
+
+def worktree_temp(target: Path) -> Path:
+    """Where a working-tree file is written before it replaces ``target``: a fixed name,
+    so a write killed there leaves a file the retry replaces; ``target``'s own name when
+    the suffix fits beside it in a file name (255 bytes), else a digest of it."""
+    name = f".{target.name}{WORKTREE_TEMP}"
+    if len(os.fsencode(name)) > 255:
+        digest = hashlib.sha256(os.fsencode(target.name)).hexdigest()[:32]
+        name = f".{digest}{WORKTREE_TEMP}"
+    return target.with_name(name)
 
 
 class UnreadableIndex(Exception):
@@ -136,8 +148,7 @@ class Worktree(Checkout):
                 if fresh:
                     _write_new(target, data)
                 elif read_worktree_file(target, len(data)) != data:
-                    # a fixed name: a write killed here leaves a file the retry replaces
-                    temp = target.with_name(f".{target.name}{WORKTREE_TEMP}")
+                    temp = worktree_temp(target)
                     _write_new(temp, data)
                     os.replace(temp, target)
                 entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)

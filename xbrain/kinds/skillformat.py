@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
+from ..paths import component_problem
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -169,6 +170,11 @@ def check_path(path: str) -> str:
             raise InvalidInputError(f"Component path {shown} has an empty, '.' or '..' part.")
         if _GIT_SEGMENT.fullmatch(part.rstrip(". ")):
             raise InvalidInputError(f"Component path {shown} names a git directory.")
+        # and every other name the store never writes in its working tree (a name over
+        # 255 bytes, a colon, .git…): refused here, before the commit would refuse it
+        problem = component_problem(part.encode("utf-8"))
+        if problem is not None:
+            raise InvalidInputError(f"Component path {shown} has {problem}.")
     return path
 
 
