@@ -13,8 +13,13 @@ __all__ = ["config", "init"]
 
 
 def init(core: Core) -> dict[str, Any]:
-    """Create the store if missing."""
+    """Create the store if missing. An existing git repository must be a store: one that
+    is not (a project's repository, an empty ``git init``) is refused, not reported as
+    an existing store that every write then refuses."""
     existed = core.exists()
+    if existed:
+        with core.reading():  # says why it is not a store
+            pass
     core.create()
     with core.git() as git:
         head = git.head()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import Result, make, sample, snapshot_files
 
@@ -122,6 +125,28 @@ def test_a_store_path_through_a_link_is_made_where_the_link_points(
         assert clone_link.is_symlink() and (clone_real / "xbrain.yaml").is_file()
         assert xb("status", store=clone_link).json["resources"] == 1
     assert not [p for p in tmp_path.iterdir() if ".init-" in p.name or ".clone-" in p.name]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is not installed")
+@pytest.mark.parametrize("commits", [False, True])
+def test_init_refuses_a_git_repository_that_is_not_a_store(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path, commits: bool
+) -> None:
+    """It answered {"created": false} (exit 0) for a project's repository or an empty
+    ``git init``, as for a store; then every write refused the folder."""
+    project = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True)
+    if commits:
+        (project / "README").write_text("my project\n")
+        subprocess.run(["git", "-C", str(project), "add", "README"], check=True)
+        user = ["-c", "user.name=Someone", "-c", "user.email=someone@example.invalid"]
+        subprocess.run(["git", "-C", str(project), *user, "commit", "-qm", "start"], check=True)
+    before = snapshot_files(project)
+    refused = xb("init", store=project)
+    assert refused.code == 7 and "Not an xbrain store" in refused.stderr, refused.stderr
+    assert refused.stdout == ""
+    assert snapshot_files(project) == before
+    assert xb("put", json_file(sample()), store=project).code == 7
 
 
 def test_no_store_is_made_inside_another_store(

@@ -141,7 +141,9 @@ class Core:
         with GitStore(self.path) as git:
             view = View(git.snapshot())
             if view.snap.commit is None:
-                raise CorruptStoreError(f"Store has no commits: {self.path}")
+                raise CorruptStoreError(
+                    f"Not an xbrain store (a git repository with no commit on main): {self.path}"
+                )
             view.config()
             yield view
 
