@@ -15,9 +15,16 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import InvalidInputError, NotFoundError
+from .errors import CorruptStoreError, InvalidInputError, NotFoundError
 
-__all__ = ["MAX_DEPTH", "MAX_INPUT", "parse_json", "read_file", "read_json_input"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INPUT",
+    "check_store_dir",
+    "parse_json",
+    "read_file",
+    "read_json_input",
+]
 
 MAX_INPUT = 10 * 1024 * 1024
 MAX_DEPTH = 64
@@ -94,3 +101,12 @@ def read_json_input(source: Path | BinaryIO, *, limit: int = MAX_INPUT) -> Any:
     if len(data) > limit:
         raise InvalidInputError("Input exceeds 10 MiB.")
     return parse_json(data, "Invalid resource JSON.")
+
+
+def check_store_dir(path: Path) -> None:
+    """Refuse a store path that is a file, or a non-empty directory without ``.git``
+    (every command says so, rather than answering as if no store were there yet)."""
+    if path.exists() and not path.is_dir():
+        raise CorruptStoreError(f"Store path is not a directory: {path}")
+    if path.is_dir() and not (path / ".git").is_dir() and any(path.iterdir()):
+        raise CorruptStoreError(f"Not an xbrain store (a non-empty directory without .git): {path}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -106,6 +107,34 @@ def test_memory_once_skills_as_pointers_resources_as_citations(xb: Run, stocked:
 @pytest.mark.parametrize("prompt", ["ok thanks", "好的", "继续", "thanks!", "yes"])
 def test_off_topic_prompts_recall_nothing(xb: Run, stocked: Path, prompt: str) -> None:
     assert ask(xb, prompt)["results"] == []
+
+
+def test_a_store_path_that_is_no_store_is_said_as_search_says_it(xb: Run, tmp_path: Path) -> None:
+    """recall answered nothing (exit 0) where search says what is wrong; a missing store
+    still recalls nothing, and the hook still never fails what it hooks."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    other = tmp_path / "project"
+    other.mkdir()
+    (other / "main.c").write_text("int main;")
+    for path, why in ((a_file, "not a directory"), (other, "without .git")):
+        for command in (("recall", "-"), ("search", "deploy")):
+            result = xb(*command, input="how do I deploy", store=path)
+            assert result.code == 7 and why in result.stderr, (command, result.stderr)
+    assert xb("recall", "-", input="how do I deploy", store=tmp_path / "none").json == {
+        "results": [],
+        "skipped": [],
+        "budget": {"limit": 8000, "used": 0},
+    }
+    payload = {"prompt": "how do I deploy", "session_id": "s", "cwd": str(tmp_path)}
+    hook = subprocess.run(
+        [sys.executable, "-m", "xbrain", "hook", "claude-code"],
+        input=json.dumps({**payload, "hook_event_name": "UserPromptSubmit"}),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XBRAIN_STORE": str(a_file)},
+    )
+    assert (hook.returncode, hook.stdout) == (0, "")
 
 
 def test_retired_scoped_and_untrusted_entries(xb: Run, stocked: Path) -> None:

@@ -24,6 +24,7 @@ from ..errors import (
     NotFoundError,
 )
 from ..git import CommitId, GitStore, UnreadableIndex, private_umask
+from ..inputs import check_store_dir, read_file
 from ..messages import commit_message, validate_agent
 from ..timestamps import now_timestamp
 from . import journal, layout
@@ -56,7 +57,6 @@ def _is_marker(path: Path) -> bool:
     """True when ``path`` is a store's marker file (its format line), not any file that
     happens to share its name (read only if regular, and no more than a marker holds)."""
     from ..errors import XbrainError
-    from ..inputs import read_file
 
     try:
         return layout.FORMAT.encode() in read_file(path, max_bytes("marker"), "")
@@ -90,12 +90,7 @@ class Core:
 
     def check_dir(self) -> None:
         """Refuse a path that is a file, or a non-empty directory that is not a store."""
-        if self.path.exists() and not self.path.is_dir():
-            raise CorruptStoreError(f"Store path is not a directory: {self.path}")
-        if self.path.is_dir() and not self.exists() and any(self.path.iterdir()):
-            raise CorruptStoreError(
-                f"Not an xbrain store (a non-empty directory without .git): {self.path}"
-            )
+        check_store_dir(self.path)
 
     def export_target(self, target: Path, force: bool = False, *, folder: bool = False) -> Path:
         """An export's destination, absolute. One inside the store is refused (it would

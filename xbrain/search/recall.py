@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError
+from ..inputs import check_store_dir
 from . import entrycache
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
@@ -242,6 +243,8 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     empty = {"results": [], "skipped": [], "budget": {"limit": options.budget, "used": 0}}
     mode = resolve_mode(store_dir / ".git", options.mode)
     head = main_head(store_dir / ".git")
+    if head is None:
+        check_store_dir(store_dir)  # a file, a folder that is no store: said, as search does
     if head is None or not request.prompt.strip():
         return empty
     tokenizer = Tokenizer(cache_dir)
