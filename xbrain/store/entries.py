@@ -65,6 +65,7 @@ class Entries:
         from ..entries import list_entries
         from ..search.telemetry import report
 
+        self.core.check_dir()  # a file or a folder that is no store: said, not "no data"
         listed = list_entries(self.core)["entries"] if self.core.exists() else []
         entries = {entry["id"]: entry for entry in listed}
         return report(self.path / ".git", entries, session=session, unused=unused)
