@@ -100,6 +100,7 @@ def delete(core: Core, rid: str) -> dict[str, Any]:
     if not resource_kind.is_id(rid):
         raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
     if not core.exists():
+        core.check_dir()
         return {"deleted": False, "remoteSync": "not_attempted", "commit": None}
     with core.transaction("delete") as txn:
         old = resource_kind.get(txn, rid)
@@ -131,6 +132,7 @@ def analyze(core: Core, envelope: Any) -> dict[str, Any]:
     design = normalize_design(envelope.get("design"))
     rid = envelope["id"]
     if not core.exists():
+        core.check_dir()
         raise NotFoundError("Resource not found.")
     with core.transaction("analyze") as txn:
         current = resource_kind.get(txn, rid) if resource_kind.is_id(rid) else None

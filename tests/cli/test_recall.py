@@ -118,7 +118,13 @@ def test_a_store_path_that_is_no_store_is_said_as_search_says_it(xb: Run, tmp_pa
     other.mkdir()
     (other / "main.c").write_text("int main;")
     for path, why in ((a_file, "not a directory"), (other, "without .git")):
-        for command in (("recall", "-"), ("search", "deploy"), ("telemetry",)):
+        for command in (
+            ("recall", "-"),
+            ("search", "deploy"),
+            ("telemetry",),
+            ("delete", "resource_" + "0" * 64),
+            ("entry", "delete", "entry_" + "0" * 64),
+        ):
             result = xb(*command, input="how do I deploy", store=path)
             assert result.code == 7 and why in result.stderr, (command, result.stderr)
     assert xb("recall", "-", input="how do I deploy", store=tmp_path / "none").json == {

@@ -192,6 +192,7 @@ def delete(core: Core, rid: str) -> dict[str, Any]:
     if not kind.is_id(rid):
         raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
     if not core.exists():
+        core.check_dir()
         return {"deleted": False, "commit": None}
     with core.transaction("entry delete") as txn:
         old = kind.get(txn, rid)
