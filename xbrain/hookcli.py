@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-from .lightcli import cache_dir, default_store_path
+from .lightcli import cache_dir, default_store_path, store_location
 
 TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def run_hook(args: list[str]) -> int | None:
         store = rest[1]
     elif rest:
         return None
-    return claude_code(store or default_store_path())
+    return claude_code(store_location(store) if store else default_store_path())
 
 
 def claude_code(store: str | os.PathLike[str]) -> int:

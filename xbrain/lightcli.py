@@ -42,6 +42,15 @@ ENTRY_KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning"
 ONLY = (*ENTRY_KINDS, "skill", "resource")
 SCORING = ("relative", "absolute")
 MODES = ("lexical", "semantic", "hybrid")
+
+
+def store_location(value: str) -> str:
+    """A store (or cache) path as given, with a leading ``~`` read as the home folder: an
+    MCP client's ``args`` and a hook's settings reach xbrain with no shell to expand it,
+    and ``~/store`` made a folder named ``~`` wherever the client happened to run."""
+    return os.path.expanduser(value)
+
+
 _VALUES: dict[str, tuple[str, Any]] = {  # option → (parameter, int | float | str | choices)
     "--scoring": ("scoring", SCORING),
     "--mode": ("mode", MODES),
@@ -52,7 +61,7 @@ _VALUES: dict[str, tuple[str, Any]] = {  # option → (parameter, int | float | 
     "--project": ("project", str),
     "--session": ("session", str),
     "--only": ("only", ONLY),
-    "--store": ("store", str),
+    "--store": ("store", store_location),
 }
 _FLAGS = {"--include-retired": "include_retired"}
 _SEARCH_VALUES: dict[str, tuple[str, Any]] = {
@@ -61,7 +70,7 @@ _SEARCH_VALUES: dict[str, tuple[str, Any]] = {
     "--feature": ("feature", str),
     "--style": ("style", str),
     "--mode": ("mode", MODES),
-    "--store": ("store", str),
+    "--store": ("store", store_location),
 }
 _SEARCH_FLAGS = {"--brief": "brief"}
 
@@ -297,7 +306,7 @@ def default_store_path() -> str:
     """``default_store`` as a string (no pathlib: the served path never needs it)."""
     env = os.environ.get("XBRAIN_STORE")
     if env:
-        return env
+        return store_location(env)
     return os.path.join(_user_dir("data"), "store")
 
 
@@ -305,7 +314,7 @@ def cache_dir() -> Path:
     """Where compiled caches live: $XBRAIN_CACHE_DIR, else the user cache dir."""
     from pathlib import Path
 
-    return Path(os.environ.get("XBRAIN_CACHE_DIR") or _user_dir("cache"))
+    return Path(store_location(os.environ.get("XBRAIN_CACHE_DIR") or _user_dir("cache")))
 
 
 def _user_dir(which: str) -> str:

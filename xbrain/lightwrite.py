@@ -19,6 +19,7 @@ from .lightcli import (
     failed,
     parse_plain,
     print_served,
+    store_location,
     tracebacks_wanted,
 )
 from .serveclient import NOT_SERVED
@@ -55,7 +56,7 @@ def _path(value: str) -> str:
     """A store path; an empty one is click's to read (it means the current directory)."""
     if not value:
         raise ValueError(value)
-    return value
+    return store_location(value)
 
 
 _COMMON: dict[str, tuple[str, Any]] = {

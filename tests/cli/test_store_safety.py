@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -184,3 +185,35 @@ def test_no_store_is_made_inside_another_store(
     (tmp_path / "fifo" / ".git").mkdir(parents=True)
     os.mkfifo(tmp_path / "fifo" / "xbrain.yaml")
     assert xb("init", store=tmp_path / "fifo" / "store").code == 0
+
+
+def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(tmp_path: Path) -> None:
+    """An MCP client's args and a hook's settings pass ``~/…`` with no shell to expand it:
+    every door (click, the light search, recall and write paths, the hook, XBRAIN_STORE)
+    made a folder named ``~`` in whatever folder the client ran in."""
+    home, elsewhere = tmp_path / "home", tmp_path / "cwd"
+    home.mkdir(exist_ok=True)
+    elsewhere.mkdir()
+    env = {**os.environ, "HOME": str(home)}
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "batch.json")
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "xbrain", *args],
+            capture_output=True,
+            text=True,
+            cwd=elsewhere,
+            env={**env, **extra},
+            input="卡片 设计 推文",
+        )
+
+    assert run("put", example, "--store", "~/mine").returncode == 0
+    assert run("skill", "list", "--store=~/mine").returncode == 0
+    found = run("search", "卡片", "--store", "~/mine")
+    assert found.returncode == 0 and json.loads(found.stdout)["results"], found.stderr
+    recalled = run("recall", "-", XBRAIN_STORE="~/mine")
+    assert json.loads(recalled.stdout)["results"], recalled.stderr
+    assert json.loads(run("status", XBRAIN_STORE="~/mine").stdout)["resources"] == 2
+    assert run("hook", "claude-code", "--store", "~/mine").returncode == 0
+    assert (home / "mine" / ".git").is_dir()
+    assert list(elsewhere.iterdir()) == []

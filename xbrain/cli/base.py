@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..lightcli import Progress, cache_dir, default_store, tracebacks_wanted
+from ..lightcli import Progress, cache_dir, default_store, store_location, tracebacks_wanted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,7 +48,7 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     if param.name == "store" and value is not None:
         from pathlib import Path  # not at import: ``xbrain --help`` never needs pathlib
 
-        value = Path(value)
+        value = Path(store_location(value))
     settings = ctx.ensure_object(Settings)
     if value is not None and value is not False:
         setattr(settings, param.name or "", value)
