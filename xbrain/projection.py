@@ -23,7 +23,7 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk
 from .errors import InvalidInputError
 from .kinds import skill as skill_kind
-from .kinds.entryformat import file_stem, render_file
+from .kinds.entryformat import file_stem, render_file, same_file_key
 
 __all__ = ["project", "resolve_target"]
 
@@ -70,18 +70,19 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
 
 def _rule_names(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each rule's link name (without ``.md``): its name made a file name. Names that come
-    out the same, letter case aside (``a/b`` and ``a\\b``, two long names alike in their
-    first 80 characters), each end in a piece of their id, so no rule hides another."""
+    out the same, letter case and Unicode normal form aside (``a/b`` and ``a\\b``, two
+    long names alike in their first 80 characters), each end in a piece of their id, so
+    no rule hides another."""
     stems = {entry["id"]: file_stem(entry) for entry in rules}
-    taken = Counter(stem.casefold() for stem in stems.values())
+    taken = Counter(same_file_key(stem) for stem in stems.values())
     names: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for entry in rules:
         stem = stems[entry["id"]]
-        name = stem if taken[stem.casefold()] == 1 else f"{stem}-{entry['id'][6:18]}"
-        if name.casefold() in used:  # a rule named as another's name with its id piece
+        name = stem if taken[same_file_key(stem)] == 1 else f"{stem}-{entry['id'][6:18]}"
+        if same_file_key(name) in used:  # a rule named as another's name with its id piece
             name = entry["id"]
-        used.add(name.casefold())
+        used.add(same_file_key(name))
         names[name] = entry
     return names
 

@@ -25,6 +25,7 @@ from ..kinds.entryformat import (
     parse_markdown,
     render_file,
     render_section,
+    same_file_key,
     unchanged_since_import,
 )
 from ..kinds.jsonstore import write_private_file
@@ -170,8 +171,11 @@ def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
         if all(order < 0 for order, _ in sections):
             continue  # only the text before the sections is left: no entry holds it
         files[path] = "".join(text for _, text in sorted(sections))
+    taken = {same_file_key(path) for path in files}
     for path, entry in sorted(rendered, key=lambda item: (item[0], item[1]["id"])):
-        files[_free(path, files)] = render_file(entry)
+        path = _free(path, taken)
+        taken.add(same_file_key(path))
+        files[path] = render_file(entry)
     return files
 
 
@@ -199,11 +203,11 @@ def _new_path(entry: dict[str, Any]) -> str:
     return f"{_FOLDER_OF.get(entry['kind'], 'rules')}/{file_stem(entry)}.md"
 
 
-def _free(path: str, files: dict[str, str]) -> str:
-    """``path``, or a numbered sibling when another entry already took it (letter case
-    aside: on a file system that ignores case, ``A.md`` would replace ``a.md``)."""
-    taken = {other.casefold() for other in files}
+def _free(path: str, taken: set[str]) -> str:
+    """``path``, or a numbered sibling when another entry already took it (``taken``: the
+    paths' ``same_file_key``, as a file system that ignores letter case and Unicode
+    normal form would have ``A.md`` replace ``a.md``)."""
     stem, n = path.removesuffix(".md"), 2
-    while path.casefold() in taken:
+    while same_file_key(path) in taken:
         path, n = f"{stem}-{n}.md", n + 1
     return path
