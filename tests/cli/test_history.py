@@ -6,6 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Result, head, sample
 
 Run = Callable[..., Result]
@@ -69,6 +71,25 @@ def test_diff_fields_and_lines(xb: Run, json_file: Callable[[Any], str]) -> None
     assert last["from"]["state"] == "live" and last["to"]["state"] == "deleted"
     since = xb("diff", ID, added).json  # from a revision to now
     assert since["to"]["state"] == "deleted"
+
+
+def test_diff_of_text_made_to_defeat_difflib_answers_at_once(
+    xb: Run, json_file: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two 25,000-line texts of 125 distinct one-character lines: the diff took 445 s
+    (the MCP server's ``diff`` tool blocked every other call that long)."""
+    import difflib
+
+    old = "\n".join(chr(0x4E00 + i % 125) for i in range(25_000))
+    new = "\n".join(chr(0x4E00 + (i * 7 + 3) % 125) for i in range(25_000))
+    first = xb("put", json_file(sample(text=old))).json["commit"]
+    second = xb("put", json_file(sample(text=new, updatedAt="2026-11-01T00:00:00Z")))
+    refused = "difflib was asked to match 25,000 x 25,000 lines"
+    monkeypatch.setattr(difflib, "unified_diff", lambda *a, **k: pytest.fail(refused))
+    diffed = xb("diff", ID, first, second.json["commit"])
+    lines = {c["field"]: c for c in diffed.json["changes"]}["text"]["lines"]
+    assert lines[:3] == ["--- before", "+++ after", "@@ -1,25000 +1,25000 @@"]
+    assert [line[1:] for line in lines[3:] if line[0] == "+"] == new.splitlines()
 
 
 def test_restore_writes_a_new_revision(

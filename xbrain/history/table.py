@@ -9,7 +9,6 @@ anything: delete it and the next ``log`` rebuilds it from the commits.
 
 from __future__ import annotations
 
-import difflib
 import sqlite3
 from collections.abc import Iterator
 from typing import Any
@@ -19,6 +18,7 @@ from ..core.registry import record_kinds
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
 from ..messages import describe_commit
+from .linediff import unified
 
 __all__ = ["diff", "log"]
 
@@ -201,9 +201,7 @@ def diff(old: View, new: View, rid: str) -> dict[str, Any]:
             continue
         change: dict[str, Any] = {"field": key, "before": a, "after": b}
         if key in LONG_FIELDS and isinstance(a, str) and isinstance(b, str):
-            change["lines"] = list(
-                difflib.unified_diff(a.splitlines(), b.splitlines(), "before", "after", lineterm="")
-            )
+            change["lines"] = unified(a, b)
         fields.append(change)
     return {
         "id": rid,
