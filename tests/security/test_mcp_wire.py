@@ -114,3 +114,17 @@ def test_an_oversized_line_is_refused_and_drained(server: Server) -> None:
     assert reply["id"] is None and reply["error"]["code"] == -32600
     server.send(json.dumps({"jsonrpc": "2.0", "id": 11, "method": "ping"}) + "\n")
     assert server.receive()["id"] == 11
+
+
+def test_requests_sent_just_before_stdin_closes_are_answered(server: Server) -> None:
+    """A client that sends its last requests and closes stdin at once got no answer to
+    them (the SDK cancels what is in flight when the input ends: "Connection closed")."""
+    for ident in (1, 2, 3):
+        server.send(call(ident, '{"query": "kernel"}'))
+    server.send("{not json\n")
+    assert server.proc.stdin is not None and server.proc.stdout is not None
+    server.proc.stdin.close()
+    replies = [json.loads(line) for line in server.proc.stdout.read().splitlines()]
+    assert server.proc.wait(timeout=60) == 0
+    assert sorted(str(reply["id"]) for reply in replies) == ["1", "2", "3", "None"]
+    assert all("result" in reply for reply in replies if reply["id"] is not None)

@@ -12,6 +12,7 @@ from ..inputs import MAX_INPUT
 __all__ = ["MAX_LINE", "Wire"]
 
 MAX_LINE = MAX_INPUT + 2 * 1024 * 1024  # a 10 MiB put plus the JSON-RPC envelope
+DRAIN_SECONDS = 60  # after stdin closes, how long requests already read may still take
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 
 
@@ -32,6 +33,7 @@ class Wire:
         self._in = sys.stdin.buffer
         self._out = sys.stdout.buffer
         self._lock = anyio.Lock()
+        self._pending: set[str | int] = set()  # ids of requests passed on, not answered
 
     def __aiter__(self) -> Any:
         return self._lines()
@@ -42,12 +44,18 @@ class Wire:
         while True:
             line = await anyio.to_thread.run_sync(self._readline)
             if line is None:
-                return
+                break
             error, text = self.check(line)
             if error is not None:
                 await self.write(json.dumps(error) + "\n")
             elif text is not None:
                 yield text
+        # The client closed stdin: the SDK then cancels what it has not answered, so the
+        # requests read before the end are answered first (a client may send its last
+        # requests and close at once; each line gets its answer).
+        with anyio.move_on_after(DRAIN_SECONDS):
+            while self._pending:
+                await anyio.sleep(0.01)
 
     def _readline(self) -> bytes | None:
         """One line of at most MAX_LINE bytes; a longer one is drained and returned empty."""
@@ -86,6 +94,8 @@ class Wire:
             self._validate(value)
         except Exception:
             return _rpc_error(ident, INVALID_REQUEST, "Invalid JSON-RPC request."), None
+        if ident is not None and "method" in value:
+            self._pending.add(ident)
         return None, text
 
     async def write(self, text: str) -> None:
@@ -95,6 +105,8 @@ class Wire:
         data = text.encode("utf-8", "backslashreplace")
         async with self._lock:
             await anyio.to_thread.run_sync(self._send, data)
+        if self._pending:
+            self._pending.discard(_answered(text))
 
     def _send(self, data: bytes) -> None:
         self._out.write(data)
@@ -102,6 +114,18 @@ class Wire:
 
     async def flush(self) -> None:
         """Every write is flushed already."""
+
+
+def _answered(text: str) -> str | int | None:
+    """The id a reply answers (a result or an error), else None."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if isinstance(value, dict) and ("result" in value or "error" in value):
+        ident = value.get("id")
+        return ident if isinstance(ident, (str, int)) else None
+    return None
 
 
 def _rpc_error(ident: str | int | None, code: int, message: str) -> dict[str, Any]:
