@@ -151,9 +151,11 @@ def _top_level_id(text: str) -> str | int | None:
             key = text[i : end + 1]
             i = end + 1
             if depth == 1 and key == '"id"':
-                colon = text[i:].lstrip()
-                if colon.startswith(":"):
-                    found = _SCALAR_ID.match(colon[1:])
+                colon = i  # no slice of the rest: a line of many "id" keys stays linear
+                while colon < n and text[colon].isspace():
+                    colon += 1
+                if colon < n and text[colon] == ":":
+                    found = _SCALAR_ID.match(text, colon + 1)
                     if found:
                         value = json.loads(found.group(1))
                         return value if isinstance(value, (str, int)) else None
