@@ -84,7 +84,7 @@ def call(ident: int, arguments: str) -> str:
         ('[{"jsonrpc":"2.0","id":8,"method":"ping"}]\n', None, -32600),
         ('{"jsonrpc":"2.0","id":9}\n', 9, -32600),
         # 4 MB of "id" keys, not JSON: finding the id sliced the rest at each (minutes)
-        ('{' + '"id":{},' * 500_000 + '"id": 10, "x"\n', 10, -32700),
+        ("{" + '"id":{},' * 500_000 + '"id": 10, "x"\n', 10, -32700),
     ],
 )
 def test_malformed_requests_get_an_error_and_the_server_goes_on(

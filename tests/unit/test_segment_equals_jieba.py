@@ -97,6 +97,17 @@ def test_real_chinese_text(segmenter: Cutter, jieba: Any) -> None:
         check(segmenter, jieba, run)
 
 
+def test_long_runs_no_word_joins(segmenter: Cutter, jieba: Any) -> None:
+    """Runs of rare characters cut by the HMM alone, up to 600 long (ours follows the best
+    states back instead of copying each path at every step, as jieba does)."""
+    rng = random.Random(7)
+    rare = "".join(chr(c) for c in range(0x9F00, 0x9FD5))
+    for length in (40, 150, 600):
+        for _ in range(30):
+            check(segmenter, jieba, "".join(rng.choice(rare) for _ in range(length)))
+    check(segmenter, jieba, "龘" * 600)
+
+
 @settings(max_examples=300)
 @given(
     st.text(

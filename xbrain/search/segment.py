@@ -285,22 +285,29 @@ class Segmenter:
     def _viterbi(self, text: str) -> Iterator[str]:
         emit = [dict(zip(_STATES, self._shard(char)[1], strict=True)) for char in text]
         table = [{s: self._start[s] + emit[0][s] for s in _STATES}]
-        path = {s: [s] for s in _STATES}
+        back: list[dict[str, str]] = [{}]  # each step's best previous state, per state
         for t in range(1, len(text)):
             row: dict[str, float] = {}
-            new_path = {}
+            came: dict[str, str] = {}
             for state in _STATES:
                 prob, prev = max(
                     (table[t - 1][p] + self._trans[p].get(state, MIN_FLOAT) + emit[t][state], p)
                     for p in _PREV[state]
                 )
                 row[state] = prob
-                new_path[state] = path[prev] + [state]
+                came[state] = prev
             table.append(row)
-            path = new_path
+            back.append(came)
         _, last = max((table[-1][state], state) for state in "ES")
+        # jieba copies each state's whole path at every step (time in the square of a run
+        # of characters no word joins: 16,000 took 0.8 s); following the best previous
+        # states back from the end gives the same path
+        path = [last]
+        for t in range(len(text) - 1, 0, -1):
+            path.append(back[t][path[-1]])
+        path.reverse()
         begin = after = 0
-        for i, state in enumerate(path[last]):
+        for i, state in enumerate(path):
             if state == "B":
                 begin = i
             elif state == "E":
