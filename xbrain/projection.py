@@ -23,7 +23,7 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk
 from .errors import InvalidInputError
 from .kinds import skill as skill_kind
-from .kinds.entryformat import file_stem, render_file, same_file_key
+from .kinds.entryformat import cut_utf8, file_stem, render_file, same_file_key
 
 __all__ = ["project", "resolve_target"]
 
@@ -78,8 +78,11 @@ def _rule_names(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     names: dict[str, dict[str, Any]] = {}
     used: set[str] = set()
     for entry in rules:
-        stem = stems[entry["id"]]
-        name = stem if taken[same_file_key(stem)] == 1 else f"{stem}-{entry['id'][6:18]}"
+        stem, mark = stems[entry["id"]], f"-{entry['id'][6:18]}"
+        if taken[same_file_key(stem)] == 1:
+            name = stem
+        else:  # the mark and .md still within a file name's 255 bytes
+            name = cut_utf8(stem, 255 - len(mark) - len(".md")) + mark
         if same_file_key(name) in used:  # a rule named as another's name with its id piece
             name = entry["id"]
         used.add(same_file_key(name))

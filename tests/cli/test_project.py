@@ -130,6 +130,8 @@ def test_every_always_on_rule_gets_a_link_of_its_own(xb: Run, tmp_path: Path) ->
         long,
         long + "y",
         "\U00020000" * 90,
+        "长" * 80,  # 240 bytes: with a piece of the id and .md, 256
+        "长" * 80 + "!",
     ]
     rules = [{**ALWAYS, "name": name, "body": f"rule {i}"} for i, name in enumerate(names)]
     assert xb("entry", "put", "-", input=json.dumps(rules)).code == 0

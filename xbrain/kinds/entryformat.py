@@ -20,6 +20,7 @@ from ..errors import InvalidInputError
 
 __all__ = [
     "FOLDERS",
+    "cut_utf8",
     "file_stem",
     "headings",
     "parse_markdown",
