@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["component_problem", "path_problem"]
+__all__ = ["component_problem", "git_own_name", "path_problem"]
 
 # Code points HFS+ ignores when comparing names (git's is_hfs_dotgit list).
 _HFS_IGNORABLE = dict.fromkeys(
@@ -39,13 +39,25 @@ def component_problem(name: bytes) -> str | None:
         return "a name with a slash or backslash"
     if ":" in text:
         return "a name with a colon (an NTFS stream)"
-    folded = unicodedata.normalize("NFC", text.translate(_HFS_IGNORABLE)).casefold()
+    folded = _folded(text)
     bare = folded.rstrip(". ")
     if bare in (".git", "git~1"):
         return "git's own directory"
     if folded.startswith(".git"):
         return "a name starting with .git (kept for git's own files, such as .gitattributes)"
     return None
+
+
+def _folded(text: str) -> str:
+    """``text`` as the most lenient file system compares it (HFS+, then case)."""
+    return unicodedata.normalize("NFC", text.translate(_HFS_IGNORABLE)).casefold()
+
+
+def git_own_name(name: str) -> bool:
+    """A name git keeps for itself (``.git``, ``.gitignore``, ``.gitattributes``, …, in
+    any spelling a file system takes for it): in a skill folder or repository these are
+    how it is kept, not part of the skill."""
+    return _folded(name).startswith(".git")
 
 
 def path_problem(path: str) -> str | None:

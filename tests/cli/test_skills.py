@@ -369,6 +369,30 @@ def test_a_file_name_of_250_bytes_is_saved_and_the_store_stays_writable(
     assert xb("doctor").json["ok"] is True
 
 
+def test_a_skill_kept_in_git_skips_gits_own_files(xb: Run, tmp_path: Path) -> None:
+    """A skill folder that is its own repository holds .git, .gitignore, .gitattributes:
+    how it is kept, not the skill. They failed the commit (exit 7, "a name git
+    reserves"); they are skipped and reported, as .DS_Store is, from a folder and from a
+    repository alike, and the skill is the one saved without them."""
+    source = skill_dir(tmp_path)
+    (source / ".git").mkdir()
+    (source / ".git" / "config").write_text("[core]\n")
+    (source / ".gitignore").write_text("*.tmp\n")
+    (source / "references" / ".gitattributes").write_text("* text=auto\n")
+    saved = xb("skill", "save", str(source))
+    assert saved.code == 0, saved.stderr
+    assert saved.json["skipped"] == [".git/", ".gitignore", "references/.gitattributes"]
+    plain = xb("skill", "save", str(EXAMPLE), store=tmp_path / "plain").json
+    assert saved.json["canonical_hash"] == plain["canonical_hash"]
+    extra = {"deploy-check/.gitignore": b"*.tmp\n", "deploy-check/references/.gitkeep": b""}
+    repo, _ = _dulwich_repo(tmp_path / "repo", extra)
+    repo.close()
+    imported = xb("skill", "import", str(tmp_path / "repo"), "--path", "deploy-check")
+    assert imported.code == 0, imported.stderr
+    assert sorted(imported.json["skipped"]) == [".gitignore", "references/.gitkeep"]
+    assert imported.json["canonical_hash"] == plain["canonical_hash"]
+
+
 def test_a_directory_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_path: Path) -> None:
     source = skill_dir(tmp_path)
     (source / "references/passwd.md").symlink_to("/etc/passwd")

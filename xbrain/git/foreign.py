@@ -24,6 +24,7 @@ from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tag, Tree
 from dulwich.refs import Ref
 
 from ..errors import CorruptStoreError, InvalidInputError, NotFoundError
+from ..paths import git_own_name
 from ..redact import redact_url
 from .objects import private_umask
 from .packcheck import PackBound, amount
@@ -32,7 +33,7 @@ from .transport import Transport, local_path
 
 __all__ = ["ForeignTree", "Limits", "PackBound", "read_foreign_tree"]
 
-_SKIP = {b"__MACOSX", b".DS_Store", b".git"}
+_SKIP = {b"__MACOSX", b".DS_Store"}  # and git's own files: paths.git_own_name
 _COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 
 
@@ -176,7 +177,7 @@ class _Foreign(Transport):
     def _collect(self, tree: Tree, prefix: str, found: ForeignTree, limits: Limits) -> None:
         for item in tree.items():
             shown = prefix + item.path.decode("utf-8", "backslashreplace")
-            if item.path in _SKIP:
+            if item.path in _SKIP or git_own_name(shown.rpartition("/")[2]):
                 found.skipped.append(shown)
                 continue
             if item.mode == 0o160000:

@@ -25,11 +25,12 @@ from ..kinds.skillformat import (
     check_path,
 )
 from ..kinds.skillzip import MAX_ARCHIVE_BYTES, read_skill_zip
+from ..paths import git_own_name
 
 __all__ = ["CAPSULE", "Gathered", "from_path", "from_stream"]
 
 CAPSULE = ".xbrain-capsule.json"  # what export adds beside the skill; dropped on import
-_JUNK = ("__MACOSX", ".DS_Store", ".git")
+_JUNK = ("__MACOSX", ".DS_Store")  # and git's own files: paths.git_own_name
 
 
 @dataclass
@@ -98,7 +99,7 @@ def _from_directory(root: Path) -> Gathered:
         with os.scandir(directory) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = prefix + entry.name
-                if entry.name in _JUNK:
+                if entry.name in _JUNK or git_own_name(entry.name):
                     gathered.skipped.append(rel + ("/" if entry.is_dir() else ""))
                     continue
                 mode = entry.stat(follow_symlinks=False).st_mode
