@@ -322,7 +322,6 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     "git-short-name": lambda: archive([(SKILL_MD_NAME, SKILL), ("git~1/x", b"x")]),
     # names the working tree never holds: they failed at the commit (exit 7) or after it
     "name-over-255-bytes": lambda: archive([(SKILL_MD_NAME, SKILL), ("d" * 300 + ".md", b"x")]),
-    "gitattributes": lambda: archive([(SKILL_MD_NAME, SKILL), ("a/.gitattributes", b"* text")]),
     "colon": lambda: archive([(SKILL_MD_NAME, SKILL), ("notes:v2.md", b"x")]),
     "symlink": lambda: archive(
         [(SKILL_MD_NAME, SKILL), ("link", b"/etc/passwd")], modes={"link": 0o120777}
@@ -391,6 +390,24 @@ def test_a_skill_kept_in_git_skips_gits_own_files(xb: Run, tmp_path: Path) -> No
     assert imported.code == 0, imported.stderr
     assert sorted(imported.json["skipped"]) == [".gitignore", "references/.gitkeep"]
     assert imported.json["canonical_hash"] == plain["canonical_hash"]
+    members = [
+        ("deploy-check-main/.gitignore", b"*.tmp\n"),
+        ("deploy-check-main/.github/workflows/ci.yml", b"on: push\n"),
+        *(
+            (f"deploy-check-main/{path.relative_to(EXAMPLE).as_posix()}", path.read_bytes())
+            for path in sorted(EXAMPLE.rglob("*"))
+            if path.is_file()
+        ),
+    ]
+    download = tmp_path / "deploy-check-main.zip"  # as a repository's "Download ZIP"
+    download.write_bytes(archive(members))
+    unzipped = xb("skill", "import", str(download), store=tmp_path / "zipped")
+    assert unzipped.code == 0, unzipped.stderr
+    assert unzipped.json["skipped"] == [
+        "deploy-check-main/.gitignore",
+        "deploy-check-main/.github/workflows/ci.yml",
+    ]
+    assert unzipped.json["canonical_hash"] == plain["canonical_hash"]
 
 
 def test_a_directory_with_a_symlink_is_refused(xb: Run, store_dir: Path, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
-from ..paths import component_problem
+from ..paths import component_problem, git_own_name
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -35,6 +35,7 @@ __all__ = [
     "canonical_hash",
     "check_path",
     "component_type",
+    "kept_by_git",
     "manifest",
     "parse_skill_md",
     "revision_id",
@@ -176,6 +177,16 @@ def check_path(path: str) -> str:
         if problem is not None:
             raise InvalidInputError(f"Component path {shown} has {problem}.")
     return path
+
+
+def kept_by_git(path: str) -> bool:
+    """Whether ``path`` is one of git's own files in a skill kept in git (``.gitignore``,
+    ``.gitattributes``, ``.github/…``): skipped on import, as ``.DS_Store`` is. Git's own
+    directory itself (``.git``, ``git~1``) is not one: an archive carrying it is refused."""
+    return any(
+        git_own_name(part) and not _GIT_SEGMENT.fullmatch(part.rstrip(". "))
+        for part in path.rstrip("/").split("/")
+    )
 
 
 def component_type(path: str) -> str:

@@ -25,6 +25,7 @@ from .skillformat import (
     MAX_SKILL_MD_BYTES,
     SKILL_MD,
     check_path,
+    kept_by_git,
 )
 
 __all__ = ["MAX_ARCHIVE_BYTES", "MAX_RATIO", "SkillArchive", "read_skill_zip"]
@@ -83,6 +84,9 @@ def _members(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], 
         if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise InvalidInputError(f"Archive member {shown} is not a regular file.")
         is_dir = name.endswith("/") or kind == stat.S_IFDIR
+        if kept_by_git(name):  # .gitignore, .github/ (a repository's download): never written
+            skipped.append(name)
+            continue
         path = check_path(name.rstrip("/") if is_dir else name)  # every name, dirs too
         key = unicodedata.normalize("NFC", path).casefold()
         if key in seen:
