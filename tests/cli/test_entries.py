@@ -400,3 +400,29 @@ def test_export_goes_into_a_new_or_empty_folder_only(xb: Run, tmp_path: Path) ->
     refused = xb("entry", "export", str(a_file))
     assert refused.code == 2 and "is a file" in refused.stderr
     assert a_file.read_text() == "mine"
+
+
+def test_a_memex_file_name_with_a_colon_imports_and_exports_back(xb: Run, tmp_path: Path) -> None:
+    """Such a name is fine for an entry's source file (only an export writes it), unlike
+    a file in the store's own working tree; a name no file system holds is refused."""
+    folder = tmp_path / "memex"
+    (folder / "rules").mkdir(parents=True)
+    (folder / "rules" / "deploy: checks.md").write_text(
+        "---\nname: deploy-checks\n---\nRun them.\n"
+    )
+    assert xb("entry", "import", str(folder)).json["added"] == 1
+    out = tmp_path / "out"
+    assert xb("entry", "export", str(out)).code == 0
+    assert same_tree(folder, out)
+    entry = {
+        "kind": "rule",
+        "name": "long-source",
+        "source": {
+            "path": "rules/" + "n" * 300 + ".md",
+            "section": None,
+            "order": 0,
+            "markdown": "x",
+        },
+    }
+    refused = xb("entry", "put", "-", input=entry)
+    assert refused.code == 4 and "longer than 255 bytes" in refused.stderr

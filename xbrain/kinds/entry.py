@@ -125,7 +125,7 @@ def _source(value: Any) -> dict[str, Any] | None:
         raise InvalidInputError("Entry source must be {path, section, order, markdown}.")
     from .skillformat import check_path
 
-    path = check_path(value["path"])  # relative, plain names only: export writes there
+    path = check_path(value["path"], in_store=False)  # relative, plain: export writes it
     if path.split("/", 1)[0] not in ("rules", "memory", "skills") or not path.endswith(".md"):
         raise InvalidInputError(
             "Entry source path must be a .md file under rules/, memory/ or skills/."

@@ -48,6 +48,7 @@ MAX_SKILL_MD_BYTES = 64 * 1024
 MAX_COMPONENTS = 50
 MAX_COMPONENT_BYTES = 128 * 1024
 MAX_PATH_BYTES = 512
+MAX_NAME = 255  # bytes of one file or folder name, on any file system
 MAX_DEPTH = 8
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
@@ -149,8 +150,13 @@ def _check_frontmatter(meta: dict[str, Any]) -> None:
         raise InvalidInputError("The skill's allowed-tools must be text or a list of text.")
 
 
-def check_path(path: str) -> str:
-    """A component's path, NFC-normalized, or InvalidInputError saying what is wrong."""
+def check_path(path: str, *, in_store: bool = True) -> str:
+    """A component's path, NFC-normalized, or InvalidInputError saying what is wrong.
+
+    ``in_store``: the path is written in the store's working tree (a skill's files), so
+    every name must be one the store writes there (:func:`xbrain.paths.component_problem`:
+    no colon, nothing starting with ``.git``); else (an entry's source file, written only
+    by an export) each name must just fit a file system."""
     shown = ascii(path)
     if not path or path.startswith("/") or re.match(r"[A-Za-z]:", path):
         raise InvalidInputError(f"Component path {shown} must be relative.")
@@ -174,7 +180,7 @@ def check_path(path: str) -> str:
         # and every other name the store never writes in its working tree (a name over
         # 255 bytes, a colon, .git…): refused here, before the commit would refuse it
         problem = component_problem(part.encode("utf-8"))
-        if problem is not None:
+        if problem is not None and (in_store or len(part.encode("utf-8")) > MAX_NAME):
             raise InvalidInputError(f"Component path {shown} has {problem}.")
     return path
 
