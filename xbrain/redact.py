@@ -97,7 +97,6 @@ def is_secret_name(name: str) -> bool:
 _SCHEME_CHAR = re.compile(r"(?i)[a-z0-9+.-]")
 _SCHEME_FIRST = re.compile(r"(?i)[a-z]")
 _WORD_CHAR = re.compile(r"\w")
-_SPACE = re.compile(r"\s")
 _USERINFO_END = re.compile(r"[/?#@\s]")
 _SCP_SEPARATOR = re.compile(r"[\s/@]")
 _SCP_HOST = re.compile(r"[^\s/:@]+:")
