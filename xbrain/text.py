@@ -8,14 +8,16 @@ unpaired surrogate is rejected: it cannot round-trip through UTF-8 files.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["canonical_url", "has_invalid_text", "js_trim", "utf16_length"]
+__all__ = ["canonical_url", "has_invalid_text", "holds_lone_surrogate", "js_trim", "utf16_length"]
 
 JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 _INVALID = re.compile("[\x00\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def utf16_length(text: str) -> int:
@@ -31,6 +33,23 @@ def js_trim(text: str) -> str:
 def has_invalid_text(text: str) -> bool:
     """True when the text holds NUL or an unpaired surrogate."""
     return _INVALID.search(text) is not None
+
+
+def holds_lone_surrogate(value: Any) -> bool:
+    """Whether any text in ``value`` (parsed JSON or YAML: keys too, at any depth) holds an
+    unpaired surrogate, which JSON can escape (``\\ud800``) but no UTF-8 file can hold."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def canonical_url(href: str) -> str:

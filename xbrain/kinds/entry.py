@@ -25,6 +25,7 @@ from ..codec import canonical_json, dump_yaml, load_yaml, sha256_hex
 from ..core.registry import RecordKind, register
 from ..core.view import Transaction, View
 from ..errors import InvalidInputError
+from ..text import holds_lone_surrogate
 from ..timestamps import parse_timestamp
 
 __all__ = [
@@ -67,7 +68,6 @@ MAX_LIST = 50
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SCOPE = re.compile(r"global|project:[^\s\x00-\x1f\x7fA-Z]{1,256}")
 _EVENT = re.compile(r"[A-Za-z][A-Za-z0-9]{0,39}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def entry_id(scope: str, name: str) -> str:
@@ -138,20 +138,6 @@ def _source(value: Any) -> dict[str, Any] | None:
     }
 
 
-def _holds_surrogate(value: Any, depth: int = 0) -> bool:
-    """Whether any text in ``value`` (a normalized entry, keys too) holds an unpaired
-    surrogate."""
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if depth > 3:  # deeper than any entry field
-        return False
-    if isinstance(value, dict):
-        return any(_holds_surrogate(k) or _holds_surrogate(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_holds_surrogate(v, depth + 1) for v in value)
-    return False
-
-
 def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     """A valid entry in canonical field order, and the unknown fields dropped."""
     if not isinstance(data, dict):
@@ -205,7 +191,7 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     source = _source(data.get("source"))  # a source path that is not UTF-8: its own words
     if source is not None:
         entry["source"] = source
-    if _holds_surrogate(entry):  # JSON may escape one (\ud800); no UTF-8 file can hold it
+    if holds_lone_surrogate(entry):  # JSON may escape one (\ud800); no UTF-8 file can hold it
         raise InvalidInputError("Entry text must not hold unpaired surrogates.")
     dropped = sorted(str(key) for key in data if key not in FIELDS)
     return entry, dropped

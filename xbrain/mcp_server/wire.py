@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..inputs import MAX_INPUT
+from ..text import holds_lone_surrogate
 
 __all__ = ["MAX_LINE", "Wire"]
 
@@ -87,7 +88,7 @@ class Wire:
 
         if depth_exceeds(value):
             return _rpc_error(ident, INVALID_REQUEST, "Request is nested too deeply."), None
-        if _has_lone_surrogate(value):
+        if holds_lone_surrogate(value):
             message = "Request holds invalid Unicode (a lone surrogate)."
             return _rpc_error(ident, INVALID_PARAMS, message), None
         try:
@@ -166,18 +167,3 @@ def _top_level_id(text: str) -> str | int | None:
             depth -= 1
         i += 1
     return None
-
-
-def _has_lone_surrogate(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if any("\ud800" <= c <= "\udfff" for c in item):
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
