@@ -157,26 +157,12 @@ def _compile(dict_path: Path, model_dir: Path) -> bytes:
 def _save(data: bytes, target: Path) -> bool:
     """Write the compiled cache to ``target`` (atomically, private); False when the cache
     directory cannot be written (read-only, or on a path that cannot exist)."""
-    import tempfile
+    from ..kinds.jsonstore import write_private_file  # only when compiling: once per user
 
-    old_umask = os.umask(0o077)  # a private cache directory, like everything xbrain makes
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".jieba-", dir=target.parent)
+        write_private_file(target, data)
     except OSError:
         return False
-    finally:
-        os.umask(old_umask)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(temp, target)
-    except OSError:
-        Path(temp).unlink(missing_ok=True)
-        return False
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
     return True
 
 
