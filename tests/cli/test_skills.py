@@ -323,6 +323,8 @@ HOSTILE: dict[str, Callable[[], bytes]] = {
     # names the working tree never holds: they failed at the commit (exit 7) or after it
     "name-over-255-bytes": lambda: archive([(SKILL_MD_NAME, SKILL), ("d" * 300 + ".md", b"x")]),
     "colon": lambda: archive([(SKILL_MD_NAME, SKILL), ("notes:v2.md", b"x")]),
+    # git's own files are skipped, but not when their name escapes: refused whole
+    "escaping-gitignore": lambda: archive([(SKILL_MD_NAME, SKILL), ("../.gitignore", b"x")]),
     "symlink": lambda: archive(
         [(SKILL_MD_NAME, SKILL), ("link", b"/etc/passwd")], modes={"link": 0o120777}
     ),

@@ -84,10 +84,13 @@ def _members(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], 
         if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
             raise InvalidInputError(f"Archive member {shown} is not a regular file.")
         is_dir = name.endswith("/") or kind == stat.S_IFDIR
-        if kept_by_git(name):  # .gitignore, .github/ (a repository's download): never written
+        bare = name.rstrip("/") if is_dir else name
+        # .gitignore, .github/ (a repository's download) are skipped, never written; an
+        # escaping or absolute name is refused whole all the same
+        if kept_by_git(check_path(bare, in_store=False)):
             skipped.append(name)
             continue
-        path = check_path(name.rstrip("/") if is_dir else name)  # every name, dirs too
+        path = check_path(bare)  # every name, dirs too
         key = unicodedata.normalize("NFC", path).casefold()
         if key in seen:
             raise InvalidInputError(
