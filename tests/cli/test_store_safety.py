@@ -209,8 +209,9 @@ def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(tmp_path: Path
 
     assert run("put", example, "--store", "~/mine").returncode == 0
     assert run("skill", "list", "--store=~/mine").returncode == 0
-    found = run("search", "卡片", "--store", "~/mine")
+    found = run("search", "卡片", "--store", "~/mine", XBRAIN_CACHE_DIR="~/cache")
     assert found.returncode == 0 and json.loads(found.stdout)["results"], found.stderr
+    assert list((home / "cache").glob("jieba-*.bin"))  # the compiled dictionary went home
     recalled = run("recall", "-", XBRAIN_STORE="~/mine")
     assert json.loads(recalled.stdout)["results"], recalled.stderr
     assert json.loads(run("status", XBRAIN_STORE="~/mine").stdout)["resources"] == 2
