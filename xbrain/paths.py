@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["component_problem", "git_own_name", "path_problem"]
+__all__ = ["component_problem", "git_own_name", "path_problem", "same_file_key"]
 
 # Code points HFS+ ignores when comparing names (git's is_hfs_dotgit list).
 _HFS_IGNORABLE = dict.fromkeys(
@@ -39,7 +39,7 @@ def component_problem(name: bytes) -> str | None:
         return "a name with a slash or backslash"
     if ":" in text:
         return "a name with a colon (an NTFS stream)"
-    folded = _folded(text)
+    folded = same_file_key(text)
     bare = folded.rstrip(". ")
     if bare in (".git", "git~1"):
         return "git's own directory"
@@ -48,16 +48,17 @@ def component_problem(name: bytes) -> str | None:
     return None
 
 
-def _folded(text: str) -> str:
-    """``text`` as the most lenient file system compares it (HFS+, then case)."""
-    return unicodedata.normalize("NFC", text.translate(_HFS_IGNORABLE)).casefold()
+def same_file_key(name: str) -> str:
+    """``name`` as the most lenient file system compares it (HFS+'s ignored characters,
+    Unicode normal form, letter case): two names with one key are one file there."""
+    return unicodedata.normalize("NFC", name.translate(_HFS_IGNORABLE)).casefold()
 
 
 def git_own_name(name: str) -> bool:
     """A name git keeps for itself (``.git``, ``.gitignore``, ``.gitattributes``, …, in
     any spelling a file system takes for it): in a skill folder or repository these are
     how it is kept, not part of the skill."""
-    return _folded(name).startswith(".git")
+    return same_file_key(name).startswith(".git")
 
 
 def path_problem(path: str) -> str | None:

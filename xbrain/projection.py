@@ -23,7 +23,8 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk
 from .errors import InvalidInputError
 from .kinds import skill as skill_kind
-from .kinds.entryformat import cut_utf8, file_stem, render_file, same_file_key
+from .kinds.entryformat import cut_utf8, file_stem, render_file
+from .paths import same_file_key
 
 __all__ = ["project", "resolve_target"]
 

@@ -25,10 +25,10 @@ from ..kinds.entryformat import (
     parse_markdown,
     render_file,
     render_section,
-    same_file_key,
     unchanged_since_import,
 )
 from ..kinds.jsonstore import write_private_file
+from ..paths import same_file_key
 from . import apply, prepare
 
 __all__ = ["export_dir", "import_dir", "read_folder"]

@@ -12,7 +12,6 @@ unchanged entry back byte for byte; an entry changed since is rendered from its 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from ..codec import dump_yaml, load_yaml, yaml_problem
@@ -25,7 +24,6 @@ __all__ = [
     "headings",
     "parse_markdown",
     "render_file",
-    "same_file_key",
     "unchanged_since_import",
 ]
 
@@ -186,12 +184,6 @@ def file_stem(entry: dict[str, Any]) -> str:
     letters, digits, ``.``, ``_`` and ``-`` become ``-``; its id when nothing is left."""
     stem = re.sub(r"[^\w.-]+", "-", entry["name"]).strip("-.")[:STEM_CHARS]
     return cut_utf8(stem, STEM_BYTES) or str(entry["id"][6:18])
-
-
-def same_file_key(name: str) -> str:
-    """What a file system that ignores case and Unicode normal form (macOS, Windows)
-    compares: two names with one key are one file there."""
-    return unicodedata.normalize("NFC", name).casefold()
 
 
 def cut_utf8(text: str, limit: int) -> str:

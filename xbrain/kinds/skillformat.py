@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
-from ..paths import component_problem, git_own_name
+from ..paths import component_problem, git_own_name, same_file_key
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -220,9 +220,9 @@ def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> li
     folded: set[str] = set()  # a store must check out on case-insensitive file systems too
     for raw, data in files.items():
         path = SKILL_MD if raw == SKILL_MD else check_path(raw)
-        if path.casefold() in folded:
+        if same_file_key(path) in folded:
             raise InvalidInputError(f"Two paths are the same after NFC and case folding: {raw!a}.")
-        folded.add(path.casefold())
+        folded.add(same_file_key(path))
         if path != SKILL_MD and len(data) > MAX_COMPONENT_BYTES:
             raise InvalidInputError(
                 f"Component {path!a} is {len(data):,} bytes; the limit is 128 KiB."

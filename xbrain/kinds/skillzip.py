@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import io
 import stat
-import unicodedata
 import zipfile
 from dataclasses import dataclass
 
 from ..errors import InvalidInputError
+from ..paths import same_file_key
 from .skillformat import (
     MAX_COMPONENT_BYTES,
     MAX_COMPONENTS,
@@ -91,7 +91,7 @@ def _members(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], 
             skipped.append(name)
             continue
         path = check_path(bare)  # every name, dirs too
-        key = unicodedata.normalize("NFC", path).casefold()
+        key = same_file_key(path)
         if key in seen:
             raise InvalidInputError(
                 f"Archive member {shown} repeats another name (after NFC and case folding)."
