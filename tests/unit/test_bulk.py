@@ -3,6 +3,7 @@ small ones, the same records in the same order either way."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -93,3 +94,101 @@ def test_a_helper_that_dies_midway_leaves_the_rest_to_a_serial_read(
     monkeypatch.setattr(bulk.os, "cpu_count", lambda: 2)
     monkeypatch.setattr(bulk, "_parallel", dies_after_one)
     assert read(store) == serial
+
+
+_SLOW_WORKERS = """
+import os, time
+import os
+from pathlib import Path
+
+def _busy():
+    Path(os.environ["XB_TEST_MARK"]).write_text(str(os.getpid()))
+    time.sleep(120)
+
+def parse(data):
+    _busy()
+
+class Here:
+    def chunk(self, records, first):
+        time.sleep(120)
+    def finish(self):
+        return None
+
+class Helper(Here):
+    def chunk(self, records, first):
+        _busy()
+"""
+
+_PARENT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import slowworkers
+import os
+from pathlib import Path
+from xbrain.core import View, bulk
+from xbrain.kinds import resource as resource_kind
+from xbrain.store import Store
+
+bulk.PARALLEL_MIN = 1
+bulk.os.cpu_count = lambda: 2
+store = Store(Path(sys.argv[2]))
+with store.core.git() as git:
+    view = View(git.snapshot())
+    kind = resource_kind.KIND.name
+    if sys.argv[3] == "process":
+        bulk.process(git, view, kind, slowworkers.Here(), slowworkers.Helper)
+    else:
+        _, items = bulk._items(view, kind)
+        for _ in bulk._parallel(git.path, view.snap.commit, slowworkers.parse, [items[:2]] * 3):
+            pass
+"""
+
+
+def _state(pid: int) -> str | None:
+    """A process's state letter (``Z`` for a zombie), None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat.rpartition(")")[2].split()[0]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+@pytest.mark.parametrize("way", ["process", "records"])
+def test_a_helper_whose_parent_is_killed_exits_instead_of_waiting_forever(
+    store: Store, tmp_path: Path, way: str
+) -> None:
+    """A build killed outright (a hook's timeout, SIGKILL) must not leave its helper
+    process behind, waiting forever on a queue and holding the caller's pipes open."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slowworkers.py").write_text(_SLOW_WORKERS)
+    mark = tmp_path / "helper-busy"
+    env = {**os.environ, "XB_TEST_MARK": str(mark)}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, str(tmp_path), str(store.path), way],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (mark.exists() and mark.read_text()) and time.monotonic() < deadline:
+            assert parent.poll() is None, "the parent ended before its helper started"
+            time.sleep(0.05)
+        helper = int(mark.read_text())
+        assert helper != parent.pid and _state(helper) not in (None, "Z")
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 20
+    while _state(helper) not in (None, "Z") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert _state(helper) in (None, "Z"), "the helper outlived its killed parent"
+    finally:
+        if _state(helper) not in (None, "Z"):
+            os.kill(helper, signal.SIGKILL)

@@ -10,7 +10,9 @@ Two ways to share the work with a second core:
   an index build writes its half into its own file, which the caller then merges.
 
 Small stores, one-core machines and platforms where a process pool cannot start do all
-of it here, with the same result. A helper that dies leaves its chunks to this process.
+of it here, with the same result. A helper that dies leaves its chunks to this process;
+a helper whose parent dies (killed by a hook's timeout, say) exits at once instead of
+waiting forever for work that will never come.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ def _parallel(
     import multiprocessing
 
     try:
-        pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        pool = ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("spawn"), initializer=_watch_parent
+        )
     except (OSError, ImportError, NotImplementedError):
         return None
     return _drain(pool, store, commit, parse, chunks)
@@ -218,8 +222,30 @@ def _pool(store: Path, commit: str, helper: Callable[[], Worker]) -> ProcessPool
 _HELPER: tuple[Worker, GitStore, Callable[[str], bytes]] | None = None  # in the helper
 
 
+def _watch_parent() -> None:
+    """In a helper: exit as soon as the process that started it is gone.
+
+    A pool's worker waits on a queue whose writing end it holds itself, so a parent
+    killed outright (SIGKILL, SIGTERM) would leave it waiting forever, holding memory
+    and the parent's stdout and stderr open. multiprocessing's sentinel for the parent
+    becomes ready when the parent exits, however it exits."""
+    import multiprocessing
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing: nothing to watch
+        return
+
+    def watch() -> None:
+        parent.join()
+        os._exit(1)
+
+    threading.Thread(target=watch, name="xbrain-parent-watch", daemon=True).start()
+
+
 def _helper_start(store: Path, commit: str, helper: Callable[[], Worker]) -> None:
     global _HELPER
+    _watch_parent()
     git = GitStore(store)
     _HELPER = (helper(), git, git.snapshot(CommitId(commit)).blob)
 
