@@ -423,6 +423,37 @@ def test_telemetry_is_local_holds_no_prompt_text_and_can_be_switched_off(
     assert xb("config", "telemetry", "on").json["telemetry"] == "on"
 
 
+def test_telemetry_clear_erases_the_rows_from_the_files_and_keeps_the_switch(
+    xb: Run, stocked: Path
+) -> None:
+    from xbrain.search import telemetry
+
+    ask(xb, "git push --force", "t-1")
+    ask(xb, "git push --force", "t-2")
+    shown = {"id": RULE, "kind": "rule", "disclosure": "one-liner", "why": {"via": "query"}}
+    for i in range(40):  # enough rows for pages that a plain DELETE would only free
+        telemetry.record(stocked / ".git", f"old-{i}", "UserPromptSubmit", [shown] * 50)
+    database = stocked / ".git/xbrain/telemetry.sqlite"
+    files = [database, database.with_name("telemetry.sqlite-wal")]
+    assert any(RULE.encode() in f.read_bytes() for f in files if f.exists())
+    assert xb("telemetry", "--clear", "--unused").code == 2  # one question at a time
+    assert xb("telemetry", "--session", "t-1").json["trace"] != []
+    cleared = xb("telemetry", "--clear")
+    from xbrain.schemas import schema_errors
+
+    assert cleared.code == 0 and schema_errors("telemetry-output", cleared.json) == []
+    assert cleared.json == {"enabled": True, "cleared": 2 + 40 * 50}
+    assert xb("telemetry").json["entries"] == []
+    assert xb("telemetry", "--session", "t-1").json["trace"] == []
+    # erased, not only unlinked: no free page or WAL frame keeps an id
+    assert not any(RULE.encode() in f.read_bytes() for f in files if f.exists())
+    assert oct(database.stat().st_mode & 0o777) == "0o600"
+    ask(xb, "git push --force", "t-3")  # recording goes on as it was switched
+    assert [e["matches"] for e in xb("telemetry").json["entries"] if e["id"] == RULE] == [1]
+    assert xb("telemetry", "--clear").json["cleared"] == 1
+    assert xb("telemetry", "--clear").json["cleared"] == 0
+
+
 def test_recall_defaults_live_in_the_store_settings(xb: Run, stocked: Path) -> None:
     entries = [
         {

@@ -8,7 +8,8 @@ its state file has (``session.file_name``: the id, or a digest of an id that is 
 plain name), so a payload's id of any length stays a short key. ``report`` answers per
 entry (matches, sessions, first and last match, hits per query), per session (the
 trace), and which active entries never matched (candidates to retire).
-``.git/xbrain/telemetry-off`` switches recording off on this device.
+``.git/xbrain/telemetry-off`` switches recording off on this device; ``clear`` erases
+what was recorded.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ from typing import Any
 
 from .session import file_name
 
-__all__ = ["OFF_FILE", "TELEMETRY_FILE", "enabled", "record", "report", "set_enabled"]
+__all__ = [
+    "OFF_FILE",
+    "TELEMETRY_FILE",
+    "clear",
+    "enabled",
+    "record",
+    "report",
+    "set_enabled",
+]
 
 TELEMETRY_FILE = Path("xbrain") / "telemetry.sqlite"
 OFF_FILE = Path("xbrain") / "telemetry-off"
@@ -90,6 +99,25 @@ def record(
         conn.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     finally:
         conn.close()
+
+
+def clear(control: Path) -> int:
+    """Erase everything recorded on this device; the number of rows erased. Recording
+    stays on or off as it was. The rows are overwritten, not only unlinked
+    (``secure_delete``, then ``VACUUM`` and a truncating checkpoint), so no free page and
+    no WAL frame keeps them. Deleting the files instead could pair a recall's open
+    database with a new WAL file; SQLite's own locking keeps this safe beside one."""
+    if not (control / TELEMETRY_FILE).exists():
+        return 0
+    conn = _connect(control)
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        count = conn.execute("DELETE FROM shown").rowcount
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return int(count)
 
 
 def report(

@@ -70,6 +70,14 @@ class Entries:
         entries = {entry["id"]: entry for entry in listed}
         return report(self.path / ".git", entries, session=session, unused=unused)
 
+    def clear_telemetry(self) -> dict[str, Any]:
+        """Erase the local recall telemetry of this device: ``{enabled, cleared}``."""
+        from ..search.telemetry import clear, enabled
+
+        self.core.check_dir()
+        control = self.path / ".git"
+        return {"enabled": enabled(control), "cleared": clear(control) if self.core.exists() else 0}
+
     def set_telemetry(self, on: bool) -> None:
         """Switch local recall telemetry on or off on this device."""
         from ..search.telemetry import set_enabled
