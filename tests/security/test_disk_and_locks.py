@@ -111,6 +111,8 @@ def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(
         assert xb_proc("status", store=store).code == 0
         found = xb_proc("search", "dialog", store=store)
         assert found.code == 0 and found.json["results"], found.stderr
+        recalled = xb_proc("recall", "-", "--session", "s", input="react dialog", store=store)
+        assert recalled.code == 0 and recalled.json["results"], recalled.stderr
         filler.unlink()
         retry = xb_proc("put", str(source), store=store)
         assert retry.code == 0, retry.stderr
@@ -133,3 +135,54 @@ def test_search_and_log_work_on_a_read_only_store(xb_proc: Run, tmp_path: Path) 
         put = xb_proc("put", "-", input=make("ro"), store=store)
         assert put.code != 0 and len(put.stderr.strip().splitlines()) == 1
         assert "Traceback" not in put.stderr
+
+
+@needs_root
+def test_recall_and_skill_recall_answer_from_a_read_only_store(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """A store an agent's sandbox mounts read-only: before the fix, recall (and the
+    hooks built on it) failed with "Read-only file system: …/entries.sqlite"."""
+    skill = tmp_path / "skill"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text(
+        "---\nname: dialog-review\ndescription: Review a React dialog for keyboard focus\n"
+        "---\nSteps.\n"
+    )
+    rule = {
+        "kind": "rule",
+        "name": "dialog-focus",
+        "description": "Dialogs must trap keyboard focus",
+        "body": "Trap focus in React dialogs.",
+        "oneLiner": "Trap focus.",
+        "queries": ["react dialog focus"],
+        "updatedAt": "2026-01-01T00:00:00Z",
+    }
+    with tmpfs(tmp_path / "ro", "8m") as disk:
+        store = disk / "store"
+        assert xb_proc("put", str(EXAMPLES / "batch.json"), store=store).code == 0
+        assert xb_proc("skill", "save", str(skill), store=store).code == 0
+        assert xb_proc("entry", "put", "-", input=rule, store=store).code == 0
+        for derived in (store / ".git" / "xbrain").glob("*.sqlite*"):
+            derived.unlink()  # nothing derived yet: recall must build it somewhere
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        recalled = xb_proc(
+            "recall", "-", "--session", "s-1", input="react dialog focus", store=store
+        )
+        assert recalled.code == 0, recalled.stderr
+        shown = [(r["kind"], r["name"], r["disclosure"]) for r in recalled.json["results"]]
+        assert shown[:2] == [
+            ("rule", "dialog-focus", "full"),
+            ("skill", "dialog-review", "pointer"),
+        ]
+        assert recalled.json["results"][0]["text"] == "Trap focus in React dialogs."
+        assert any(kind == "resource" for kind, _, _ in shown)
+        level0 = xb_proc("skill", "recall", "dialog", store=store)
+        assert level0.code == 0 and [r["slug"] for r in level0.json["results"]] == [
+            "dialog-review"
+        ], level0.stderr
+        level1 = xb_proc("skill", "recall", "--slug", "dialog-review", store=store)
+        assert level1.code == 0 and "Steps." in level1.stdout, level1.stderr
+        payload = {"hook_event_name": "UserPromptSubmit", "prompt": "react dialog focus"}
+        hooked = xb_proc("hook", "claude-code", input=payload, store=store)
+        assert hooked.code == 0 and "Trap focus in React dialogs." in hooked.stdout

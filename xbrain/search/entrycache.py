@@ -116,10 +116,25 @@ def build(
     path.parent.mkdir(mode=0o700, exist_ok=True)
     try:
         conn = _connect(path)
+    except sqlite3.OperationalError:
+        raise  # locked, read-only, a full disk: not damage, and not ours to delete
     except sqlite3.DatabaseError:  # damaged: it is derived data, start over
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         conn = _connect(path)
+    try:
+        _fill(conn, commit, entries, tokenizer, defaults)
+    finally:
+        conn.close()
+
+
+def _fill(
+    conn: sqlite3.Connection,
+    commit: str,
+    entries: list[dict[str, Any]],
+    tokenizer: Tokenizer,
+    defaults: dict[str, Any],
+) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
         for table in ("posting", "entry", "meta"):  # a cache of an older shape goes too
@@ -132,8 +147,10 @@ def build(
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),))
         conn.execute("COMMIT")
-    finally:
-        conn.close()
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def rebuild(store_dir: Path, tokenizer: Tokenizer) -> str | None:
@@ -148,8 +165,16 @@ def rebuild(store_dir: Path, tokenizer: Tokenizer) -> str | None:
             return None
         records = list(bulk.records(git, view, "entry"))
         defaults = view.config().recall_settings()
-        build(store_dir / ".git", view.snap.commit, records, tokenizer, defaults)
         commit: str = view.snap.commit
+        control = store_dir / ".git"
+        try:
+            build(control, commit, records, tokenizer, defaults)
+        except (sqlite3.OperationalError, OSError):
+            # the cache cannot be written (a read-only store, a full disk): this process
+            # keeps one in memory instead, as search does
+            memory = sqlite3.connect(":memory:", isolation_level=None)
+            _fill(memory, commit, records, tokenizer, defaults)
+            _MEMORY[control] = (commit, memory)
     return commit
 
 
@@ -207,6 +232,8 @@ class Candidates:
 
 
 _WARM: dict[Path, tuple[str, _Loaded]] | None = None  # xbrain serve: the cache in memory
+# caches that could not be written to their file: (commit, connection), this process only
+_MEMORY: dict[Path, tuple[str, sqlite3.Connection]] = {}
 
 
 class _Loaded:
@@ -255,6 +282,12 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     """Read the candidates for ``terms`` when the cache reflects ``head``, else None."""
     from .query import open_current
 
+    memory = _MEMORY.get(control)
+    if memory is not None:
+        if memory[0] == head:
+            return _read(memory[1], terms)
+        del _MEMORY[control]  # a commit since: the file, or a new build, answers now
+        memory[1].close()
     conn = open_current(control / CACHE_FILE, cache_meta(head))
     if conn is None:
         return None
@@ -269,55 +302,61 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
         finally:
             conn.close()
     try:
-        listed = sorted(terms)
-        held: dict[int, set[str]] = {}
-        for start in range(0, len(listed), 500):
-            chunk = listed[start : start + 500]
-            rows = conn.execute(
-                f"SELECT term, i FROM posting WHERE term IN ({', '.join('?' * len(chunk))})",
-                chunk,
-            )
-            for term, i in rows:
-                held.setdefault(i, set()).add(term)
-        entries = []
-        for i, data in conn.execute(
-            f"SELECT i, data FROM entry WHERE i IN ({', '.join('?' * len(held))})", list(held)
-        ):
-            entries.append((json.loads(data), held[i]))
-        needed = sorted(
-            {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
-            | {t for e, _ in entries for t in e["about"]}
-            | terms
-        )
-        df: dict[str, int] = {}
-        for start in range(0, len(needed), 500):
-            chunk = needed[start : start + 500]
-            df.update(
-                conn.execute(
-                    "SELECT term, COUNT(*) FROM posting WHERE term IN "
-                    f"({', '.join('?' * len(chunk))}) GROUP BY term",
-                    chunk,
-                )
-            )
-        (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
-        row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
-        defaults = json.loads(row[0] if row else "{}")
-        return Candidates(entries, df, int(n), defaults if isinstance(defaults, dict) else {})
+        return _read(conn, terms)
     except sqlite3.Error:
         return None
     finally:
         conn.close()
 
 
+def _read(conn: sqlite3.Connection, terms: set[str]) -> Candidates:
+    """The candidates for ``terms`` from an open cache."""
+    listed = sorted(terms)
+    held: dict[int, set[str]] = {}
+    for start in range(0, len(listed), 500):
+        chunk = listed[start : start + 500]
+        rows = conn.execute(
+            f"SELECT term, i FROM posting WHERE term IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        )
+        for term, i in rows:
+            held.setdefault(i, set()).add(term)
+    entries = []
+    for i, data in conn.execute(
+        f"SELECT i, data FROM entry WHERE i IN ({', '.join('?' * len(held))})", list(held)
+    ):
+        entries.append((json.loads(data), held[i]))
+    needed = sorted(
+        {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
+        | {t for e, _ in entries for t in e["about"]}
+        | terms
+    )
+    df: dict[str, int] = {}
+    for start in range(0, len(needed), 500):
+        chunk = needed[start : start + 500]
+        df.update(
+            conn.execute(
+                "SELECT term, COUNT(*) FROM posting WHERE term IN "
+                f"({', '.join('?' * len(chunk))}) GROUP BY term",
+                chunk,
+            )
+        )
+    (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
+    row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
+    defaults = json.loads(row[0] if row else "{}")
+    return Candidates(entries, df, int(n), defaults if isinstance(defaults, dict) else {})
+
+
 def bodies(control: Path, ids: list[str]) -> dict[str, str]:
     """The bodies of the entries ``ids`` (read after choosing what to show)."""
     if not ids:
         return {}
+    query = f"SELECT id, body FROM entry WHERE id IN ({', '.join('?' * len(ids))})"
+    memory = _MEMORY.get(control)
+    if memory is not None:
+        return {rid: str(body) for rid, body in memory[1].execute(query, ids)}
     conn = sqlite3.connect(f"file:{control / CACHE_FILE}?mode=ro", uri=True, timeout=10)
     try:
-        rows = conn.execute(
-            f"SELECT id, body FROM entry WHERE id IN ({', '.join('?' * len(ids))})", ids
-        )
-        return {rid: str(body) for rid, body in rows}
+        return {rid: str(body) for rid, body in conn.execute(query, ids)}
     finally:
         conn.close()

@@ -39,8 +39,12 @@ def session_state(control: Path, session: str | None) -> Iterator[dict[str, Any]
     folder = control / SESSIONS
     old = os.umask(0o077)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = _acquire(folder / f"{name}.lock", 10.0)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError:  # a read-only store, a file in the way: no state, still an answer
+            lock = None
+        else:
+            lock = _acquire(folder / f"{name}.lock", 10.0)
         if lock is None:
             yield {"shown": {}}  # never block a prompt for long: show as if new
             return

@@ -95,8 +95,7 @@ def recall(
         with core.reading() as view, private_umask():
             if view is None:
                 return {"query": terms, "count": 0, "results": []}
-            with _open(control, tokenizer) as index:
-                _catch_up(index, view)
+            with _caught_up(control, tokenizer, view) as index:
                 return _answer(index, terms, limit)
     finally:
         if own:
@@ -201,9 +200,27 @@ def _open(control: Path, tokenizer: Tokenizer) -> SearchIndex:
     path.parent.mkdir(mode=0o700, exist_ok=True)
     try:
         return SearchIndex(path, tokenizer, fields=skill_fields)
+    except sqlite3.OperationalError:
+        raise  # locked, read-only, a full disk: not damage, and not ours to delete
     except sqlite3.DatabaseError:
-        remove_index(path)  # derived data: start over
+        remove_index(path)  # damaged, and derived data: start over
         return SearchIndex(path, tokenizer, fields=skill_fields)
+
+
+def _caught_up(control: Path, tokenizer: Tokenizer, view: Any) -> SearchIndex:
+    """The skill index brought to ``view``'s commit; where it cannot be written (a
+    read-only store, a full disk), one built in memory for this call, as search does."""
+    index = None
+    try:
+        index = _open(control, tokenizer)
+        _catch_up(index, view)
+        return index
+    except (sqlite3.OperationalError, OSError):
+        if index is not None:
+            index.close()
+    index = SearchIndex(":memory:", tokenizer, fields=skill_fields)
+    _catch_up(index, view)
+    return index
 
 
 def _document(view: Any, slug: str) -> dict[str, Any] | None:
