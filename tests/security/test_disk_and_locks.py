@@ -58,7 +58,17 @@ def test_doctor_repair_removes_fresh_object_locks_under_the_store_lock(
     lock = store_dir / ".git" / "objects" / "ab" / ("c" * 38 + ".lock")
     lock.parent.mkdir(mode=0o700, exist_ok=True)
     lock.write_bytes(b"")
-    assert "git_lock" in {p["code"] for p in xb("doctor").json["problems"]}
+    (found,) = [p for p in xb("doctor").json["problems"] if p["code"] == "git_lock"]
+    assert "killed xbrain write" in found["message"]  # no write runs: it is a dead one's
+    from xbrain.core.lock import StoreLock
+
+    writer = StoreLock(store_dir / ".git" / "xbrain.lock")  # a write in progress
+    assert writer.acquire(0)
+    try:
+        (found,) = [p for p in xb("doctor").json["problems"] if p["code"] == "git_lock"]
+        assert "a writer holds it" in found["message"]
+    finally:
+        writer.release()
     repaired = xb("doctor", "--repair").json["repaired"]
     assert "git_lock" in {p["code"] for p in repaired} and not lock.exists()
 

@@ -22,6 +22,7 @@ from ..errors import (
     CorruptStoreError,
     InvalidInputError,
     NotFoundError,
+    XbrainError,
 )
 from ..git import CommitId, GitStore, UnreadableIndex, private_umask
 from ..inputs import check_store_dir, read_file
@@ -56,8 +57,6 @@ def new_store_path(path: Path) -> Path:
 def _is_marker(path: Path) -> bool:
     """True when ``path`` is a store's marker file (its format line), not any file that
     happens to share its name (read only if regular, and no more than a marker holds)."""
-    from ..errors import XbrainError
-
     try:
         return layout.FORMAT.encode() in read_file(path, max_bytes("marker"), "")
     except XbrainError:
@@ -167,6 +166,18 @@ class Core:
             yield
         finally:
             lock.release()
+
+    def idle(self) -> bool:
+        """Whether no write holds the store lock right now (taken and let go at once, so
+        a caller never holds writers back; False when the lock cannot even be tried)."""
+        lock = StoreLock(self.path / ".git" / LOCK_NAME)
+        try:
+            if not lock.acquire(0):
+                return False
+        except (OSError, XbrainError):  # a read-only store, a filesystem without flock
+            return False
+        lock.release()
+        return True
 
     @contextlib.contextmanager
     def transaction(self, command: str) -> Iterator[Transaction]:

@@ -47,16 +47,20 @@ def run(core: Core, *, repair: bool = False, checks: tuple[Check, ...] = ()) -> 
     """Check (and with ``repair``, fix, under the store lock) the store at ``core``."""
     core.existing()
     if not repair:
+        idle = core.idle()  # no write running: an object's lock is a killed write's
         with core.git() as git:
-            return diagnose(git, repair=False, checks=checks)
+            return diagnose(git, repair=False, checks=checks, idle=idle)
     with core.locked(), core.git() as git:
         return diagnose(git, repair=True, checks=checks)
 
 
-def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> dict[str, Any]:
+def diagnose(
+    git: GitStore, *, repair: bool, checks: tuple[Check, ...] = (), idle: bool = False
+) -> dict[str, Any]:
     """Run every check; with ``repair``, fix what is safe and report what was done.
 
-    ``checks`` are the features' own checks of their derived data (the search index).
+    ``checks`` are the features' own checks of their derived data (the search index);
+    ``idle``: no xbrain write was running when the check began.
     """
     problems: list[dict[str, Any]] = []
     repaired: list[dict[str, Any]] = []
@@ -209,8 +213,17 @@ def diagnose(git: GitStore, *, repair: bool, checks: tuple[Check, ...] = ()) -> 
         rel = str(lock.relative_to(git.path))
         # under the store lock an object's lock can only be a dead xbrain writer's
         dead_writer = repair and lock.is_relative_to(objects)
-        if age < STALE_LOCK_SECONDS and not dead_writer:
-            problems.append(problem("git_lock", "A git writer holds this lock right now.", rel))
+        if not repair and idle and lock.is_relative_to(objects):
+            message = (
+                "Left by a killed xbrain write; doctor --repair (or the next write) removes it."
+            )
+            problems.append(problem("git_lock", message, rel))
+        elif age < STALE_LOCK_SECONDS and not dead_writer:
+            message = (
+                "A git lock under a minute old: a writer holds it, or was just killed "
+                "(doctor --repair removes it once it is a minute old)."
+            )
+            problems.append(problem("git_lock", message, rel))
         elif repair:
             lock.unlink(missing_ok=True)
             repaired.append(problem("git_lock", "Stale lock removed.", rel))
