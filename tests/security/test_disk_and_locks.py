@@ -173,9 +173,17 @@ def test_recall_and_skill_recall_answer_from_a_read_only_store(
         assert xb_proc("put", str(EXAMPLES / "batch.json"), store=store).code == 0
         assert xb_proc("skill", "save", str(skill), store=store).code == 0
         assert xb_proc("entry", "put", "-", input=rule, store=store).code == 0
+        asked = xb_proc("recall", "-", "--session", "w", input="react dialog focus", store=store)
+        assert asked.code == 0 and asked.json["results"]  # telemetry recorded
         for derived in (store / ".git" / "xbrain").glob("*.sqlite*"):
-            derived.unlink()  # nothing derived yet: recall must build it somewhere
+            if not derived.name.startswith("telemetry"):
+                derived.unlink()  # nothing derived yet: recall must build it somewhere
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        report = xb_proc("telemetry", store=store)  # read as it is
+        assert report.code == 0 and report.json["entries"], report.stderr
+        cleared = xb_proc("telemetry", "--clear", store=store)
+        assert cleared.code == 1 and "Cannot erase the telemetry here" in cleared.stderr
+        assert len(cleared.stderr.strip().splitlines()) == 1
         recalled = xb_proc(
             "recall", "-", "--session", "s-1", input="react dialog focus", store=store
         )

@@ -109,7 +109,12 @@ def clear(control: Path) -> int:
     database with a new WAL file; SQLite's own locking keeps this safe beside one."""
     if not (control / TELEMETRY_FILE).exists():
         return 0
-    conn = _connect(control)
+    try:
+        conn = _connect(control)
+    except sqlite3.OperationalError as exc:  # a read-only store, a full disk
+        from ..errors import XbrainError
+
+        raise XbrainError(f"Cannot erase the telemetry here: {exc}.") from None
     try:
         conn.execute("PRAGMA secure_delete=ON")
         count = conn.execute("DELETE FROM shown").rowcount
@@ -131,7 +136,7 @@ def report(
     ``{name, kind, status}`` of the current entries)."""
     out: dict[str, Any] = {"enabled": enabled(control)}
     path = control / TELEMETRY_FILE
-    conn = _connect(control) if path.exists() else None
+    conn = _reader(control) if path.exists() else None
     try:
         if session is not None:
             rows = (
@@ -185,6 +190,25 @@ def report(
     finally:
         if conn is not None:
             conn.close()
+
+
+def _reader(control: Path) -> sqlite3.Connection | None:
+    """The database to report from. On a store that cannot be written (mounted read-only)
+    it is opened read-only, and failing that as an immutable file (what is in its WAL
+    then goes unread); None when it cannot be read at all."""
+    try:
+        return _connect(control)
+    except sqlite3.OperationalError:
+        pass
+    uri = (control / TELEMETRY_FILE).as_uri()
+    for mode in ("mode=ro", "immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{mode}", uri=True)
+        try:
+            conn.execute("SELECT COUNT(*) FROM shown").fetchone()
+            return conn
+        except sqlite3.Error:
+            conn.close()
+    return None
 
 
 def _iso(moment: float) -> str:
