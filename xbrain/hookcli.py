@@ -87,9 +87,10 @@ def claude_code(store: str | os.PathLike[str]) -> int:
     except BaseException as exc:
         _note(exc)
         return 0
-    if output:
-        sys.stdout.write(output)
+    if output:  # JSON for the agent: UTF-8 whatever stdout's text encoding
         sys.stdout.flush()
+        sys.stdout.buffer.write(output.encode("utf-8"))
+        sys.stdout.buffer.flush()
     return 0
 
 

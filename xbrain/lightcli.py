@@ -31,6 +31,7 @@ __all__ = [
     "parse_plain",
     "parse_recall",
     "parse_search",
+    "print_document",
     "print_served",
     "run_recall",
     "run_search",
@@ -179,11 +180,7 @@ def run_recall(args: list[str]) -> int | None:
         result = answer(Path(where), data, **found)
     except Exception as exc:
         return failed(exc)
-    from .codec import json_document
-
-    sys.stdout.write(json_document(result))
-    sys.stdout.flush()
-    return 0
+    return print_document(result)
 
 
 class Progress:
@@ -219,6 +216,18 @@ def search_document(
 
     found = search_store(store, cache_dir(), query, progress=progress, **given)
     return shorten(found) if brief else found
+
+
+def print_document(value: Any) -> int:
+    """Print ``value`` as one JSON document on stdout, in UTF-8 whatever stdout's text
+    encoding (``PYTHONIOENCODING=ascii``, a C locale): JSON between programs is UTF-8
+    (RFC 8259), and a served answer is these same bytes. Exit code 0."""
+    from .codec import json_document
+
+    sys.stdout.flush()
+    sys.stdout.buffer.write(json_document(value).encode("utf-8"))
+    sys.stdout.buffer.flush()
+    return 0
 
 
 def print_served(code: int, body: bytes) -> int:
@@ -264,11 +273,7 @@ def run_search(args: list[str]) -> int | None:
         return failed(exc)
     finally:
         progress.finish()
-    from .codec import json_document
-
-    sys.stdout.write(json_document(result))
-    sys.stdout.flush()
-    return 0
+    return print_document(result)
 
 
 def env_flag(name: str) -> bool:

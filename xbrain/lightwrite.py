@@ -18,6 +18,7 @@ from .lightcli import (
     default_store_path,
     failed,
     parse_plain,
+    print_document,
     print_served,
     store_location,
     tracebacks_wanted,
@@ -118,14 +119,6 @@ def write(
     return opened.skill_save(source, publish=bool(found.get("publish")), expect=found.get("expect"))
 
 
-def _print(value: Any) -> int:
-    from .codec import json_document
-
-    sys.stdout.write(json_document(value))
-    sys.stdout.flush()
-    return 0
-
-
 def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
     """Run a parsed write: through this store's ``xbrain serve`` when one runs (it has
     everything loaded), else here; the exit code, or None when click must parse."""
@@ -156,7 +149,7 @@ def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
                 served, code, out = ask(store, op, fields, body, write=True)
                 if served:
                     return print_served(code, out)
-        return _print(write(op, found, stdin, store, agent))
+        return print_document(write(op, found, stdin, store, agent))
     except Exception as exc:
         return failed(exc, show)
 

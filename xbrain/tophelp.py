@@ -37,6 +37,8 @@ def run_help(args: list[str]) -> int | None:
         return None
     from .helptext import TOP_HELP
 
-    sys.stdout.write(TOP_HELP)
+    # text for a person: in stdout's encoding, a character it lacks shown as "?"
     sys.stdout.flush()
+    sys.stdout.buffer.write(TOP_HELP.encode(sys.stdout.encoding or "utf-8", "replace"))
+    sys.stdout.buffer.flush()
     return 0

@@ -208,3 +208,28 @@ def test_the_hot_commands_never_load_click(
         assert proc.returncode == 0, proc.stderr[-300:]
     loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     assert "click" not in loaded and "dataclasses" not in loaded, argv
+
+
+def test_output_is_utf8_json_whatever_stdout_encoding_python_was_given(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """With ``PYTHONIOENCODING=ascii`` (or any encoding without CJK) every command that
+    printed Chinese crashed: a traceback from the light path, "Internal error
+    (UnicodeEncodeError)" from click's. JSON between programs is UTF-8 (RFC 8259)."""
+    ascii_env = {"PYTHONIOENCODING": "ascii", "COLUMNS": "100"}
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    title = "一条虚构的设计推文"
+    rid = "resource_b9fd64f7614d707b8c04d4f72a7e57d656097ea1aac5bd09e377372def162b89"
+    for args, stdin in (
+        (("search", "卡片 留白", "--brief"), None),  # the light path
+        (("recall", "-"), "卡片 留白 设计推文"),  # the light path, on stdin
+        (("get", rid), None),  # click's path
+        (("put", str(EXAMPLES / "batch.json")), None),  # the light write path
+    ):
+        done = xb_proc(*args, input=stdin, env=ascii_env)
+        assert done.code == 0, (args, done.stderr)
+        json.loads(done.stdout)  # one whole JSON document
+        if args[0] != "put":
+            assert title in done.stdout, args
+    top = xb_proc("--help", store=None, env=ascii_env)  # text for a person: "?" for "—"
+    assert top.code == 0 and "Usage: xbrain" in top.stdout and "xbrain ? private" in top.stdout

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..lightcli import Progress, cache_dir, default_store, store_location, tracebacks_wanted
+from ..lightcli import (
+    Progress,
+    cache_dir,
+    default_store,
+    print_document,
+    store_location,
+    tracebacks_wanted,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -118,11 +125,8 @@ def quiet_network_libraries() -> None:
 
 
 def emit(value: Any) -> None:
-    """Print one JSON document to stdout."""
-    from ..codec import json_document
-
-    sys.stdout.write(json_document(value))
-    sys.stdout.flush()
+    """Print one JSON document to stdout (UTF-8, whatever stdout's text encoding)."""
+    print_document(value)
 
 
 def read_input(source: str) -> Any:
