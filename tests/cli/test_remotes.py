@@ -69,6 +69,12 @@ def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path) -> None:
         result = xb("remote", "add", "other", url)
         assert result.code == 4 and "pw" not in result.stderr
     assert xb("remote", "add", "bad name", "/x").code == 4
+    # git runs a remote helper for "transport::address" (ext:: any command): refused
+    for url in ("ext::sh -c touch% /tmp/x", "fd::17", "gcrypt::https://example.com/r"):
+        helper = xb("remote", "add", "other", url)
+        assert helper.code == 4 and "Remote helper URLs" in helper.stderr, url
+    assert xb("remote", "add", "colons", str(tmp_path / "a::b")).code == 0  # a path
+    assert xb("remote", "remove", "colons").code == 0
     assert xb("remote", "add", "ssh", "ssh://git@example.com/me/memory.git").code == 0
     assert [r["name"] for r in xb("remote", "list").json["remotes"]] == ["backup", "ssh"]
     assert xb("remote", "remove", "backup").json["remotes"] == [

@@ -22,6 +22,9 @@ __all__ = [
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", re.ASCII)
 _SCP = re.compile(r"(?P<userinfo>[^/@:\s]+(?::[^/@\s]*)?)@(?P<host>[^/:\s]+):(?!//)")
 CREDENTIALS = "Remote URLs must not embed credentials; use your ssh agent or git credential helper."
+# git's "<transport>::<address>": a remote helper program (ext:: runs any command). dulwich
+# has no helpers (it read "ext::sh -c …" as an ssh host "ext"), and git itself would run it
+_HELPER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")
 
 
 def validate_remote_url(url: str) -> str:
@@ -35,6 +38,11 @@ def validate_remote_url(url: str) -> str:
         url.encode("utf-8")
     except UnicodeEncodeError:  # git keeps remotes as text (never quoted: it may hold a secret)
         raise InvalidInputError("Remote URLs and paths must be valid UTF-8.") from None
+    if _HELPER.match(url):
+        raise InvalidInputError(
+            "Remote helper URLs (transport::address) are not supported; give an https, "
+            "ssh, git or file URL, user@host:path, or a path."
+        )
     if "://" in url:
         try:
             parsed = parse_url(url)
