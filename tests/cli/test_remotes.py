@@ -55,7 +55,7 @@ def devices(xb: Run, tmp_path: Path) -> tuple[Path, Path, Path]:
     return a, b, remote
 
 
-def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path) -> None:
+def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path, store_dir: Path) -> None:
     xb("init")
     assert xb("remote", "add", "backup", str(tmp_path / "x.git")).json["remotes"] == [
         {"name": "backup", "url": str(tmp_path / "x.git")}
@@ -73,6 +73,15 @@ def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path) -> None:
     for url in ("ext::sh -c touch% /tmp/x", "fd::17", "gcrypt::https://example.com/r"):
         helper = xb("remote", "add", "other", url)
         assert helper.code == 4 and "Remote helper URLs" in helper.stderr, url
+    # an option where ssh or git expect a host or a place (dulwich refuses at fetch time)
+    for url in (
+        "ssh://-oProxyCommand=touch%20x/repo",
+        "git@-oProxyCommand=touch:repo",
+        "-oProxyCommand=touch x:repo",
+        "--upload-pack=touch x",
+    ):
+        option = xb("remote", "add", "--store", str(store_dir), "other", "--", url, store=None)
+        assert option.code == 4 and "'-'" in option.stderr, (url, option.stderr)
     assert xb("remote", "add", "colons", str(tmp_path / "a::b")).code == 0  # a path
     assert xb("remote", "remove", "colons").code == 0
     assert xb("remote", "add", "ssh", "ssh://git@example.com/me/memory.git").code == 0

@@ -38,6 +38,8 @@ def validate_remote_url(url: str) -> str:
         url.encode("utf-8")
     except UnicodeEncodeError:  # git keeps remotes as text (never quoted: it may hold a secret)
         raise InvalidInputError("Remote URLs and paths must be valid UTF-8.") from None
+    if url.startswith("-"):  # an option to git or ssh, not a place (./-name is a path)
+        raise InvalidInputError("Remote URLs and paths must not begin with '-'.")
     if _HELPER.match(url):
         raise InvalidInputError(
             "Remote helper URLs (transport::address) are not supported; give an https, "
@@ -50,6 +52,8 @@ def validate_remote_url(url: str) -> str:
             raise InvalidInputError(f"Invalid remote URL: {redact_url(url)}") from None
         if parsed.password or (parsed.protocol in ("https:", "http:") and parsed.username):
             raise InvalidInputError(CREDENTIALS)
+        if str(parsed.hostname).startswith("-"):  # ssh would read it as an option
+            raise InvalidInputError("Remote host names must not begin with '-'.")
         secret = secret_parameter(parsed)
         if secret:
             raise InvalidInputError(
@@ -59,6 +63,8 @@ def validate_remote_url(url: str) -> str:
     scp = _SCP.match(url)  # user@host:path (ssh); user:password@host:path is refused
     if scp and ":" in scp.group("userinfo"):
         raise InvalidInputError(CREDENTIALS)
+    if scp and scp.group("host").startswith("-"):
+        raise InvalidInputError("Remote host names must not begin with '-'.")
     return url
 
 
