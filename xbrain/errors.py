@@ -105,6 +105,10 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = "Interrupted.", 130
     elif isinstance(exc, OSError):
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
+    elif type(exc).__module__ == "sqlite3" and type(exc).__name__ == "OperationalError":
+        # a derived index under .git/xbrain that cannot be written or read here (a full
+        # disk, a read-only store, held by another process): SQLite's words say which
+        message, code = f"Local index: {str(exc).rstrip('.')}.", 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
     return one_line(redact_url(message)) or "Request failed.", code

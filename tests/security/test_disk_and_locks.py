@@ -123,6 +123,12 @@ def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(
         assert found.code == 0 and found.json["results"], found.stderr
         recalled = xb_proc("recall", "-", "--session", "s", input="react dialog", store=store)
         assert recalled.code == 0 and recalled.json["results"], recalled.stderr
+        # a full disk is not a damaged index (before: "damaged", and --repair deleted it)
+        codes = {p["code"] for p in xb_proc("doctor", store=store).json["problems"]}
+        assert "search_index" not in codes
+        rebuilt = xb_proc("reindex", store=store)  # before: Internal error (OperationalError)
+        assert rebuilt.code == 1 and rebuilt.stderr.startswith("Local index: "), rebuilt.stderr
+        assert len(rebuilt.stderr.strip().splitlines()) == 1
         filler.unlink()
         retry = xb_proc("put", str(source), store=store)
         assert retry.code == 0, retry.stderr

@@ -169,6 +169,8 @@ def check_index(
         with contextlib.closing(sqlite3.connect(path)) as conn:
             ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
             conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    except sqlite3.OperationalError:
+        return  # locked, or not openable here (a full disk, a read-only store): not damage
     except sqlite3.Error:
         ok = False
     if ok:
