@@ -389,3 +389,45 @@ def test_a_cache_dir_that_cannot_be_written_costs_time_not_answers(
         "search", "如何检查对话框的键盘导航", env={"XBRAIN_CACHE_DIR": str(bad)}
     ).stdout == (expected.stdout)
     assert [p.is_dir() for p in bad.glob("jieba-*.bin")] == [True]  # left, not removed
+
+
+def test_a_damaged_history_table_is_rebuilt_for_log(seeded: Run, store_dir: Path) -> None:
+    """The table behind ``log`` is derived data, as the search index is: before, a
+    damaged one made every ``log`` "Internal error (DatabaseError)"."""
+    first = seeded("log").json["commits"]
+    table = store_dir / ".git" / "xbrain" / "history-v2.sqlite"
+    assert table.exists()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{table}{suffix}").unlink(missing_ok=True)
+    table.write_bytes(b"garbage" * 1000)
+    again = seeded("log")
+    assert again.code == 0 and again.json["commits"] == first, again.stderr
+    assert seeded("log", FIXTURE_ID).json["commits"]
+    with sqlite3.connect(table) as conn:  # written afresh, readable again
+        assert conn.execute("SELECT COUNT(*) FROM commits").fetchone()[0] >= 1
+
+
+def test_a_damaged_telemetry_database_is_said_reported_and_cleared(
+    seeded: Run, store_dir: Path
+) -> None:
+    """Telemetry is the only copy, so it is not rebuilt: ``telemetry`` says it is damaged
+    (before: Internal error (DatabaseError)), doctor reports it and ``--repair`` or
+    ``telemetry --clear`` starts it anew."""
+    database = store_dir / ".git" / "xbrain" / "telemetry.sqlite"
+    database.parent.mkdir(exist_ok=True)
+    database.write_bytes(b"garbage" * 1000)
+    database.chmod(0o600)  # private, as recall makes it
+    told = seeded("telemetry")
+    assert told.code == 7 and "telemetry --clear" in told.stderr
+    assert len(told.stderr.strip().splitlines()) == 1
+    report = seeded("doctor")
+    assert report.code == 7 and {p["code"] for p in report.json["problems"]} == {"telemetry"}
+    from xbrain.schemas import schema_errors
+
+    assert schema_errors("doctor-output", report.json) == []
+    repaired = seeded("doctor", "--repair").json
+    assert [p["code"] for p in repaired["repaired"]] == ["telemetry"] and repaired["ok"] is True
+    assert not database.exists()
+    database.write_bytes(b"garbage" * 1000)
+    assert seeded("telemetry", "--clear").json == {"enabled": True, "cleared": 0}
+    assert seeded("telemetry").json == {"enabled": True, "entries": []}

@@ -165,18 +165,25 @@ def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:
     if head is None:
         return []
     try:
-        history = History(git)
-        try:
-            return history.commits(head, rid, limit)
-        finally:
-            history.close()
+        return _commits(History(git), head, rid, limit)
     except (sqlite3.OperationalError, OSError):
-        # a read-only store or a full disk: the table is derived, so build it in memory
-        history = History(git, in_memory=True)
+        pass  # a read-only store or a full disk: the table is derived, build it in memory
+    except sqlite3.DatabaseError:  # damaged: derived, so it starts over from the commits
+        path = git.control_dir / "xbrain" / HISTORY_FILE
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
         try:
-            return history.commits(head, rid, limit)
-        finally:
-            history.close()
+            return _commits(History(git), head, rid, limit)
+        except (sqlite3.Error, OSError):
+            pass
+    return _commits(History(git, in_memory=True), head, rid, limit)
+
+
+def _commits(history: History, head: CommitId, rid: str | None, limit: int) -> list[dict[str, Any]]:
+    try:
+        return history.commits(head, rid, limit)
+    finally:
+        history.close()
 
 
 def _state(view: View, rid: str) -> dict[str, Any] | None:

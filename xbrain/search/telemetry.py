@@ -25,6 +25,7 @@ from .session import file_name
 __all__ = [
     "OFF_FILE",
     "TELEMETRY_FILE",
+    "check",
     "clear",
     "enabled",
     "record",
@@ -106,23 +107,60 @@ def clear(control: Path) -> int:
     stays on or off as it was. The rows are overwritten, not only unlinked
     (``secure_delete``, then ``VACUUM`` and a truncating checkpoint), so no free page and
     no WAL frame keeps them. Deleting the files instead could pair a recall's open
-    database with a new WAL file; SQLite's own locking keeps this safe beside one."""
-    if not (control / TELEMETRY_FILE).exists():
+    database with a new WAL file; SQLite's own locking keeps this safe beside one. A
+    damaged database, which nobody can read or write, is deleted whole."""
+    path = control / TELEMETRY_FILE
+    if not path.exists():
         return 0
     try:
         conn = _connect(control)
+        try:
+            conn.execute("PRAGMA secure_delete=ON")
+            count = conn.execute("DELETE FROM shown").rowcount
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
     except sqlite3.OperationalError as exc:  # a read-only store, a full disk
         from ..errors import XbrainError
 
         raise XbrainError(f"Cannot erase the telemetry here: {exc}.") from None
-    try:
-        conn.execute("PRAGMA secure_delete=ON")
-        count = conn.execute("DELETE FROM shown").rowcount
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        conn.close()
+    except sqlite3.DatabaseError:  # damaged: nothing in it can be read, so it goes whole
+        for suffix in ("", "-wal", "-shm"):
+            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        return 0
     return int(count)
+
+
+def check(
+    git: Any, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+) -> None:
+    """``doctor``: a damaged telemetry database (every recall then records nothing) is
+    reported, and with ``repair`` deleted (it holds nothing anyone can read)."""
+    import contextlib
+
+    control: Path = git.control_dir
+    path = control / TELEMETRY_FILE
+    if not path.exists():
+        return
+    try:
+        uri = f"{path.as_uri()}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=10)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute("SELECT COUNT(*) FROM shown").fetchone()
+    except sqlite3.OperationalError:
+        return  # locked, or not openable here (a full disk, a read-only store): not damage
+    except sqlite3.Error:
+        ok = False
+    if ok:
+        return
+    rel = str(path.relative_to(git.path))
+    if repair:
+        clear(control)
+        repaired.append({"code": "telemetry", "message": "Damaged telemetry removed.", "path": rel})
+    else:
+        message = "The local telemetry database is damaged (recall records nothing)."
+        problems.append({"code": "telemetry", "message": message, "path": rel})
 
 
 def report(
@@ -136,7 +174,26 @@ def report(
     ``{name, kind, status}`` of the current entries)."""
     out: dict[str, Any] = {"enabled": enabled(control)}
     path = control / TELEMETRY_FILE
-    conn = _reader(control) if path.exists() else None
+    try:
+        return _report(_reader(control) if path.exists() else None, entries, session, unused, out)
+    except sqlite3.OperationalError:
+        raise
+    except sqlite3.DatabaseError:
+        from ..errors import CorruptStoreError
+
+        raise CorruptStoreError(
+            "The local telemetry database is damaged (.git/xbrain/telemetry.sqlite); "
+            "xbrain telemetry --clear starts it anew."
+        ) from None
+
+
+def _report(
+    conn: sqlite3.Connection | None,
+    entries: dict[str, dict[str, Any]],
+    session: str | None,
+    unused: bool,
+    out: dict[str, Any],
+) -> dict[str, Any]:
     try:
         if session is not None:
             rows = (

@@ -170,9 +170,10 @@ class Store(Skills, Entries):
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
         """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
         from .. import doctor
+        from ..search import telemetry
         from ..search.operations import check_index, check_vectors
 
-        checks: list[Any] = [check_index]
+        checks: list[Any] = [check_index, telemetry.check]
         if (self.path / ".git" / "xbrain" / "vectors").is_dir():
             checks.append(check_vectors)  # numpy is needed only when vectors exist
         return doctor.run(self.core, repair=repair, checks=tuple(checks))
