@@ -41,6 +41,8 @@ _FOLDER_OF = {kind_name: folder for folder, kind_name in FOLDERS.items()}
 def read_folder(root: Path) -> list[dict[str, Any]]:
     """Raw entries from the ``rules/``, ``memory/`` and ``skills/`` folders under ``root``."""
     if not root.is_dir():
+        if root.exists():  # a file, a device: there, but not a folder to import
+            raise InvalidInputError(f"Not a directory: {root}")
         raise NotFoundError(f"No such directory: {root}")
     found: list[dict[str, Any]] = []
     files = 0
