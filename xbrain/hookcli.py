@@ -32,10 +32,11 @@ from .lightcli import cache_dir, default_store_path, store_location
 
 TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Any
 
-__all__ = ["REMINDER", "claude_code", "respond", "run_hook"]
+__all__ = ["REMINDER", "claude_code", "respond", "run_hook", "tuned"]
 
 HEADER = (
     "xbrain memory candidates (the user's saved rules, notes and sources; notes and "
@@ -133,9 +134,37 @@ def _served_or_local(store: str | os.PathLike[str], data: bytes) -> str:
     return "" if said is None else json.dumps(said, ensure_ascii=False)
 
 
+def tuned(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    low: float,
+    high: float,
+    *,
+    positive: bool = False,
+) -> float:
+    """A tuning variable's value, held to ``[low, high]``; the default, and one line in
+    the hook log, when it is not a (``positive``) number — a typo in a setting must not
+    turn every prompt's recall off."""
+    text = env.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")) or (positive and value <= 0):
+        from .errors import InvalidInputError
+
+        what = "a positive number" if positive else "a number"
+        _note(InvalidInputError(f"{name} must be {what}; using {default:g}."))
+        return default
+    return min(max(value, low), high)
+
+
 def _answer_in_time(store: str | os.PathLike[str], data: bytes) -> str:
     """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
-    timeout = float(os.environ.get("XBRAIN_HOOK_TIMEOUT", "5"))
+    timeout = tuned(os.environ, "XBRAIN_HOOK_TIMEOUT", 5, 1e-6, 600, positive=True)
     try:
         import _signal as signal  # the C module: `signal` loads enum, ≈ 4 ms a prompt
 
@@ -194,8 +223,8 @@ def _prompt(
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return None
-    limit = max(1, min(20, int(env.get("XBRAIN_HOOK_LIMIT", "3"))))
-    budget = max(400, int(env.get("XBRAIN_HOOK_BUDGET", "4000")))
+    limit = int(tuned(env, "XBRAIN_HOOK_LIMIT", 3, 1, 20))
+    budget = int(tuned(env, "XBRAIN_HOOK_BUDGET", 4000, 400, 200_000))
     inner = max(100, budget - len(HEADER) - 100 * limit)  # room for the header, prefixes
     results = _recall(store, payload, prompt.strip()[:8000], top_k=limit, budget=inner, mode=mode)
     text = HEADER

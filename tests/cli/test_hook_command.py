@@ -172,3 +172,23 @@ def test_a_timed_out_hook_builds_the_indexes_in_the_background(
     assert hook(stocked, prompt, cache, XBRAIN_HOOK_TIMEOUT="0.000001")[:2] == (0, "")
     last = (cache / "hook.log").read_text().splitlines()[-1]
     assert "XBRAIN_HOOK_TIMEOUT" in last and "background" not in last
+
+
+@pytest.mark.parametrize("bad", ["abc", "-1", "0", "nan", "inf", "1e400", "99999999999"])
+def test_a_mistyped_tuning_value_falls_back_to_its_default(
+    stocked: Path, tmp_path: Path, bad: str
+) -> None:
+    """Before: a timeout that is no number, not positive or too large for the timer
+    (OverflowError), and a limit or budget that is no integer, turned every prompt's
+    recall off, with "Internal error" in the log. Now the default is used, and the log
+    says which setting was wrong."""
+    cache = tmp_path / "cache"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "can I git push --force to main?"}
+    tuning = {"XBRAIN_HOOK_TIMEOUT": bad, "XBRAIN_HOOK_LIMIT": bad, "XBRAIN_HOOK_BUDGET": bad}
+    code, out, err = hook(stocked, prompt, cache, **tuning)
+    assert (code, err) == (0, "")
+    assert "[rule] no-force-push: " in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    log = (cache / "hook.log").read_text() if (cache / "hook.log").exists() else ""
+    assert "Internal error" not in log
+    if bad in ("abc", "nan", "inf", "1e400"):  # not a finite number: each is named
+        assert all(f"{name} must be a number" in log for name in tuning)
