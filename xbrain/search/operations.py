@@ -160,20 +160,10 @@ def check_index(
     git: GitStore, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
 ) -> None:
     """A damaged search index is reported; repair deletes it (the next search rebuilds)."""
-    import sqlite3
+    from .query import damaged
 
     path = git.control_dir / "xbrain" / "search.sqlite"
-    if not path.exists():
-        return
-    try:
-        with contextlib.closing(sqlite3.connect(path)) as conn:
-            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-            conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
-    except sqlite3.OperationalError:
-        return  # locked, or not openable here (a full disk, a read-only store): not damage
-    except sqlite3.Error:
-        ok = False
-    if ok:
+    if not path.exists() or not damaged(path, "SELECT value FROM meta WHERE key = 'commit'"):
         return
     rel = str(path.relative_to(git.path))
     if repair:

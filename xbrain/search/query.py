@@ -23,6 +23,7 @@ __all__ = [
     "answer",
     "brief",
     "current",
+    "damaged",
     "index_meta",
     "main_head",
     "open_current",
@@ -203,6 +204,23 @@ def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | N
         pass
     conn.close()
     return None
+
+
+def damaged(path: Path, probe: str) -> bool:
+    """Whether SQLite finds the database at ``path`` damaged (``quick_check``, then the
+    query ``probe``). A database that cannot even be opened here — locked, a full disk, a
+    read-only store — is not called damaged: it is not, and is not ours to delete."""
+    import contextlib
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute(probe).fetchone()
+    except sqlite3.OperationalError:
+        return False
+    except sqlite3.Error:
+        return True
+    return not ok
 
 
 def index_meta(head: str) -> dict[str, str]:

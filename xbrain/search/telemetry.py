@@ -137,22 +137,11 @@ def check(
 ) -> None:
     """``doctor``: a damaged telemetry database (every recall then records nothing) is
     reported, and with ``repair`` deleted (it holds nothing anyone can read)."""
-    import contextlib
+    from .query import damaged
 
     control: Path = git.control_dir
     path = control / TELEMETRY_FILE
-    if not path.exists():
-        return
-    try:
-        uri = f"{path.as_uri()}?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=10)) as conn:
-            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-            conn.execute("SELECT COUNT(*) FROM shown").fetchone()
-    except sqlite3.OperationalError:
-        return  # locked, or not openable here (a full disk, a read-only store): not damage
-    except sqlite3.Error:
-        ok = False
-    if ok:
+    if not path.exists() or not damaged(path, "SELECT COUNT(*) FROM shown"):
         return
     rel = str(path.relative_to(git.path))
     if repair:
