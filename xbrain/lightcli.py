@@ -221,12 +221,19 @@ def search_document(
 def print_document(value: Any) -> int:
     """Print ``value`` as one JSON document on stdout, in UTF-8 whatever stdout's text
     encoding (``PYTHONIOENCODING=ascii``, a C locale): JSON between programs is UTF-8
-    (RFC 8259), and a served answer is these same bytes. Exit code 0."""
+    (RFC 8259), and a served answer is these same bytes. The exit code: 0, or 1 when
+    the reader closed the pipe first."""
     from .codec import json_document
 
-    sys.stdout.flush()
-    sys.stdout.buffer.write(json_document(value).encode("utf-8"))
-    sys.stdout.buffer.flush()
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(json_document(value).encode("utf-8"))
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): nobody to tell, no traceback
+        null = os.open(os.devnull, os.O_WRONLY)  # and no second error when Python exits
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+        return 1
     return 0
 
 

@@ -233,3 +233,21 @@ def test_output_is_utf8_json_whatever_stdout_encoding_python_was_given(
             assert title in done.stdout, args
     top = xb_proc("--help", store=None, env=ascii_env)  # text for a person: "?" for "—"
     assert top.code == 0 and "Usage: xbrain" in top.stdout and "xbrain ? private" in top.stdout
+
+
+def test_a_reader_that_closes_the_pipe_first_ends_the_command_quietly(
+    xb_proc: Run, store_dir: Path
+) -> None:
+    """`xbrain search … | head -1` style: before, the light path printed a traceback
+    (BrokenPipeError) and click's path "Broken pipe". Now both exit 1 and say nothing."""
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    for args in (("search", "dialog"), ("list",)):  # the light path, then click's
+        with subprocess.Popen(
+            [sys.executable, "-m", "xbrain", *args, "--store", str(store_dir)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()  # gone before a byte is written
+            stderr = proc.stderr.read().decode()
+            assert (proc.wait(timeout=60), stderr) == (1, ""), args

@@ -125,8 +125,10 @@ def quiet_network_libraries() -> None:
 
 
 def emit(value: Any) -> None:
-    """Print one JSON document to stdout (UTF-8, whatever stdout's text encoding)."""
-    print_document(value)
+    """Print one JSON document to stdout (UTF-8, whatever stdout's text encoding); a
+    reader that closed the pipe first makes the exit code 1, quietly."""
+    if print_document(value):
+        raise SystemExit(1)
 
 
 def read_input(source: str) -> Any:
