@@ -18,6 +18,7 @@ from ..core.registry import record_kinds
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
 from ..messages import describe_commit
+from ..sqlitefiles import remove_database
 from .linediff import unified
 
 __all__ = ["diff", "log"]
@@ -169,9 +170,7 @@ def log(git: GitStore, rid: str | None, limit: int) -> list[dict[str, Any]]:
     except (sqlite3.OperationalError, OSError):
         pass  # a read-only store or a full disk: the table is derived, build it in memory
     except sqlite3.DatabaseError:  # damaged: derived, so it starts over from the commits
-        path = git.control_dir / "xbrain" / HISTORY_FILE
-        for suffix in ("", "-wal", "-shm"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        remove_database(git.control_dir / "xbrain" / HISTORY_FILE)
         try:
             return _commits(History(git), head, rid, limit)
         except (sqlite3.Error, OSError):

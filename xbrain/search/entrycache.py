@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from ..sqlitefiles import remove_database
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -119,8 +120,7 @@ def build(
     except sqlite3.OperationalError:
         raise  # locked, read-only, a full disk: not damage, and not ours to delete
     except sqlite3.DatabaseError:  # damaged: it is derived data, start over
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        remove_database(path)
         conn = _connect(path)
     try:
         _fill(conn, commit, entries, tokenizer, defaults)

@@ -26,7 +26,7 @@ from .fields import field_texts, matches_filters
 from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
-__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "remove_index"]
+__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
 
 # The original's order (design labels, title, purpose, useWhen most; summary less; text
 # least), but gentle. Chosen on the dev half of bench/suite.py (two corpora, two
@@ -62,12 +62,6 @@ class Hit(NamedTuple):
     score: float
     matched: tuple[int, ...]
     resource: dict[str, Any]
-
-
-def remove_index(path: Path) -> None:
-    """Delete an index database and its WAL files (it is derived data)."""
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def required_matches(count: int) -> int:

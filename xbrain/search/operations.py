@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import Core, GitStore, View, private_umask
 from ..errors import NotFoundError, XbrainError
+from ..sqlitefiles import remove_database
 from . import query as fast
 from . import service
-from .index import SearchIndex, remove_index
+from .index import SearchIndex
 from .skills import reindex_skills
 from .tokenize import Tokenizer
 
@@ -167,7 +168,7 @@ def check_index(
         return
     rel = str(path.relative_to(git.path))
     if repair:
-        remove_index(path)
+        remove_database(path)
         repaired.append(problem("search_index", "Damaged index removed; search rebuilds it.", rel))
     else:
         problems.append(problem("search_index", "The search index is damaged (derived data).", rel))
@@ -253,7 +254,7 @@ def build_from(
                 with SearchIndex(path, tokenizer) as index:
                     index.rebuild(_told(resources, progress), commit, bulk=True)
                 return
-            remove_index(path)  # a half-written index is worse than none
+            remove_database(path)  # a half-written index is worse than none
     finally:
         tokenizer.close()
 

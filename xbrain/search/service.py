@@ -18,7 +18,8 @@ from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
-from .index import SearchIndex, remove_index
+from ..sqlitefiles import remove_database
+from .index import SearchIndex
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
 
@@ -90,7 +91,7 @@ def open_index(
             raise
         except sqlite3.DatabaseError:
             # damaged or foreign: it is derived data, so start over from the commits
-            remove_index(path)
+            remove_database(path)
             index = _current(path, git, view, tokenizer, progress)
     except (sqlite3.OperationalError, OSError):
         # the index cannot be written (a read-only store, a full disk): a search never
@@ -149,7 +150,7 @@ def reindex(
 ) -> int:
     """Rebuild the store's index from scratch for ``view``'s commit."""
     path = index_path(git)
-    remove_index(path)
+    remove_database(path)
     path.parent.mkdir(exist_ok=True)
     with SearchIndex(path, tokenizer) as index:
         return _rebuild(index, git, view, progress)

@@ -18,7 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .index import VERSION, SearchIndex, remove_index
+from ..sqlitefiles import remove_database
+from .index import VERSION, SearchIndex
 from .query import MAX_QUERY, main_head, open_current
 from .tokenize import Tokenizer
 
@@ -203,7 +204,7 @@ def _open(control: Path, tokenizer: Tokenizer) -> SearchIndex:
     except sqlite3.OperationalError:
         raise  # locked, read-only, a full disk: not damage, and not ours to delete
     except sqlite3.DatabaseError:
-        remove_index(path)  # damaged, and derived data: start over
+        remove_database(path)  # damaged, and derived data: start over
         return SearchIndex(path, tokenizer, fields=skill_fields)
 
 
@@ -304,7 +305,7 @@ def after_commit(
 
 def reindex_skills(control: Path, cache_dir: Path, view: Any) -> int:
     """Build the skill index from scratch; the number of skills indexed."""
-    remove_index(control / SKILL_INDEX)
+    remove_database(control / SKILL_INDEX)
     tokenizer = Tokenizer(cache_dir)
     try:
         with _open(control, tokenizer) as index:

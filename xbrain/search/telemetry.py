@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..sqlitefiles import remove_database
 from .session import file_name
 
 __all__ = [
@@ -126,8 +127,7 @@ def clear(control: Path) -> int:
 
         raise XbrainError(f"Cannot erase the telemetry here: {exc}.") from None
     except sqlite3.DatabaseError:  # damaged: nothing in it can be read, so it goes whole
-        for suffix in ("", "-wal", "-shm"):
-            path.with_name(path.name + suffix).unlink(missing_ok=True)
+        remove_database(path)
         return 0
     return int(count)
 
