@@ -424,9 +424,20 @@ def test_telemetry_is_local_holds_no_prompt_text_and_can_be_switched_off(
 
 
 def test_telemetry_clear_erases_the_rows_from_the_files_and_keeps_the_switch(
-    xb: Run, stocked: Path
+    xb: Run, stocked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from xbrain.search import telemetry
+
+    # SQLite's own default is secure_delete off (Debian's build turns it on): hold every
+    # connection to the stock default, so only what clear() does itself can erase
+    connect = telemetry._connect
+
+    def stock(control: Path) -> Any:
+        conn = connect(control)
+        conn.execute("PRAGMA secure_delete=OFF")
+        return conn
+
+    monkeypatch.setattr(telemetry, "_connect", stock)
 
     ask(xb, "git push --force", "t-1")
     ask(xb, "git push --force", "t-2")
