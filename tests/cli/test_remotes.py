@@ -73,6 +73,8 @@ def test_remote_add_list_remove_and_url_rules(xb: Run, tmp_path: Path, store_dir
     for url in ("ext::sh -c touch% /tmp/x", "fd::17", "gcrypt::https://example.com/r"):
         helper = xb("remote", "add", "other", url)
         assert helper.code == 4 and "Remote helper URLs" in helper.stderr, url
+        cloned = xb("clone", url, str(tmp_path / "copy"), store=None)  # clone checks too
+        assert cloned.code == 4 and not (tmp_path / "copy").exists(), url
     # an option where ssh or git expect a host or a place (dulwich refuses at fetch time)
     for url in (
         "ssh://-oProxyCommand=touch%20x/repo",

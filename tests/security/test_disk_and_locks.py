@@ -189,6 +189,8 @@ def test_recall_and_skill_recall_answer_from_a_read_only_store(
         assert report.code == 0 and report.json["entries"], report.stderr
         cleared = xb_proc("telemetry", "--clear", store=store)
         assert cleared.code == 1 and "Cannot erase the telemetry here" in cleared.stderr
+        # doctor only reads: the store lock it cannot even try is no failure
+        assert xb_proc("doctor", store=store).json["ok"] is True
         assert len(cleared.stderr.strip().splitlines()) == 1
         recalled = xb_proc(
             "recall", "-", "--session", "s-1", input="react dialog focus", store=store
