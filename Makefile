@@ -33,8 +33,10 @@ git-binary:
 	  apt-get update -qq && apt-get install -y -qq git >/dev/null; } || \
 	  echo "note: git is not installed; the compat tests will be skipped"
 
+# Two workers: CI has two cores, and most tests wait on the subprocesses they start. A
+# single test runs serially as usual: python -m pytest tests/cli/test_x.py -k name
 test: check git-binary
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 # The retrieval benchmark reads installed manual pages; Chinese ones come from Debian's
 # manpages-zh, installed here when we can (root + apt), else the zh rows shrink.
