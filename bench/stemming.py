@@ -1,0 +1,85 @@
+"""Would English stemming help? The suite's queries, ranked with and without it.
+
+Issue 14 suggested Snowball stemming (PyStemmer). This measures it the only fair way: the
+same queries as ``bench/suite.py`` (built from unstemmed terms), ranked by plain BM25
+and xbrain's BM25F over an index of stemmed terms, the query's terms stemmed the same
+way (``[a-z]+`` words only; Chinese, numbers and ``foo.bar`` are left as they are).
+Nothing in the product stems; this is the evidence for that.
+
+Run ``pip install PyStemmer`` then ``python bench/stemming.py [--queries N]``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import suite
+
+from xbrain.search.tokenize import Tokenizer
+
+_WORD = re.compile(r"[a-z]+\Z")
+
+
+def stemmer() -> Callable[[str], str]:
+    """A memoized Snowball English stem of one term (other terms unchanged)."""
+    try:
+        import Stemmer
+    except ImportError:
+        sys.exit("bench/stemming.py needs PyStemmer: pip install PyStemmer")
+    english = Stemmer.Stemmer("english")
+    memo: dict[str, str] = {}
+
+    def stem(term: str) -> str:
+        if term not in memo:
+            memo[term] = english.stemWord(term) if _WORD.match(term) else term
+        return memo[term]
+
+    return stem
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=400, help="per construction and language")
+    args = parser.parse_args()
+    stem = stemmer()
+
+    class Stemming(Tokenizer):
+        def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
+            return [stem(term) for term in super()._tokens(text, search_mode, bulk)]
+
+    plain_rankers = suite.rankers
+
+    def rankers(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> dict[str, suite.Ranker]:
+        plain = plain_rankers(docs, tokenizer)
+        stemmed = plain_rankers(docs, Stemming(tokenizer.cache_dir))
+        out = {name: plain[name] for name in ("bm25", "xbrain")}
+        for name in ("bm25", "xbrain"):
+            out[f"{name}+stem"] = _stemmed_query(stemmed[name], stem)
+        return out
+
+    suite.rankers = rankers  # every construction's queries stay the unstemmed ones
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="xbrain-stem-") as tmp:
+        for corpus_name in ("man", "catalog"):
+            rows += suite.evaluate(corpus_name, "en", args.queries, Path(tmp))
+    print(suite.table(rows))
+
+
+def _stemmed_query(rank: suite.Ranker, stem: Callable[[str], str]) -> suite.Ranker:
+    def ranked(terms: list[str], limit: int) -> list[str]:
+        return rank(list(dict.fromkeys(stem(term) for term in terms)), limit)
+
+    return ranked
+
+
+if __name__ == "__main__":
+    main()
