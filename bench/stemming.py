@@ -4,7 +4,9 @@ Issue 14 suggested Snowball stemming (PyStemmer). This measures it the only fair
 same queries as ``bench/suite.py`` (built from unstemmed terms), ranked by plain BM25
 and xbrain's BM25F over an index of stemmed terms, the query's terms stemmed the same
 way (``[a-z]+`` words only; Chinese, numbers and ``foo.bar`` are left as they are).
-Nothing in the product stems; this is the evidence for that.
+``xbrain+blendL`` adds the two: the exact index's BM25F score plus L times the stemmed
+index's, over the union of both top 50s — stems as a weaker second signal. Nothing in
+the product stems; this is the evidence for where it should start.
 
 Run ``pip install PyStemmer`` then ``python bench/stemming.py [--queries N]``.
 """
@@ -22,9 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
 
+from xbrain.search.index import SearchIndex
 from xbrain.search.tokenize import Tokenizer
 
 _WORD = re.compile(r"[a-z]+\Z")
+BLENDS = (0.25, 0.5, 1.0)
 
 
 def stemmer() -> Callable[[str], str]:
@@ -64,6 +68,12 @@ def main() -> None:
         out = {name: plain[name] for name in ("bm25", "xbrain")}
         for name in ("bm25", "xbrain"):
             out[f"{name}+stem"] = _stemmed_query(stemmed[name], stem)
+        exact = SearchIndex(":memory:", tokenizer)
+        exact.rebuild(iter(docs), "bench")
+        stems = SearchIndex(":memory:", Stemming(tokenizer.cache_dir))
+        stems.rebuild(iter(docs), "bench")
+        for weight in BLENDS:
+            out[f"xbrain+blend{weight}"] = _blend(exact, stems, weight, stem)
         return out
 
     suite.rankers = rankers  # every construction's queries stay the unstemmed ones
@@ -77,6 +87,20 @@ def main() -> None:
 def _stemmed_query(rank: suite.Ranker, stem: Callable[[str], str]) -> suite.Ranker:
     def ranked(terms: list[str], limit: int) -> list[str]:
         return rank(list(dict.fromkeys(stem(term) for term in terms)), limit)
+
+    return ranked
+
+
+def _blend(
+    exact: SearchIndex, stems: SearchIndex, weight: float, stem: Callable[[str], str]
+) -> suite.Ranker:
+    def ranked(terms: list[str], limit: int) -> list[str]:
+        a = {hit.rid: hit.score for hit in exact.search(terms, 50)}
+        stemmed = list(dict.fromkeys(stem(term) for term in terms))
+        b = {hit.rid: hit.score for hit in stems.search(stemmed, 50)}
+        return sorted(a.keys() | b.keys(), key=lambda r: (-a.get(r, 0) - weight * b.get(r, 0), r))[
+            :limit
+        ]
 
     return ranked
 
