@@ -23,6 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
+from retrieval import Baselines
 
 from xbrain.search.index import SearchIndex
 from xbrain.search.tokenize import Tokenizer
@@ -60,18 +61,17 @@ def main() -> None:
         def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
             return [stem(term) for term in super()._tokens(text, search_mode, bulk)]
 
-    plain_rankers = suite.rankers
-
     def rankers(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> dict[str, suite.Ranker]:
-        plain = plain_rankers(docs, tokenizer)
-        stemmed = plain_rankers(docs, Stemming(tokenizer.cache_dir))
-        out = {name: plain[name] for name in ("bm25", "xbrain")}
-        for name in ("bm25", "xbrain"):
-            out[f"{name}+stem"] = _stemmed_query(stemmed[name], stem)
-        exact = SearchIndex(":memory:", tokenizer)
-        exact.rebuild(iter(docs), "bench")
-        stems = SearchIndex(":memory:", Stemming(tokenizer.cache_dir))
-        stems.rebuild(iter(docs), "bench")
+        stemming = Stemming(tokenizer.cache_dir)
+        exact, stems = _index(docs, tokenizer), _index(docs, stemming)
+        out: dict[str, suite.Ranker] = {
+            "bm25": Baselines(docs, tokenizer).bm25,
+            "bm25+stem": _stemmed_query(Baselines(docs, stemming).bm25, stem),
+            "xbrain": lambda terms, limit: [hit.rid for hit in exact.search(terms, limit)],
+            "xbrain+stem": _stemmed_query(
+                lambda terms, limit: [hit.rid for hit in stems.search(terms, limit)], stem
+            ),
+        }
         for weight in BLENDS:
             out[f"xbrain+blend{weight}"] = _blend(exact, stems, weight, stem)
         return out
@@ -82,6 +82,12 @@ def main() -> None:
         for corpus_name in ("man", "catalog"):
             rows += suite.evaluate(corpus_name, "en", args.queries, Path(tmp))
     print(suite.table(rows))
+
+
+def _index(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> SearchIndex:
+    index = SearchIndex(":memory:", tokenizer)
+    index.rebuild(iter(docs), "bench")
+    return index
 
 
 def _stemmed_query(rank: suite.Ranker, stem: Callable[[str], str]) -> suite.Ranker:
