@@ -6,13 +6,18 @@ store's real path, in a private runtime directory: ``$XDG_RUNTIME_DIR/xbrain`` w
 is set, else ``/tmp/xbrain-<uid>``. The directory must be the user's own and 0700, and
 the socket the user's own; anything else is never connected to.
 
-A request is a header of UTF-8 lines — ``XB2``, the operation, the store's real path,
-then ``key=value`` lines (values never hold a newline) — a blank line, and the body (a
-hook payload or prompt, as read from stdin). The answer is one line, ``<exit code>``,
-then the body: what the command prints on stdout (exit 0) or its one-line error; exit
-``NOT_SERVED`` (99) means the server did nothing. When no server answers in time, the
-caller does the work itself — a server only ever makes a command faster — except for a
-write that reached the server, which is never done twice (exit 1, ``LOST_WRITE``).
+A request opens with ``XB3`` and a newline, and the client waits for the server's
+``READY`` byte before it sends anything else: a server that is stopped (Ctrl-Z, SIGSTOP)
+or busy with another request still has its socket accept connections, and without this
+a caller would wait out the whole answer timeout — 10 s for a recall, 300 s for a write
+— for a server that had not even read its request. The rest is a header of UTF-8 lines
+— the operation, the store's real path, then ``key=value`` lines (values never hold a
+newline) — a blank line, and the body (a hook payload or prompt, as read from stdin).
+The answer is one line, ``<exit code>``, then the body: what the command prints on
+stdout (exit 0) or its one-line error; exit ``NOT_SERVED`` (99) means the server did
+nothing. When no server says ``READY`` or answers in time, the caller does the work
+itself — a server only ever makes a command faster — except for a write that reached the
+server, which is never done twice (exit 1, ``LOST_WRITE``).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ __all__ = [
     "MAX_MESSAGE",
     "MAX_SOCKET_PATH",
     "NOT_SERVED",
+    "READY",
     "ask",
     "available",
     "owned",
@@ -38,9 +44,11 @@ __all__ = [
     "socket_path",
 ]
 
-MAGIC = b"XB2"
+MAGIC = b"XB3"
+READY = b"+"  # the server took this connection and reads the request now
 MAX_MESSAGE = 16 << 20
 CONNECT_TIMEOUT = 0.2  # a live server accepts at once
+READY_TIMEOUT = 0.5  # an idle server says READY within a millisecond or two
 ANSWER_TIMEOUT = 10.0  # once it has the request, it is doing the work
 NOT_SERVED = 99  # the server did nothing: an operation it does not know; ask elsewhere
 WRITE_TIMEOUT = 300.0  # a write is never redone here, so it may take its time
@@ -118,9 +126,10 @@ def ask(
     write: bool = False,
 ) -> tuple[bool, int, bytes]:
     """``(True, exit code, body)`` from the server for ``op``; ``(False, 0, b"")`` when no
-    server of ours answers (the caller then does the work). A ``write`` the server has
-    been sent is never left to the caller: if no answer comes, the answer is exit 1 and
-    ``LOST_WRITE``, since the server may have committed it."""
+    server of ours answers, or none says ``READY`` in time (the caller then does the
+    work: nothing was sent). A ``write`` the server has been sent is never left to the
+    caller: if no answer comes, the answer is exit 1 and ``LOST_WRITE``, since the server
+    may have committed it."""
     if not available(store):
         return False, 0, b""
     import _socket
@@ -136,14 +145,18 @@ def ask(
         try:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
+            conn.sendall(MAGIC + b"\n")  # a few bytes: the socket buffer takes them
+            conn.settimeout(READY_TIMEOUT)
+            if conn.recv(1) != READY:  # another protocol, or a server closing down
+                return False, 0, b""
             conn.settimeout(WRITE_TIMEOUT if write else ANSWER_TIMEOUT)
             sent = True  # from here a write may reach the server
-            conn.sendall(MAGIC + b"\n" + header + b"\n\n" + body)
+            conn.sendall(header + b"\n\n" + body)
             conn.shutdown(_socket.SHUT_WR)
             received = read_all(conn)
         finally:
             conn.close()
-    except OSError:  # none running, busy past the timeout, or gone midway
+    except OSError:  # none running, stopped or busy (no READY), too slow, or gone midway
         return (True, 1, LOST_WRITE) if write and sent else (False, 0, b"")
     status, _, answer = (received or b"").partition(b"\n")
     if received is None or not status.isdigit() or len(status) > 3:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import MAGIC, NOT_SERVED, ask, owned, read_all, socket_path
+from .serveclient import MAGIC, NOT_SERVED, READY, ask, owned, read_all, socket_path
 
 __all__ = ["serve", "stop"]
 
@@ -175,23 +175,43 @@ def _handle(conn: socket.socket, store: Path, cache_dir: Path, stopping: list[st
         if not _peer_is_us(conn):
             return False
         conn.settimeout(REQUEST_TIMEOUT)
+        opening = _opening(conn)
+        if opening != MAGIC + b"\n":
+            if opening[:2] == MAGIC[:2]:  # a client of another version: it does the work
+                read_all(conn)  # its whole request, so it reads the answer, not a reset
+                conn.sendall(f"{NOT_SERVED}\nAnother xbrain serve protocol.\n".encode())
+            return False
+        conn.sendall(READY)
         data = read_all(conn)
         if data is None:
             return False  # over the bound: refused whole, never run truncated
         header, _, body = data.partition(b"\n\n")
         lines = header.decode("utf-8", "surrogateescape").split("\n")
-        if len(lines) < 3 or lines[0] != MAGIC.decode():
-            return False
+        if len(lines) < 2:
+            return False  # a client that gave up before READY sent nothing more
         fields: dict[str, list[str]] = {}
-        for line in lines[3:]:
+        for line in lines[2:]:
             key, _, value = line.partition("=")
             fields.setdefault(key, []).append(value)
-        code, out = _answer(lines[1], lines[2], fields, body, store, cache_dir, stopping)
+        code, out = _answer(lines[0], lines[1], fields, body, store, cache_dir, stopping)
     except (OSError, ValueError):
         return False
     with contextlib.suppress(OSError):
         conn.sendall(f"{code}\n".encode() + out)
     return True
+
+
+def _opening(conn: socket.socket) -> bytes:
+    """The request's first line as sent (``MAGIC`` and a newline), or fewer bytes when
+    the client sent less before it hung up."""
+    want = len(MAGIC) + 1
+    data = b""
+    while len(data) < want:
+        chunk = conn.recv(want - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _answer(

@@ -82,6 +82,27 @@ def finished(server: subprocess.Popen[str]) -> dict[str, object]:
     return result
 
 
+def raw(sock: str, request: bytes, *, handshake: bool = True) -> bytes:
+    """Send ``request`` to the server at ``sock`` as a client would (the opening line,
+    READY, then the rest) or, without ``handshake``, all at once; what comes back."""
+    from xbrain.serveclient import MAGIC, READY
+
+    answer = b""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(sock)
+        if handshake:
+            conn.sendall(MAGIC + b"\n")
+            assert conn.recv(1) == READY
+        with contextlib.suppress(OSError):  # a server refusing a request may hang up
+            conn.sendall(request)
+            conn.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):
+            while chunk := conn.recv(1 << 16):
+                answer += chunk
+    return answer
+
+
 @pytest.fixture
 def stocked(xb: Run, store_dir: Path) -> Path:
     assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
@@ -154,6 +175,39 @@ def test_a_dead_server_is_not_waited_for(stocked: Path, runtime: Path) -> None:
     finished(again)
 
 
+def test_a_stopped_server_is_not_waited_for(stocked: Path, runtime: Path, tmp_path: Path) -> None:
+    """A server that is stopped (Ctrl-Z in its terminal, SIGSTOP) still has its socket
+    accept connections. Callers must not wait for it: the hook answers within its 5 s,
+    recall answers, and a put is made here — not "may have been saved" after 300 s. Once
+    the server runs again, the connections it missed change nothing, and it serves."""
+    before = commits(stocked)
+    server = start(runtime, stocked)
+    prompt = {"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "git push"}
+    item = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
+    item["source"] = {**item["source"], "id": "while-stopped"}
+    (tmp_path / "new.json").write_text(json.dumps(item))
+    try:
+        server.send_signal(signal.SIGSTOP)
+        hooked = cli(runtime, stocked, "hook", "claude-code", stdin=json.dumps(prompt))
+        assert hooked.returncode == 0
+        assert "git push" in json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+        answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
+        assert answered.returncode == 0 and json.loads(answered.stdout)["results"]
+        put = cli(runtime, stocked, "put", str(tmp_path / "new.json"))
+        assert put.returncode == 0, put.stderr
+        assert json.loads(put.stdout)["added"] == 1
+        assert len(commits(stocked)) == len(before) + 1
+        server.send_signal(signal.SIGCONT)
+        again = cli(runtime, stocked, "put", str(tmp_path / "new.json"))
+        assert json.loads(again.stdout)["unchanged"] == 1  # served, and nothing redone
+    finally:
+        server.send_signal(signal.SIGCONT)
+        server.send_signal(signal.SIGTERM)
+        summary = finished(server)
+    assert summary["served"] == 1  # only the put after it ran again
+    assert len(commits(stocked)) == len(before) + 1
+
+
 def test_paths_that_are_not_ours_are_refused(stocked: Path, runtime: Path) -> None:
     folder = runtime / "xbrain"
     folder.mkdir(mode=0o755)
@@ -204,25 +258,18 @@ def test_garbage_and_other_stores_get_nothing(stocked: Path, runtime: Path, tmp_
         sock = str(next((runtime / "xbrain").glob("*.sock")))
         real = os.path.realpath(stocked)
         provider = json.dumps({"query": "x", "provider": "/tmp/evil.json", "at": "main~1"})
-        for request in (
-            b"",
-            b"GET / HTTP/1.0\r\n\r\n",
-            b"\xff" * 100,
-            b"XB2\nrecall\n/elsewhere\n\n",
-            f"XB2\nsearch\n{real}\nargs={provider}\n\n".encode(),
-            f"XB2\nsearch\n{real}\nargs=[1, 2]\n\n".encode(),
+        for request in (b"", b"GET / HTTP/1.0\r\n\r\n", b"\xff" * 100):
+            assert raw(sock, request, handshake=False) == b""
+        # a client of the earlier protocol (no handshake) is told to do the work itself
+        old = f"XB2\nrecall\n{real}\n\ngit push --force".encode()
+        assert raw(sock, old, handshake=False) == b"99\nAnother xbrain serve protocol.\n"
+        for request, answer in (
+            (b"", b""),  # READY, then nothing: a client that gave up
+            (b"recall\n/elsewhere\n\n", b"4\nThis server serves another store.\n"),
+            (f"search\n{real}\nargs={provider}\n\n".encode(), b"4\nNot a search.\n"),
+            (f"search\n{real}\nargs=[1, 2]\n\n".encode(), b"4\nNot a search.\n"),
         ):
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-                conn.settimeout(10)
-                conn.connect(sock)
-                conn.sendall(request)
-                conn.shutdown(socket.SHUT_WR)
-                answer = conn.recv(1 << 16)
-            assert answer in (
-                b"",
-                b"4\nThis server serves another store.\n",
-                b"4\nNot a search.\n",
-            ), answer
+            assert raw(sock, request) == answer
         answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
         assert json.loads(answered.stdout)["results"]  # still serving
     finally:
@@ -318,10 +365,13 @@ def fake_server(runtime: Path, store: Path, answer: bytes) -> tuple[threading.Th
     received: list[bytes] = []
 
     def run() -> None:
+        from xbrain.serveclient import READY
+
         with listener:
             conn, _ = listener.accept()
             with conn:
-                data = b""
+                data = conn.recv(4)  # the opening line, then READY as a server says it
+                conn.sendall(READY)
                 while chunk := conn.recv(1 << 16):
                     data += chunk
                 received.append(data)
@@ -343,7 +393,7 @@ def test_a_write_the_server_dropped_is_not_redone(runtime: Path, tmp_path: Path)
     dropped = cli(runtime, store, "put", str(EXAMPLES / "synthetic-resource.json"))
     thread.join(10)
     assert dropped.returncode == 1 and "may have been saved" in dropped.stderr
-    assert received and received[0].startswith(b"XB2\nput\n")
+    assert received and received[0].startswith(b"XB3\nput\n")
     assert commits(store) == before
     thread, received = fake_server(runtime, store, b"99\nUnknown request 'put'.\n")
     done = cli(runtime, store, "put", str(EXAMPLES / "synthetic-resource.json"))
@@ -388,17 +438,8 @@ def test_a_request_over_the_bound_is_refused_whole(stocked: Path, runtime: Path)
         sock = str(next((runtime / "xbrain").glob("*.sock")))
         real = os.path.realpath(stocked)
         skill = b"---\nname: padded\ndescription: Padded.\n---\nBody.\n"
-        header = f"XB2\nskill-save\n{real}\ncwd={stocked}\nargv=-\n\n".encode()
-        answer = b""
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(30)
-            conn.connect(sock)
-            with contextlib.suppress(OSError):  # the server stops reading and hangs up
-                conn.sendall(header + skill + b" " * MAX_MESSAGE)
-                conn.shutdown(socket.SHUT_WR)
-            with contextlib.suppress(OSError):
-                answer = conn.recv(1 << 16)
-        assert answer == b""
+        header = f"skill-save\n{real}\ncwd={stocked}\nargv=-\n\n".encode()
+        assert raw(sock, header + skill + b" " * MAX_MESSAGE) == b""
         answered = cli(runtime, stocked, "recall", "-", stdin="git push --force")
         assert json.loads(answered.stdout)["results"]  # still serving
     finally:
