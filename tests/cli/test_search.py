@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
@@ -229,6 +230,22 @@ def test_damaged_index_is_rebuilt_not_trusted(seeded: Run, store_dir: Path) -> N
         Path(f"{index}{suffix}").unlink(missing_ok=True)
     index.write_bytes(b"this is not a database" * 100)
     assert hits(seeded("search", "react")) == [FIXTURE_ID]
+
+
+@pytest.mark.parametrize("noted", ["behind", "", "0" * 39, "g" * 40, "ab" * 40, "é" * 40])
+def test_an_index_noting_no_commit_name_is_rebuilt(
+    seeded: Run, store_dir: Path, noted: str
+) -> None:
+    """The commit an index says it reflects went to dulwich as it was, and a name that no
+    object can have was its AssertionError: "Internal error" from every search until a
+    reindex. It is damage in derived data like any other: the index is built again."""
+    assert hits(seeded("search", "react")) == [FIXTURE_ID]
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'commit'", (noted,))
+    found = seeded("search", "react")
+    assert found.code == 0, found.err
+    assert hits(found) == [FIXTURE_ID]
 
 
 def test_doctor_reports_and_removes_a_damaged_index(seeded: Run, store_dir: Path) -> None:

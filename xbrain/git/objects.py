@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,9 @@ MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostil
 PENDING_MARKER = "xbrain/worktree-pending.json"
 
 
+# an object's name: hex of a SHA-1 or a SHA-256 (dulwich asserts on anything else)
+OBJECT_NAME = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+
 DAMAGE = (
     ApplyDeltaError,
     ChecksumMismatch,
@@ -55,7 +59,11 @@ DAMAGE = (
 
 
 def load_object(repo: Repo, sha: bytes) -> ShaFile:
-    """One object by id; damage or absence becomes CorruptStoreError (never dulwich's)."""
+    """One object by id; damage or absence becomes CorruptStoreError (never dulwich's),
+    and so does a name no object can have (a damaged index's note of its commit)."""
+    if not OBJECT_NAME.fullmatch(sha):
+        shown = sha[:80].decode("ascii", "replace")
+        raise CorruptStoreError(f"{shown!r} is not a git object name; run xbrain doctor.")
     try:
         return repo.object_store[ObjectID(sha)]
     except KeyError:
