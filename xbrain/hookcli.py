@@ -84,7 +84,9 @@ def claude_code(store: str | os.PathLike[str]) -> int:
         output = _answer_in_time(store, sys.stdin.buffer.read(1 << 20))
     except _Timeout as exc:
         _note(_Timeout(f"{exc}{_warm(store)}"))
-        return 0
+        # the work may still be waiting in C; nothing was printed, so leave it there
+        # rather than wait for it at the interpreter's exit
+        os._exit(0)
     except BaseException as exc:
         _note(exc)
         return 0
@@ -163,23 +165,34 @@ def tuned(
 
 
 def _answer_in_time(store: str | os.PathLike[str], data: bytes) -> str:
-    """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``."""
+    """The answer within ``XBRAIN_HOOK_TIMEOUT`` seconds, else ``_Timeout``.
+
+    The work runs in a second thread while this one waits for it, up to the timeout. A
+    signal (the timer this used before) is only handled between Python steps, so it
+    could not cut short a wait inside C: SQLite waiting for the lock of an index a
+    ``reindex`` is rebuilding held the prompt for as long as the build (up to 30 s)."""
     timeout = tuned(os.environ, "XBRAIN_HOOK_TIMEOUT", 5, 1e-6, 600, positive=True)
-    try:
-        import _signal as signal  # the C module: `signal` loads enum, ≈ 4 ms a prompt
+    import _thread  # the C module: no `threading` on every prompt's path
 
-        def expire(signum: int, frame: object) -> None:
-            raise _Timeout(f"no answer within {timeout:g} s (XBRAIN_HOOK_TIMEOUT)")
+    finished = _thread.allocate_lock()
+    finished.acquire()
+    outcome: list[Any] = []
 
-        previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-    except (ImportError, AttributeError, ValueError):  # no SIGALRM (Windows): no limit
-        return _served_or_local(store, data)
-    try:
-        return _served_or_local(store, data)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    def work() -> None:
+        try:
+            outcome.append(_served_or_local(store, data))
+        except BaseException as exc:
+            outcome.append(exc)
+        finally:
+            finished.release()
+
+    _thread.start_new_thread(work, ())
+    if not finished.acquire(timeout=timeout):
+        raise _Timeout(f"no answer within {timeout:g} s (XBRAIN_HOOK_TIMEOUT)")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return str(result)
 
 
 def respond(

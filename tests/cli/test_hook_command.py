@@ -174,6 +174,42 @@ def test_a_timed_out_hook_builds_the_indexes_in_the_background(
     assert "XBRAIN_HOOK_TIMEOUT" in last and "background" not in last
 
 
+def test_the_timeout_holds_while_sqlite_waits_for_a_lock(stocked: Path, tmp_path: Path) -> None:
+    """A recall that must bring the search index up to date waits for its write lock,
+    and a ``reindex`` holds that lock for the whole build (some 30 s on 100,000
+    resources). The wait is inside SQLite, in C, where the timer signal the hook used
+    could not stop it: the prompt waited for SQLite's own 30 s. The hook now keeps its
+    XBRAIN_HOOK_TIMEOUT whatever the work waits on."""
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
+    assert "no-force-push" in hook(stocked, prompt, cache)[1]  # and the indexes are built
+    index = stocked / ".git" / "xbrain" / "search.sqlite"
+    holder = sqlite3.connect(index, isolation_level=None)
+    try:
+        holder.execute("UPDATE meta SET value = 'behind' WHERE key = 'commit'")
+        holder.execute("BEGIN IMMEDIATE")  # as a build does
+        proc = subprocess.run(
+            [sys.executable, "-m", "xbrain", "hook", "claude-code"],
+            input=json.dumps(prompt).encode(),
+            capture_output=True,
+            env={
+                **os.environ,
+                "XBRAIN_STORE": str(stocked),
+                "XBRAIN_CACHE_DIR": str(cache),
+                "XBRAIN_HOOK_TIMEOUT": "1",
+            },
+            timeout=15,  # SQLite alone would wait 30 s
+        )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert "XBRAIN_HOOK_TIMEOUT" in (cache / "hook.log").read_text().splitlines()[-1]
+    assert "no-force-push" in hook(stocked, prompt, cache)[1]  # answers again
+
+
 @pytest.mark.parametrize("bad", ["abc", "-1", "0", "nan", "inf", "1e400", "99999999999"])
 def test_a_mistyped_tuning_value_falls_back_to_its_default(
     stocked: Path, tmp_path: Path, bad: str
