@@ -58,6 +58,52 @@ def test_hand_edit_reported_then_repaired_without_loss(
     assert [p.read_text() for p in rescued] == [edited]
 
 
+def test_repairs_in_the_same_second_keep_every_copy(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """Each repair named its folder of kept copies by the second it ran in, so a second
+    repair in that second wrote over the first one's copy of a file edited twice: the
+    first edit was gone, and the report still named the folder it was said to be in."""
+    import datetime
+
+    xb("put", json_file(sample()))
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    rescued = store_dir / ".git" / "xbrain" / "rescued"
+    now = datetime.datetime.now()
+    for ahead in range(5):  # an earlier repair's copy in every second this test may run in
+        stamp = (now + datetime.timedelta(seconds=ahead)).strftime("%Y%m%dT%H%M%S")
+        (rescued / stamp / "resources" / "e6").mkdir(parents=True)
+        (rescued / stamp / "resources" / "e6" / f"{ID}.yaml").write_text("first edit\n")
+    edited = path.read_text() + "# second edit\n"
+    path.write_text(edited)
+    repaired = xb("doctor", "--repair")
+    assert repaired.code == 0, repaired.stdout
+    copies = sorted(p.read_text() for p in rescued.rglob(f"{ID}.yaml"))
+    assert copies == sorted(["first edit\n"] * 5 + [edited])
+    folder = repaired.json["repaired"][0]["message"].split("old copy in ")[1].rstrip(".")
+    assert (Path(folder) / "resources" / "e6" / f"{ID}.yaml").read_text() == edited
+
+
+def test_a_file_too_large_to_copy_is_not_replaced(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """A repair keeps a copy of each hand-edited file before restoring it, but it reads
+    no file past the largest a store holds (64 MiB): such a file was replaced with no
+    copy kept. It is left in place and named now."""
+    xb("put", json_file(sample()))
+    path = store_dir / "resources" / "e6" / f"{ID}.yaml"
+    with path.open("ab") as handle:
+        handle.truncate((64 << 20) + 1)  # sparse: no 64 MiB written
+    repaired = xb("doctor", "--repair")
+    assert repaired.code == 7
+    [kept] = [p for p in repaired.json["problems"] if p["code"] == "worktree_drift"]
+    assert kept["path"] == f"resources/e6/{ID}.yaml" and "move it out" in kept["message"]
+    assert path.stat().st_size == (64 << 20) + 1
+    path.unlink()
+    assert xb("doctor", "--repair").json["ok"] is True
+    assert "Fictional accessible" in path.read_text()
+
+
 def test_deleted_worktree_file_is_restored(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:

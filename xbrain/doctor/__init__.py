@@ -10,9 +10,12 @@ rebuilt catalog. It never deletes untracked files and never rewrites history.
 
 from __future__ import annotations
 
+import itertools
 import os
+import stat
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..core import (
@@ -184,20 +187,29 @@ def diagnose(
             problem("untracked_file", "File not in the store's history (left alone).", path)
         )
     if repair and (drift or git.pending_worktree_paths()):
-        rescue = git.control_dir / "xbrain" / "rescued" / time.strftime("%Y%m%dT%H%M%S")
+        kept = [path for path in drift if _too_large_to_keep(git.path / path)]
+        drift = [path for path in drift if path not in kept]
+        rescued = git.control_dir / "xbrain" / "rescued"
+        rescue: Path | None = None  # made for the first copy
         with private_umask():
             for path in drift:
-                current = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)
-                if current is not None:
+                data = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)
+                if data is not None:
+                    rescue = rescue or _rescue_folder(rescued)
                     copy = rescue / path
                     copy.parent.mkdir(parents=True, exist_ok=True)
-                    copy.write_bytes(current)
+                    copy.write_bytes(data)
         git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
         for path in drift:
             repaired.append(
-                problem("worktree_drift", f"Restored from main; old copy in {rescue}.", path)
+                problem(
+                    "worktree_drift", f"Restored from main; old copy in {rescue or rescued}.", path
+                )
             )
         problems = [p for p in problems if p["code"] not in ("worktree_drift", "worktree_pending")]
+        for path in kept:  # no copy could be kept, so the file is not replaced
+            message = "Larger than any store file: move it out of the store, then repair."
+            problems.append(problem("worktree_drift", message, path))
 
     for path in file_mode_problems(git.path):
         problems.append(problem("permissions", "Readable or writable by group or others.", path))
@@ -281,3 +293,27 @@ def _counts(expected: dict[str, dict[str, Any]]) -> dict[str, int]:
         if found or spec.always_counted:
             counts[spec.summary_key] = found
     return counts
+
+
+def _rescue_folder(base: Path) -> Path:
+    """A new folder for the copies one repair keeps, named by the time: a second repair
+    in the same second gets its own (it used to write over the first one's copies)."""
+    base.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    for n in itertools.count(1):
+        folder = base / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        return folder
+    raise AssertionError("unreachable")
+
+
+def _too_large_to_keep(path: Path) -> bool:
+    """A regular file too large to copy aside (a repair would have replaced it unkept)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > MAX_WORKTREE_FILE
