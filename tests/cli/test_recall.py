@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,24 @@ def test_any_session_id_gets_graduated_disclosure(xb: Run, stocked: Path, sessio
     assert {path.parent for path in folder.rglob("*")} == {folder}
     trace = xb("telemetry", "--session", session).json["trace"]
     assert [row["disclosure"] for row in trace] == ["full", "one-liner"]
+
+
+def test_week_old_session_files_are_swept_with_what_a_killed_hook_left(
+    xb: Run, stocked: Path
+) -> None:
+    """A hook cut off while it saved its session leaves ``<session>.tmp`` (one whose first
+    save was cut short has nothing else). Sessions idle for a week are forgotten; those
+    files were never swept with them."""
+    folder = stocked / ".git/xbrain/sessions"
+    ask(xb, "git push --force again?", "current")
+    old = time.time() - 8 * 86400
+    for name in ("idle.json", "idle.tmp", "idle.lock", "cut-short.tmp", "cut-short.lock"):
+        (folder / name).write_text("{}")
+        os.utime(folder / name, (old, old))
+    (folder / "recent.tmp").write_text("{}")
+    ask(xb, "git push --force again?", "current")
+    names = sorted(path.name for path in folder.iterdir())
+    assert names == ["current.json", "current.lock", "recent.tmp"]
 
 
 def test_memory_once_skills_as_pointers_resources_as_citations(xb: Run, stocked: Path) -> None:

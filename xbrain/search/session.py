@@ -124,10 +124,11 @@ def _write(path: Path, state: dict[str, Any]) -> None:
 
 
 def _sweep(folder: Path) -> None:
-    """Forget sessions idle for a week (their state and their lock file)."""
+    """Forget sessions idle for a week: their state, lock file and any temporary file a
+    killed hook left (one whose first save was cut short has only that)."""
     cutoff = time.time() - IDLE_DAYS * 86400
     with contextlib.suppress(OSError):
-        for item in folder.glob("*.json"):
+        for item in [*folder.glob("*.json"), *folder.glob("*.tmp")]:
             if item.stat().st_mtime < cutoff:
-                item.unlink(missing_ok=True)
-                item.with_suffix(".lock").unlink(missing_ok=True)
+                for suffix in (".json", ".tmp", ".lock"):
+                    item.with_suffix(suffix).unlink(missing_ok=True)
