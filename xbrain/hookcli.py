@@ -121,8 +121,9 @@ def _served_or_local(store: str | os.PathLike[str], data: bytes) -> str:
     """What to print: the answer of a running ``xbrain serve`` for this store, else of
     ``respond`` here ("" for nothing)."""
     from .serveclient import ask
+    from .workdir import working_directory
 
-    fields = [("cwd", os.getcwd())]
+    fields = [("cwd", working_directory())]
     fields += [("env", f"{name}={os.environ[name]}") for name in TUNING if name in os.environ]
     served, code, body = ask(store, "hook", fields, data)
     if served:

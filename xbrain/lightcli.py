@@ -170,8 +170,9 @@ def run_recall(args: list[str]) -> int | None:
         where = store if store is not None else default_store_path()
         data = sys.stdin.buffer.read(1 << 20)
         from .serveclient import ask
+        from .workdir import working_directory
 
-        fields = [("argv", arg) for arg in args] + [("cwd", os.getcwd())]
+        fields = [("argv", arg) for arg in args] + [("cwd", working_directory())]
         served, code, body = ask(where, "recall", fields, data)
         if served:
             return print_served(code, body)

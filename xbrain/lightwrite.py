@@ -136,14 +136,18 @@ def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
         if not show and not found.get("wait"):
             from .serveclient import ask, available
 
-            if available(store):
+            try:
+                here = os.getcwd()  # where the server runs the write (relative paths)
+            except OSError:  # a folder removed since: the write is run here, not there
+                here = None
+            if here is not None and available(store):
                 body = b""
                 if found["source"] == "-":  # read once: here, or below if no server answers
                     import io
 
                     body = stdin.read(STDIN_BOUND)
                     stdin = io.BytesIO(body)
-                fields = [("cwd", os.getcwd()), *(("argv", arg) for arg in args)]
+                fields = [("cwd", here), *(("argv", arg) for arg in args)]
                 if agent is not None:
                     fields.append(("agent", agent))
                 served, code, out = ask(store, op, fields, body, write=True)

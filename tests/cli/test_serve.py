@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -206,6 +207,56 @@ def test_a_stopped_server_is_not_waited_for(stocked: Path, runtime: Path, tmp_pa
         summary = finished(server)
     assert summary["served"] == 1  # only the put after it ran again
     assert len(commits(stocked)) == len(before) + 1
+
+
+def in_removed_folder(
+    runtime: Path, store: Path, folder: Path, *args: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """``xbrain ARGS`` run from ``folder``, which is removed once the command stands in it."""
+    folder.mkdir()
+    command = " ".join(shlex.quote(part) for part in [sys.executable, "-m", "xbrain", *args])
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    return subprocess.run(
+        ["sh", "-c", f'cd "$1" && rmdir "$1" && exec {command}', "sh", str(folder)],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_a_removed_working_directory_still_gets_answers(
+    stocked: Path, runtime: Path, tmp_path: Path, served: bool
+) -> None:
+    """An agent or shell standing in a folder removed since (a finished worktree) made
+    ``os.getcwd()`` fail: recall and every hook prompt said "No such file or directory",
+    and through the server a put did too. The folder's name ($PWD) scopes the project."""
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
+    item = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
+    item["source"] = {**item["source"], "id": "from-a-removed-folder"}
+    (tmp_path / "new.json").write_text(json.dumps(item))
+    server = start(runtime, stocked) if served else None
+    try:
+        hooked = in_removed_folder(
+            runtime, stocked, tmp_path / "a", "hook", "claude-code", stdin=json.dumps(prompt)
+        )
+        assert "no-force-push" in hooked.stdout, hooked.stderr
+        recalled = in_removed_folder(
+            runtime, stocked, tmp_path / "b", "recall", "-", stdin="git push --force"
+        )
+        assert recalled.returncode == 0, recalled.stderr
+        assert json.loads(recalled.stdout)["results"]
+        put = in_removed_folder(runtime, stocked, tmp_path / "c", "put", str(tmp_path / "new.json"))
+        assert put.returncode == 0, put.stderr
+        assert json.loads(put.stdout)["added"] == 1
+    finally:
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            summary = finished(server)
+    if server is not None:
+        assert summary["served"] == 2  # the hook and the recall; the put ran alone
 
 
 def test_paths_that_are_not_ours_are_refused(stocked: Path, runtime: Path) -> None:

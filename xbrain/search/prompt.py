@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError
+from ..workdir import working_directory
 
 __all__ = ["MAX_PROMPT", "Request", "payload_request", "project_id", "read_request"]
 
@@ -75,7 +76,7 @@ def project_id(cwd: str | None, mapping: Any = None) -> str:
     """``project:<id>`` of a working directory: the id ``mapping`` (``xbrain config
     projects.FOLDER ID``) gives it or the nearest folder above it, else its git remote
     ``origin`` (host/path), else its path with ``/`` as ``-``; lowercased."""
-    start = Path(os.path.normpath(cwd or os.getcwd()))
+    start = Path(os.path.normpath(cwd or working_directory()))
     if isinstance(mapping, dict) and mapping:
         for folder in [start, *start.parents]:
             pid = mapping.get(str(folder))
