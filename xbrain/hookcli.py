@@ -28,7 +28,7 @@ import os
 import sys
 import time
 
-from .lightcli import cache_dir, default_store_path, store_location
+from .lightcli import cache_dir, default_store_path, store_location, write_stdout
 
 TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
 if TYPE_CHECKING:
@@ -91,9 +91,7 @@ def claude_code(store: str | os.PathLike[str]) -> int:
         _note(exc)
         return 0
     if output:  # JSON for the agent: UTF-8 whatever stdout's text encoding
-        sys.stdout.flush()
-        sys.stdout.buffer.write(output.encode("utf-8"))
-        sys.stdout.buffer.flush()
+        write_stdout(output.encode("utf-8"))  # an agent that stopped reading: still 0
     return 0
 
 

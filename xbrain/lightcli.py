@@ -37,6 +37,7 @@ __all__ = [
     "run_search",
     "search_document",
     "tracebacks_wanted",
+    "write_stdout",
 ]
 
 ENTRY_KINDS = ("rule", "memory", "workflow", "tool-guidance", "session-learning", "stop-rule")
@@ -226,25 +227,36 @@ def print_document(value: Any) -> int:
     the reader closed the pipe first."""
     from .codec import json_document
 
+    return 0 if write_stdout(json_document(value).encode("utf-8")) else 1
+
+
+def write_stdout(data: bytes) -> bool:
+    """Write ``data`` to stdout; False when nobody can read it: the reader closed the
+    pipe first (`| head`), or the command was started with stdout closed (`>&-`), where
+    Python has no stdout at all. Either way there is nobody to tell, so no traceback."""
+    stream = sys.stdout
+    if stream is None:
+        return False
     try:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(json_document(value).encode("utf-8"))
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:  # the reader went away (`| head`): nobody to tell, no traceback
+        stream.flush()
+        stream.buffer.write(data)
+        stream.buffer.flush()
+    except BrokenPipeError:
         null = os.open(os.devnull, os.O_WRONLY)  # and no second error when Python exits
-        os.dup2(null, sys.stdout.fileno())
+        os.dup2(null, stream.fileno())
         os.close(null)
-        return 1
-    return 0
+        return False
+    return True
 
 
 def print_served(code: int, body: bytes) -> int:
     """Print a server's answer as the command would have: its output on stdout (exit 0)
     or its one-line error on stderr; the exit code."""
-    stream = sys.stdout if code == 0 else sys.stderr
-    stream.flush()
-    stream.buffer.write(body)
-    stream.buffer.flush()
+    if code == 0:
+        return 0 if write_stdout(body) else 1
+    sys.stderr.flush()
+    sys.stderr.buffer.write(body)
+    sys.stderr.buffer.flush()
     return code
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -251,3 +252,26 @@ def test_a_reader_that_closes_the_pipe_first_ends_the_command_quietly(
             proc.stdout.close()  # gone before a byte is written
             stderr = proc.stderr.read().decode()
             assert (proc.wait(timeout=60), stderr) == (1, ""), args
+
+
+def test_a_command_started_without_stdout_ends_quietly(xb_proc: Run, store_dir: Path) -> None:
+    """Started with stdout closed (`>&-`, a daemon's descriptors), Python has no
+    sys.stdout at all: every command printed an AttributeError traceback, the hook too,
+    which must never fail. Commands now exit 1 and say nothing; the hook exits 0."""
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "dialog focus"})
+    for args, stdin, code in (
+        (("search", "dialog"), "", 1),
+        (("recall", "-"), "dialog focus", 1),
+        (("list",), "", 1),
+        (("hook", "claude-code"), prompt, 0),
+    ):
+        done = subprocess.run(
+            ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "xbrain", *args],
+            input=stdin.encode(),
+            capture_output=False,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "XBRAIN_STORE": str(store_dir)},
+            timeout=60,
+        )
+        assert (done.returncode, done.stderr.decode()) == (code, ""), args
