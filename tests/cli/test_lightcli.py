@@ -252,6 +252,18 @@ def test_a_reader_that_closes_the_pipe_first_ends_the_command_quietly(
             proc.stdout.close()  # gone before a byte is written
             stderr = proc.stderr.read().decode()
             assert (proc.wait(timeout=60), stderr) == (1, ""), args
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "dialog focus"})
+    with subprocess.Popen(  # the hook never fails, even when its reader is gone
+        [sys.executable, "-m", "xbrain", "hook", "claude-code", "--store", str(store_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stdin.write(prompt.encode())
+        proc.stdin.close()
+        assert (proc.wait(timeout=60), proc.stderr.read().decode()) == (0, "")
 
 
 def test_a_command_started_without_stdout_ends_quietly(xb_proc: Run, store_dir: Path) -> None:
