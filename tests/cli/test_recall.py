@@ -104,6 +104,9 @@ def test_week_old_session_files_are_swept_with_what_a_killed_hook_left(
         (folder / name).write_text("{}")
         os.utime(folder / name, (old, old))
     (folder / "recent.tmp").write_text("{}")
+    for name in ("busy.json", "busy.lock", "busy.tmp"):  # in use, with an old temp file
+        (folder / name).write_text("{}")
+    os.utime(folder / "busy.tmp", (old, old))
     everything = sorted(path.name for path in folder.iterdir())
     ask(xb, "git push --force again?", "current")  # swept a moment ago: not again
     assert sorted(path.name for path in folder.iterdir()) == everything
@@ -111,7 +114,14 @@ def test_week_old_session_files_are_swept_with_what_a_killed_hook_left(
     os.utime(folder / ".swept", (hour_ago, hour_ago))
     ask(xb, "git push --force again?", "current")
     names = sorted(path.name for path in folder.iterdir())
-    assert names == [".swept", "current.json", "current.lock", "recent.tmp"]
+    assert names == [
+        ".swept",
+        "busy.json",
+        "busy.lock",
+        "current.json",
+        "current.lock",
+        "recent.tmp",
+    ]
     assert time.time() - (folder / ".swept").stat().st_mtime < 600
 
 

@@ -138,8 +138,14 @@ def _sweep(folder: Path) -> None:
     with contextlib.suppress(OSError):
         marker.touch(mode=0o600)  # now: the next sweep is an hour away
     cutoff = now - IDLE_DAYS * 86400
+    items: list[Path] = []
     with contextlib.suppress(OSError):
-        for item in [*folder.glob("*.json"), *folder.glob("*.tmp")]:
-            if item.stat().st_mtime < cutoff:
-                for suffix in (".json", ".tmp", ".lock"):
-                    item.with_suffix(suffix).unlink(missing_ok=True)
+        items = [*folder.glob("*.json"), *folder.glob("*.tmp")]
+    for item in items:
+        with contextlib.suppress(OSError):  # gone already (with its session), or in use
+            if item.stat().st_mtime >= cutoff:
+                continue
+            item.unlink(missing_ok=True)
+            if not item.with_suffix(".json").exists():  # the session is gone whole
+                item.with_suffix(".tmp").unlink(missing_ok=True)
+                item.with_suffix(".lock").unlink(missing_ok=True)
