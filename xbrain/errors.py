@@ -109,6 +109,15 @@ def describe(exc: BaseException) -> tuple[str, int]:
         # a derived index under .git/xbrain that cannot be written or read here (a full
         # disk, a read-only store, held by another process): SQLite's words say which
         message, code = f"Local index: {str(exc).rstrip('.')}.", 1
+    elif isinstance(exc, UnicodeEncodeError):
+        # a file name or text this process's locale cannot hold (a C locale without
+        # UTF-8, where Python encodes file names as ASCII): the way out, not a traceback
+        encoding = exc.encoding or "this locale's"
+        message = (
+            f"Text that the {encoding} encoding of this locale cannot hold (a file name?); "
+            "run xbrain with a UTF-8 locale, e.g. LANG=C.UTF-8."
+        )
+        code = 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
     return one_line(redact_url(message)) or "Request failed.", code

@@ -342,7 +342,9 @@ def _note(exc: BaseException) -> None:
             os.replace(path, str(path) + ".1")
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
-        with os.fdopen(fd, "a") as handle:
+        # UTF-8 whatever the locale: a store path or message in Chinese under a C or
+        # Latin-1 locale was a UnicodeEncodeError, which made the hook itself fail
+        with os.fdopen(fd, "a", encoding="utf-8", errors="replace") as handle:
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ ", time.gmtime())
             handle.write(f"{stamp}xbrain hook claude-code: {message}\n")
     except OSError:

@@ -95,9 +95,10 @@ def _render(path: Path, text: str) -> None:
     old = os.umask(0o077)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text() != text:
+        # UTF-8 whatever the locale: a rule in Chinese under a C locale failed to render
+        if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != text:
             temp = path.with_suffix(".tmp")
-            temp.write_text(text)
+            temp.write_text(text, encoding="utf-8")
             os.replace(temp, path)
     finally:
         os.umask(old)

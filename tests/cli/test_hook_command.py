@@ -228,3 +228,26 @@ def test_a_mistyped_tuning_value_falls_back_to_its_default(
     assert "Internal error" not in log
     if bad in ("abc", "nan", "inf", "1e400"):  # not a finite number: each is named
         assert all(f"{name} must be a " in log for name in tuning)
+
+
+def test_a_log_line_with_text_the_locale_cannot_hold(tmp_path: Path) -> None:
+    """Under a C locale without UTF-8, hook.log was written in ASCII: a message naming a
+    store path in Chinese was a UnicodeEncodeError, so the hook failed (exit 1, a
+    traceback). The log is UTF-8 now and the hook still exits 0."""
+    odd = tmp_path / "存储"
+    odd.mkdir()
+    (odd / "file").write_text("not a store")
+    cache = tmp_path / "cache"
+    prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
+    code, out, err = hook(
+        odd / "file",
+        prompt,
+        cache,
+        LC_ALL="C",
+        LANG="C",
+        PYTHONUTF8="0",
+        PYTHONCOERCECLOCALE="0",
+    )
+    assert (code, out, err) == (0, "", "")
+    [line] = (cache / "hook.log").read_text(encoding="utf-8").splitlines()
+    assert "Store path is not a directory" in line

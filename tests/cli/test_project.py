@@ -145,3 +145,38 @@ def test_every_always_on_rule_gets_a_link_of_its_own(xb: Run, tmp_path: Path) ->
     bodies = sorted((target / path).read_text().strip().rsplit("\n", 1)[-1] for path in planned)
     assert bodies == sorted(f"rule {i}" for i in range(len(names)))
     assert set(actions(xb("project", "--target", str(target))).values()) == {"unchanged"}
+
+
+def test_a_locale_without_utf8(xb: Run, store_dir: Path, tmp_path: Path) -> None:
+    """Under a C locale without UTF-8 (PYTHONCOERCECLOCALE=0) the rendered rule was
+    written and read in ASCII: a Chinese body was "Internal error (UnicodeEncodeError)".
+    It is UTF-8 now; a file name the locale cannot hold is one line that says so."""
+    import subprocess
+    import sys
+
+    c_locale = {
+        **os.environ,
+        "LC_ALL": "C",
+        "LANG": "C",
+        "PYTHONUTF8": "0",
+        "PYTHONCOERCECLOCALE": "0",
+        "XBRAIN_STORE": str(store_dir),
+    }
+    rule = {**ALWAYS, "name": "deploy-check", "body": "部署前要检查数据库迁移回滚。"}
+    assert xb("entry", "put", "-", input=json.dumps(rule, ensure_ascii=False)).code == 0
+
+    def project(target: Path) -> subprocess.CompletedProcess[bytes]:
+        command = [sys.executable, "-m", "xbrain", "project", "--target", str(target)]
+        return subprocess.run(command, capture_output=True, env=c_locale, timeout=60)
+
+    done = project(tmp_path / "a")
+    assert done.returncode == 0, done.stderr
+    rendered = tmp_path / "a" / "rules" / "deploy-check.md"
+    assert rendered.read_text(encoding="utf-8").endswith(rule["body"])
+    assert project(tmp_path / "a").returncode == 0  # read back as UTF-8 too
+    chinese = {**ALWAYS, "name": "部署检查"}
+    assert xb("entry", "put", "-", input=json.dumps(chinese, ensure_ascii=False)).code == 0
+    refused = project(tmp_path / "b")
+    assert refused.returncode == 1
+    assert refused.stderr.decode().strip().endswith("e.g. LANG=C.UTF-8.")
+    assert "Internal error" not in refused.stderr.decode()
