@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "ANSWER_TIMEOUT",
     "MAGIC",
     "MAX_MESSAGE",
     "MAX_SOCKET_PATH",
@@ -124,12 +125,14 @@ def ask(
     body: bytes = b"",
     *,
     write: bool = False,
+    patience: float = READY_TIMEOUT,
 ) -> tuple[bool, int, bytes]:
     """``(True, exit code, body)`` from the server for ``op``; ``(False, 0, b"")`` when no
     server of ours answers, or none says ``READY`` in time (the caller then does the
     work: nothing was sent). A ``write`` the server has been sent is never left to the
     caller: if no answer comes, the answer is exit 1 and ``LOST_WRITE``, since the server
-    may have committed it."""
+    may have committed it. ``patience``: how long to wait for ``READY`` (a request only
+    the server can answer, ``stop``, waits out a request it is busy with)."""
     if not available(store):
         return False, 0, b""
     import _socket
@@ -146,7 +149,7 @@ def ask(
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(path)
             conn.sendall(MAGIC + b"\n")  # a few bytes: the socket buffer takes them
-            conn.settimeout(READY_TIMEOUT)
+            conn.settimeout(patience)
             if conn.recv(1) != READY:  # another protocol, or a server closing down
                 return False, 0, b""
             conn.settimeout(WRITE_TIMEOUT if write else ANSWER_TIMEOUT)

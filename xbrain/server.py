@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import MAGIC, NOT_SERVED, READY, ask, owned, read_all, socket_path
+from .serveclient import (
+    ANSWER_TIMEOUT,
+    MAGIC,
+    NOT_SERVED,
+    READY,
+    ask,
+    owned,
+    read_all,
+    socket_path,
+)
 
 __all__ = ["serve", "stop"]
 
@@ -87,7 +96,7 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
 
 def stop(store: Path) -> dict[str, Any]:
     """Ask the store's server to stop; whether one was running."""
-    answered, _, _ = ask(store, "stop", [])
+    answered, _, _ = ask(store, "stop", [], patience=ANSWER_TIMEOUT)  # may be busy
     return {"stopped": answered, "socket": socket_path(store)}
 
 

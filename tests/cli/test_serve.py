@@ -209,6 +209,28 @@ def test_a_stopped_server_is_not_waited_for(stocked: Path, runtime: Path, tmp_pa
     assert len(commits(stocked)) == len(before) + 1
 
 
+def test_stop_waits_for_a_server_busy_with_a_request(stocked: Path, runtime: Path) -> None:
+    """Other callers work alone when the server does not say READY within half a second;
+    ``serve --stop`` is a request only the server can answer, so it waits out the one the
+    server is busy with instead of saying no server was stopped."""
+    from xbrain.serveclient import MAGIC, READY
+
+    server = start(runtime, stocked)
+    sock = str(next((runtime / "xbrain").glob("*.sock")))
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as slow:
+            slow.settimeout(30)
+            slow.connect(sock)
+            slow.sendall(MAGIC + b"\n")
+            assert slow.recv(1) == READY  # the server now waits for this request's rest
+            stopped = cli(runtime, stocked, "serve", "--stop")
+        assert json.loads(stopped.stdout)["stopped"] is True, stopped.stdout
+        assert finished(server)["stopped"] == "stop"
+    finally:
+        server.kill()
+        server.communicate()
+
+
 def in_removed_folder(
     runtime: Path, store: Path, folder: Path, *args: str, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
