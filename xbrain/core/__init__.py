@@ -25,6 +25,7 @@ from ..git import (
     private_umask,
     read_foreign_tree,
     read_worktree_file,
+    regular_file,
     sweep_dead,
 )
 from . import layout
@@ -63,5 +64,6 @@ __all__ = [
     "read_foreign_tree",
     "read_worktree_file",
     "refuse_hand_edits",
+    "regular_file",
     "sweep_dead",
 ]

@@ -10,9 +10,7 @@ rebuilt catalog. It never deletes untracked files and never rewrites history.
 
 from __future__ import annotations
 
-import itertools
 import os
-import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +29,7 @@ from ..core import (
     layout,
     private_umask,
     read_worktree_file,
+    regular_file,
 )
 from ..core.registry import record_kinds
 from ..errors import CorruptStoreError
@@ -187,18 +186,21 @@ def diagnose(
             problem("untracked_file", "File not in the store's history (left alone).", path)
         )
     if repair and (drift or git.pending_worktree_paths()):
-        kept = [path for path in drift if _too_large_to_keep(git.path / path)]
-        drift = [path for path in drift if path not in kept]
+        kept: list[str] = []  # regular files no copy could be made of: never replaced
         rescued = git.control_dir / "xbrain" / "rescued"
         rescue: Path | None = None  # made for the first copy
         with private_umask():
             for path in drift:
                 data = read_worktree_file(git.path / path, MAX_WORKTREE_FILE)
-                if data is not None:
-                    rescue = rescue or _rescue_folder(rescued)
-                    copy = rescue / path
-                    copy.parent.mkdir(parents=True, exist_ok=True)
-                    copy.write_bytes(data)
+                if data is None:  # gone, a link, or a file too large (or unreadable)
+                    if regular_file(git.path / path):
+                        kept.append(path)
+                    continue
+                rescue = rescue or _rescue_folder(rescued)
+                copy = rescue / path
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(data)
+        drift = [path for path in drift if path not in kept]
         git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
         for path in drift:
             repaired.append(
@@ -208,7 +210,10 @@ def diagnose(
             )
         problems = [p for p in problems if p["code"] not in ("worktree_drift", "worktree_pending")]
         for path in kept:  # no copy could be kept, so the file is not replaced
-            message = "Larger than any store file: move it out of the store, then repair."
+            message = (
+                "No copy could be kept (larger than any store file, or unreadable): "
+                "move it out of the store, then repair."
+            )
             problems.append(problem("worktree_drift", message, path))
 
     for path in file_mode_problems(git.path):
@@ -300,20 +305,11 @@ def _rescue_folder(base: Path) -> Path:
     in the same second gets its own (it used to write over the first one's copies)."""
     base.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    for n in itertools.count(1):
-        folder = base / (stamp if n == 1 else f"{stamp}-{n}")
+    folder, n = base / stamp, 1
+    while True:
         try:
             folder.mkdir()
+            return folder
         except FileExistsError:
-            continue
-        return folder
-    raise AssertionError("unreachable")
-
-
-def _too_large_to_keep(path: Path) -> bool:
-    """A regular file too large to copy aside (a repair would have replaced it unkept)."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISREG(info.st_mode) and info.st_size > MAX_WORKTREE_FILE
+            n += 1
+            folder = base / f"{stamp}-{n}"

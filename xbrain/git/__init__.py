@@ -37,6 +37,7 @@ from .worktree import (
     file_mode_problems,
     fix_file_modes,
     read_worktree_file,
+    regular_file,
 )
 from .writing import Writer
 
@@ -60,6 +61,7 @@ __all__ = [
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",
+    "regular_file",
     "sweep_dead",
 ]
 

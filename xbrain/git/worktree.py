@@ -37,6 +37,7 @@ __all__ = [
     "file_mode_problems",
     "fix_file_modes",
     "read_worktree_file",
+    "regular_file",
 ]
 
 WORKTREE_TEMP = ".xbrain-tmp"
@@ -217,7 +218,7 @@ class Worktree(Checkout):
         for path in paths:
             current = read_worktree_file(self.path / path, MAX_WORKTREE_FILE)
             if current is None:
-                if _regular_file(self.path / path):
+                if regular_file(self.path / path):
                     edited.append(path)
                 continue
             if current == new(path):
@@ -325,7 +326,8 @@ def _mode(path: Path) -> int:
         return 0
 
 
-def _regular_file(path: Path) -> bool:
+def regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (a link to one is not)."""
     return stat.S_ISREG(_mode(path))
 
 
