@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,8 +59,17 @@ def main() -> None:
     stem = stemmer()
 
     class Stemming(Tokenizer):
-        def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
-            return [stem(term) for term in super()._tokens(text, search_mode, bulk)]
+        """The product's terms, stemmed (through its public methods: query_terms
+        calls words)."""
+
+        def words(self, text: str) -> list[str]:
+            return [stem(term) for term in super().words(text)]
+
+        def counts(self, text: str, bulk: bool = False) -> Counter[str]:
+            found: Counter[str] = Counter()
+            for term, n in super().counts(text, bulk).items():
+                found[stem(term)] += n
+            return found
 
     def rankers(docs: list[dict[str, Any]], tokenizer: Tokenizer) -> dict[str, suite.Ranker]:
         stemming = Stemming(tokenizer.cache_dir)
