@@ -73,6 +73,43 @@ def test_recall_fuses_and_stays_quiet_off_topic(xb: Run, semantic: Path) -> None
     assert "no-force-push" not in [r["name"] for r in again.json["results"]]
 
 
+def test_chatter_gets_no_semantic_leg_even_when_a_note_shares_its_words(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """A model finds "好的" close to "好的代码" and "ok thanks" close to a note about an ok
+    button: off-topic prompts must still recall nothing (SPEC §14), in every mode; a
+    prompt that says something still reaches the semantic leg."""
+    notes = [
+        {
+            "kind": "rule",
+            "name": "good-code",
+            "description": "好的代码",
+            "body": "好的代码要有测试。",
+            "oneLiner": "好的代码有测试",
+            "queries": ["好的代码"],
+            "keywords": ["代码质量"],
+        },
+        {
+            "kind": "memory",
+            "name": "ok-button",
+            "description": "ok button label",
+            "body": "The dialog's ok button says OK.",
+            "oneLiner": "ok button",
+            "queries": ["ok button"],
+            "keywords": ["button"],
+        },
+    ]
+    (tmp_path / "notes.json").write_text(json.dumps(notes, ensure_ascii=False))
+    assert xb("entry", "put", str(tmp_path / "notes.json")).code == 0
+    assert xb("reindex", "--semantic", "--provider", "hashing").code == 0
+    for mode in ("semantic", "hybrid"):
+        for chatter in ("好的", "ok thanks", "可以", "ok"):
+            found = xb("recall", "-", "--mode", mode, input=chatter).json["results"]
+            assert found == [], (mode, chatter)
+        said = xb("recall", "-", "--mode", mode, input="好的代码").json["results"]
+        assert [r["name"] for r in said] == ["good-code"] and "semantic" in said[0]["foundBy"]
+
+
 def test_writes_are_caught_up_by_the_next_query(xb: Run, semantic: Path) -> None:
     resource = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
     resource = resource[0] if isinstance(resource, list) else resource

@@ -23,17 +23,20 @@ def recall_fused(
     """Recall's candidates in ``mode``: per kind, the lexical leg's candidates (already
     gated and cut to size) fused with the semantic leg's records above the floor (an
     entry only if ``allowed`` lets the call show it; ``terms``: the prompt's). Each says
-    which legs found it."""
+    which legs found it. A prompt of conversational words alone ("ok thanks", "好的",
+    "可以") gets no semantic leg: it has no meaning to match, and a model's similarity to
+    it is noise (the lexical leg still matches an entry's own queries and keywords)."""
     from . import entrycache
-    from .candidates import entry_candidate, resource_candidate, skill_candidate
+    from .candidates import CHATTER, entry_candidate, resource_candidate, skill_candidate
     from .semantic import documents
 
     control = store_dir / ".git"
     kinds = tuple(options.kinds)
     near: dict[str, list[tuple[str, float]]] = {kind: [] for kind in kinds}
     depth = max(SEMANTIC_DEPTH, options.top_k)
-    for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth):
-        near[kind].append((rid, score))
+    if any(term not in CHATTER for term in terms):
+        for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth):
+            near[kind].append((rid, score))
     wide = min(20, options.top_k * 3)
     out: list[dict[str, Any]] = []
     for kind in kinds:
