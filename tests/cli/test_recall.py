@@ -221,6 +221,45 @@ def test_the_project_comes_from_the_payloads_git_remote(
     assert [r["name"] for r in found][:1] == ["app-only"]
 
 
+def test_a_linked_worktree_and_a_submodule_take_their_repositorys_remote(
+    xb: Run, stocked: Path, tmp_path: Path
+) -> None:
+    """A worktree's ``.git`` is a file naming its git dir, whose ``commondir`` names the
+    main repository (where the remote is); a submodule's git dir holds its own config.
+    Both were read as no repository: the project became the encoded path."""
+    main = tmp_path / "app"
+    (main / ".git" / "worktrees" / "feature").mkdir(parents=True)
+    (main / ".git" / "config").write_text('[remote "origin"]\n\turl = https://x.org/Team/App\n')
+    (main / ".git" / "worktrees" / "feature" / "commondir").write_text("../..\n")
+    feature = tmp_path / "app-feature"
+    (feature / "src").mkdir(parents=True)
+    (feature / ".git").write_text(f"gitdir: {main}/.git/worktrees/feature\n")
+    (main / ".git" / "modules" / "lib").mkdir(parents=True)
+    (main / ".git" / "modules" / "lib" / "config").write_text(
+        '[core]\n\tbare = false\n[remote "origin"]\n\turl = git@x.org:team/lib.git\n'
+    )
+    (main / "lib").mkdir()
+    (main / "lib" / ".git").write_text("gitdir: ../.git/modules/lib\n")
+    entries = [
+        {"kind": "rule", "name": n, "scope": s, "queries": ["deploy the app service"], "body": n}
+        for n, s in (("app", "project:x.org/team/app"), ("lib", "project:x.org/team/lib"))
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
+
+    def names(cwd: Path) -> list[str]:
+        payload = {"prompt": "how do I deploy the app service", "cwd": str(cwd)}
+        result = xb("recall", "-", "--only", "rule", input=json.dumps(payload))
+        return [r["name"] for r in result.json["results"]]
+
+    assert names(main) == ["app"]
+    assert names(feature / "src") == ["app"]
+    assert names(main / "lib") == ["lib"]
+    (feature / ".git").write_text("gitdir: " + "x" * 5000)  # not a pointer we can follow
+    assert names(feature / "src") == []
+    # a name too long to look up (the payload allows 4,096 characters) was exit 1
+    assert names(tmp_path / ("d" * (4090 - len(str(tmp_path))))) == []
+
+
 def test_a_mapped_folder_wins_over_the_remote_and_the_encoded_path(
     xb: Run, stocked: Path, tmp_path: Path
 ) -> None:

@@ -83,8 +83,8 @@ def project_id(cwd: str | None, mapping: Any = None) -> str:
             if isinstance(pid, str):
                 return "project:" + pid.lower()
     for folder in [start, *start.parents][:40]:
-        config = folder / ".git" / "config"
-        if config.is_file():
+        config = _config(folder / ".git")
+        if config is not None:
             url = _origin(config)
             if url:
                 return "project:" + url
@@ -92,13 +92,54 @@ def project_id(cwd: str | None, mapping: Any = None) -> str:
     return "project:" + str(start).replace("/", "-").strip("-").lower()
 
 
+def _config(dot: Path) -> Path | None:
+    """The config file of the repository whose ``.git`` is ``dot``: in that folder (a
+    checkout), or where a ``.git`` file's ``gitdir:`` points — a linked worktree shares
+    the config of its main repository (named by the git dir's ``commondir``), a
+    submodule has its own."""
+    if _is_file(dot):
+        gitdir = _pointer(dot, "gitdir:")
+        if gitdir is None:
+            return None
+        common = _pointer(gitdir / "commondir", "")
+        dot = gitdir / common if common is not None else gitdir
+    config = dot / "config"
+    return config if _is_file(config) else None
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False where the name cannot even be looked up (too long)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _pointer(file: Path, prefix: str) -> Path | None:
+    """The path a small git pointer file holds after ``prefix`` (relative to the file's
+    folder), or None."""
+    text = _head(file, 4096)
+    if text is None or not text.startswith(prefix):
+        return None
+    target = text[len(prefix) :].strip()
+    return file.parent / target if target and "\0" not in target else None
+
+
+def _head(file: Path, size: int) -> str | None:
+    """At most ``size`` bytes of ``file`` as text, or None when it cannot be read."""
+    try:
+        with file.open("rb") as handle:
+            return handle.read(size).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
 def _origin(config: Path) -> str | None:
     section = None
-    try:
-        lines = config.read_text(errors="replace")[:65536].splitlines()
-    except OSError:
+    text = _head(config, 65536)
+    if text is None:
         return None
-    for line in lines:
+    for line in text.splitlines():
         line = line.strip()
         if line.startswith("["):
             section = line
