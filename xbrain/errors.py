@@ -7,6 +7,8 @@ CLI, the MCP server) turn them into a message, through ``describe``.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "BusyError",
     "ConflictError",
@@ -105,6 +107,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = "Interrupted.", 130
     elif isinstance(exc, OSError):
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            message = f"The disk is full ({message}); free some space, then retry."
     elif type(exc).__module__ == "sqlite3" and type(exc).__name__ == "OperationalError":
         # a derived index under .git/xbrain that cannot be written or read here (a full
         # disk, a read-only store, held by another process): SQLite's words say which

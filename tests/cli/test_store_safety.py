@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Result, make, sample, snapshot_files
+from tests.conftest import Result, head, make, sample, snapshot_files
 
 Run = Callable[..., Result]
 
@@ -218,3 +218,43 @@ def test_a_store_path_starting_with_a_tilde_is_in_the_home_folder(tmp_path: Path
     assert run("hook", "claude-code", "--store", "~/mine").returncode == 0
     assert (home / "mine" / ".git").is_dir()
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_full_disk_says_what_was_committed_and_keeps_no_partial_copy(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills up after a commit, while the working tree is written: that write
+    says it is committed; the next one, which must first finish the working tree, said
+    so too although it wrote nothing; and doctor --repair left an empty "rescued" copy
+    of each file it could not copy whole."""
+    import errno
+
+    from xbrain.git import worktree
+
+    assert xb("put", json_file(make("a"))).code == 0
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    def full_copy(self: Path, data: bytes) -> int:
+        with self.open("wb") as handle:  # created, then nothing fits
+            handle.write(data[:0])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(worktree, "_write_new", full)
+    before = head(store_dir)
+    first = xb("put", json_file(make("b")))
+    assert first.code == 1 and "the change is committed" in first.stderr, first.stderr
+    committed = head(store_dir)
+    assert committed != before
+    second = xb("put", json_file(make("c")))
+    assert second.code == 1 and "nothing new was written" in second.stderr, second.stderr
+    assert "is committed" not in second.stderr and head(store_dir) == committed
+    monkeypatch.setattr(Path, "write_bytes", full_copy)
+    repair = xb("doctor", "--repair")
+    assert repair.code == 1 and repair.stderr.startswith("The disk is full"), repair.stderr
+    assert not (store_dir / ".git" / "xbrain" / "rescued").exists()
+    monkeypatch.undo()
+    assert xb("put", json_file(make("c"))).code == 0
+    report = xb("doctor").json
+    assert report["problems"] == [] and xb("status").json["resources"] == 3

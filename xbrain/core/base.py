@@ -256,4 +256,4 @@ def _repair_worktree(git: GitStore, paths: list[str]) -> None:
         except UnreadableIndex:  # the refresh writes it afresh
             indexed = set()
         paths = sorted({p for p, _ in git.snapshot(head).files()} | indexed)
-    git.refresh_worktree(git.head(), paths)
+    git.refresh_worktree(git.head(), paths, catching_up=True)

@@ -197,11 +197,10 @@ def diagnose(
                         kept.append(path)
                     continue
                 rescue = rescue or _rescue_folder(rescued)
-                copy = rescue / path
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                copy.write_bytes(data)
+                _keep_copy(rescue / path, data, rescued)
         drift = [path for path in drift if path not in kept]
-        git.refresh_worktree(head, sorted(set(drift) | set(git.pending_worktree_paths()) - {"*"}))
+        pending = set(git.pending_worktree_paths()) - {"*"}
+        git.refresh_worktree(head, sorted(set(drift) | pending), catching_up=True)
         for path in drift:
             repaired.append(
                 problem(
@@ -298,6 +297,22 @@ def _counts(expected: dict[str, dict[str, Any]]) -> dict[str, int]:
         if found or spec.always_counted:
             counts[spec.summary_key] = found
     return counts
+
+
+def _keep_copy(copy: Path, data: bytes, rescued: Path) -> None:
+    """Write ``data`` to ``copy``; a copy that could not be written whole (a full disk)
+    is removed with the folders it emptied, so no partial copy passes for the file (the
+    error then stops the repair before anything is replaced)."""
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        copy.write_bytes(data)
+    except OSError:
+        copy.unlink(missing_ok=True)
+        folder = copy.parent
+        while folder != rescued.parent and not any(folder.iterdir()):
+            folder.rmdir()
+            folder = folder.parent
+        raise
 
 
 def _rescue_folder(base: Path) -> Path:

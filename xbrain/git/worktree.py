@@ -110,7 +110,12 @@ class Worktree(Checkout):
         return paths
 
     def refresh_worktree(
-        self, commit: CommitId | None, paths: list[str], *, fresh: bool = False
+        self,
+        commit: CommitId | None,
+        paths: list[str],
+        *,
+        fresh: bool = False,
+        catching_up: bool = False,
     ) -> None:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
@@ -118,7 +123,9 @@ class Worktree(Checkout):
         error (``doctor --repair`` removes it), and files are replaced, not written
         through. Paths that are not plain store paths are never written. ``fresh``: an
         empty working tree no one else can see yet (a clone being built), so files are
-        created in place, without a temp file and a rename each.
+        created in place, without a temp file and a rename each. ``catching_up``: the
+        files are an earlier write's (finished before a new one starts, or by doctor), so
+        a full disk means nothing new was written, not that a change is committed.
         """
         try:
             self._refresh(commit, paths, fresh)
@@ -126,6 +133,12 @@ class Worktree(Checkout):
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 raise
             shown = commit[:12] if commit else "empty"
+            if catching_up:
+                raise XbrainError(
+                    f"The disk is full: the working tree could not catch up with main "
+                    f"({shown}) after an earlier write, so nothing new was written. Free "
+                    "some space, then retry."
+                ) from None
             raise XbrainError(
                 f"The disk filled up while updating the working tree; the change is committed "
                 f"(main is {shown}). Free some space, then run xbrain doctor --repair."
