@@ -24,6 +24,7 @@ def main() -> None:
     """Load the CLI and run it; an interrupt at any point exits 130 with one line."""
     import sys
 
+    sys.unraisablehook = _unraisable
     try:
         for words, module, function in LIGHT:
             if tuple(sys.argv[1 : 1 + len(words)]) == words:
@@ -40,3 +41,22 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         raise SystemExit(130) from None
+
+
+def _unraisable(report: object) -> None:
+    """Drop one report Python would print after xbrain's one line: on a full disk a git
+    lock file whose flush failed is aborted again when it is collected, fails the same
+    way, and "Exception ignored in … _GitFile.__del__" followed with a traceback (the
+    leftover lock is cleared by the next write). Every other report is printed."""
+    import errno
+    import sys
+
+    exc = getattr(report, "exc_value", None)
+    where = getattr(getattr(report, "object", None), "__module__", "") or ""
+    if (
+        isinstance(exc, OSError)
+        and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        and where.startswith("dulwich.")
+    ):
+        return
+    sys.__unraisablehook__(report)  # type: ignore[arg-type]

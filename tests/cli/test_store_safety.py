@@ -258,3 +258,40 @@ def test_a_full_disk_says_what_was_committed_and_keeps_no_partial_copy(
     assert xb("put", json_file(make("c"))).code == 0
     report = xb("doctor").json
     assert report["problems"] == [] and xb("status").json["resources"] == 3
+
+
+FULL_GIT_FILES = """
+import errno, io, os, sys, types
+import dulwich.file
+
+class Full(io.FileIO):  # every write: the disk is full
+    def write(self, data):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+def fdopen(fd, mode="r", *args, **kwargs):
+    if "w" in mode:
+        return io.BufferedWriter(Full(fd, "w"))
+    return os.fdopen(fd, mode, *args, **kwargs)
+
+dulwich.file.os = types.SimpleNamespace(**{n: getattr(os, n) for n in dir(os)})
+dulwich.file.os.fdopen = fdopen
+from xbrain.launch import main
+main()
+"""
+
+
+def test_a_full_disk_under_git_is_one_line_not_a_traceback(
+    json_file: Callable[[Any], str], store_dir: Path, tmp_path: Path
+) -> None:
+    """dulwich's lock file, whose flush failed, fails again when collected: Python printed
+    "Exception ignored in … _GitFile.__del__" and a traceback under the one line."""
+    script = tmp_path / "full.py"
+    script.write_text(FULL_GIT_FILES)
+    put = [sys.executable, str(script), "put", json_file(sample()), "--store", str(store_dir)]
+    init = [sys.executable, "-m", "xbrain", "init", "--store", str(store_dir)]
+    subprocess.run(init, check=True, capture_output=True)
+    before = head(store_dir)
+    result = subprocess.run(put, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr == "The disk is full (no space left on device); nothing was committed.\n"
+    assert head(store_dir) == before
