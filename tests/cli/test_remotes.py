@@ -116,6 +116,28 @@ def test_a_relative_remote_path_is_kept_absolute(
     assert xb("remote", "pull", store=restored).json["state"] == "up_to_date"
 
 
+def test_a_held_git_config_lock_is_busy_not_an_internal_error(
+    xb: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """``.git/config.lock``: a git command changing the settings, or one killed while it
+    did (a full disk left it too). Every later remote add was "Internal error
+    (FileLocked)"."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    lock = store_dir / ".git" / "config.lock"
+    lock.write_text("")
+    config = (store_dir / ".git" / "config").read_bytes()
+    result = xb("remote", "add", "backup", str(tmp_path / "b.git"))
+    assert result.code == 6 and result.stderr.count("\n") == 1, result.stderr
+    assert "(.git/config.lock); retry" in result.stderr
+    limit = xb("config", "limits.maxEntries", "20000")
+    assert limit.code == 6 and "(.git/config.lock)" in limit.stderr, limit.stderr
+    assert (store_dir / ".git" / "config").read_bytes() == config
+    lock.unlink()
+    assert xb("remote", "add", "backup", str(tmp_path / "b.git")).code == 0
+    assert xb("config", "limits.maxEntries", "20000").code == 0
+    assert b"20000" in (store_dir / ".git" / "config").read_bytes()
+
+
 def test_a_remote_inside_the_store_is_refused(xb: Run, store_dir: Path) -> None:
     """It is no backup, and a push would start a repository among the records."""
     assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0

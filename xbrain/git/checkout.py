@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dulwich.refs import Ref
 
-from .objects import MAIN, PLAIN_LINE_ENDINGS, private_umask
+from .objects import MAIN, PLAIN_LINE_ENDINGS, config_change
 from .repo import Repository
 
 __all__ = ["Checkout"]
@@ -40,7 +40,7 @@ class Checkout(Repository):
 
     def keep_line_endings(self) -> None:
         """Set ``core.autocrlf`` false in this repository's ``.git/config``."""
-        with private_umask():
+        with config_change():
             config = self._repo.get_config()
             config.set(*PLAIN_LINE_ENDINGS)
             config.write_to_path()

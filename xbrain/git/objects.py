@@ -20,12 +20,14 @@ from dulwich.errors import (
     FileFormatException,
     ObjectFormatException,
 )
+from dulwich.file import FileLocked
 from dulwich.object_store import iter_tree_contents
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from ..errors import (
+    BusyError,
     CorruptStoreError,
     ProviderError,
     XbrainError,
@@ -78,6 +80,22 @@ def load_object(repo: Repo, sha: bytes) -> ShaFile:
 
 def disk_full() -> XbrainError:
     return XbrainError("The disk is full (no space left on device); nothing was committed.")
+
+
+@contextlib.contextmanager
+def config_change() -> Iterator[None]:
+    """Around a write of ``.git/config`` (private, like every git write): its lock held
+    by a git command, or left by one that was killed, is BusyError, not an internal
+    error."""
+    with private_umask():
+        try:
+            yield
+        except FileLocked:
+            raise BusyError(
+                "A git command is changing the store's settings (.git/config.lock); retry, "
+                "or if none is running, xbrain doctor --repair removes the lock once it is "
+                "a minute old."
+            ) from None
 
 
 def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:

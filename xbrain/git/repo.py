@@ -37,6 +37,7 @@ from .objects import (
     CommitInfo,
     Leaf,
     Snapshot,
+    config_change,
     load_object,
     private_umask,
 )
@@ -321,7 +322,7 @@ class Repository:
 
     def set_device_limit(self, key: str, value: int) -> None:
         """Remember a limit the user raised here (what pulls are held to)."""
-        with private_umask():
+        with config_change():
             config = self._repo.get_config()
             config.set((b"xbrain",), key.encode(), str(value).encode())
             config.write_to_path()

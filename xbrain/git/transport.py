@@ -29,7 +29,7 @@ from ..errors import (
     XbrainError,
 )
 from ..redact import redact_url
-from .objects import MAIN, CommitId, disk_full, private_file, private_umask
+from .objects import MAIN, CommitId, config_change, disk_full, private_file, private_umask
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 
@@ -86,7 +86,7 @@ class Transport(Repository):
         """Add (or with None remove) a remote in the repository config."""
         from dulwich import porcelain
 
-        with private_umask():
+        with config_change():
             if url is None:
                 porcelain.remote_remove(self._repo, name)
             else:
