@@ -8,6 +8,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -295,3 +296,30 @@ def test_a_full_disk_under_git_is_one_line_not_a_traceback(
     assert result.returncode == 1
     assert result.stderr == "The disk is full (no space left on device); nothing was committed.\n"
     assert head(store_dir) == before
+
+
+def test_a_git_commands_index_lock_is_never_taken_for_a_killed_writes(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """A write that found ``index.lock`` held (a git command in the store) keeps its
+    pending marker; so did one refused by a held ``main.lock``. The next write then took
+    any ``index.lock`` newer than the marker for a killed xbrain write's and deleted it —
+    a live git command's lock."""
+    assert xb("put", json_file(make("a"))).code == 0
+    marker = store_dir / ".git" / "xbrain" / "worktree-pending.json"
+    main_lock = store_dir / ".git" / "refs" / "heads" / "main.lock"
+    main_lock.write_text("")
+    assert xb("put", json_file(make("b"))).code == 6
+    main_lock.unlink()
+    assert not marker.exists()  # main did not move: nothing is pending
+    index_lock = store_dir / ".git" / "index.lock"
+    for n, source in enumerate(("c", "d", "e")):
+        index_lock.write_text("")  # a git command takes the index (again)
+        later = time.time() + n + 1
+        os.utime(index_lock, (later, later))
+        assert xb("put", json_file(make(source))).code == 0
+        assert index_lock.exists(), source
+        assert marker.exists()  # the index is still to be written
+    index_lock.unlink()
+    assert xb("put", json_file(make("f"))).code == 0
+    assert not marker.exists() and xb("doctor").json["problems"] == []

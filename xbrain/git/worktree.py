@@ -69,16 +69,21 @@ class Worktree(Checkout):
         """Git lock files left by an xbrain write that was killed mid-commit.
 
         Only meaningful while holding the store lock: the pending marker proves an xbrain
-        write did not finish, and a ref/index lock no older than that marker is its own.
+        write did not finish, and a ref/index lock no older than that marker is its own —
+        unless the marker stayed because a git command held the index (``indexBusy``):
+        then ``index.lock`` is that command's (``doctor --repair`` removes a stale one).
         """
         try:
             since = self.marker_path().stat().st_mtime
         except FileNotFoundError:
             return []
-        candidates = [
-            self.control_dir / "refs" / "heads" / "main.lock",
-            self.control_dir / "index.lock",
-        ]
+        candidates = [self.control_dir / "refs" / "heads" / "main.lock"]
+        try:
+            busy = json.loads(self.marker_path().read_bytes()).get("indexBusy") is True
+        except (OSError, ValueError, AttributeError):
+            busy = False
+        if not busy:
+            candidates.append(self.control_dir / "index.lock")
         return [p for p in candidates if p.exists() and p.stat().st_mtime >= since]
 
     def pack_leftovers(self) -> list[Path]:
@@ -174,7 +179,8 @@ class Worktree(Checkout):
                     except _UNREADABLE_INDEX:  # a split or sparse index: neither reads it
                         self.rebuild_index(commit)
             except (gitindex.IndexLocked, FileLocked):
-                return  # a git command holds the index: the marker stays, the next write retries
+                self.note_index_busy()  # the marker stays, the next write retries
+                return
             with contextlib.suppress(FileNotFoundError):
                 self.marker_path().unlink()
 

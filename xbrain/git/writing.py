@@ -164,24 +164,27 @@ class Writer(Repository):
         assert isinstance(target, Commit)
         reflog = b"xbrain: " + message.splitlines()[0].encode()[:200] if message else b"xbrain"
         with private_umask():
-            self.write_pending_marker(
+            previous = self.write_pending_marker(
                 new, paths if paths is not None else [p for p, _ in self.snapshot(new).files()]
             )
             try:
                 moved = self._move_main(old, target, identity, reflog)
-            except FileLocked:
-                raise BusyError(
-                    "A git command is updating the store (refs/heads/main.lock); retry, or run "
-                    "xbrain doctor --repair if no git command is running."
-                ) from None
-            except OSError as exc:
-                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            except BaseException as exc:
+                if self.head() != new:  # (a reflog that failed after the move: it moved)
+                    self.restore_pending_marker(previous)
+                if isinstance(exc, FileLocked):
+                    raise BusyError(
+                        "A git command is updating the store (refs/heads/main.lock); retry, "
+                        "or run xbrain doctor --repair if no git command is running."
+                    ) from None
+                if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
                     raise disk_full() from None
                 raise
-        if not moved:
-            raise ConflictError(
-                "The store changed during this write (outside xbrain?); retry the command."
-            )
+            if not moved:
+                self.restore_pending_marker(previous)
+                raise ConflictError(
+                    "The store changed during this write (outside xbrain?); retry the command."
+                )
 
     def _move_main(
         self, parent: CommitId | None, commit: Commit, identity: str, reflog: bytes
