@@ -6,8 +6,6 @@ The base the writer, working-tree and transport parts of ``GitStore`` build on.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import re
 import stat
 import zlib
@@ -31,7 +29,6 @@ from .objects import (
     DIR_MODE,
     MAIN,
     MAX_DEPTH,
-    PENDING_MARKER,
     PLAIN_LINE_ENDINGS,
     CommitId,
     CommitInfo,
@@ -42,6 +39,7 @@ from .objects import (
     private_umask,
 )
 from .packcheck import packed_size
+from .pending import PendingMarker
 
 __all__ = ["Repository"]
 
@@ -346,48 +344,10 @@ class Repository:
             todo.extend(self.commit_info(CommitId(commit)).parents)
         return False
 
-    def marker_path(self) -> Path:
-        """The file naming working-tree paths a write has yet to refresh."""
-        return self.control_dir / PENDING_MARKER
-
-    def write_pending_marker(self, commit: str, paths: list[str]) -> bytes | None:
-        """Add ``paths`` to the pending marker (before the ref moves); what the marker
-        held before (None: there was none), for ``restore_pending_marker``."""
-        marker = self.marker_path()
-        marker.parent.mkdir(exist_ok=True)
-        known: set[str] = set(paths)
-        try:
-            previous: bytes | None = marker.read_bytes()
-        except FileNotFoundError:
-            previous = None
-        with contextlib.suppress(OSError, ValueError):
-            known.update(json.loads(previous or b"")["paths"])
-        self._replace_marker(json.dumps({"commit": commit, "paths": sorted(known)}).encode())
-        return previous
-
-    def note_index_busy(self) -> None:
-        """Say in the marker that a git command held ``index.lock`` when the refresh came
-        to the index, so the next write never takes that lock for a killed write's own
-        (the next write that moves ``main`` writes the marker afresh)."""
-        with contextlib.suppress(OSError, ValueError, TypeError):
-            held = json.loads(self.marker_path().read_bytes())
-            self._replace_marker(json.dumps({**held, "indexBusy": True}).encode())
-
-    def restore_pending_marker(self, previous: bytes | None) -> None:
-        """Put the marker back as ``write_pending_marker`` found it, when the ref did not
-        move after all: a marker no write needs would make the next one take a git
-        command's fresh ``index.lock`` for a killed write's own, and remove it."""
-        with contextlib.suppress(OSError):
-            if previous is None:
-                self.marker_path().unlink(missing_ok=True)
-            else:
-                self._replace_marker(previous)
-
-    def _replace_marker(self, data: bytes) -> None:
-        marker = self.marker_path()
-        temp = marker.with_suffix(".tmp")
-        temp.write_bytes(data)
-        os.replace(temp, marker)
+    @property
+    def pending(self) -> PendingMarker:
+        """The marker of working-tree paths a write has yet to refresh."""
+        return PendingMarker(self.control_dir)
 
     @staticmethod
     def hash_blob(data: bytes) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import os
 import stat
 import struct
@@ -73,16 +72,11 @@ class Worktree(Checkout):
         unless the marker stayed because a git command held the index (``indexBusy``):
         then ``index.lock`` is that command's (``doctor --repair`` removes a stale one).
         """
-        try:
-            since = self.marker_path().stat().st_mtime
-        except FileNotFoundError:
+        since = self.pending.written()
+        if since is None:
             return []
         candidates = [self.control_dir / "refs" / "heads" / "main.lock"]
-        try:
-            busy = json.loads(self.marker_path().read_bytes()).get("indexBusy") is True
-        except (OSError, ValueError, AttributeError):
-            busy = False
-        if not busy:
+        if not self.pending.index_busy():
             candidates.append(self.control_dir / "index.lock")
         return [p for p in candidates if p.exists() and p.stat().st_mtime >= since]
 
@@ -106,13 +100,7 @@ class Worktree(Checkout):
 
     def pending_worktree_paths(self) -> list[str]:
         """Paths a crashed write may have left stale in the working tree."""
-        try:
-            paths: list[str] = json.loads(self.marker_path().read_text())["paths"]
-        except FileNotFoundError:
-            return []
-        except (OSError, ValueError, KeyError):
-            return ["*"]
-        return paths
+        return self.pending.paths()
 
     def refresh_worktree(
         self,
@@ -179,10 +167,9 @@ class Worktree(Checkout):
                     except _UNREADABLE_INDEX:  # a split or sparse index: neither reads it
                         self.rebuild_index(commit)
             except (gitindex.IndexLocked, FileLocked):
-                self.note_index_busy()  # the marker stays, the next write retries
+                self.pending.note_index_busy()  # the marker stays, the next write retries
                 return
-            with contextlib.suppress(FileNotFoundError):
-                self.marker_path().unlink()
+            self.pending.clear()
 
     def _worktree_target(self, path: str, *, create: bool) -> Path:
         """``root/path`` after checking that no component is a link or a foreign name."""

@@ -164,14 +164,14 @@ class Writer(Repository):
         assert isinstance(target, Commit)
         reflog = b"xbrain: " + message.splitlines()[0].encode()[:200] if message else b"xbrain"
         with private_umask():
-            previous = self.write_pending_marker(
+            previous = self.pending.add(
                 new, paths if paths is not None else [p for p, _ in self.snapshot(new).files()]
             )
             try:
                 moved = self._move_main(old, target, identity, reflog)
             except BaseException as exc:
                 if self.head() != new:  # (a reflog that failed after the move: it moved)
-                    self.restore_pending_marker(previous)
+                    self.pending.restore(previous)
                 if isinstance(exc, FileLocked):
                     raise BusyError(
                         "A git command is updating the store (refs/heads/main.lock); retry, "
@@ -181,7 +181,7 @@ class Writer(Repository):
                     raise disk_full() from None
                 raise
             if not moved:
-                self.restore_pending_marker(previous)
+                self.pending.restore(previous)
                 raise ConflictError(
                     "The store changed during this write (outside xbrain?); retry the command."
                 )
