@@ -129,6 +129,19 @@ def test_a_full_disk_is_one_clear_line_and_the_store_stays_usable(
         rebuilt = xb_proc("reindex", store=store)  # before: Internal error (OperationalError)
         assert rebuilt.code == 1 and rebuilt.stderr.startswith("Local index: "), rebuilt.stderr
         assert len(rebuilt.stderr.strip().splitlines()) == 1
+        # loose objects: dulwich's lock file, collected after its flush failed, printed
+        # "Exception ignored in … _GitFile.__del__" and a traceback under the line
+        skill = tmp_path / "skill"
+        skill.mkdir()
+        (skill / "SKILL.md").write_text("---\nname: full\ndescription: d\n---\nbody\n")
+        rule = {"kind": "rule", "name": "full", "queries": ["disk full"], "body": "b"}
+        for command, given in (
+            (("skill", "save", str(skill)), None),
+            (("entry", "put", "-"), rule),
+        ):
+            refused = xb_proc(*command, input=given, store=store)
+            assert refused.code == 1 and refused.stderr.count("\n") == 1, refused.stderr
+            assert "disk is full" in refused.stderr
         filler.unlink()
         retry = xb_proc("put", str(source), store=store)
         assert retry.code == 0, retry.stderr
