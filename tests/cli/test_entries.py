@@ -194,6 +194,33 @@ def test_unreadable_yaml_says_what_and_where(
     assert snapshot_files(store_dir) == before
 
 
+def test_windows_line_endings_import_and_a_bad_file_is_named(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """A memex folder saved with CRLF line endings was refused whole ("Entry body has a
+    control character"), and the error never said which of its files was at fault."""
+    folder = tmp_path / "memex"
+    (folder / "rules").mkdir(parents=True)
+    (folder / "memory").mkdir()
+    rule = "---\nname: crlf\ndescription: Saved on Windows\nqueries: [line endings]\n---\nUse LF.\n"
+    (folder / "rules" / "crlf.md").write_bytes(rule.replace("\n", "\r\n").encode())
+    notes = "## Tabs\nThe user prefers tabs.\n\n## City\nBerlin.\n"
+    (folder / "memory" / "notes.md").write_bytes(notes.replace("\n", "\r\n").encode())
+    imported = xb("entry", "import", str(folder))
+    assert imported.code == 0 and imported.json["added"] == 3, imported.stderr
+    rule_id = next(r["id"] for r in imported.json["results"] if r["name"] == "crlf")
+    shown = xb("entry", "get", rule_id).json
+    assert shown["body"] == "Use LF.\n" and shown["description"] == "Saved on Windows"
+    before = snapshot_files(store_dir)
+    (folder / "rules" / "bad.md").write_text("---\nname: bad\n---\nA lone \r here.\n")
+    refused = xb("entry", "import", str(folder))
+    assert refused.code == 4 and refused.stderr.startswith("rules/bad.md: "), refused.stderr
+    listed = [{"kind": "rule", "name": "ok"}, {"kind": "rule", "name": "bad", "body": "\r"}]
+    named = xb("entry", "put", "-", input=listed)
+    assert named.code == 4 and named.stderr.startswith("Entry 2 of 2: "), named.stderr
+    assert snapshot_files(store_dir) == before
+
+
 def test_markdown_put_and_hostile_folders(xb: Run, store_dir: Path, tmp_path: Path) -> None:
     note = tmp_path / "stop.md"
     note.write_text("---\ntype: stop-rule\nhooks: [Stop]\n---\nNot while a secret is staged.\n")

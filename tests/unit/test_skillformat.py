@@ -168,7 +168,7 @@ def test_frontmatter_is_parsed_and_checked() -> None:
     ("text", "message"),
     [
         (b"name: x\n", "begin with YAML frontmatter"),
-        (b"\xef\xbb\xbf---\nname: a\ndescription: d\n---\n", "begin with YAML frontmatter"),
+        (b"\xef\xbb\xbf---\nname: a\ndescription: d\n---\n", "save it as UTF-8 without one"),
         (b"---\nname: a\ndescription: d\n", "not closed"),
         (b"---\n- a\n---\n", "mapping"),
         (b"---\nname: [\n---\n", "not valid YAML"),

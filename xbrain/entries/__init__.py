@@ -44,8 +44,12 @@ def prepare(items: list[Any], now: str) -> list[Prepared]:
     entries with the same scope and name in one batch are refused."""
     out: list[Prepared] = []
     seen: set[str] = set()
-    for raw in items:
-        new, dropped = kind.normalize_entry(raw, now)
+    for number, raw in enumerate(items, 1):
+        try:
+            new, dropped = kind.normalize_entry(raw, now)
+        except InvalidInputError as exc:  # which one, in a folder or a list
+            where = _where(raw, number, len(items))
+            raise InvalidInputError(f"{where}: {exc.message}" if where else exc.message) from None
         if new["id"] in seen:
             raise InvalidInputError(
                 f"Two entries in one batch have the same scope and name: {new['name']!a}."
@@ -53,6 +57,16 @@ def prepare(items: list[Any], now: str) -> list[Prepared]:
         seen.add(new["id"])
         out.append((new, dropped, isinstance(raw, dict) and "updatedAt" in raw))
     return out
+
+
+def _where(raw: Any, number: int, count: int) -> str:
+    """The file (and section) a raw entry came from, else its place in a list of more
+    than one; "" for a single entry."""
+    source = raw.get("source") if isinstance(raw, dict) else None
+    if isinstance(source, dict) and isinstance(source.get("path"), str):
+        section = source.get("section")
+        return f"{source['path']}" + (f" ({section})" if isinstance(section, str) else "")
+    return f"Entry {number} of {count}" if count > 1 else ""
 
 
 def apply(

@@ -108,7 +108,10 @@ def _split_frontmatter(text: str) -> tuple[dict[str, Any], str] | None:
 
 
 def parse_markdown(text: str, path: str, default_kind: str) -> list[dict[str, Any]]:
-    """The entries of one Markdown file at ``path`` (relative, POSIX) as raw fields."""
+    """The entries of one Markdown file at ``path`` (relative, POSIX) as raw fields.
+    Windows line endings (CRLF) are read as plain ones: a file's line breaks are its
+    format, not its content (a lone CR stays, and is refused as a control character)."""
+    text = text.replace("\r\n", "\n")
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     split = _split_frontmatter(text)
     if split is not None:

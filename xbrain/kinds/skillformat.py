@@ -105,7 +105,12 @@ def parse_skill_md(data: bytes) -> Instructions:
         raise InvalidInputError(f"{SKILL_MD} is not UTF-8 text.") from None
     lines = text.split("\n")
     if lines[0].rstrip("\r") != "---":
-        raise InvalidInputError(f"{SKILL_MD} must begin with YAML frontmatter ('---').")
+        why = " (it starts with a byte-order mark: save it as UTF-8 without one)"
+        raise InvalidInputError(
+            f"{SKILL_MD} must begin with YAML frontmatter ('---')"
+            + (why if text.startswith("\ufeff") else "")
+            + "."
+        )
     end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") in ("---", "...")), 0)
     if not end:
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not closed by '---'.")
