@@ -5,6 +5,11 @@ link to the files of its published revision in the store's working tree; each ac
 ``alwaysOn`` entry becomes ``<target>/rules/<name>.md``, a link to its Markdown rendered
 under ``.git/xbrain/projected/``. A link is xbrain's when it points into this store.
 
+A link is also xbrain's when it still points where this store last linked it (a ledger
+under ``.git/xbrain/projected/``, per target): after the store was moved, its old links
+are re-pointed, not reported as someone else's. Folders xbrain creates are private
+(0700).
+
 Fail closed: a real file, a real directory, a link pointing elsewhere (foreign) or a
 dangling link that is not xbrain's stays exactly as it is and is reported as a
 conflict. xbrain's own links are created, re-pointed when the revision changed, left
@@ -14,6 +19,7 @@ changes nothing the second time; ``dry_run`` reports without touching anything.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -29,6 +35,7 @@ from .paths import same_file_key
 __all__ = ["project", "resolve_target"]
 
 PROJECTED = Path("xbrain") / "projected" / "rules"
+LEDGER = Path("xbrain") / "projected" / "links.json"  # target → {link path: what it names}
 
 
 def resolve_target(target: str) -> Path:
@@ -104,11 +111,51 @@ def _render(path: Path, text: str) -> None:
         os.umask(old)
 
 
-def _ours(link: Path, store: Path) -> bool:
+def _ours(link: Path, store: Path, made: dict[str, str], rel: str) -> bool:
+    """Whether ``link`` is xbrain's: it points into the store, or still where this store
+    last linked ``rel`` (``made``: the ledger's entry for this target)."""
     try:
-        return Path(os.readlink(link)).is_relative_to(store)
+        points = os.readlink(link)
     except OSError:
         return False
+    return Path(points).is_relative_to(store) or made.get(rel) == points
+
+
+def _ledger(store: Path) -> dict[str, dict[str, str]]:
+    """Per target, the links this store made there last (unreadable: none)."""
+    try:
+        with (store / ".git" / LEDGER).open("rb") as handle:
+            data = json.loads(handle.read(4 * 1024 * 1024))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(target): {str(k): str(v) for k, v in links.items()}
+        for target, links in data.items()
+        if isinstance(links, dict)
+    }
+
+
+def _keep_ledger(store: Path, ledger: dict[str, dict[str, str]]) -> None:
+    path = store / ".git" / LEDGER
+    old = os.umask(0o077)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.with_suffix(".tmp")
+        temp.write_text(json.dumps(ledger, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        os.replace(temp, path)
+    finally:
+        os.umask(old)
+
+
+def _make_folder(path: Path) -> None:
+    """``path`` and any missing parents, private (0700) like every folder xbrain makes."""
+    old = os.umask(0o077)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    finally:
+        os.umask(old)
 
 
 def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any]:
@@ -118,6 +165,8 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
     if target.is_relative_to(store):
         raise InvalidInputError("The target must be outside the store.")
     wanted = _wanted(core, render=not dry_run)
+    ledger = _ledger(store)
+    made = ledger.get(str(target), {})
     actions: list[dict[str, Any]] = []
     for rel, source in sorted(wanted.items()):
         path = target / rel
@@ -126,7 +175,7 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
             actions.append({**action, "action": "conflict", "reason": "a linked folder"})
             continue
         if path.is_symlink():
-            if not _ours(path, store):
+            if not _ours(path, store, made, rel):
                 dangling = not path.exists()
                 reason = "a dangling link xbrain did not make" if dangling else "a foreign link"
                 actions.append({**action, "action": "conflict", "reason": reason})
@@ -145,7 +194,7 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
             continue
         actions.append({**action, "action": "create"})
         if not dry_run:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(path.parent)
             path.symlink_to(source)
     for folder in ("skills", "rules"):
         directory = target / folder
@@ -153,10 +202,19 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
             continue
         for path in sorted(directory.iterdir()):
             rel = f"{folder}/{path.name}"
-            if rel not in wanted and path.is_symlink() and _ours(path, store):
+            if rel not in wanted and path.is_symlink() and _ours(path, store, made, rel):
                 actions.append({"path": str(path), "action": "remove"})
                 if not dry_run:
                     path.unlink()
+    if not dry_run:
+        linked = {
+            rel: str(source)
+            for rel, source in wanted.items()
+            if (target / rel).is_symlink() and os.readlink(target / rel) == str(source)
+        }
+        if linked != made:
+            ledger[str(target)] = linked
+            _keep_ledger(store, {t: links for t, links in ledger.items() if links})
     counts: dict[str, int] = {}
     for item in actions:
         counts[item["action"]] = counts.get(item["action"], 0) + 1

@@ -56,6 +56,39 @@ def test_create_noop_relink_remove(xb: Run, store_dir: Path, tmp_path: Path) -> 
     assert not link.is_symlink()
 
 
+def test_a_moved_store_re_points_its_own_links_and_folders_are_private(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Links are xbrain's when they point into the store; after the store was moved,
+    its old links pointed nowhere and were "a dangling link xbrain did not make", left
+    for the user to find and delete. The folders it made were 0755."""
+    import shutil
+
+    xb("skill", "save", str(SKILL), "--publish")
+    xb("entry", "put", "-", input=json.dumps(ALWAYS))
+    target = tmp_path / "agent"
+    assert set(actions(xb("project", "--target", str(target))).values()) == {"create"}
+    for folder in (target, target / "skills", target / "rules"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+    moved = tmp_path / "moved-store"
+    shutil.move(store_dir, moved)
+    (target / "rules" / "mine.md").symlink_to(tmp_path / "gone.md")  # the user's own
+    again = actions(xb("project", "--target", str(target), store=moved))
+    assert again == {
+        "skills/deploy-check": "relink",
+        "rules/answer-in-english.md": "relink",
+    }
+    assert os.readlink(target / "skills" / "deploy-check").startswith(str(moved))
+    assert (target / "rules" / "answer-in-english.md").read_text().endswith(ALWAYS["body"])
+    assert set(actions(xb("project", "--target", str(target), store=moved)).values()) == {
+        "unchanged"
+    }
+    assert (target / "rules" / "mine.md").is_symlink()  # never claimed
+    xb("skill", "archive", "deploy-check", store=moved)
+    gone = actions(xb("project", "--target", str(target), store=moved))
+    assert gone["skills/deploy-check"] == "remove" and "rules/mine.md" not in gone
+
+
 def test_conflicts_are_reported_never_clobbered(xb: Run, tmp_path: Path) -> None:
     xb("skill", "save", str(SKILL), "--publish")
     for name in ("file", "dir", "foreign", "broken"):
