@@ -179,3 +179,34 @@ def test_restore_puts_right_a_record_a_plain_git_commit_damaged(
     assert xb("get", ID).json["title"] == "Edited"
     assert [r["resource"]["id"] for r in xb("search", "edited").json["results"]] == [ID]
     assert [p["code"] for p in xb("doctor").json["problems"]] == []
+
+
+def test_an_entry_has_the_same_history_commands_as_a_resource(xb: Run) -> None:
+    """Entries are committed like resources, but log, show, diff and restore refused an
+    entry's id ("Invalid resource ID"): an edited or deleted rule could only come back
+    through plain git."""
+    from xbrain.schemas import schema_errors
+
+    rule = {"kind": "rule", "name": "lf", "queries": ["line endings"], "body": "Use LF.\n"}
+    added = xb("entry", "put", "-", input=rule).json
+    rid = added["results"][0]["id"]
+    edited = {**rule, "body": "Use LF.\nNever CRLF.\n", "updatedAt": "2027-01-01T00:00:00Z"}
+    second = xb("entry", "put", "-", input=edited).json["commit"]
+    gone = xb("entry", "delete", rid).json["commit"]
+    log = xb("log", rid)
+    assert schema_errors("log-output", log.json) == []
+    assert [c["commit"] for c in log.json["commits"]] == [gone, second, added["commit"]]
+    then = xb("show", rid, "--at", added["commit"]).json
+    assert then["state"] == "live" and then["entry"]["body"] == "Use LF.\n"
+    assert xb("show", rid, "--at", gone).json["state"] == "deleted"
+    changed = xb("diff", rid, added["commit"], second)
+    assert schema_errors("diff-output", changed.json) == [], changed.json
+    (body,) = [c for c in changed.json["changes"] if c["field"] == "body"]
+    assert "+Never CRLF." in body["lines"]
+    assert schema_errors("diff-output", xb("diff", rid).json) == []  # the delete
+    back = xb("restore", rid, "--at", second)
+    assert back.code == 0 and schema_errors("restore-output", back.json) == []
+    assert xb("entry", "get", rid).json["body"] == "Use LF.\nNever CRLF.\n"
+    assert xb("restore", rid, "--at", second).json["restored"] is False
+    wrong = xb("log", "skill_" + "0" * 64)
+    assert wrong.code == 4 and "resource_ or entry_" in wrong.stderr

@@ -62,7 +62,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "diff": (
         "history",
         "diff",
-        "Field-level and line-level changes of a resource between two revisions.",
+        "Field-level and line-level changes of a resource or an entry between revisions.",
     ),
     "distill": (
         "ingest",
@@ -120,7 +120,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "log": (
         "history",
         "log",
-        "Commits of the store (or of one resource), newest first: who changed what, when.",
+        "Commits of the store (or of one resource or entry), newest first: who changed what, when.",
     ),
     "mcp": (
         "agents",
@@ -165,7 +165,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "restore": (
         "history",
         "restore",
-        "Write a resource's content from a past revision as a new revision.",
+        "Write a resource's or an entry's content from a past revision as a new revision.",
     ),
     "search": (
         "find",
@@ -180,7 +180,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "show": (
         "history",
         "show",
-        "A resource as it was at a revision. Prints private content.",
+        "A resource or an entry as it was at a revision. Prints private content.",
     ),
     "skill": (
         "skills",

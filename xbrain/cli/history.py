@@ -13,7 +13,7 @@ from .base import common_options, emit, open_store
 @common_options
 @click.pass_context
 def log(ctx: click.Context, resource_id: str | None, limit: int) -> None:
-    """Commits of the store (or of one resource), newest first: who changed what, when."""
+    """Commits of the store (or of one resource or entry), newest first: who changed what, when."""
     emit(open_store(ctx).log(resource_id, limit))
 
 
@@ -23,7 +23,7 @@ def log(ctx: click.Context, resource_id: str | None, limit: int) -> None:
 @common_options
 @click.pass_context
 def show(ctx: click.Context, resource_id: str, at: str) -> None:
-    """A resource as it was at a revision. Prints private content."""
+    """A resource or an entry as it was at a revision. Prints private content."""
     emit(open_store(ctx).show(resource_id, at))
 
 
@@ -33,7 +33,7 @@ def show(ctx: click.Context, resource_id: str, at: str) -> None:
 @common_options
 @click.pass_context
 def diff(ctx: click.Context, resource_id: str, revisions: tuple[str, ...]) -> None:
-    """Field-level and line-level changes of a resource between two revisions.
+    """Field-level and line-level changes of a resource or an entry between revisions.
 
     No REV: its last change. One REV: from REV to now. Two: from the first to the second.
     """
@@ -52,8 +52,8 @@ def diff(ctx: click.Context, resource_id: str, revisions: tuple[str, ...]) -> No
 @common_options
 @click.pass_context
 def restore(ctx: click.Context, resource_id: str, at: str) -> None:
-    """Write a resource's content from a past revision as a new revision.
+    """Write a resource's or an entry's content from a past revision as a new revision.
 
-    History is never rewritten; a deleted resource comes back the same way.
+    History is never rewritten; a deleted one comes back the same way.
     """
     emit(open_store(ctx).restore(resource_id, at))

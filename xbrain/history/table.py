@@ -1,4 +1,4 @@
-"""The history table behind ``log``, and field-level diffs of one resource.
+"""The history table behind ``log``, and field-level diffs of one record.
 
 ``log ID`` must stay fast in a store with many thousands of commits, so which resources
 each commit touched is kept in a derived SQLite table (``.git/xbrain/history.sqlite``),
@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..core import CommitId, GitStore, View, journal
 from ..core.registry import record_kinds
-from ..kinds import resource as resource_kind
-from ..kinds import tombstone as tombstone_kind
 from ..messages import describe_commit
 from ..sqlitefiles import remove_database
 from .linediff import unified
 
-__all__ = ["diff", "log"]
+__all__ = ["Kinds", "diff", "log"]
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS commits (id TEXT PRIMARY KEY, generation INTEGER, time INTEGER,"
@@ -29,7 +27,16 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS changes (rid TEXT NOT NULL, id TEXT NOT NULL,"
     " PRIMARY KEY (rid, id))",
 )
-LONG_FIELDS = ("text", "summary", "purpose")
+LONG_FIELDS = {"resource": ("text", "summary", "purpose"), "entry": ("body",)}  # line diffs
+
+
+class Kinds(NamedTuple):
+    """A record's kind (``resource``, ``entry``) and its tombstone's."""
+
+    live: str
+    dead: str
+
+
 HISTORY_FILE = "history-v2.sqlite"
 
 _rids = journal.rids_of
@@ -185,19 +192,20 @@ def _commits(history: History, head: CommitId, rid: str | None, limit: int) -> l
         history.close()
 
 
-def _state(view: View, rid: str) -> dict[str, Any] | None:
-    resource = resource_kind.get(view, rid)
-    if resource is not None:
-        return {"state": "live", "resource": resource}
-    tombstone = tombstone_kind.get(view, rid)
+def _state(view: View, rid: str, kinds: Kinds) -> dict[str, Any] | None:
+    record = view.record(kinds.live, rid)
+    if record is not None:
+        return {"state": "live", kinds.live: record}
+    tombstone = view.record(kinds.dead, rid)
     if tombstone is not None:
-        return {"state": "deleted", "tombstone": tombstone}
+        gone = {"id": tombstone["id"], "deletedAt": tombstone["deletedAt"]}
+        return {"state": "deleted", "tombstone": gone}
     return None
 
 
-def diff(old: View, new: View, rid: str) -> dict[str, Any]:
-    """Field-level changes of one resource between two commits, with line diffs."""
-    before, after = resource_kind.get(old, rid), resource_kind.get(new, rid)
+def diff(old: View, new: View, rid: str, kinds: Kinds) -> dict[str, Any]:
+    """Field-level changes of one record between two commits, with line diffs."""
+    before, after = old.record(kinds.live, rid), new.record(kinds.live, rid)
     fields: list[dict[str, Any]] = []
     keys: Iterator[str] = iter(dict.fromkeys([*(before or {}), *(after or {})]))
     for key in keys:
@@ -206,12 +214,12 @@ def diff(old: View, new: View, rid: str) -> dict[str, Any]:
         if a == b:
             continue
         change: dict[str, Any] = {"field": key, "before": a, "after": b}
-        if key in LONG_FIELDS and isinstance(a, str) and isinstance(b, str):
+        if key in LONG_FIELDS[kinds.live] and isinstance(a, str) and isinstance(b, str):
             change["lines"] = unified(a, b)
         fields.append(change)
     return {
         "id": rid,
-        "from": {"commit": old.snap.commit, **(_state(old, rid) or {"state": "absent"})},
-        "to": {"commit": new.snap.commit, **(_state(new, rid) or {"state": "absent"})},
+        "from": {"commit": old.snap.commit, **(_state(old, rid, kinds) or {"state": "absent"})},
+        "to": {"commit": new.snap.commit, **(_state(new, rid, kinds) or {"state": "absent"})},
         "changes": fields,
     }

@@ -108,7 +108,8 @@ TOOLS = (
     Tool(
         "log",
         "History",
-        "The commits of the store, or of one resource (id), newest first: time, command, "
+        "The commits of the store, or of one resource or entry (id), newest first: time, "
+        "command, "
         "agent and summary. Use a commit with diff or restore.",
         "mcp-log-input",
         "log-output",
@@ -117,7 +118,8 @@ TOOLS = (
     Tool(
         "diff",
         "What changed",
-        "How one resource changed between two revisions (field changes and line diffs); "
+        "How one resource or entry changed between two revisions (field changes and line "
+        "diffs); "
         "with only the id, its last change. Returns private content.",
         "mcp-diff-input",
         "diff-output",
@@ -126,9 +128,10 @@ TOOLS = (
     Tool(
         "restore",
         "Restore a revision",
-        "Bring back a resource's content as of a revision (from log) as a new revision "
+        "Bring back a resource's or an entry's content as of a revision (from log) as a new "
+        "revision "
         "with a fresh updatedAt; nothing in history is rewritten, so it can be undone the "
-        "same way. Also restores a deleted resource.",
+        "same way. Also restores a deleted resource or entry.",
         "mcp-restore-input",
         "restore-output",
         read_only=False,
