@@ -29,7 +29,7 @@ class PendingMarker:
         known: set[str] = set(paths)
         try:
             previous: bytes | None = self.path.read_bytes()
-        except FileNotFoundError:
+        except OSError:  # none, or none that can be read (replaced below)
             previous = None
         with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
             known.update(json.loads(previous or b"")["paths"])

@@ -36,7 +36,7 @@ def _kinds(rid: object) -> Kinds:
 
 
 def log(core: Core, rid: str | None = None, limit: int = 20) -> dict[str, Any]:
-    """Commits (newest first) of the store, or those that changed one resource."""
+    """Commits (newest first) of the store, or those that changed one resource or entry."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise InvalidInputError("limit must be 1–1,000.")
     if rid is not None:
