@@ -11,6 +11,7 @@ too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -233,7 +234,8 @@ def print_document(value: Any) -> int:
 def write_stdout(data: bytes) -> bool:
     """Write ``data`` to stdout; False when nobody can read it: the reader closed the
     pipe first (`| head`), or the command was started with stdout closed (`>&-`), where
-    Python has no stdout at all. Either way there is nobody to tell, so no traceback."""
+    Python has no stdout at all. Either way there is nobody to tell, so no traceback.
+    Output that cannot be written (`> /dev/full`, a full disk) is one line on stderr."""
     stream = sys.stdout
     if stream is None:
         return False
@@ -241,12 +243,35 @@ def write_stdout(data: bytes) -> bool:
         stream.flush()
         stream.buffer.write(data)
         stream.buffer.flush()
-    except BrokenPipeError:
-        null = os.open(os.devnull, os.O_WRONLY)  # and no second error when Python exits
-        os.dup2(null, stream.fileno())
-        os.close(null)
+    except OSError as exc:
+        stdout_failed(exc)
         return False
     return True
+
+
+def stdout_failed(exc: OSError) -> None:
+    """After a write to stdout failed: stdout goes nowhere from now on (no second error
+    when Python flushes it on exit), and unless the reader just closed the pipe, the
+    reason is one line on stderr."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.__stdout__.fileno())  # type: ignore[union-attr]
+        os.close(null)
+    if not isinstance(exc, BrokenPipeError):
+        from .errors import describe
+
+        say(describe(exc)[0])
+
+
+def say(line: str) -> None:
+    """One line on stderr, if there is a stderr that takes it."""
+    if sys.stderr is None:
+        return
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def print_served(code: int, body: bytes) -> int:

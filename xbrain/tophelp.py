@@ -36,9 +36,8 @@ def run_help(args: list[str]) -> int | None:
     if args or terminal_columns() < _WIDE:
         return None
     from .helptext import TOP_HELP
+    from .lightcli import write_stdout
 
     # text for a person: in stdout's encoding, a character it lacks shown as "?"
-    sys.stdout.flush()
-    sys.stdout.buffer.write(TOP_HELP.encode(sys.stdout.encoding or "utf-8", "replace"))
-    sys.stdout.buffer.flush()
-    return 0
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    return 0 if write_stdout(TOP_HELP.encode(encoding, "replace")) else 1

@@ -266,6 +266,39 @@ def test_a_reader_that_closes_the_pipe_first_ends_the_command_quietly(
         assert (proc.wait(timeout=60), proc.stderr.read().decode()) == (0, "")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_output_that_cannot_be_written_is_one_line(xb_proc: Run, store_dir: Path) -> None:
+    """stdout on a full disk (`> /dev/full`): the light paths (search, recall, the top
+    help) and click's help printed a traceback; stdout closed, the top help did too."""
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    for args, stdin in (
+        (("search", "dialog"), ""),
+        (("recall", "-"), "dialog focus"),
+        (("--help",), ""),
+        (("put", "--help"), ""),
+        (("list",), ""),
+    ):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "xbrain", *args],
+                input=stdin.encode(),
+                stdout=full,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "XBRAIN_STORE": str(store_dir), "COLUMNS": "100"},
+                timeout=60,
+            )
+        stderr = done.stderr.decode()
+        assert done.returncode == 1 and stderr.startswith("The disk is full"), (args, stderr)
+        assert stderr.count("\n") == 1, (args, stderr)
+    closed = subprocess.run(
+        ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "xbrain", "--help"],
+        stderr=subprocess.PIPE,
+        env={**os.environ, "COLUMNS": "100"},
+        timeout=60,
+    )
+    assert (closed.returncode, closed.stderr.decode()) == (1, "")
+
+
 def test_a_command_started_without_stdout_ends_quietly(xb_proc: Run, store_dir: Path) -> None:
     """Started with stdout closed (`>&-`, a daemon's descriptors), Python has no
     sys.stdout at all: every command printed an AttributeError traceback, the hook too,

@@ -288,4 +288,9 @@ def main() -> None:
     except click.Abort:
         click.echo("Interrupted.", err=True)
         sys.exit(130)
+    except OSError as exc:  # help text stdout cannot take (> /dev/full, a closed pipe)
+        from ..lightcli import stdout_failed
+
+        stdout_failed(exc)
+        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)
