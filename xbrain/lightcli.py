@@ -279,9 +279,10 @@ def print_served(code: int, body: bytes) -> int:
     or its one-line error on stderr; the exit code."""
     if code == 0:
         return 0 if write_stdout(body) else 1
-    sys.stderr.flush()
-    sys.stderr.buffer.write(body)
-    sys.stderr.buffer.flush()
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # stderr closed: no line
+        sys.stderr.flush()
+        sys.stderr.buffer.write(body)
+        sys.stderr.buffer.flush()
     return code
 
 
@@ -341,7 +342,7 @@ def failed(exc: BaseException, show_traceback: bool = False) -> int:
 
         traceback.print_exc()
     message, code = describe(exc)
-    sys.stderr.write(message + "\n")
+    say(message)  # the exit code tells, even when stderr is closed (`2>&-`)
     return code
 
 

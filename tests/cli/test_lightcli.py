@@ -299,6 +299,26 @@ def test_output_that_cannot_be_written_is_one_line(xb_proc: Run, store_dir: Path
     assert (closed.returncode, closed.stderr.decode()) == (1, "")
 
 
+def test_with_stderr_closed_the_exit_code_still_says_why(tmp_path: Path) -> None:
+    """`2>&-`: the light paths' error line met sys.stderr None, and the AttributeError
+    made every failure exit 1 (a store that is a file is 7, bad input 4)."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    for args, stdin, code in (
+        (("search", "dialog", "--store", str(a_file)), "", 7),
+        (("recall", "-", "--store", str(a_file)), "dialog", 7),
+        (("put", "-", "--store", str(tmp_path / "store")), "{}", 4),
+        (("get", "resource_" + "0" * 64, "--store", str(a_file)), "", 7),
+    ):
+        done = subprocess.run(
+            ["sh", "-c", 'exec "$@" 2>&-', "sh", sys.executable, "-m", "xbrain", *args],
+            input=stdin.encode(),
+            capture_output=True,
+            timeout=60,
+        )
+        assert (done.returncode, done.stdout) == (code, b""), args
+
+
 def test_a_command_started_without_stdout_ends_quietly(xb_proc: Run, store_dir: Path) -> None:
     """Started with stdout closed (`>&-`, a daemon's descriptors), Python has no
     sys.stdout at all: every command printed an AttributeError traceback, the hook too,
