@@ -25,10 +25,15 @@ are behind starts their build in a detached process (``search.warm``).
 from __future__ import annotations
 
 import os
-import sys
 import time
 
-from .lightcli import cache_dir, default_store_path, store_location, write_stdout
+from .lightcli import (
+    cache_dir,
+    default_store_path,
+    stdin_stream,
+    store_location,
+    write_stdout,
+)
 
 TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
 if TYPE_CHECKING:
@@ -81,7 +86,7 @@ def claude_code(store: str | os.PathLike[str]) -> int:
     A timeout while the recall indexes are behind ``main`` starts their build in a
     detached process (``search.warm``), so the next prompts answer in time."""
     try:
-        output = _answer_in_time(store, sys.stdin.buffer.read(1 << 20))
+        output = _answer_in_time(store, stdin_stream().read(1 << 20))
     except _Timeout as exc:
         _note(_Timeout(f"{exc}{_warm(store)}"))
         # the work may still be waiting in C; nothing was printed, so leave it there

@@ -18,7 +18,7 @@ import sys
 TYPE_CHECKING = False  # on every prompt's path: neither typing nor pathlib at import
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, BinaryIO
 
 __all__ = [
     "ENTRY_KINDS",
@@ -36,7 +36,10 @@ __all__ = [
     "print_served",
     "run_recall",
     "run_search",
+    "say",
     "search_document",
+    "stdin_stream",
+    "stdout_failed",
     "tracebacks_wanted",
     "write_stdout",
 ]
@@ -170,7 +173,7 @@ def run_recall(args: list[str]) -> int | None:
     store = found.pop("store", None)
     try:
         where = store if store is not None else default_store_path()
-        data = sys.stdin.buffer.read(1 << 20)
+        data = stdin_stream().read(1 << 20)
         from .serveclient import ask
         from .workdir import working_directory
 
@@ -229,6 +232,17 @@ def print_document(value: Any) -> int:
     from .codec import json_document
 
     return 0 if write_stdout(json_document(value).encode("utf-8")) else 1
+
+
+def stdin_stream() -> BinaryIO:
+    """Standard input as bytes; empty when the command was started with stdin closed
+    (`<&-`, a daemon's descriptors), where Python has none at all, so ``-`` reads
+    nothing rather than failing on a missing stream."""
+    if sys.stdin is None:
+        import io
+
+        return io.BytesIO()
+    return sys.stdin.buffer
 
 
 def write_stdout(data: bytes) -> bool:
@@ -308,7 +322,7 @@ def run_search(args: list[str]) -> int | None:
         if query == "-":
             from .search.query import read_query
 
-            query = read_query(sys.stdin.buffer)
+            query = read_query(stdin_stream())
         served, code, body = served_search(where, {"query": query, **found})
         if served:
             return print_served(code, body)

@@ -11,8 +11,6 @@ order, with the same one-line errors and exit codes.
 
 from __future__ import annotations
 
-import sys
-
 from .lightcli import (
     cache_dir,
     default_store_path,
@@ -20,6 +18,7 @@ from .lightcli import (
     parse_plain,
     print_document,
     print_served,
+    stdin_stream,
     store_location,
     tracebacks_wanted,
 )
@@ -128,7 +127,7 @@ def _run(op: str, found: dict[str, Any] | None, args: list[str]) -> int | None:
 
     store = found.get("store", default_store_path())
     agent = os.environ.get("XBRAIN_AGENT")
-    stdin: Any = sys.stdin.buffer
+    stdin: Any = stdin_stream()
     show = bool(found.get("traceback")) or tracebacks_wanted()
     try:
         # a write that may wait for a busy store waits in its own process: the server

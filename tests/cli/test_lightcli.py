@@ -319,6 +319,29 @@ def test_with_stderr_closed_the_exit_code_still_says_why(tmp_path: Path) -> None
         assert (done.returncode, done.stdout) == (code, b""), args
 
 
+def test_with_stdin_closed_a_dash_reads_nothing(store_dir: Path) -> None:
+    """`<&-`: Python has no sys.stdin, and `put -` printed an AttributeError traceback,
+    `recall -` and `entry put -` "Internal error". Now - reads nothing, as from an
+    empty file: refused input (4) or an empty answer."""
+    for args, code in (
+        (("put", "-"), 4),
+        (("skill", "save", "-"), 4),
+        (("entry", "put", "-"), 4),
+        (("recall", "-"), 0),
+        (("search", "-"), 4),
+        (("hook", "claude-code"), 0),
+    ):
+        done = subprocess.run(
+            ["sh", "-c", 'exec "$@" <&-', "sh", sys.executable, "-m", "xbrain", *args],
+            capture_output=True,
+            env={**os.environ, "XBRAIN_STORE": str(store_dir)},
+            timeout=60,
+        )
+        stderr = done.stderr.decode()
+        assert done.returncode == code and "Traceback" not in stderr, (args, stderr)
+        assert "Internal error" not in stderr and stderr.count("\n") <= 1, (args, stderr)
+
+
 def test_a_command_started_without_stdout_ends_quietly(xb_proc: Run, store_dir: Path) -> None:
     """Started with stdout closed (`>&-`, a daemon's descriptors), Python has no
     sys.stdout at all: every command printed an AttributeError traceback, the hook too,

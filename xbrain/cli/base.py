@@ -4,7 +4,6 @@ the library ``Store`` they open, and one JSON document on stdout."""
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,6 +13,7 @@ from ..lightcli import (
     cache_dir,
     default_store,
     print_document,
+    stdin_stream,
     store_location,
     tracebacks_wanted,
 )
@@ -137,4 +137,4 @@ def read_input(source: str) -> Any:
 
     from ..inputs import read_json_input
 
-    return read_json_input(sys.stdin.buffer if source == "-" else Path(source))
+    return read_json_input(stdin_stream() if source == "-" else Path(source))

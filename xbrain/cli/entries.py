@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
+from ..lightcli import stdin_stream
 from .base import common_options, emit, open_store
 
 
@@ -38,7 +38,7 @@ def put(ctx: click.Context, file: str) -> None:
     from ..inputs import MAX_INPUT, read_file
 
     if file == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT + 1)
+        data = stdin_stream().read(MAX_INPUT + 1)
         if len(data) > MAX_INPUT:
             from ..errors import InvalidInputError
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
@@ -57,10 +56,10 @@ def search(
     from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
     original URL.
     """
-    from ..lightcli import print_served, search_document, served_search
+    from ..lightcli import print_served, search_document, served_search, stdin_stream
     from ..search import query as search_query
 
-    text = search_query.read_query(sys.stdin.buffer) if query == "-" else query
+    text = search_query.read_query(stdin_stream()) if query == "-" else query
     asked = {"limit": limit, "domain": domain, "feature": feature, "style": style, "mode": mode}
     if at is None and provider_config is None:  # a running xbrain serve answers first
         served, code, body = served_search(

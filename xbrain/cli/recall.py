@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ..lightcli import MODES, ONLY, SCORING
+from ..lightcli import MODES, ONLY, SCORING, stdin_stream
 from .base import common_options, emit, store_path
 
 
@@ -71,7 +69,7 @@ def recall(
         raise UsageError("recall reads the prompt from stdin: xbrain recall - < prompt.txt")
     result = answer(
         store_path(ctx),
-        sys.stdin.buffer.read(1 << 20),
+        stdin_stream().read(1 << 20),
         session=session,
         include_retired=include_retired,
         project=project,

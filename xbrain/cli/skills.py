@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from ..errors import NotFoundError, UsageError
+from ..lightcli import stdin_stream
 from .base import cache_dir, common_options, emit, open_store, store_path
 
 # what `skill import` takes for a git URL rather than a path: a scheme, or scp-like
@@ -31,7 +31,7 @@ def skill() -> None:
 
 
 def _source(value: str) -> Path | Any:
-    return sys.stdin.buffer if value == "-" else Path(value)
+    return stdin_stream() if value == "-" else Path(value)
 
 
 @skill.command("save")
@@ -117,7 +117,7 @@ def recall(
         from ..search.query import read_query
         from ..search.skills import recall as level0
 
-        text = read_query(sys.stdin.buffer) if query == "-" else query
+        text = read_query(stdin_stream()) if query == "-" else query
         emit(level0(store_path(ctx), cache_dir(), text, limit))
         return
     if query is not None:
