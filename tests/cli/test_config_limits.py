@@ -41,6 +41,8 @@ def test_config_identity_becomes_the_author(
         ("identity.name", "two\nlines", 4),
         ("limits.maxEntries", "5", 4),
         ("limits.maxBytes", "lots", 4),
+        ("limits.maxEntries", "10000001", 4),
+        ("limits.maxBytes", str((1 << 40) + 1), 4),
         ("user.name", "x", 4),
     ],
 )
@@ -96,3 +98,28 @@ def test_entry_limit_enforced(
     added = xb("entry", "put", "-", input=json.dumps(rule))
     assert (added.code, added.json["added"]) == (0, 1), added.stderr
     assert xb("put", json_file(make("still-one-too-many"))).stderr == over.stderr
+
+
+def test_a_limit_no_clone_accepts_is_refused_and_doctor_names_one_already_set(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """config took any number (99999999999999999999): the store kept working, but its
+    backup could not be restored — clone checks xbrain.yaml against the schema, whose
+    maximum is 10,000,000 — and doctor said nothing."""
+    import subprocess
+
+    xb("init")
+    refused = xb("config", "limits.maxEntries", "99999999999999999999")
+    assert refused.code == 4 and "the most it can be is 10000000" in refused.stderr
+    marker = store_dir / "xbrain.yaml"  # as an older xbrain wrote it
+    marker.write_text(marker.read_text() + "limits:\n  maxEntries: 99999999999999999999\n")
+    git = ["git", "-C", str(store_dir), "-c", "user.name=u", "-c", "user.email=u@x"]
+    subprocess.run([*git, "commit", "-qam", "an older config"], check=True)
+    assert xb("status").code == 0  # the store itself still works
+    (found,) = [p for p in xb("doctor").json["problems"] if p["path"] == "xbrain.yaml"]
+    assert found["code"] == "invalid_state" and "a clone or pull" in found["message"]
+    assert xb("clone", str(store_dir), str(tmp_path / "copy")).code == 4
+    assert xb("config", "limits.maxEntries", "10000000").code == 0
+    left = [p for p in xb("doctor").json["problems"] if p["code"] != "permissions"]
+    assert left == []  # (git's own commit above left a file or two readable by others)
+    assert xb("clone", str(store_dir), str(tmp_path / "copy")).code == 0

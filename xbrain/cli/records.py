@@ -122,6 +122,7 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
     \b
     Keys: identity.name, identity.email   the commit author (default xbrain)
           limits.maxEntries, limits.maxBytes  raise the store's limits
+                               (at most 10000000 records, 1 TiB)
           recall.topK|threshold|maxDropoff|budget|scoring  recall's defaults
           projects.FOLDER ID   recall treats FOLDER (and below) as project ID;
                                an empty ID ("") drops the mapping

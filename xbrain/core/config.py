@@ -20,6 +20,10 @@ __all__ = ["DEFAULT_IDENTITY", "LimitError", "StoreConfig", "marker_bytes", "set
 DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
 DEFAULT_MAX_ENTRIES = 10_000
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+# The most a limit may be raised to (schema/store-files.schema.json says the same): a
+# clone or a pull checks the store's xbrain.yaml against that schema, so a larger value
+# would make a backup that no clone accepts.
+MAX_RAISED = {"maxEntries": 10_000_000, "maxBytes": 1 << 40}
 
 
 class LimitError(InvalidInputError):
@@ -192,6 +196,8 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         floor = DEFAULT_MAX_ENTRIES if name == "maxEntries" else DEFAULT_MAX_BYTES
         if not value.isdigit() or int(value) < floor:
             raise InvalidInputError(f"Invalid {key}; limits can only be raised (at least {floor}).")
+        if int(value) > MAX_RAISED[name]:
+            raise InvalidInputError(f"Invalid {key}; the most it can be is {MAX_RAISED[name]}.")
         parsed = int(value)
     raw.setdefault(section, {})[name] = parsed
     return dump_yaml(raw)

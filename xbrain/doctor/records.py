@@ -85,10 +85,21 @@ def check_tree(git: GitStore, head: CommitId | None, problems: list[dict[str, An
                 "not a regular file" if leaf.mode != FILE_MODE else "not in the layout"
             )
             problems.append(problem("unsafe_path", f"Not a store file ({why}).", path))
-        elif kind != "marker" and kind not in {spec.name for spec in record_kinds()}:
+        elif kind not in {spec.name for spec in record_kinds()}:
             found = content_problem(kind, path, git.snapshot(head).blob(leaf.sha))
-            if found is not None:
-                problems.append(problem("invalid_state", found, path))
+            if found is None or (kind == "marker" and _unreadable_config(problems)):
+                continue
+            if kind == "marker":  # the store reads it, but a clone would refuse it
+                found = (
+                    f"{found}: a clone or pull of this store would refuse it; set the value "
+                    "again with xbrain config"
+                )
+            problems.append(problem("invalid_state", found, path))
+
+
+def _unreadable_config(problems: list[dict[str, Any]]) -> bool:
+    """Whether doctor already said the marker cannot be read (said once is enough)."""
+    return any(p["code"] == "invalid_config" for p in problems)
 
 
 def check_catalog(
