@@ -116,6 +116,28 @@ def test_a_relative_remote_path_is_kept_absolute(
     assert xb("remote", "pull", store=restored).json["state"] == "up_to_date"
 
 
+def test_a_push_into_an_empty_folder_starts_the_backup_there(
+    xb: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """A folder made for the backup (or an empty mount point) was "No git repository was
+    found"; only a path that did not exist yet was started. A folder holding anything is
+    still not touched."""
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    empty = tmp_path / "usb"
+    empty.mkdir()
+    assert xb("remote", "add", "usb", str(empty)).code == 0
+    pushed = xb("remote", "push", "usb")
+    assert pushed.code == 0 and pushed.json["commit"] == head(store_dir), pushed.stderr
+    restored = tmp_path / "restored"
+    assert xb("clone", str(empty), str(restored), store=None).code == 0
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    assert xb("remote", "add", "taken", str(taken)).code == 0
+    refused = xb("remote", "push", "taken")
+    assert refused.code == 8 and [p.name for p in taken.iterdir()] == ["notes.txt"]
+
+
 def test_a_held_git_config_lock_is_busy_not_an_internal_error(
     xb: Run, tmp_path: Path, store_dir: Path
 ) -> None:

@@ -86,7 +86,8 @@ class Repository:
     def init_bare(path: Path) -> None:
         """An empty, private bare repository (a backup target on a local disk)."""
         with private_umask():
-            Repo.init_bare(str(path), mkdir=True, default_branch=b"main").close()
+            mkdir = not path.exists()  # else an empty folder made for it
+            Repo.init_bare(str(path), mkdir=mkdir, default_branch=b"main").close()
 
     def close(self) -> None:
         """Release the repository's file handles."""

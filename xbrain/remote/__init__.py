@@ -90,6 +90,16 @@ def remotes(core: Core) -> dict[str, Any]:
         return {"remotes": describe(git)}
 
 
+def _new_or_empty(path: Path) -> bool:
+    """Nothing there yet, or an empty folder (a mount point, a folder made for it)."""
+    if not os.path.lexists(path):
+        return True
+    try:
+        return path.is_dir() and not path.is_symlink() and not any(path.iterdir())
+    except OSError:
+        return False
+
+
 def push(core: Core, name: str = "origin") -> dict[str, Any]:
     """Push main to a remote (a backup); refused if the remote has diverged."""
     core.existing()
@@ -98,7 +108,7 @@ def push(core: Core, name: str = "origin") -> dict[str, Any]:
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
         local = local_path(url)
-        if local is not None and os.path.isabs(local) and not os.path.exists(local):
+        if local is not None and os.path.isabs(local) and _new_or_empty(Path(local)):
             GitStore.init_bare(Path(local))  # a backup on a local disk: start it
         if local is not None and _main_checked_out(Path(local)):
             raise ConflictError(
