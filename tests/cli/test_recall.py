@@ -260,6 +260,27 @@ def test_a_linked_worktree_and_a_submodule_take_their_repositorys_remote(
     assert names(tmp_path / ("d" * (4090 - len(str(tmp_path))))) == []
 
 
+def test_a_fifo_in_the_callers_repository_never_holds_recall(
+    xb: Run, stocked: Path, tmp_path: Path
+) -> None:
+    """The ``cwd`` is the caller's: a ``.git`` pointer naming a git dir whose
+    ``commondir`` (or ``config``) is a FIFO made recall wait forever, and with it every
+    prompt's hook in that folder."""
+    repo = tmp_path / "repo"
+    (repo / "g").mkdir(parents=True)
+    (repo / ".git").write_text("gitdir: g\n")
+    os.mkfifo(repo / "g" / "commondir")
+    os.mkfifo(repo / "g" / "config")
+    payload = {"prompt": "how do I deploy the app service", "cwd": str(repo / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "xbrain", "recall", "-", "--store", str(stocked)],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "results" in json.loads(done.stdout), done.stderr
+
+
 def test_a_mapped_folder_wins_over_the_remote_and_the_encoded_path(
     xb: Run, stocked: Path, tmp_path: Path
 ) -> None:

@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, XbrainError
+from ..inputs import read_file
 from ..workdir import working_directory
 
 __all__ = ["MAX_PROMPT", "Request", "payload_request", "project_id", "read_request"]
@@ -126,17 +127,19 @@ def _pointer(file: Path, prefix: str) -> Path | None:
 
 
 def _head(file: Path, size: int) -> str | None:
-    """At most ``size`` bytes of ``file`` as text, or None when it cannot be read."""
+    """``file`` as text if it is a regular file of at most ``size`` bytes, else None: the
+    folder is the caller's (a hook payload's ``cwd``), so a FIFO or a device there must
+    not hold recall, nor a huge file fill memory."""
     try:
-        with file.open("rb") as handle:
-            return handle.read(size).decode("utf-8", errors="replace")
-    except (OSError, ValueError):
+        data = read_file(file, size, "too large")
+    except (XbrainError, ValueError):
         return None
+    return data.decode("utf-8", errors="replace")
 
 
 def _origin(config: Path) -> str | None:
     section = None
-    text = _head(config, 65536)
+    text = _head(config, 1 << 20)
     if text is None:
         return None
     for line in text.splitlines():
