@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from . import kinds  # noqa: F401  (registers the record kinds)
-from .core import Core, bulk
-from .errors import InvalidInputError
+from .core import Core, bulk, private_umask
+from .errors import InvalidInputError, XbrainError
+from .inputs import read_file
 from .kinds import skill as skill_kind
 from .kinds.entryformat import cut_utf8, file_stem, render_file
 from .paths import same_file_key
@@ -99,16 +100,14 @@ def _rule_names(rules: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _render(path: Path, text: str) -> None:
-    old = os.umask(0o077)
-    try:
+    """Write ``text`` to ``path`` (0600, replaced whole) unless it already holds it."""
+    with private_umask():
         path.parent.mkdir(parents=True, exist_ok=True)
         # UTF-8 whatever the locale: a rule in Chinese under a C locale failed to render
         if not path.exists() or path.read_text(encoding="utf-8", errors="replace") != text:
             temp = path.with_suffix(".tmp")
             temp.write_text(text, encoding="utf-8")
             os.replace(temp, path)
-    finally:
-        os.umask(old)
 
 
 def _ours(link: Path, store: Path, made: dict[str, str], rel: str) -> bool:
@@ -124,9 +123,8 @@ def _ours(link: Path, store: Path, made: dict[str, str], rel: str) -> bool:
 def _ledger(store: Path) -> dict[str, dict[str, str]]:
     """Per target, the links this store made there last (unreadable: none)."""
     try:
-        with (store / ".git" / LEDGER).open("rb") as handle:
-            data = json.loads(handle.read(4 * 1024 * 1024))
-    except (OSError, ValueError):
+        data = json.loads(read_file(store / ".git" / LEDGER, 4 << 20, "too large"))
+    except (XbrainError, ValueError):
         return {}
     if not isinstance(data, dict):
         return {}
@@ -135,27 +133,6 @@ def _ledger(store: Path) -> dict[str, dict[str, str]]:
         for target, links in data.items()
         if isinstance(links, dict)
     }
-
-
-def _keep_ledger(store: Path, ledger: dict[str, dict[str, str]]) -> None:
-    path = store / ".git" / LEDGER
-    old = os.umask(0o077)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temp = path.with_suffix(".tmp")
-        temp.write_text(json.dumps(ledger, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-        os.replace(temp, path)
-    finally:
-        os.umask(old)
-
-
-def _make_folder(path: Path) -> None:
-    """``path`` and any missing parents, private (0700) like every folder xbrain makes."""
-    old = os.umask(0o077)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    finally:
-        os.umask(old)
 
 
 def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any]:
@@ -194,7 +171,8 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
             continue
         actions.append({**action, "action": "create"})
         if not dry_run:
-            _make_folder(path.parent)
+            with private_umask():  # folders xbrain makes are 0700
+                path.parent.mkdir(parents=True, exist_ok=True)
             path.symlink_to(source)
     for folder in ("skills", "rules"):
         directory = target / folder
@@ -214,7 +192,8 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
         }
         if linked != made:
             ledger[str(target)] = linked
-            _keep_ledger(store, {t: links for t, links in ledger.items() if links})
+            kept = {t: links for t, links in ledger.items() if links}
+            _render(store / ".git" / LEDGER, json.dumps(kept, ensure_ascii=False, sort_keys=True))
     counts: dict[str, int] = {}
     for item in actions:
         counts[item["action"]] = counts.get(item["action"], 0) + 1
