@@ -110,7 +110,7 @@ def test_a_limit_no_clone_accepts_is_refused_and_doctor_names_one_already_set(
 
     xb("init")
     refused = xb("config", "limits.maxEntries", "99999999999999999999")
-    assert refused.code == 4 and "the most it can be is 10000000" in refused.stderr
+    assert refused.code == 4 and "greater than the maximum of 10000000" in refused.stderr
     marker = store_dir / "xbrain.yaml"  # as an older xbrain wrote it
     marker.write_text(marker.read_text() + "limits:\n  maxEntries: 99999999999999999999\n")
     git = ["git", "-C", str(store_dir), "-c", "user.name=u", "-c", "user.email=u@x"]

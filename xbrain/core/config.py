@@ -20,10 +20,6 @@ __all__ = ["DEFAULT_IDENTITY", "LimitError", "StoreConfig", "marker_bytes", "set
 DEFAULT_IDENTITY = "xbrain <xbrain@localhost>"
 DEFAULT_MAX_ENTRIES = 10_000
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
-# The most a limit may be raised to (schema/store-files.schema.json says the same): a
-# clone or a pull checks the store's xbrain.yaml against that schema, so a larger value
-# would make a backup that no clone accepts.
-MAX_RAISED = {"maxEntries": 10_000_000, "maxBytes": 1 << 40}
 
 
 class LimitError(InvalidInputError):
@@ -180,7 +176,7 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
             mapping.pop(name, None)
             if not mapping:
                 del raw["projects"]
-        return dump_yaml(raw)
+        return _acceptable(key, dump_yaml(raw))
     if section == "recall":
         parsed = _parse_number(value) if not isinstance(RECALL_KEYS[name][0], str) else value
         problem = _recall_problem(name, parsed)
@@ -196,11 +192,21 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         floor = DEFAULT_MAX_ENTRIES if name == "maxEntries" else DEFAULT_MAX_BYTES
         if not value.isdigit() or int(value) < floor:
             raise InvalidInputError(f"Invalid {key}; limits can only be raised (at least {floor}).")
-        if int(value) > MAX_RAISED[name]:
-            raise InvalidInputError(f"Invalid {key}; the most it can be is {MAX_RAISED[name]}.")
         parsed = int(value)
     raw.setdefault(section, {})[name] = parsed
-    return dump_yaml(raw)
+    return _acceptable(key, dump_yaml(raw))
+
+
+def _acceptable(key: str, marker: bytes) -> bytes:
+    """``marker`` if a clone or a pull would take it (they check xbrain.yaml as every
+    store file is checked: its schema, then ``from_marker``); else why not, for ``key``.
+    One rule for both, so no setting makes a store whose backup cannot be restored."""
+    from .registry import content_problem
+
+    problem = content_problem("marker", layout.MARKER, marker)
+    if problem is not None:
+        raise InvalidInputError(f"Invalid {key}: {problem}.")
+    return marker
 
 
 def _parse_number(value: str) -> Any:
