@@ -29,11 +29,13 @@ from xbrain.search.tokenize import Tokenizer
 # The grid: each name is a module constant of xbrain.search.index, each list the values to
 # try. Field weights keep the SPEC's order (design/title/purpose/useWhen > summary > text).
 GRID: dict[str, list[Any]] = {
-    "WEIGHTS": [(1.25, 1.25, 1.25, 1.25, 1.1, 1.0)],
+    "WEIGHTS": [(1.25, 1.25, 1.25, 1.25, 1.1, 1.0), (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)],
     "LENGTH_NORMALIZATION": [(0.5, 0.5, 0.5, 0.5, 0.75, 0.9)],
     "K1": [0.9, 1.2],
     "COORDINATION": [2, 3],
-    "COVER_BY": ["idf", "count"],  # count: the earlier coverage, kept to compare
+    # chance: matched idf discounted by the chance of holding the term anyway (shipped);
+    # idf and count: the earlier coverages, kept to compare
+    "COVER_BY": ["chance", "idf", "count"],
 }
 
 Config = dict[str, Any]

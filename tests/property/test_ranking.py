@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,9 +65,12 @@ def reference(
         for term in terms
         for df in [sum(1 for c in counts if any(term in f for f in c))]
     }
+    frequency = {term: sum(1 for c in counts if any(term in f for f in c)) for term in terms}
+    average_length = sum(sum(sum(f.values()) for f in c) for c in counts) / n
     scored = []
     for doc, fields in zip(docs, counts, strict=True):
         score, matched, matched_idf = 0.0, 0, 0.0
+        length = sum(sum(f.values()) for f in fields)
         for term in terms:
             x = sum(
                 w * f[term] / (1 - b + b * sum(f.values()) / avg)
@@ -76,9 +80,13 @@ def reference(
             )
             if x > 0:
                 matched += 1
-                matched_idf += idf[term]
+                # the chance a document this long holds the term anyway: a share p of
+                # documents (smoothed) per average length
+                held = 1 - frequency[term] / (n + 1)
+                unlikely = held ** (length / average_length) if cover_by == "chance" else 1.0
+                matched_idf += idf[term] * max(unlikely, 1e-12)
                 score += idf[term] * x / (K1 + x)
-        if cover_by == "idf":  # each term counts by its idf
+        if cover_by in ("idf", "chance"):  # each term counts by its idf (discounted)
             score *= (matched_idf / sum(idf.values())) ** COORDINATION
         else:
             score *= (matched / len(terms)) ** COORDINATION
@@ -89,7 +97,7 @@ def reference(
 
 
 @settings(max_examples=80)
-@given(documents, queries, st.integers(1, 20), st.sampled_from(["idf", "count"]))
+@given(documents, queries, st.integers(1, 20), st.sampled_from(["chance", "idf", "count"]))
 def test_sql_ranking_matches_reference(
     tokenizer: Tokenizer,
     corpus: list[tuple[str, str, str, str]],
@@ -97,7 +105,8 @@ def test_sql_ranking_matches_reference(
     limit: int,
     cover_by: str,
 ) -> None:
-    """The shipped coverage (by idf) and the tuner's alternative (by count) alike."""
+    """The shipped coverage (by idf, discounted by chance) and the tuner's alternatives
+    (by idf alone, by count) alike."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
     shipped = search_index.COVER_BY
     search_index.COVER_BY = cover_by
@@ -112,3 +121,44 @@ def test_sql_ranking_matches_reference(
     for hit, (_, score) in zip(hits, expected, strict=True):
         assert hit.score == pytest.approx(score, rel=1e-9)
         assert list(hit.matched) == sorted(hit.matched)
+
+
+def test_a_term_every_document_holds_still_finds_them(tokenizer: Tokenizer) -> None:
+    """Coverage discounts a term by the chance a document holds it; a term held by all of
+    them — even by one far longer than the rest, whose chance underflows — still gives
+    every document a positive score, the shortest first."""
+    docs = [resource(i, "alpha", "", "", "alpha") for i in range(300)]
+    docs.append(resource(300, "alpha", "", "", "alpha " + "beta " * 5000))
+    with SearchIndex(":memory:", tokenizer) as index:
+        index.rebuild(iter(docs), "all")
+        hits = index.search(["alpha"], 400)
+    assert {hit.rid for hit in hits} == {doc["id"] for doc in docs}
+    assert hits[-1].rid == docs[-1]["id"]
+    assert all(hit.score > 0 for hit in hits)
+
+
+def test_sqlite_without_math_functions_ranks_the_same(
+    tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An SQLite built without ``exp`` gets Python's, and the same ranking."""
+    docs = [resource(i, "alpha", "beta", "", "gamma " * (i + 1)) for i in range(5)]
+    with SearchIndex(":memory:", tokenizer) as index:
+        index.rebuild(iter(docs), "native")
+        native = index.search(["alpha", "gamma", "omega"], 10)
+
+    def missing(value: float) -> float:
+        raise ValueError("no such function: exp")
+
+    connect = sqlite3.connect
+
+    def without_exp(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn: sqlite3.Connection = connect(*args, **kwargs)
+        conn.create_function("exp", 1, missing)  # fails as a missing function does
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", without_exp)
+    with SearchIndex(":memory:", tokenizer) as index:
+        assert index.conn.execute("SELECT exp(0)").fetchone()[0] == 1.0
+        index.rebuild(iter(docs), "fallback")
+        fallback = index.search(["alpha", "gamma", "omega"], 10)
+    assert native and [(h.rid, h.score) for h in fallback] == [(h.rid, h.score) for h in native]

@@ -51,10 +51,10 @@ def search(
     """Find resources for QUERY (English, Chinese or mixed). Prints private content.
 
     Results need a positive score and at least 35% of the query's terms; ranking is
-    BM25F over title, purpose, useWhen and analyzed design labels (weight 1.25), summary
-    (1.1) and text (1). QUERY may be "" when a design filter is given, or - to read it
-    from stdin (UTF-8). Each result carries a citation {id, url, updatedAt}: cite the
-    original URL.
+    BM25F over title, purpose, useWhen and analyzed design labels (weight 1.1), summary
+    (1.05) and text (1), times the squared share of the query's weight matched. QUERY
+    may be "" when a design filter is given, or - to read it from stdin (UTF-8). Each
+    result carries a citation {id, url, updatedAt}: cite the original URL.
     """
     from ..lightcli import print_served, search_document, served_search, stdin_stream
     from ..search import query as search_query

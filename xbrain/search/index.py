@@ -5,12 +5,14 @@ it is built from committed resources, records the commit it reflects, and is bro
 to date (incrementally, from the tree diff) or rebuilt whenever that commit is not the
 one being searched. A write updates it in the same locked transaction as its commit.
 
-Ranking is BM25F over the original's fields and weights — analyzed design labels,
-title, purpose and useWhen 4, summary 2, text 1 (limitations, ids and URLs are not
-searched): each field's term frequency is length-normalized, weighted and summed into
-one pseudo-frequency per term, then saturated with ``k1`` and multiplied by the term's
-IDF; the sum is scaled by the squared share of query terms matched. The SQL does the
-arithmetic so only the top hits reach Python.
+Ranking is BM25F over the original's fields, weighed in its order but gently (analyzed
+design labels, title, purpose and useWhen most, summary less, text least; limitations,
+ids and URLs are not searched): each field's term frequency is length-normalized,
+weighted and summed into one pseudo-frequency per term, then saturated with ``k1`` and
+multiplied by the term's IDF; the sum is scaled by the squared coverage — the share of
+the query's IDF the document matched, each term discounted by the chance that a document
+of its length holds that term anyway. The SQL does the arithmetic so only the top hits
+reach Python.
 """
 
 from __future__ import annotations
@@ -36,13 +38,19 @@ __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
 # barely length-normalized, long text strongly; a low k1 (0.9), so one frequent term
 # saturates early; and a coverage factor so a document holding the query's terms beats a
 # sibling whose short purpose line holds one of them. Coverage counts each matched term
-# by its idf: a target holding the rare query words and missing a common one keeps most
-# of its score (counting terms alone, a sibling holding only the common ones won).
-WEIGHTS = (1.25, 1.25, 1.25, 1.25, 1.1, 1.0)
+# by its idf, so a target holding the rare query words and missing a common one keeps
+# most of its score (counting terms alone, a sibling holding only the common ones won),
+# and by how unlikely the document was to hold it anyway ("chance"): a term a share p of
+# documents hold is in a document L tokens long with probability about
+# 1 - (1 - p) ** (L / average length), so a long section matching common words by chance
+# gains little coverage from them, while a short one holding them is credited in full.
+WEIGHTS = (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)
 LENGTH_NORMALIZATION = (0.5, 0.5, 0.5, 0.5, 0.75, 0.9)
 K1 = 0.9
 COORDINATION = 2  # score x coverage ** COORDINATION
-COVER_BY = "idf"  # coverage: "idf" matched / query idf mass; "count" matched / query terms
+# coverage: "chance" matched idf, each term discounted by the chance the document holds
+# it anyway; "idf" matched / query idf mass; "count" matched / query terms (kept to compare)
+COVER_BY = "chance"
 VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
 COVERAGE = 0.35
 
@@ -64,6 +72,18 @@ class Hit(NamedTuple):
     resource: dict[str, Any]
 
 
+# the least a matched term counts towards coverage, so a match always scores above zero
+_LEAST_CHANCE = 1e-12
+
+
+def _chance(frequency: int, documents: int, average_length: float) -> float:
+    """The log of (1 - p) per token of a document (p: the share of documents holding the
+    term, smoothed so it stays under 1): a matched term counts by
+    ``exp(this × document length)``, the chance an average-rate document that long would
+    not hold it."""
+    return math.log(1 - frequency / (documents + 1)) / (average_length or 1.0)
+
+
 def required_matches(count: int) -> int:
     """The fewest matched terms with ``matched / count >= 0.35`` (as the original computes)."""
     return next(m for m in range(count + 1) if m / count >= COVERAGE)
@@ -83,6 +103,7 @@ class SearchIndex:
         self.tokenizer = tokenizer
         self.fields = fields  # a document's text per field, in FIELDS order
         self.conn = sqlite3.connect(str(location), timeout=30, isolation_level=None)
+        _ensure_exp(self.conn)
         if prepare:  # readers on the fast path change nothing
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuilt if lost
@@ -294,22 +315,32 @@ class SearchIndex:
             average = totals.get(i, 0) / total_docs or 1.0
             parts.append(f"? * p.f{i} / (? + ? * d.l{i})")
             params += [weight, 1.0 - b, b / average]
-        query_values = ", ".join("(?, ?, ?)" for _ in terms)
-        query_params = [value for pos, term in enumerate(terms) for value in (pos, term, idfs[pos])]
+        query_values = ", ".join("(?, ?, ?, ?)" for _ in terms)
+        chances = [_chance(df, total_docs, sum(totals.values()) / total_docs) for df in frequencies]
+        query_params = [
+            value
+            for pos, term in enumerate(terms)
+            for value in (pos, term, idfs[pos], chances[pos])
+        ]
         restrict = (
             " AND p.doc IN (SELECT doc FROM postings WHERE term IN "
             f"({', '.join('?' * len(rarest))}))"
         )
         if candidates is not None:
             restrict += f" AND p.doc IN ({', '.join('?' * len(candidates))})"
-        coverage = "* (COUNT(*) * 1.0 / ?)" if COVER_BY == "count" else "* (SUM(s.idf) / ?)"
+        length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
+        cover = {  # what one matched term adds to the document's coverage
+            "count": "1.0",
+            "idf": "q.idf",
+            "chance": f"q.idf * max(exp(q.chance * ({length})), {_LEAST_CHANCE})",
+        }[COVER_BY]
         sql = (
-            f"WITH q(pos, term, idf) AS (VALUES {query_values}) "
+            f"WITH q(pos, term, idf, chance) AS (VALUES {query_values}) "
             "SELECT s.rid, SUM(s.idf * s.x / (s.x + ?)) "
-            f"{coverage * COORDINATION} AS score, group_concat(s.pos), "
+            f"{'* (SUM(s.cover) / ?)' * COORDINATION} AS score, group_concat(s.pos), "
             "(SELECT resource FROM docs WHERE doc = s.doc) "
             "FROM (SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, q.idf AS idf, "
-            f"{' + '.join(parts)} AS x "
+            f"{cover} AS cover, {' + '.join(parts)} AS x "
             f"FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc{restrict}) s "
             "GROUP BY s.doc HAVING COUNT(*) >= ? AND score > 0 "
             "ORDER BY round(score, 9) DESC, s.rid LIMIT ?"
@@ -330,6 +361,14 @@ class SearchIndex:
             matched = tuple(sorted(int(p) for p in str(positions).split(",")))
             hits.append(Hit(rid, float(score), matched, json.loads(data)))
         return hits
+
+
+def _ensure_exp(conn: sqlite3.Connection) -> None:
+    """SQLite's ``exp`` where the library was built without its math functions."""
+    try:
+        conn.execute("SELECT exp(0)")
+    except sqlite3.OperationalError:
+        conn.create_function("exp", 1, math.exp, deterministic=True)
 
 
 class _Write:
