@@ -47,6 +47,7 @@ bench: setup
 	  echo "note: manpages-zh not installed; the Chinese corpus is what the machine has"
 	$(BIN)/python -m compileall -q xbrain
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/small_stores.py
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
 

@@ -18,6 +18,7 @@ from xbrain.search.index import (
     COORDINATION,
     K1,
     LENGTH_NORMALIZATION,
+    PRIOR_DOCUMENTS,
     WEIGHTS,
     SearchIndex,
     field_texts,
@@ -81,8 +82,8 @@ def reference(
             if x > 0:
                 matched += 1
                 # the chance a document this long holds the term anyway: a share p of
-                # documents (smoothed) per average length
-                held = 1 - frequency[term] / (n + 1)
+                # documents (beside PRIOR_DOCUMENTS holding nothing) per average length
+                held = 1 - frequency[term] / (n + PRIOR_DOCUMENTS)
                 unlikely = held ** (length / average_length) if cover_by == "chance" else 1.0
                 matched_idf += idf[term] * max(unlikely, 1e-12)
                 score += idf[term] * x / (K1 + x)

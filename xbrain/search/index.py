@@ -74,14 +74,17 @@ class Hit(NamedTuple):
 
 # the least a matched term counts towards coverage, so a match always scores above zero
 _LEAST_CHANCE = 1e-12
+# documents assumed not to hold any term, beside the real ones, when the share p holding a
+# term is estimated: in a large store p barely moves, in a small one a term "half the
+# documents" hold (two of four) is not taken for a common word
+PRIOR_DOCUMENTS = 100
 
 
 def _chance(frequency: int, documents: int, average_length: float) -> float:
     """The log of (1 - p) per token of a document (p: the share of documents holding the
-    term, smoothed so it stays under 1): a matched term counts by
-    ``exp(this × document length)``, the chance an average-rate document that long would
-    not hold it."""
-    return math.log(1 - frequency / (documents + 1)) / (average_length or 1.0)
+    term, with ``PRIOR_DOCUMENTS``): a matched term counts by ``exp(this × document
+    length)``, the chance an average-rate document that long would not hold it."""
+    return math.log(1 - frequency / (documents + PRIOR_DOCUMENTS)) / (average_length or 1.0)
 
 
 def required_matches(count: int) -> int:
