@@ -51,6 +51,12 @@ COORDINATION = 2  # score x coverage ** COORDINATION
 # coverage: "chance" matched idf, each term discounted by the chance the document holds
 # it anyway; "idf" matched / query idf mass; "count" matched / query terms (kept to compare)
 COVER_BY = "chance"
+# documents assumed not to hold any term, beside the real ones, when the share p holding a
+# term is estimated for "chance": in a large store p barely moves; in a small one a term
+# "half the documents" hold (two of four) is not taken for a common word. Checked on
+# stores of 20 and 50 related documents by bench/small_stores.py.
+PRIOR_DOCUMENTS = 100
+_LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
 VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
 COVERAGE = 0.35
 
@@ -70,14 +76,6 @@ class Hit(NamedTuple):
     score: float
     matched: tuple[int, ...]
     resource: dict[str, Any]
-
-
-# the least a matched term counts towards coverage, so a match always scores above zero
-_LEAST_CHANCE = 1e-12
-# documents assumed not to hold any term, beside the real ones, when the share p holding a
-# term is estimated: in a large store p barely moves, in a small one a term "half the
-# documents" hold (two of four) is not taken for a common word
-PRIOR_DOCUMENTS = 100
 
 
 def _chance(frequency: int, documents: int, average_length: float) -> float:
@@ -319,7 +317,8 @@ class SearchIndex:
             parts.append(f"? * p.f{i} / (? + ? * d.l{i})")
             params += [weight, 1.0 - b, b / average]
         query_values = ", ".join("(?, ?, ?, ?)" for _ in terms)
-        chances = [_chance(df, total_docs, sum(totals.values()) / total_docs) for df in frequencies]
+        average_length = sum(totals.values()) / total_docs
+        chances = [_chance(df, total_docs, average_length) for df in frequencies]
         query_params = [
             value
             for pos, term in enumerate(terms)
