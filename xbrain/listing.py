@@ -25,12 +25,23 @@ def brief_record(resource: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_OFFSET = 10_000_000
+
+
 def list_resources(
-    view: View | None, *, limit: int = 20, since: str | None = None, provider: str | None = None
+    view: View | None,
+    *,
+    limit: int = 20,
+    since: str | None = None,
+    provider: str | None = None,
+    offset: int = 0,
 ) -> dict[str, Any]:
-    """Live resources, newest first (ties by id); ``total`` counts every match."""
+    """Live resources, newest first (ties by id), after skipping ``offset`` of them;
+    ``total`` counts every match."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
         raise InvalidInputError("limit must be 1–1,000.")
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInputError("offset must be 0–10,000,000.")
     if isinstance(since, str) and len(since) == 10:  # a date: from its start, UTC
         since += "T00:00:00Z"
     floor = parse_timestamp(since, "since") if since is not None else None
@@ -44,9 +55,10 @@ def list_resources(
         and (floor is None or entry["updatedAt"] >= floor)
     ]
     live.sort(reverse=True)
+    page = slice(offset, offset + limit)
     if provider is None:  # the catalog alone decides: open only what is shown
-        shown = [resource_kind.get(view, rid) for _, rid in live[:limit]]
+        shown = [resource_kind.get(view, rid) for _, rid in live[page]]
         return {"total": len(live), "results": [brief_record(r) for r in shown if r]}
     matching = (resource_kind.get(view, rid) for _, rid in live)  # the provider is in the record
     hits = [r for r in matching if r is not None and r["source"]["provider"] == provider]
-    return {"total": len(hits), "results": [brief_record(r) for r in hits[:limit]]}
+    return {"total": len(hits), "results": [brief_record(r) for r in hits[page]]}

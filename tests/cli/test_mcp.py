@@ -475,6 +475,30 @@ def test_list_filters_and_orders(xb: Run, tmp_path: Path) -> None:
     assert empty.code == 0 and empty.json == {"total": 0, "results": []}
 
 
+def test_list_pages_with_offset(xb: Run, store_dir: Path) -> None:
+    """--offset pages through every match once, in the listing's order, in CLI and MCP."""
+    items = [make(f"p{i}", updatedAt=f"2026-10-{1 + i % 4:02d}T00:00:00Z") for i in range(11)]
+    assert xb("put", "-", input=items).code == 0
+    whole = [r["id"] for r in xb("list", "--limit", "100").json["results"]]
+    pages = [xb("list", "--limit", "4", "--offset", str(start)).json for start in (0, 4, 8)]
+    assert [p["total"] for p in pages] == [11, 11, 11]
+    assert [r["id"] for p in pages for r in p["results"]] == whole and len(whole) == 11
+    past = xb("list", "--offset", "11").json
+    assert past == {"total": 11, "results": []}
+    bad = xb("list", "--offset", "-1")
+    assert bad.code == 4 and bad.stderr == "offset must be 0–10,000,000.\n" and not bad.stdout
+    assert xb("list", "--offset", "many").code == 2
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["page"] = structured(await client.call_tool("list", {"limit": 4, "offset": 4}))
+        seen["bad"] = error_text(await client.call_tool("list", {"offset": -1}))
+
+    session(store_dir, body)
+    assert [r["id"] for r in seen["page"]["results"]] == whole[4:8]
+    assert "offset" in seen["bad"]
+
+
 def test_put_with_a_bare_resource_says_to_wrap_it(store_dir: Path) -> None:
     seen: dict[str, Any] = {}
 

@@ -83,15 +83,24 @@ def delete(ctx: click.Context, resource_id: str) -> None:
 )
 @click.option("--since", metavar="TIME", help="Only resources updated at or after TIME (ISO 8601).")
 @click.option("--provider", metavar="P", help="Only resources whose source.provider is P.")
+@click.option(
+    "--offset",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Skip the first N matches: the next page is --offset (previous offset + limit).",
+)
 @common_options
 @click.pass_context
-def list_command(ctx: click.Context, limit: int, since: str | None, provider: str | None) -> None:
+def list_command(
+    ctx: click.Context, limit: int, since: str | None, provider: str | None, offset: int
+) -> None:
     """Browse resources, newest updatedAt first, as brief records. Prints private content.
 
     Each item: id, title, purpose, useWhen, limitations, updatedAt and source
     {provider, url}; "total" counts every match. xbrain get ID shows one in full.
     """
-    emit(open_store(ctx).list(limit=limit, since=since, provider=provider))
+    emit(open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset))
 
 
 @click.command()

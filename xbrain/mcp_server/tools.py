@@ -100,7 +100,8 @@ TOOLS = (
         "List resources",
         "Browse saved resources, newest updatedAt first, as brief records (id, title, "
         "purpose, useWhen, limitations, updatedAt, source provider and url); filter by "
-        "since (a time) or provider. Returns private content.",
+        "since (a time) or provider; offset pages past the first limit. Returns private "
+        "content.",
         "mcp-list-input",
         "list-output",
         read_only=True,
@@ -269,7 +270,10 @@ class Tools:
 
     def _list(self, args: dict[str, Any]) -> dict[str, Any]:
         result: dict[str, Any] = self._store().list(
-            limit=args.get("limit", 20), since=args.get("since"), provider=args.get("provider")
+            limit=args.get("limit", 20),
+            since=args.get("since"),
+            provider=args.get("provider"),
+            offset=args.get("offset", 0),
         )
         return result
 

@@ -110,13 +110,19 @@ class Store(Skills, Entries):
         return adopt(self.core)
 
     def list(
-        self, *, limit: int = 20, since: str | None = None, provider: str | None = None
+        self,
+        *,
+        limit: int = 20,
+        since: str | None = None,
+        provider: str | None = None,
+        offset: int = 0,
     ) -> dict[str, Any]:
-        """Live resources, newest ``updatedAt`` first, as brief records (private content)."""
+        """Live resources, newest ``updatedAt`` first, as brief records (private content);
+        ``offset`` skips that many (a page after the first)."""
         from ..listing import list_resources
 
         with self.core.reading() as view:
-            return list_resources(view, limit=limit, since=since, provider=provider)
+            return list_resources(view, limit=limit, since=since, provider=provider, offset=offset)
 
     # -- history ---------------------------------------------------------------------------
 
