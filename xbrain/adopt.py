@@ -11,10 +11,12 @@ from typing import Any
 
 from . import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from .core import WORKTREE_TEMP, Core, GitStore, read_worktree_file
-from .core.registry import RecordKind, record_kinds, record_path
+from .core.registry import RecordKind, classify, record_kinds, record_path
 from .errors import ConflictError, InvalidInputError, XbrainError
 
 __all__ = ["adopt"]
+
+_NOT_RECORD = "Not a record file; left alone."
 
 
 def adopt(core: Core) -> dict[str, Any]:
@@ -53,7 +55,7 @@ def adopt(core: Core) -> dict[str, Any]:
                 continue
             spec = _kind_of(path)
             if spec is None:
-                rejected.append({"path": path, "error": "Not a record file; left alone."})
+                rejected.append({"path": path, "error": _NOT_RECORD})
                 continue
             if data is None:
                 rejected.append(
@@ -64,11 +66,15 @@ def adopt(core: Core) -> dict[str, Any]:
                 record = spec.parse(data)
                 if spec.path(record["id"]) != path:
                     raise InvalidInputError("File name or folder does not match its id.")
-                deleted = txn.read(record_path("tombstone", record["id"]))
-                if spec.name == "resource" and deleted is not None:
-                    raise InvalidInputError("The resource is deleted; restore it with xbrain put.")
             except XbrainError as exc:
-                rejected.append({"path": path, "error": exc.message})
+                # a stray file among the records (notes.txt) is not a broken record
+                named = classify(path) is not None or path.endswith(".yaml")
+                rejected.append({"path": path, "error": exc.message if named else _NOT_RECORD})
+                continue
+            tombstone = txn.read(record_path("tombstone", record["id"]))
+            if spec.name == "resource" and tombstone is not None:
+                error = "The resource is deleted; restore it with xbrain put."
+                rejected.append({"path": path, "error": error})
                 continue
             txn.put_record(spec.name, record)
             txn.actions.append(("adopt", record["id"], record.get("title")))

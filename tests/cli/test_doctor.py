@@ -270,6 +270,8 @@ def test_adopt_commits_valid_hand_edits_and_reports_invalid(
         second.read_text().replace("url: https://example.com/2", "url: http://insecure.example/")
     )
     (store_dir / "notes.txt").write_text("mine")
+    (store_dir / "resources" / "todo.txt").write_text("x")  # a stray file among records
+    (store_dir / "resources" / "e6" / "misnamed.yaml").write_text("x")
     before = head(store_dir)
     result = xb("adopt")
     assert result.code == 1
@@ -280,6 +282,8 @@ def test_adopt_commits_valid_hand_edits_and_reports_invalid(
         == "Source URLs must use HTTPS without embedded credentials."
     )
     assert "notes.txt" in errors
+    assert errors["resources/todo.txt"] == "Not a record file; left alone."
+    assert errors["resources/e6/misnamed.yaml"] == "Invalid resource/source."  # named like one
     assert head(store_dir) != before
     assert xb("get", ID).json["title"] == "Hand edited: title"
     assert "insecure" in second.read_text()  # the invalid edit is left for the user
