@@ -173,6 +173,35 @@ def test_progressive_recall_levels(xb: Run, tmp_path: Path) -> None:
     assert missing.code == 3
 
 
+def indexed_rows(store: Path) -> dict[str, tuple[int, str]]:
+    """The skill index's documents: slug → (row number, what recall shows of it)."""
+    with contextlib.closing(sqlite3.connect(store / ".git" / "xbrain" / "skills.sqlite")) as db:
+        return {
+            rid: (doc, data) for doc, rid, data in db.execute("SELECT doc, rid, resource FROM docs")
+        }
+
+
+def test_a_draft_beside_a_published_revision_leaves_the_index_row_alone(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Level 0 and Level 1 show the published revision, so saving a new draft of a
+    published skill re-indexes nothing; publishing the draft does."""
+    xb("skill", "save", str(skill_dir(tmp_path, "triage", body="Page the on-call.\n")), "--publish")
+    xb("skill", "save", str(skill_dir(tmp_path, "zeta", body="Something else.\n")))
+    assert xb("skill", "recall", "on-call").code == 0  # builds the skill index
+    before = indexed_rows(store_dir)
+    draft = skill_dir(tmp_path, "triage", body="Page the on-call, then the lead.\n")
+    saved = xb("skill", "save", str(draft)).json
+    assert saved["state"] == "draft"
+    assert indexed_rows(store_dir) == before  # the same row, not removed and re-added
+    xb("skill", "publish", "triage", saved["revision_id"])
+    after = indexed_rows(store_dir)  # re-indexed: a new row (after zeta's) with the new text
+    assert after["triage"][0] > before["zeta"][0] and "then the lead" in after["triage"][1]
+    assert after["zeta"] == before["zeta"]
+    level1 = xb("skill", "recall", "--slug", "triage").json
+    assert level1["revision_id"] == saved["revision_id"] and "the lead" in level1["instructions"]
+
+
 def test_binary_components_come_back_exactly(xb: Run, tmp_path: Path) -> None:
     source = skill_dir(tmp_path)
     blob = bytes(range(256))

@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .fields import field_texts, matches_filters
-from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
+from .rows import (
+    BATCH,
+    DOC_COLUMNS,
+    FIELDS,
+    POSTING_COLUMNS,
+    document_json,
+    document_rows,
+    load_rows,
+)
 from .tokenize import Tokenizer
 
 __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
@@ -172,6 +180,13 @@ class SearchIndex:
             "UPDATE totals SET length = length - ? WHERE field = ?",
             [(length, i) for i, length in enumerate(row[1:])],
         )
+
+    def holds(self, resource: dict[str, Any]) -> bool:
+        """Whether ``resource`` is indexed exactly as it is (re-adding it changes nothing)."""
+        row = self.conn.execute(
+            "SELECT resource FROM docs WHERE rid = ?", (resource["id"],)
+        ).fetchone()
+        return row is not None and row[0] == document_json(resource)
 
     def add(self, resource: dict[str, Any]) -> None:
         """Index (or re-index) one resource (inside a write transaction)."""

@@ -280,7 +280,7 @@ def _apply_changes(
         doc = _document(view, slug)
         if doc is None:
             index.remove(slug)
-        else:
+        elif not index.holds(doc):  # a new draft beside a published revision: unchanged
             index.add(doc)
 
 
