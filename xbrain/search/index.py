@@ -25,15 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .fields import field_texts, matches_filters
-from .rows import (
-    BATCH,
-    DOC_COLUMNS,
-    FIELDS,
-    POSTING_COLUMNS,
-    document_json,
-    document_rows,
-    load_rows,
-)
+from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
 __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
@@ -48,21 +40,16 @@ __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
 # sibling whose short purpose line holds one of them. Coverage counts each matched term
 # by its idf, so a target holding the rare query words and missing a common one keeps
 # most of its score (counting terms alone, a sibling holding only the common ones won),
-# and by how unlikely the document was to hold it anyway ("chance"): a term a share p of
-# documents hold is in a document L tokens long with probability about
-# 1 - (1 - p) ** (L / average length), so a long section matching common words by chance
-# gains little coverage from them, while a short one holding them is credited in full.
+# times the chance (1 - p) ** (L / average length) that a document L tokens long would
+# not hold a term a share p of documents hold: common words a long section matches by
+# chance add little coverage.
 WEIGHTS = (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)
 LENGTH_NORMALIZATION = (0.5, 0.5, 0.5, 0.5, 0.75, 0.9)
 K1 = 0.9
 COORDINATION = 2  # score x coverage ** COORDINATION
-# coverage: "chance" matched idf, each term discounted by the chance the document holds
-# it anyway; "idf" matched / query idf mass; "count" matched / query terms (kept to compare)
-COVER_BY = "chance"
-# documents assumed not to hold any term, beside the real ones, when the share p holding a
-# term is estimated for "chance": in a large store p barely moves; in a small one a term
-# "half the documents" hold (two of four) is not taken for a common word. Checked on
-# stores of 20 and 50 related documents by bench/small_stores.py.
+COVER_BY = "chance"  # or "idf" (no discount) or "count" (matched terms), kept to compare
+# documents assumed to hold no term beside the real ones when p is estimated, so a small
+# store's shares are not overread (bench/small_stores.py: stores of 20 and 50)
 PRIOR_DOCUMENTS = 100
 _LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
 VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
@@ -183,6 +170,8 @@ class SearchIndex:
 
     def holds(self, resource: dict[str, Any]) -> bool:
         """Whether ``resource`` is indexed exactly as it is (re-adding it changes nothing)."""
+        from .rows import document_json
+
         row = self.conn.execute(
             "SELECT resource FROM docs WHERE rid = ?", (resource["id"],)
         ).fetchone()
