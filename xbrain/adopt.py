@@ -55,7 +55,7 @@ def adopt(core: Core) -> dict[str, Any]:
                 continue
             spec = _kind_of(path)
             if spec is None:
-                rejected.append({"path": path, "error": _NOT_RECORD})
+                rejected.append({"path": path, "error": _not_adopted(path)})
                 continue
             if data is None:
                 rejected.append(
@@ -80,6 +80,19 @@ def adopt(core: Core) -> dict[str, Any]:
             txn.actions.append(("adopt", record["id"], record.get("title")))
             adopted.append({"path": path, "id": record["id"]})
     return {"adopted": adopted, "rejected": rejected, "commit": txn.commit_id}
+
+
+def _not_adopted(path: str) -> str:
+    """Why a file that is no record is left alone, and what changes it instead."""
+    kind = classify(path)
+    if kind is None:
+        return _NOT_RECORD
+    repair = "xbrain doctor --repair restores this file; left alone."
+    if kind.startswith("skill"):
+        return f"A skill changes through xbrain skill save (a revision never changes); {repair}"
+    if kind == "marker":
+        return f"Settings change through xbrain config; {repair}"
+    return f"xbrain keeps this file itself; {repair}"
 
 
 def _kind_of(path: str) -> RecordKind | None:

@@ -332,6 +332,35 @@ def test_a_deleted_or_identical_file_is_not_a_hand_edit(
     assert xb("doctor").json["ok"] is True
 
 
+def test_adopt_says_what_changes_a_file_that_is_no_record(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """A hand edit of a skill, the settings or a derived file is left alone, and the
+    rejection names the command that changes it and the repair that restores it."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    (tmp_path / "triage").mkdir()
+    (tmp_path / "triage" / "SKILL.md").write_text(
+        "---\nname: triage\ndescription: Incident triage\n---\nPage the on-call.\n"
+    )
+    xb("skill", "save", str(tmp_path / "triage"))
+    skill_md = next((store_dir / "skills").rglob("SKILL.md"))
+    skill_md.write_text(skill_md.read_text() + "Edited.\n")
+    settings = store_dir / "xbrain.yaml"
+    settings.write_text(settings.read_text() + "# mine\n")
+    summary = store_dir / "index" / "summary.json"
+    summary.write_text(summary.read_text() + "\n")
+    before = head(store_dir)
+    result = xb("adopt")
+    assert result.code == 1 and result.json["adopted"] == [] and head(store_dir) == before
+    errors = {r["path"]: r["error"] for r in result.json["rejected"]}
+    assert errors[str(skill_md.relative_to(store_dir))].startswith(
+        "A skill changes through xbrain skill save"
+    )
+    assert errors["xbrain.yaml"].startswith("Settings change through xbrain config")
+    assert errors["index/summary.json"].startswith("xbrain keeps this file itself")
+    assert all("doctor --repair restores this file" in e for e in errors.values())
+
+
 def test_a_hand_edited_derived_or_settings_file_names_repair_not_adopt(
     xb: Run, store_dir: Path
 ) -> None:
