@@ -20,6 +20,7 @@ __all__ = [
     "UsageError",
     "XbrainError",
     "describe",
+    "no_space",
     "one_line",
 ]
 
@@ -93,6 +94,11 @@ class ProviderError(XbrainError):
     code = "provider"
 
 
+def no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` says the disk (or the user's quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def describe(exc: BaseException) -> tuple[str, int]:
     """The one-line message and exit code a user is shown for ``exc``.
 
@@ -107,7 +113,7 @@ def describe(exc: BaseException) -> tuple[str, int]:
         message, code = "Interrupted.", 130
     elif isinstance(exc, OSError):
         message, code = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if no_space(exc):
             message = f"The disk is full ({message}); free some space, then retry."
     elif type(exc).__module__ == "sqlite3" and type(exc).__name__ == "OperationalError":
         # a derived index under .git/xbrain that cannot be written or read here (a full

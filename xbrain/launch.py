@@ -48,15 +48,12 @@ def _unraisable(report: object) -> None:
     lock file whose flush failed is aborted again when it is collected, fails the same
     way, and "Exception ignored in … _GitFile.__del__" followed with a traceback (the
     leftover lock is cleared by the next write). Every other report is printed."""
-    import errno
     import sys
+
+    from .errors import no_space
 
     exc = getattr(report, "exc_value", None)
     where = getattr(getattr(report, "object", None), "__module__", "") or ""
-    if (
-        isinstance(exc, OSError)
-        and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-        and where.startswith("dulwich.")
-    ):
+    if exc is not None and no_space(exc) and where.startswith("dulwich."):
         return
     sys.__unraisablehook__(report)  # type: ignore[arg-type]

@@ -6,7 +6,6 @@ Everything a remote sends is hostile until the caller has checked it.
 from __future__ import annotations
 
 import contextlib
-import errno
 import mmap
 import os
 import shutil
@@ -27,6 +26,7 @@ from ..errors import (
     InvalidInputError,
     ProviderError,
     XbrainError,
+    no_space,
 )
 from ..redact import redact_url
 from .objects import MAIN, CommitId, config_change, disk_full, private_file, private_umask
@@ -136,7 +136,7 @@ class Transport(Repository):
         except XbrainError:
             raise
         except OSError as exc:
-            if exc.errno == errno.ENOSPC:
+            if no_space(exc):
                 raise disk_full() from None
             raise remote_failure("fetch from", label or url, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
@@ -279,7 +279,7 @@ class Transport(Repository):
         except XbrainError:
             raise
         except OSError as exc:
-            if exc.errno == errno.ENOSPC:
+            if no_space(exc):
                 raise disk_full() from None
             raise remote_failure("push to", location, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes

@@ -7,7 +7,6 @@ under ``.git/xbrain/`` names them until that is done, so a crash is finished lat
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import stat
@@ -22,6 +21,7 @@ from ..errors import (
     ConflictError,
     CorruptStoreError,
     XbrainError,
+    no_space,
 )
 from ..inputs import read_file
 from ..paths import path_problem
@@ -123,7 +123,7 @@ class Worktree(Checkout):
         try:
             self._refresh(commit, paths, fresh)
         except OSError as exc:
-            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            if not no_space(exc):
                 raise
             shown = commit[:12] if commit else "empty"
             if catching_up:

@@ -6,7 +6,6 @@ stale are recorded first, so the next write finishes refreshing them.
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from ..errors import (
     BusyError,
     ConflictError,
     CorruptStoreError,
+    no_space,
 )
 from .objects import DIR_MODE, FILE_MODE, MAIN, CommitId, disk_full, load_object, private_umask
 from .repo import Repository
@@ -143,7 +143,7 @@ class Writer(Repository):
                     Path(os.fsdecode(exc.lockfilename)).unlink(missing_ok=True)
                     store.add_object(obj)
         except OSError as exc:
-            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            if no_space(exc):
                 raise disk_full() from None
             raise
 
@@ -177,7 +177,7 @@ class Writer(Repository):
                         "A git command is updating the store (refs/heads/main.lock); retry, "
                         "or run xbrain doctor --repair if no git command is running."
                     ) from None
-                if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                if no_space(exc):
                     raise disk_full() from None
                 raise
             if not moved:
