@@ -24,10 +24,18 @@ __all__ = [
     "parse_json",
     "read_file",
     "read_json_input",
+    "whole_number",
 ]
 
 MAX_INPUT = 10 * 1024 * 1024
 MAX_DEPTH = 64
+
+
+def whole_number(value: object, low: int, high: int, message: str) -> None:
+    """Refuse (InvalidInputError ``message``) anything but an integer from ``low`` to
+    ``high``; ``True`` is not one."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidInputError(message)
 
 
 def read_file(path: Path, limit: int, too_big: str, *, follow: bool = True) -> bytes:

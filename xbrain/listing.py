@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .core import View
-from .errors import InvalidInputError
+from .inputs import whole_number
 from .kinds import resource as resource_kind
 from .timestamps import parse_timestamp
 
@@ -38,10 +38,8 @@ def list_resources(
 ) -> dict[str, Any]:
     """Live resources, newest first (ties by id), after skipping ``offset`` of them;
     ``total`` counts every match."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise InvalidInputError("limit must be 1–1,000.")
-    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
-        raise InvalidInputError("offset must be 0–10,000,000.")
+    whole_number(limit, 1, 1000, "limit must be 1–1,000.")
+    whole_number(offset, 0, MAX_OFFSET, f"offset must be 0–{MAX_OFFSET:,}.")
     if isinstance(since, str) and len(since) == 10:  # a date: from its start, UTC
         since += "T00:00:00Z"
     floor = parse_timestamp(since, "since") if since is not None else None

@@ -14,6 +14,7 @@ from typing import Any
 from ..core import CommitId, Core, GitStore, View, private_umask
 from ..core.registry import record_kind
 from ..errors import ConflictError, CorruptStoreError, InvalidInputError, NotFoundError, UsageError
+from ..inputs import whole_number
 from ..kinds import entry as _entry  # noqa: F401  (registers the entry kinds)
 from ..kinds import resource as _resource  # noqa: F401  (registers the resource kinds)
 from ..timestamps import later_of
@@ -37,8 +38,7 @@ def _kinds(rid: object) -> Kinds:
 
 def log(core: Core, rid: str | None = None, limit: int = 20) -> dict[str, Any]:
     """Commits (newest first) of the store, or those that changed one resource or entry."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-        raise InvalidInputError("limit must be 1–1,000.")
+    whole_number(limit, 1, 1000, "limit must be 1–1,000.")
     if rid is not None:
         _kinds(rid)
     with core.reading() as view:

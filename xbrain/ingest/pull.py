@@ -15,6 +15,7 @@ from typing import Any
 from ..codec import digest
 from ..core import Core, Transaction
 from ..errors import InvalidInputError, XbrainError
+from ..inputs import whole_number
 from ..kinds import resource as resource_kind
 from ..kinds import tombstone as tombstone_kind
 from ..kinds.model import normalize_resource, resource_id
@@ -140,8 +141,7 @@ def pull(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Pull up to ``max_pages`` pages; ``complete``, ``paused`` or ``failed``."""
-    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or not 1 <= max_pages <= 100:
-        raise InvalidInputError("max-pages must be 1–100.")
+    whole_number(max_pages, 1, 100, "max-pages must be 1–100.")
     totals = {
         "pages": 0,
         "received": 0,

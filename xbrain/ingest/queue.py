@@ -13,6 +13,7 @@ from typing import Any
 from ..codec import digest
 from ..core import Transaction, View
 from ..errors import InvalidInputError, StaleError
+from ..inputs import whole_number
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
 from ..timestamps import later_of
@@ -25,8 +26,7 @@ STALE = "Stale distillation; re-read pending resources before updating."
 
 def pending(view: View | None, limit: int) -> dict[str, Any]:
     """The queue: how many queued resources exist, and the first ``limit`` of them."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 100:
-        raise InvalidInputError("limit must be 1–100.")
+    whole_number(limit, 1, 100, "limit must be 1–100.")
     items: list[dict[str, Any]] = []
     count = 0
     for rid, entry in (get_pending(view) if view is not None else {}).items():

@@ -18,7 +18,7 @@ from ..adapters import Messages, run_adapter
 from ..codec import digest
 from ..credentials import reject_credentials
 from ..errors import InvalidInputError, NotFoundError, ProviderError
-from ..inputs import parse_json, read_file
+from ..inputs import parse_json, read_file, whole_number
 from ..kinds.model import normalize_resource
 from ..text import utf16_length
 from ..timestamps import parse_timestamp
@@ -87,8 +87,7 @@ def load_source_config(file: Path) -> SourceConfig:
     ):
         raise InvalidInputError(SELECT_ERROR)
     timeout = raw.get("timeoutMs", 15_000)
-    if isinstance(timeout, bool) or not isinstance(timeout, int) or not 1000 <= timeout <= 60_000:
-        raise InvalidInputError("Source timeoutMs must be 1,000–60,000.")
+    whole_number(timeout, 1000, 60_000, "Source timeoutMs must be 1,000–60,000.")
     command = raw.get("command")
     if (
         not isinstance(command, list)

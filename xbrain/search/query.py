@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..errors import InvalidInputError, NotFoundError, XbrainError
-from ..inputs import read_file
+from ..inputs import read_file, whole_number
 from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
@@ -55,8 +55,7 @@ def validate_request(
     trimmed = query.strip()
     if (not trimmed and not (domain or feature or style)) or len(trimmed) > MAX_QUERY:
         raise InvalidInputError(REQUEST_ERROR)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 20:
-        raise InvalidInputError(REQUEST_ERROR)
+    whole_number(limit, 1, 20, REQUEST_ERROR)
     return trimmed
 
 

@@ -73,9 +73,9 @@ def recall(
     """Ranked skill descriptors ``{slug, name, description, published, score}``
     (``tokenizer``: a caller's, whose loaded segmenter is reused and left open)."""
     from ..errors import InvalidInputError
+    from ..inputs import whole_number
 
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise InvalidInputError(f"The limit must be 1-{MAX_LIMIT}.")
+    whole_number(limit, 1, MAX_LIMIT, f"The limit must be 1-{MAX_LIMIT}.")
     if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
         raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
     trimmed = query.strip()
