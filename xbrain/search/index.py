@@ -170,12 +170,10 @@ class SearchIndex:
 
     def holds(self, resource: dict[str, Any]) -> bool:
         """Whether ``resource`` is indexed exactly as it is (re-adding it changes nothing)."""
-        from .rows import document_json
-
         row = self.conn.execute(
             "SELECT resource FROM docs WHERE rid = ?", (resource["id"],)
         ).fetchone()
-        return row is not None and row[0] == document_json(resource)
+        return row is not None and json.loads(row[0]) == resource
 
     def add(self, resource: dict[str, Any]) -> None:
         """Index (or re-index) one resource (inside a write transaction)."""

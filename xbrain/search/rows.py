@@ -11,15 +11,7 @@ from typing import Any
 from .fields import design_facets
 from .tokenize import Tokenizer
 
-__all__ = [
-    "BATCH",
-    "DOC_COLUMNS",
-    "FIELDS",
-    "POSTING_COLUMNS",
-    "document_json",
-    "document_rows",
-    "load_rows",
-]
+__all__ = ["BATCH", "DOC_COLUMNS", "FIELDS", "POSTING_COLUMNS", "document_rows", "load_rows"]
 
 FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")  # searched, weighed
 BATCH = 200_000  # postings held in memory during a rebuild before they are written
@@ -34,11 +26,6 @@ POSTING_COLUMNS = "term TEXT NOT NULL, doc INTEGER NOT NULL, " + ", ".join(
 )
 _COLUMNS = ", ".join(f"l{i}" for i in range(len(FIELDS)))
 _PLACES = ", ".join("?" * len(FIELDS))
-
-
-def document_json(resource: dict[str, Any]) -> str:
-    """How a document is kept in the ``docs`` table (and returned by a search)."""
-    return json.dumps(resource, ensure_ascii=False, separators=(",", ":"))
 
 
 def document_rows(
@@ -59,7 +46,7 @@ def document_rows(
             doc,
             resource["id"],
             design_facets(resource),
-            document_json(resource),
+            json.dumps(resource, ensure_ascii=False, separators=(",", ":")),
             *lengths,
         )
     )
