@@ -12,6 +12,7 @@ from __future__ import annotations
 LIGHT = (
     (("recall",), "lightcli", "run_recall"),
     (("search",), "lightcli", "run_search"),
+    (("get",), "lightread", "run_get"),
     (("hook",), "hookcli", "run_hook"),
     (("put",), "lightwrite", "run_put"),
     (("skill", "save"), "lightwrite", "run_skill_save"),

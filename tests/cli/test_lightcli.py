@@ -224,7 +224,7 @@ def test_output_is_utf8_json_whatever_stdout_encoding_python_was_given(
     for args, stdin in (
         (("search", "卡片 留白", "--brief"), None),  # the light path
         (("recall", "-"), "卡片 留白 设计推文"),  # the light path, on stdin
-        (("get", rid), None),  # click's path
+        (("get", rid), None),  # the light read path (the search built the index)
         (("put", str(EXAMPLES / "batch.json")), None),  # the light write path
     ):
         done = xb_proc(*args, input=stdin, env=ascii_env)

@@ -25,6 +25,7 @@ __all__ = [
     "current",
     "damaged",
     "index_meta",
+    "indexed_resource",
     "main_head",
     "open_current",
     "read_query",
@@ -225,6 +226,30 @@ def damaged(path: Path, probe: str) -> bool:
 def index_meta(head: str) -> dict[str, str]:
     """What the search index's ``meta`` holds when it reflects commit ``head``."""
     return {"version": VERSION, "commit": head}
+
+
+def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
+    """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
+    the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
+    never saved, not an id): the full path through git answers, and words, those."""
+    head = main_head(control_dir)
+    if head is None:
+        return None
+    conn = open_current(control_dir / INDEX_FILE, index_meta(head))
+    if conn is None:
+        return None
+    try:
+        row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    if row is None:
+        return None
+    import json
+
+    found: dict[str, Any] = json.loads(row[0])
+    return found
 
 
 def current(

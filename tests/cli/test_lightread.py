@@ -1,0 +1,131 @@
+"""`xbrain get` answered from a current search index: the same bytes as through git."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import EXAMPLES, Result, clicks_reading, make
+from xbrain.cli.records import get as get_command
+from xbrain.kinds.model import resource_id
+from xbrain.lightread import parse_get
+
+Run = Callable[..., Result]
+DESIGNED = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
+CHINESE = "resource_b9fd64f7614d707b8c04d4f72a7e57d656097ea1aac5bd09e377372def162b89"
+
+
+def loaded(store_dir: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``xbrain ARGV --store STORE`` as a fresh process: the result, the modules it
+    imported."""
+    command = [sys.executable, "-X", "importtime", "-m", "xbrain", *argv, "--store", str(store_dir)]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    return proc, imported
+
+
+def index_files(store_dir: Path) -> list[Path]:
+    return sorted((store_dir / ".git" / "xbrain").glob("search.sqlite*"))
+
+
+def test_get_from_a_current_index_prints_what_git_holds(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """English, Chinese and a resource with a design analysis: the light path's bytes are
+    the full path's, and it loads neither git nor YAML code nor click."""
+    assert xb_proc("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    assert xb_proc("analyze", str(EXAMPLES / "analysis.json")).code == 0
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    plain = make("plain", title="Plain", savedReason="the user asked")
+    assert xb_proc("put", json_file(plain)).code == 0
+    ids = [DESIGNED, CHINESE, resource_id("web", "plain")]
+    through_git = {rid: xb_proc("get", rid) for rid in ids}  # no index yet: git
+    assert all(r.code == 0 for r in through_git.values())
+    assert "design" in through_git[DESIGNED].json
+    assert xb_proc("search", "dialog").code == 0  # builds the index
+    for rid in ids:
+        proc, imported = loaded(store_dir, "get", rid)
+        assert (proc.returncode, proc.stdout) == (0, through_git[rid].stdout)
+        assert not imported & {"dulwich", "ruamel", "click"}, rid
+    with_option = xb_proc("get", f"--store={store_dir}", DESIGNED)
+    assert with_option.stdout == through_git[DESIGNED].stdout
+
+
+def test_get_after_a_write_reads_the_new_revision(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """Every write keeps the index at main, so the fast answer is never an old one."""
+    assert xb_proc("put", json_file(make("r", title="First"))).code == 0
+    assert xb_proc("search", "first").code == 0
+    rid = resource_id("web", "r")
+    assert xb_proc("get", rid).json["title"] == "First"
+    newer = make("r", title="Second", updatedAt="2026-10-09T00:00:00.000Z")
+    assert xb_proc("put", json_file(newer)).code == 0
+    proc, imported = loaded(store_dir, "get", rid)
+    assert '"title": "Second"' in proc.stdout and "dulwich" not in imported
+
+
+def test_a_deleted_or_unknown_id_is_worded_by_git(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    assert xb_proc("put", json_file(make("gone"))).code == 0
+    assert xb_proc("search", "dialog").code == 0
+    rid = resource_id("web", "gone")
+    assert xb_proc("delete", rid).code == 0
+    deleted = xb_proc("get", rid)
+    assert deleted.code == 3 and "bring it back with xbrain restore" in deleted.stderr
+    for wrong in ("resource_" + "0" * 64, "nonsense", "-"):
+        result = xb_proc("get", wrong)
+        assert (result.code, result.stdout) == (3, ""), wrong
+        assert result.stderr == "Resource not found.\n"
+
+
+def test_a_stale_or_damaged_index_is_passed_by(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """An index that reflects another commit, or is not SQLite at all, is not read: git
+    answers, with the current revision."""
+    assert xb_proc("put", json_file(make("r", title="Indexed"))).code == 0
+    assert xb_proc("search", "indexed").code == 0
+    rid = resource_id("web", "r")
+    expected = xb_proc("get", rid).stdout
+    (index,) = [p for p in index_files(store_dir) if p.name == "search.sqlite"]
+    import sqlite3
+
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'commit'", ("0" * 40,))
+        conn.execute('UPDATE docs SET resource = \'{"title": "stale"}\'')
+    conn.close()
+    proc, imported = loaded(store_dir, "get", rid)
+    assert (proc.returncode, proc.stdout) == (0, expected)
+    assert "dulwich" in imported  # the full path answered
+    for path in index_files(store_dir):
+        path.unlink()
+    index.write_bytes(b"not a database" * 100)
+    assert xb_proc("get", rid).stdout == expected
+
+
+TOKENS = ["-", "", "resource_x", "entry_y", "--store", "/tmp/a", "/tmp/b/", "--store=/tmp/c"]
+TOKENS += ["--wait", "1", "--agent", "me", "--traceback", "--help", "--", "-x", "--store="]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(TOKENS), max_size=5))
+def test_the_light_get_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_get(argv)
+    if light is None:
+        return  # click parses it (and says what is wrong), as it always did
+    theirs = clicks_reading(get_command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert theirs["resource_id"] == light["query"]
+    assert not any(theirs[aside] for aside in ("wait", "agent", "traceback"))
+    if "store" in light:
+        assert theirs["store"] == str(Path(light["store"]))
+    else:
+        assert theirs["store"] is None
