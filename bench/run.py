@@ -210,6 +210,7 @@ def core_rows(root: Path, small: Path, large: Path, runs: int) -> list[Row]:
         rows.append((f"put 1 into {label} (update)", timed(cmd, runs, newer), "≤ 10x floor"))
     rid = resource_id("bench", "item-7")
     rows.append(("get from 10,000", timed(xbrain("get", rid, "--store", str(large)), runs), ""))
+    rows.append(("list 20 of 10,000", timed(console("list", "--store", str(large)), runs), ""))
     rows.append(("status of 10,000", timed(xbrain("status", "--store", str(large)), runs), ""))
 
     batch = root / "batch.json"

@@ -13,6 +13,7 @@ LIGHT = (
     (("recall",), "lightcli", "run_recall"),
     (("search",), "lightcli", "run_search"),
     (("get",), "lightread", "run_get"),
+    (("list",), "lightread", "run_list"),
     (("hook",), "hookcli", "run_hook"),
     (("put",), "lightwrite", "run_put"),
     (("skill", "save"), "lightwrite", "run_skill_save"),

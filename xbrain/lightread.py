@@ -1,25 +1,54 @@
-"""``xbrain get`` without click, git or YAML: the read an agent makes after a search.
+"""``xbrain get`` and ``xbrain list`` without click, git or YAML: what an agent reads
+after a search.
 
-A search's brief results send the agent to ``xbrain get ID`` for the whole resource. The
-search index holds every live resource as it stands at the commit it reflects, so when
-that commit is ``main`` right now (every write keeps it so) the resource comes from the
-index, as a search's results do. Anything else — options this does not parse, a store
-without a current index, an id the index does not hold (deleted, never saved, not a
-resource id) — goes to the click command, which reads git and words every error.
+A search's brief results send the agent to ``xbrain get ID`` for the whole resource, and
+``xbrain list`` browses the newest ones. The search index holds every live resource as
+it stands at the commit it reflects, so when that commit is ``main`` right now (every
+write keeps it so) both come from the index, as a search's results do. Anything else —
+options this does not parse, a request the command refuses, a store without a current
+index, an id the index does not hold (deleted, never saved, not a resource id) — goes to
+the click command, which reads git and words every error.
 """
 
 from __future__ import annotations
 
 from .lightcli import default_store_path, parse_plain, print_document, store_location
 
-__all__ = ["parse_get", "run_get"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+__all__ = ["parse_get", "parse_list", "run_get", "run_list"]
+
+_STORE = {"--store": ("store", store_location)}
+_LIST_VALUES: dict[str, tuple[str, Any]] = {
+    "--limit": ("limit", int),
+    "--since": ("since", str),
+    "--provider": ("provider", str),
+    "--offset": ("offset", int),
+    **_STORE,
+}
 
 
 def parse_get(args: list[str]) -> dict[str, str] | None:
     """``xbrain get ARGS`` as ``{"query": ID, "store": …}`` (ID and ``--store`` in their
     plain forms), or None when click should parse them."""
-    found = parse_plain(args, {"--store": ("store", store_location)}, {}, query=True)
+    found = parse_plain(args, _STORE, {}, query=True)
     return None if found is None or "query" not in found else found
+
+
+def parse_list(args: list[str]) -> dict[str, Any] | None:
+    """``xbrain list ARGS``' options in their plain forms, or None when click should
+    parse them (any argument, ``--help``, a global option but ``--store``)."""
+    found = parse_plain(args, _LIST_VALUES, {}, query=True)
+    return None if found is None or "query" in found else found
+
+
+def _control_dir(found: dict[str, Any]) -> Path:
+    from pathlib import Path
+
+    return Path(found.pop("store") if "store" in found else default_store_path()) / ".git"
 
 
 def run_get(args: list[str]) -> int | None:
@@ -27,13 +56,32 @@ def run_get(args: list[str]) -> int | None:
     found = parse_get(args)
     if found is None:
         return None
-    store = found["store"] if "store" in found else default_store_path()
-    from pathlib import Path
-
     from .search.query import indexed_resource
 
     try:
-        resource = indexed_resource(Path(store) / ".git", found["query"])
+        resource = indexed_resource(_control_dir(found), found["query"])
     except (OSError, ValueError):  # a path the system refuses: the click command says so
         return None
     return None if resource is None else print_document(resource)
+
+
+def run_list(args: list[str]) -> int | None:
+    """Run ``xbrain list ARGS`` if the index can answer: the exit code, or None."""
+    found = parse_list(args)
+    if found is None:
+        return None
+    from .errors import XbrainError
+    from .listing import brief_record, list_floor
+    from .search.query import indexed_listing
+
+    limit, offset = found.get("limit", 20), found.get("offset", 0)
+    provider = found.get("provider")
+    try:
+        floor = list_floor(limit, found.get("since"), offset)
+        listed = indexed_listing(_control_dir(found), floor, provider, offset, limit)
+    except (XbrainError, OSError, ValueError):  # the click command refuses it, in its words
+        return None
+    if listed is None:
+        return None
+    total, page = listed
+    return print_document({"total": total, "results": [brief_record(r) for r in page]})

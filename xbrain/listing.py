@@ -6,14 +6,15 @@ and opens only the records it returns (or, with a provider filter, those it chec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .core import View
 from .inputs import whole_number
-from .kinds import resource as resource_kind
 from .timestamps import parse_timestamp
 
-__all__ = ["BRIEF_FIELDS", "brief_record", "list_resources"]
+if TYPE_CHECKING:  # a listing from the search index (lightread) loads no git code
+    from .core import View
+
+__all__ = ["BRIEF_FIELDS", "brief_record", "list_floor", "list_resources"]
 
 BRIEF_FIELDS = ("id", "title", "purpose", "useWhen", "limitations", "updatedAt")
 
@@ -28,6 +29,15 @@ def brief_record(resource: dict[str, Any]) -> dict[str, Any]:
 MAX_OFFSET = 10_000_000
 
 
+def list_floor(limit: int, since: str | None, offset: int) -> str | None:
+    """Check a listing's request; the normalized ``since`` (a date is its start, UTC)."""
+    whole_number(limit, 1, 1000, "limit must be 1–1,000.")
+    whole_number(offset, 0, MAX_OFFSET, f"offset must be 0–{MAX_OFFSET:,}.")
+    if isinstance(since, str) and len(since) == 10:
+        since += "T00:00:00Z"
+    return parse_timestamp(since, "since") if since is not None else None
+
+
 def list_resources(
     view: View | None,
     *,
@@ -38,11 +48,9 @@ def list_resources(
 ) -> dict[str, Any]:
     """Live resources, newest first (ties by id), after skipping ``offset`` of them;
     ``total`` counts every match."""
-    whole_number(limit, 1, 1000, "limit must be 1–1,000.")
-    whole_number(offset, 0, MAX_OFFSET, f"offset must be 0–{MAX_OFFSET:,}.")
-    if isinstance(since, str) and len(since) == 10:  # a date: from its start, UTC
-        since += "T00:00:00Z"
-    floor = parse_timestamp(since, "since") if since is not None else None
+    from .kinds import resource as resource_kind
+
+    floor = list_floor(limit, since, offset)
     if view is None:
         return {"total": 0, "results": []}
     view.require_derived()  # a listing from a catalog that is gone would be empty

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,10 +13,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, clicks_reading, make
+from tests.conftest import EXAMPLES, Result, clicks_reading, make, run_entry
 from xbrain.cli.records import get as get_command
+from xbrain.cli.records import list_command
 from xbrain.kinds.model import resource_id
-from xbrain.lightread import parse_get
+from xbrain.lightread import parse_get, parse_list
 
 Run = Callable[..., Result]
 DESIGNED = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
@@ -129,3 +132,86 @@ def test_the_light_get_reads_only_what_click_reads_the_same(argv: list[str]) -> 
         assert theirs["store"] == str(Path(light["store"]))
     else:
         assert theirs["store"] is None
+
+
+def listed_store(xb_proc: Run, json_file: Callable[[Any], str]) -> None:
+    """Nine resources from three providers; equal updatedAt values, so ties by id count."""
+    items = []
+    for i in range(9):
+        item = make(f"n{i}", title=f"Note {i}", updatedAt=f"2026-10-0{1 + i % 3}T00:00:00.000Z")
+        item["source"]["provider"] = ("web", "x", "github")[i % 3]
+        items.append(item)
+    assert xb_proc("put", json_file(items)).code == 0
+    assert xb_proc("delete", resource_id("web", "n3")).code == 0
+    assert xb_proc("search", "note").code == 0  # builds the index
+
+
+LISTINGS = [
+    [],
+    ["--limit", "3"],
+    ["--limit=2", "--offset", "3"],
+    ["--offset", "7"],
+    ["--offset", "50"],
+    ["--since", "2026-10-02"],
+    ["--since", "2026-10-02T00:00:00Z", "--provider", "x"],
+    ["--provider", "github", "--limit", "1", "--offset", "1"],
+    ["--provider=nobody"],
+    ["--limit", "0"],
+    ["--offset", "-1"],
+    ["--since", "yesterday"],
+]
+
+
+def test_list_from_a_current_index_prints_what_git_holds(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """Order (newest first, ties by id), totals, pages, filters and refusals: the light
+    path's bytes and exit code are click's through git, and it loads no git code."""
+    listed_store(xb_proc, json_file)
+    for argv in LISTINGS:
+        through_git = run_entry(["--store", str(store_dir), "list", *argv], light=False)
+        proc, imported = loaded(store_dir, "list", *argv)
+        assert (proc.returncode, proc.stdout) == through_git[:2], argv
+        if proc.returncode == 0:
+            assert not imported & {"dulwich", "ruamel", "click"}, argv
+        else:
+            assert proc.stderr.splitlines()[-1] == through_git[2].strip(), argv
+    first = json.loads(loaded(store_dir, "list")[0].stdout)
+    assert first["total"] == 8
+    assert [r["id"] for r in first["results"][:3]] == sorted(
+        [resource_id(p, f"n{i}") for p, i in (("github", 2), ("github", 5), ("github", 8))],
+        reverse=True,
+    )
+
+
+def test_list_passes_a_stale_index_by(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    listed_store(xb_proc, json_file)
+    expected = xb_proc("list").stdout
+    (index,) = [p for p in index_files(store_dir) if p.name == "search.sqlite"]
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'commit'", ("0" * 40,))
+        conn.execute("DELETE FROM docs")
+    conn.close()
+    proc, imported = loaded(store_dir, "list")
+    assert (proc.returncode, proc.stdout) == (0, expected) and "dulwich" in imported
+
+
+LIST_TOKENS = ["--limit", "3", "x", "--limit=2", "--offset", "-1", "--since", "2026-10-02"]
+LIST_TOKENS += ["--provider", "web", "--provider=", "--store", "/tmp/a", "--wait", "--help", ""]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(LIST_TOKENS), max_size=6))
+def test_the_light_list_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    light = parse_list(argv)
+    if light is None:
+        return
+    theirs = clicks_reading(list_command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    assert not any(theirs[aside] for aside in ("wait", "agent", "traceback"))
+    store = light.pop("store", None)
+    assert theirs.pop("store") == (None if store is None else str(Path(store)))
+    defaults = {"limit": 20, "offset": 0, "since": None, "provider": None}
+    assert {**defaults, **light} == {key: theirs[key] for key in defaults}

@@ -10,8 +10,9 @@ returns None and ``run.search_store`` takes the full path through git.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from ..errors import InvalidInputError, NotFoundError, XbrainError
 from ..inputs import read_file, whole_number
@@ -25,6 +26,7 @@ __all__ = [
     "current",
     "damaged",
     "index_meta",
+    "indexed_listing",
     "indexed_resource",
     "main_head",
     "open_current",
@@ -36,6 +38,7 @@ GUIDANCE = (
     "Check applicability, limitations and freshness. Cite original source URLs only when "
     "used. No relevant match means no recommendation."
 )
+_T = TypeVar("_T")
 MAX_QUERY = 2000
 REQUEST_ERROR = "Use a query or design filter (max 2,000 characters), and limit 1–20."
 INDEX_FILE = Path("xbrain") / "search.sqlite"
@@ -228,10 +231,9 @@ def index_meta(head: str) -> dict[str, str]:
     return {"version": VERSION, "commit": head}
 
 
-def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
-    """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
-    the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
-    never saved, not an id): the full path through git answers, and words, those."""
+def _read_current(control_dir: Path, read: Callable[[sqlite3.Connection], _T]) -> _T | None:
+    """``read(conn)`` on an index that reflects ``main`` right now (inside one read
+    snapshot), else None."""
     head = main_head(control_dir)
     if head is None:
         return None
@@ -239,16 +241,58 @@ def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
     if conn is None:
         return None
     try:
-        row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
-    except sqlite3.Error:
+        return read(conn)
+    except sqlite3.Error:  # damaged, or an SQLite without JSON functions
         return None
     finally:
         conn.close()
-    if row is None:
+
+
+def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
+    """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
+    the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
+    never saved, not an id): the full path through git answers, and words, those."""
+
+    def read(conn: sqlite3.Connection) -> Any:
+        return conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+
+    row = _read_current(control_dir, read)
+    return None if row is None else _resource(row[0])
+
+
+_LIVE = """FROM docs WHERE (?1 IS NULL OR json_extract(resource, '$.updatedAt') >= ?1)
+AND (?2 IS NULL OR json_extract(resource, '$.source.provider') = ?2)"""
+
+
+def indexed_listing(
+    control_dir: Path, floor: str | None, provider: str | None, offset: int, limit: int
+) -> tuple[int, list[dict[str, Any]]] | None:
+    """``xbrain list`` from an index that reflects ``main`` right now: how many live
+    resources were updated at or after ``floor`` (and come from ``provider``), and the
+    page of them, newest first, ties by id (the catalog's order); None when the index
+    cannot say."""
+
+    def read(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
+        total = conn.execute(f"SELECT COUNT(*) {_LIVE}", (floor, provider)).fetchone()[0]
+        ids = conn.execute(  # the order sorts ids, not whole resources
+            f"SELECT rid {_LIVE} ORDER BY json_extract(resource, '$.updatedAt') DESC, "
+            "rid DESC LIMIT ?3 OFFSET ?4",
+            (floor, provider, limit, offset),
+        ).fetchall()
+        one = "SELECT resource FROM docs WHERE rid = ?"
+        return total, [conn.execute(one, rid).fetchone() for rid in ids]
+
+    found = _read_current(control_dir, read)
+    if found is None:
         return None
+    total, page = found
+    return total, [_resource(text) for (text,) in page]
+
+
+def _resource(text: str) -> dict[str, Any]:
     import json
 
-    found: dict[str, Any] = json.loads(row[0])
+    found: dict[str, Any] = json.loads(text)
     return found
 
 
