@@ -60,7 +60,7 @@ def main() -> None:
     margins: list[list[float]] = [[] for _ in configs]
     labels: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-tune-") as tmp:
-        for corpus_name, language in itertools.product(("man", "catalog"), ("en", "zh")):
+        for corpus_name, language in itertools.product(suite.available(), ("en", "zh")):
             tokenizer = Tokenizer(Path(tmp))
             try:
                 ids, constructions = suite.prepare(
