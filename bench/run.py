@@ -639,7 +639,7 @@ def main() -> None:
     if not quality:
         return
     print(
-        "\nRetrieval quality (bench/suite.py: two corpora x two languages x three query "
+        "\nRetrieval quality (bench/suite.py: three corpora x two languages x three query "
         "constructions; choose on dev, never on test)\n"
     )
     print(suite.table(quality))
