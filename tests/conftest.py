@@ -229,6 +229,20 @@ def clicks_reading(command: Any, argv: list[str]) -> dict[str, Any] | None:
     }
 
 
+def light_and_click(light: dict[str, Any] | None, command: Any, argv: list[str]) -> Any:
+    """Where a light parser took ``argv`` (``light`` not None): click's reading of it
+    (which must accept it) without the common options no light path takes — ``--wait``,
+    ``--agent``, ``--traceback`` (asserted absent) — and with the store as a path string.
+    None when the light parser left ``argv`` to click."""
+    if light is None:
+        return None
+    theirs = clicks_reading(command, argv)
+    assert theirs is not None, f"light accepted {argv} that click refuses"
+    for aside in ("wait", "agent", "traceback"):
+        assert not theirs.pop(aside), (aside, argv)
+    return theirs
+
+
 def meaningful(params: dict[str, Any]) -> dict[str, Any]:
     """The parameters that were given: None and False left out."""
     return {key: value for key, value in params.items() if value not in (None, False)}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, clicks_reading, meaningful, run_entry
+from tests.conftest import EXAMPLES, Result, light_and_click, meaningful, run_entry
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
 from xbrain.lightcli import _user_dir, parse_recall, parse_search
@@ -60,13 +60,10 @@ TOKENS = [
 @given(st.lists(st.sampled_from(TOKENS), max_size=7))
 def test_the_light_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_recall(argv)
-    if light is None:
+    theirs = light_and_click(light, recall_command, argv)
+    if theirs is None:
         return  # click parses it (and says what is wrong), as it always did
-    theirs = clicks_reading(recall_command, argv)
-    assert theirs is not None, f"light accepted {argv} that click refuses"
     assert theirs.pop("source") == "-"
-    for aside in ("wait", "agent", "traceback"):  # recall's light path takes none of them
-        assert not theirs.pop(aside)
     expected, mine = meaningful(theirs), meaningful(light)
     expected["only"] = tuple(expected.get("only", ()))
     mine["only"] = tuple(mine.get("only", ()))
@@ -155,11 +152,9 @@ SEARCH_TOKENS = [
 @given(st.lists(st.sampled_from(SEARCH_TOKENS), max_size=6))
 def test_the_light_search_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_search(argv)
-    if light is None:
-        return
-    theirs = clicks_reading(search_command, argv)
-    assert theirs is not None, f"light accepted {argv} that click refuses"
-    assert meaningful(theirs) == {"limit": 5, **meaningful(light)}
+    theirs = light_and_click(light, search_command, argv)
+    if theirs is not None:
+        assert meaningful(theirs) == {"limit": 5, **meaningful(light)}
 
 
 def test_search_through_both_paths_is_the_same(xb: Run, store_dir: Path) -> None:

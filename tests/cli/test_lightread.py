@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, clicks_reading, make, run_entry
+from tests.conftest import EXAMPLES, Result, light_and_click, make, run_entry
 from xbrain.cli.records import get as get_command
 from xbrain.cli.records import list_command
 from xbrain.kinds.model import resource_id
@@ -122,16 +122,14 @@ TOKENS += ["--wait", "1", "--agent", "me", "--traceback", "--help", "--", "-x", 
 @given(st.lists(st.sampled_from(TOKENS), max_size=5))
 def test_the_light_get_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_get(argv)
+    theirs = light_and_click(light, get_command, argv)
     if light is None:
         return  # click parses it (and says what is wrong), as it always did
-    theirs = clicks_reading(get_command, argv)
-    assert theirs is not None, f"light accepted {argv} that click refuses"
-    assert theirs["resource_id"] == light["query"]
-    assert not any(theirs[aside] for aside in ("wait", "agent", "traceback"))
-    if "store" in light:
-        assert theirs["store"] == str(Path(light["store"]))
-    else:
-        assert theirs["store"] is None
+    store = light.get("store")
+    assert theirs == {
+        "resource_id": light["query"],
+        "store": None if store is None else str(Path(store)),
+    }
 
 
 def listed_store(xb_proc: Run, json_file: Callable[[Any], str]) -> None:
@@ -206,12 +204,9 @@ LIST_TOKENS += ["--provider", "web", "--provider=", "--store", "/tmp/a", "--wait
 @given(st.lists(st.sampled_from(LIST_TOKENS), max_size=6))
 def test_the_light_list_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_list(argv)
+    theirs = light_and_click(light, list_command, argv)
     if light is None:
         return
-    theirs = clicks_reading(list_command, argv)
-    assert theirs is not None, f"light accepted {argv} that click refuses"
-    assert not any(theirs[aside] for aside in ("wait", "agent", "traceback"))
     store = light.pop("store", None)
-    assert theirs.pop("store") == (None if store is None else str(Path(store)))
     defaults = {"limit": 20, "offset": 0, "since": None, "provider": None}
-    assert {**defaults, **light} == {key: theirs[key] for key in defaults}
+    assert theirs == {**defaults, **light, "store": None if store is None else str(Path(store))}
