@@ -70,18 +70,14 @@ def run_list(args: list[str]) -> int | None:
     found = parse_list(args)
     if found is None:
         return None
+    from functools import partial
+
     from .errors import XbrainError
-    from .listing import brief_record, list_floor
+    from .listing import from_index
     from .search.query import indexed_listing
 
-    limit, offset = found.get("limit", 20), found.get("offset", 0)
-    provider = found.get("provider")
     try:
-        floor = list_floor(limit, found.get("since"), offset)
-        listed = indexed_listing(_control_dir(found), floor, provider, offset, limit)
+        listed = from_index(partial(indexed_listing, _control_dir(found)), **found)
     except (XbrainError, OSError, ValueError):  # the click command refuses it, in its words
         return None
-    if listed is None:
-        return None
-    total, page = listed
-    return print_document({"total": total, "results": [brief_record(r) for r in page]})
+    return None if listed is None else print_document(listed)

@@ -6,6 +6,7 @@ and opens only the records it returns (or, with a provider filter, those it chec
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .inputs import whole_number
@@ -14,7 +15,7 @@ from .timestamps import parse_timestamp
 if TYPE_CHECKING:  # a listing from the search index (lightread) loads no git code
     from .core import View
 
-__all__ = ["BRIEF_FIELDS", "brief_record", "list_floor", "list_resources"]
+__all__ = ["BRIEF_FIELDS", "Page", "brief_record", "from_index", "list_floor", "list_resources"]
 
 BRIEF_FIELDS = ("id", "title", "purpose", "useWhen", "limitations", "updatedAt")
 
@@ -36,6 +37,27 @@ def list_floor(limit: int, since: str | None, offset: int) -> str | None:
     if isinstance(since, str) and len(since) == 10:
         since += "T00:00:00Z"
     return parse_timestamp(since, "since") if since is not None else None
+
+
+# (floor, provider, offset, limit) → (total, that page of resources), None: cannot say
+Page = Callable[[str | None, str | None, int, int], tuple[int, list[dict[str, Any]]] | None]
+
+
+def from_index(
+    page: Page,
+    *,
+    limit: int = 20,
+    since: str | None = None,
+    provider: str | None = None,
+    offset: int = 0,
+) -> dict[str, Any] | None:
+    """The listing as a derived index holds it (the search index, when it reflects
+    ``main``: ``search.query.indexed_listing``), or None when ``page`` cannot say."""
+    found = page(list_floor(limit, since, offset), provider, offset, limit)
+    if found is None:
+        return None
+    total, resources = found
+    return {"total": total, "results": [brief_record(r) for r in resources]}
 
 
 def list_resources(

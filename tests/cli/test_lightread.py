@@ -210,3 +210,25 @@ def test_the_light_list_reads_only_what_click_reads_the_same(argv: list[str]) ->
     store = light.pop("store", None)
     defaults = {"limit": 20, "offset": 0, "since": None, "provider": None}
     assert theirs == {**defaults, **light, "store": None if store is None else str(Path(store))}
+
+
+def test_the_store_lists_from_a_current_index(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path, monkeypatch: Any
+) -> None:
+    """A warm process (the MCP server, xbrain serve) lists from the index as well: the
+    catalog and the records in git are not read while the index reflects main."""
+    from xbrain import listing
+    from xbrain.store import Store
+
+    listed_store(xb_proc, json_file)
+    expected = {argv: xb_proc("list", *argv).json for argv in [(), ("--provider", "x")]}
+
+    def through_git(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("listed through git")
+
+    monkeypatch.setattr(listing, "list_resources", through_git)
+    store = Store(store_dir)
+    assert store.list() == expected[()]
+    assert store.list(provider="x") == expected[("--provider", "x")]
+    assert xb_proc("delete", resource_id("x", "n1")).code == 0  # the index follows the write
+    assert store.list(provider="x")["total"] == expected[("--provider", "x")]["total"] - 1

@@ -118,9 +118,18 @@ class Store(Skills, Entries):
         offset: int = 0,
     ) -> dict[str, Any]:
         """Live resources, newest ``updatedAt`` first, as brief records (private content);
-        ``offset`` skips that many (a page after the first)."""
-        from ..listing import list_resources
+        ``offset`` skips that many (a page after the first). From the search index when
+        it reflects ``main`` (a warm MCP server: ≈ 100 ms → ≈ 20 ms, with a provider
+        ≈ 2.5 s → ≈ 25 ms on 10,000), else from the catalog and the records in git."""
+        from functools import partial
 
+        from ..listing import from_index, list_resources
+        from ..search.query import indexed_listing
+
+        page = partial(indexed_listing, self.core.path / ".git")
+        listed = from_index(page, limit=limit, since=since, provider=provider, offset=offset)
+        if listed is not None:
+            return listed
         with self.core.reading() as view:
             return list_resources(view, limit=limit, since=since, provider=provider, offset=offset)
 
