@@ -77,7 +77,8 @@ def run_list(args: list[str]) -> int | None:
     from .search.query import indexed_listing
 
     try:
-        listed = from_index(partial(indexed_listing, _control_dir(found)), **found)
+        control = _control_dir(found)  # takes "store" out: the rest is the request
+        listed = from_index(partial(indexed_listing, control), **found)
     except (XbrainError, OSError, ValueError):  # the click command refuses it, in its words
         return None
     return None if listed is None else print_document(listed)
