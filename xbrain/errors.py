@@ -127,6 +127,12 @@ def describe(exc: BaseException) -> tuple[str, int]:
             f"Text that the {encoding} encoding of this locale cannot hold (a file name?); "
             "run xbrain with a UTF-8 locale, e.g. LANG=C.UTF-8."
         )
+        if encoding.replace("-", "").lower() == "utf8":  # the locale is not the cause
+            # bytes that are no UTF-8 (an argument or a file name in another encoding)
+            # reach Python as lone surrogates, which no UTF-8 text can hold
+            message = (
+                "Text that is not valid UTF-8 (an argument or a file name?); give it in UTF-8."
+            )
         code = 1
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
