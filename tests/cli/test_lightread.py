@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,24 +115,6 @@ def test_a_stale_or_damaged_index_is_passed_by(
     assert xb_proc("get", rid).stdout == expected
 
 
-TOKENS = ["-", "", "resource_x", "entry_y", "--store", "/tmp/a", "/tmp/b/", "--store=/tmp/c"]
-TOKENS += ["--wait", "1", "--agent", "me", "--traceback", "--help", "--", "-x", "--store="]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=5))
-def test_the_light_get_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
-    light = parse_get(argv)
-    theirs = light_and_click(light, get_command, argv)
-    if light is None:
-        return  # click parses it (and says what is wrong), as it always did
-    store = light.get("store")
-    assert theirs == {
-        "resource_id": light["query"],
-        "store": None if store is None else str(Path(store)),
-    }
-
-
 def listed_store(xb_proc: Run, json_file: Callable[[Any], str]) -> None:
     """Nine resources from three providers; equal updatedAt values, so ties by id count."""
     items = []
@@ -196,20 +179,42 @@ def test_list_passes_a_stale_index_by(
     assert (proc.returncode, proc.stdout) == (0, expected) and "dulwich" in imported
 
 
-LIST_TOKENS = ["--limit", "3", "x", "--limit=2", "--offset", "-1", "--since", "2026-10-02"]
-LIST_TOKENS += ["--provider", "web", "--provider=", "--store", "/tmp/a", "--wait", "--help", ""]
+# Each command's arguments as units — a whole option with its value, an argument — and
+# loose tokens, so that well-formed command lines are drawn often and broken ones too.
+READERS: dict[str, tuple[Any, Any, list[str], Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    "get": (
+        parse_get,
+        get_command,
+        ["-", "", "resource_x", "entry_y", "/tmp/b/", "--store=/tmp/c", "--", "-x", "--store="],
+        lambda light: {"resource_id": light["query"]},
+    ),
+    "list": (
+        parse_list,
+        list_command,
+        [
+            *("--limit 3", "--limit=2", "--limit x", "--offset -1", "--offset 4"),
+            *("--since 2026-10-02", "--provider web", "--provider=", "--provider", "x", ""),
+        ],
+        lambda light: {"limit": 20, "offset": 0, "since": None, "provider": None, **light},
+    ),
+}
+COMMON = ["--store /tmp/a", "--wait 1", "--agent me", "--traceback", "--help", "--store", "1"]
 
 
+@pytest.mark.parametrize("command", sorted(READERS))
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(LIST_TOKENS), max_size=6))
-def test_the_light_list_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
-    light = parse_list(argv)
-    theirs = light_and_click(light, list_command, argv)
+@given(data=st.data())
+def test_the_light_reads_read_only_what_click_reads_the_same(command: str, data: Any) -> None:
+    """Whatever the light get and list take, click takes and reads the same."""
+    parse, click_command, units, expected = READERS[command]
+    drawn = data.draw(st.lists(st.sampled_from(units + COMMON), max_size=4))
+    argv = [token for unit in drawn for token in (unit.split(" ") if unit else [unit])]
+    light = parse(argv)
+    theirs = light_and_click(light, click_command, argv)
     if light is None:
-        return
+        return  # click parses it (and says what is wrong), as it always did
     store = light.pop("store", None)
-    defaults = {"limit": 20, "offset": 0, "since": None, "provider": None}
-    assert theirs == {**defaults, **light, "store": None if store is None else str(Path(store))}
+    assert theirs == {**expected(light), "store": None if store is None else str(Path(store))}
 
 
 def test_the_store_lists_from_a_current_index(
