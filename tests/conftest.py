@@ -229,6 +229,25 @@ def clicks_reading(command: Any, argv: list[str]) -> dict[str, Any] | None:
     }
 
 
+def command_lines(units: list[str], loose: list[str], max_size: int = 5) -> Any:
+    """A Hypothesis strategy of command lines. Half are made of ``units`` alone — each a
+    whole option with its value (``"--top-k 3"``) or an argument — so that well-formed
+    lines, which a light parser takes, come up often; the other half mix in ``loose``
+    tokens (an option without its value, a bad value, ``--help``), which break them."""
+    from hypothesis import strategies as st
+
+    def flat(drawn: list[str]) -> list[str]:
+        return [token for unit in drawn for token in (unit.split(" ") if unit else [""])]
+
+    well_formed = st.lists(st.sampled_from(units), max_size=max_size)
+    mixed = st.lists(st.sampled_from(units + loose), max_size=max_size)
+    return st.one_of(well_formed, mixed).map(flat)
+
+
+# the common options every command takes, which no light path reads but --store
+COMMON_UNITS = ["--store /tmp/somewhere", "--wait 1", "--agent me", "--traceback"]
+
+
 def light_and_click(light: dict[str, Any] | None, command: Any, argv: list[str]) -> Any:
     """Where a light parser took ``argv`` (``light`` not None): click's reading of it
     (which must accept it) without the common options no light path takes — ``--wait``,

@@ -11,9 +11,16 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, light_and_click, meaningful, run_entry
+from tests.conftest import (
+    COMMON_UNITS,
+    EXAMPLES,
+    Result,
+    command_lines,
+    light_and_click,
+    meaningful,
+    run_entry,
+)
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
 from xbrain.lightcli import _user_dir, parse_recall, parse_search
@@ -56,8 +63,14 @@ TOKENS = [
 ]
 
 
+RECALL_UNITS = [
+    *("--top-k 3", "--threshold 0.4", "--budget 900", "--scoring absolute", "--only rule"),
+    *("--only skill", "--project Acme/App", "--session s-1", "--include-retired", "-"),
+]
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(TOKENS), max_size=7))
+@given(command_lines(RECALL_UNITS + COMMON_UNITS, TOKENS, max_size=7))
 def test_the_light_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
     light = parse_recall(argv)
     theirs = light_and_click(light, recall_command, argv)
@@ -148,9 +161,13 @@ SEARCH_TOKENS = [
 ]
 
 
+SEARCH_UNITS = ["--limit 3", "--brief", "--mode hybrid", "--domain web-ui", "--style x"]
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(SEARCH_TOKENS), max_size=6))
+@given(command_lines(SEARCH_UNITS + COMMON_UNITS, SEARCH_TOKENS, max_size=6))
 def test_the_light_search_parser_reads_only_what_click_reads_the_same(argv: list[str]) -> None:
+    argv = ["dialog", *argv]  # the query; a second one, or none, is among the loose tokens
     light = parse_search(argv)
     theirs = light_and_click(light, search_command, argv)
     if theirs is not None:

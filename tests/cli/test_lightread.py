@@ -14,7 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, Result, light_and_click, make, run_entry
+from tests.conftest import (
+    COMMON_UNITS,
+    EXAMPLES,
+    Result,
+    command_lines,
+    light_and_click,
+    make,
+    run_entry,
+)
 from xbrain.cli.records import get as get_command
 from xbrain.cli.records import list_command
 from xbrain.kinds.model import resource_id
@@ -198,7 +206,6 @@ READERS: dict[str, tuple[Any, Any, list[str], Callable[[dict[str, Any]], dict[st
         lambda light: {"limit": 20, "offset": 0, "since": None, "provider": None, **light},
     ),
 }
-COMMON = ["--store /tmp/a", "--wait 1", "--agent me", "--traceback", "--help", "--store", "1"]
 
 
 @pytest.mark.parametrize("command", sorted(READERS))
@@ -207,8 +214,7 @@ COMMON = ["--store /tmp/a", "--wait 1", "--agent me", "--traceback", "--help", "
 def test_the_light_reads_read_only_what_click_reads_the_same(command: str, data: Any) -> None:
     """Whatever the light get and list take, click takes and reads the same."""
     parse, click_command, units, expected = READERS[command]
-    drawn = data.draw(st.lists(st.sampled_from(units + COMMON), max_size=4))
-    argv = [token for unit in drawn for token in (unit.split(" ") if unit else [unit])]
+    argv = data.draw(command_lines(units + COMMON_UNITS, ["--store", "1", "--help"], max_size=4))
     light = parse(argv)
     theirs = light_and_click(light, click_command, argv)
     if light is None:

@@ -13,9 +13,8 @@ from typing import Any
 import click
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLES, clicks_reading, meaningful, run_entry
+from tests.conftest import EXAMPLES, clicks_reading, command_lines, meaningful, run_entry
 from xbrain.cli import top_help
 from xbrain.cli.helptext import source
 from xbrain.cli.records import put as put_command
@@ -62,11 +61,15 @@ def light_form(params: dict[str, Any] | None) -> dict[str, Any] | None:
     return meaningful(found)
 
 
+WRITE_UNITS = ["--store /tmp/somewhere", "--wait 1.5", "--wait=2", "--agent bot", "--traceback"]
+WRITE_UNITS += ["--publish", "--expect-revision rev_1"]
+
+
 @pytest.mark.parametrize(
     ("parse", "command"), [(parse_put, put_command), (parse_skill_save, save_command)]
 )
 @settings(max_examples=400, deadline=None)
-@given(argv=st.lists(st.sampled_from(TOKENS), max_size=7))
+@given(argv=command_lines(WRITE_UNITS, TOKENS, max_size=6).map(lambda argv: ["a.json", *argv]))
 def test_the_light_write_parsers_read_only_what_click_reads_the_same(
     parse: Callable[[list[str]], dict[str, Any] | None], command: click.Command, argv: list[str]
 ) -> None:
