@@ -26,10 +26,12 @@ __all__ = [
     "current",
     "damaged",
     "index_meta",
+    "indexed_document",
     "indexed_listing",
     "indexed_resource",
     "main_head",
     "open_current",
+    "read_current",
     "read_query",
     "validate_request",
 ]
@@ -231,13 +233,19 @@ def index_meta(head: str) -> dict[str, str]:
     return {"version": VERSION, "commit": head}
 
 
-def _read_current(control_dir: Path, read: Callable[[sqlite3.Connection], _T]) -> _T | None:
-    """``read(conn)`` on an index that reflects ``main`` right now (inside one read
-    snapshot), else None."""
+def read_current(
+    control_dir: Path,
+    file: Path,
+    meta: Callable[[str], dict[str, str]],
+    read: Callable[[sqlite3.Connection], _T],
+) -> _T | None:
+    """``read(conn)`` on the derived database ``file`` under ``control_dir`` when its
+    ``meta`` is ``meta(main)`` right now (inside one read snapshot), else None: no
+    ``main``, no database, another commit, or damaged (SQLite fails)."""
     head = main_head(control_dir)
     if head is None:
         return None
-    conn = open_current(control_dir / INDEX_FILE, index_meta(head))
+    conn = open_current(control_dir / file, meta(head))
     if conn is None:
         return None
     try:
@@ -248,16 +256,24 @@ def _read_current(control_dir: Path, read: Callable[[sqlite3.Connection], _T]) -
         conn.close()
 
 
-def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
-    """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
-    the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
-    never saved, not an id): the full path through git answers, and words, those."""
+def indexed_document(
+    control_dir: Path, file: Path, meta: Callable[[str], dict[str, str]], rid: str
+) -> dict[str, Any] | None:
+    """Document ``rid`` of a search index (resources, or skills) that reflects ``main``
+    right now; None when the index cannot say or holds no such document."""
 
     def read(conn: sqlite3.Connection) -> Any:
         return conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
 
-    row = _read_current(control_dir, read)
-    return None if row is None else _resource(row[0])
+    row = read_current(control_dir, file, meta, read)
+    return None if row is None else _document(row[0])
+
+
+def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
+    """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
+    the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
+    never saved, not an id): the full path through git answers, and words, those."""
+    return indexed_document(control_dir, INDEX_FILE, index_meta, rid)
 
 
 _LIVE = """FROM docs WHERE (?1 IS NULL OR json_extract(resource, '$.updatedAt') >= ?1)
@@ -282,14 +298,14 @@ def indexed_listing(
         one = "SELECT resource FROM docs WHERE rid = ?"
         return total, [conn.execute(one, rid).fetchone() for rid in ids]
 
-    found = _read_current(control_dir, read)
+    found = read_current(control_dir, INDEX_FILE, index_meta, read)
     if found is None:
         return None
     total, page = found
-    return total, [_resource(text) for (text,) in page]
+    return total, [_document(text) for (text,) in page]
 
 
-def _resource(text: str) -> dict[str, Any]:
+def _document(text: str) -> dict[str, Any]:
     import json
 
     found: dict[str, Any] = json.loads(text)

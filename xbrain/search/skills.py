@@ -20,7 +20,7 @@ from typing import Any
 
 from ..sqlitefiles import remove_database
 from .index import VERSION, SearchIndex
-from .query import MAX_QUERY, main_head, open_current
+from .query import MAX_QUERY, indexed_document, main_head
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -127,20 +127,9 @@ def _fast(
 
 def _indexed(control: Path, slug: str) -> dict[str, Any] | None:
     """A skill's indexed document when the index reflects ``main`` now, else None."""
-    head = main_head(control)
-    if head is None or not SLUG.fullmatch(slug):
+    if not SLUG.fullmatch(slug):
         return None
-    conn = open_current(control / SKILL_INDEX, skill_index_meta(head))
-    if conn is None:
-        return None
-    try:
-        row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (slug,)).fetchone()
-        found: dict[str, Any] | None = None if row is None else json.loads(row[0])
-        return found
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
+    return indexed_document(control, SKILL_INDEX, skill_index_meta, slug)
 
 
 def level1(store_dir: Path, slug: str) -> dict[str, Any] | None:
