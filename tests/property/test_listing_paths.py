@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import make
-from xbrain.listing import list_resources
-from xbrain.search.query import indexed_resource
+from xbrain.listing import from_index, list_resources
+from xbrain.search.query import indexed_listing
 from xbrain.store import Store
 
 PROVIDERS = ["web", "x", "github"]
@@ -56,9 +57,11 @@ def test_the_index_lists_what_git_lists(
         if deleted:
             store.delete(result["id"])
     store.search("note")  # builds the index, which every later write keeps current
-    control = store.core.path / ".git"
-    assert indexed_resource(control, results[0]["id"]) is not None or items[0][2]
+    from_the_index = partial(indexed_listing, store.core.path / ".git")
     for request in asked:
         with store.core.reading() as view:
             through_git = list_resources(view, **request)
+        listed = from_index(from_the_index, **request)
+        assert listed is not None, "the index did not answer: git would be compared with git"
+        assert listed == through_git, request
         assert store.list(**request) == through_git, request
