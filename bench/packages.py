@@ -14,6 +14,7 @@ those are the siblings.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from pathlib import Path
@@ -59,6 +60,7 @@ def paragraphs(lines: list[str]) -> list[str]:
     return [" ".join(p) for p in out if p]
 
 
+@functools.cache  # a suite run asks three times (is it here, then each language): ≈ 0.5 s
 def descriptions() -> list[tuple[str, list[str], list[str]]]:
     """(package, English lines, Chinese lines) for every package described in both."""
     english, chinese = _read("en"), _read("zh")
