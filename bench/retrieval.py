@@ -27,7 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from xbrain.search.index import WEIGHTS, field_texts, required_matches
+from xbrain.search.fields import field_texts
+from xbrain.search.ranking import WEIGHTS, required_matches
 from xbrain.search.tokenize import Tokenizer
 
 TERMS_PER_QUERY = 3

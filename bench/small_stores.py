@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
 from retrieval import Baselines
 
-from xbrain.search import index as search_index
+from xbrain.search import ranking as search_ranking
 from xbrain.search.index import SearchIndex
 from xbrain.search.tokenize import Tokenizer
 
@@ -45,14 +45,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
 @contextmanager
 def ranking(settings: dict[str, Any]) -> Iterator[None]:
     """xbrain's ranking with some module constants replaced for the block."""
-    kept = {name: getattr(search_index, name) for name in settings}
+    kept = {name: getattr(search_ranking, name) for name in settings}
     for name, value in settings.items():
-        setattr(search_index, name, value)
+        setattr(search_ranking, name, value)
     try:
         yield
     finally:
         for name, value in kept.items():
-            setattr(search_index, name, value)
+            setattr(search_ranking, name, value)
 
 
 def first_hit(top: list[str], wanted: str) -> int:

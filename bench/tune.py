@@ -4,7 +4,7 @@ For every combination in the grid, xbrain's Recall@5 and MRR@5 are compared with
 BM25 (35 % coverage rule) in each dev row (corpus × language × construction). A ranking
 must hold up everywhere, so configurations are ordered by their worst margin over BM25
 across rows and metrics, then by their mean margin. The parameters are read by
-``SearchIndex.search`` at query time, so one index per corpus serves the whole grid.
+the ranking at query time, so one index per corpus serves the whole grid.
 
 Run ``python bench/tune.py [--queries N]``; it prints the best configurations.
 """
@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
 
-from xbrain.search import index as search_index
+from xbrain.search import ranking as search_ranking
 from xbrain.search.tokenize import Tokenizer
 
-# The grid: each name is a module constant of xbrain.search.index, each list the values to
+# The grid: each name is a module constant of xbrain.search.ranking, each list the values to
 # try. Field weights keep the SPEC's order (design/title/purpose/useWhen > summary > text).
 GRID: dict[str, list[Any]] = {
     "WEIGHTS": [(1.25, 1.25, 1.25, 1.25, 1.1, 1.0), (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)],
@@ -36,7 +36,11 @@ GRID: dict[str, list[Any]] = {
     # chance: matched idf discounted by the chance of holding the term anyway (shipped);
     # idf and count: the earlier coverages, kept to compare
     "COVER_BY": ["chance", "idf", "count"],
+    # the stemmed ranking's weight beside the exact one (0: exact terms only)
+    "STEM_BLEND": [0.0, 1.0],
 }
+# --grid stems: the shipped parameters with these blends of the stemmed ranking
+STEM_BLENDS = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0]
 
 Config = dict[str, Any]
 
@@ -47,16 +51,19 @@ def grid() -> list[Config]:
 
 def current() -> Config:
     """The parameters the product ships with."""
-    return {name: getattr(search_index, name) for name in GRID}
+    return {name: getattr(search_ranking, name) for name in GRID}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--queries", type=int, default=400)
     parser.add_argument("--show", type=int, default=10)
-    parser.add_argument("--grid", choices=("full", "current"), default="full")
+    parser.add_argument("--grid", choices=("full", "current", "stems"), default="full")
     args = parser.parse_args()
-    configs = grid() if args.grid == "full" else [current()]
+    if args.grid == "stems":
+        configs = [{**current(), "STEM_BLEND": blend} for blend in STEM_BLENDS]
+    else:
+        configs = grid() if args.grid == "full" else [current()]
     margins: list[list[float]] = [[] for _ in configs]
     labels: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-tune-") as tmp:
@@ -73,7 +80,7 @@ def main() -> None:
                     labels += [f"{row} R@5", f"{row} MRR@5"]
                     for n, config in enumerate(configs):
                         for name, value in config.items():
-                            setattr(search_index, name, value)
+                            setattr(search_ranking, name, value)
                         _, r5, mrr, _ = suite.score(ranked_by["xbrain"], ids, dev)
                         margins[n] += [r5 - base_r5, mrr - base_mrr]
                     print(f"{corpus_name} {language} {construction}: done", file=sys.stderr)

@@ -448,3 +448,39 @@ def test_a_damaged_telemetry_database_is_said_reported_and_cleared(
     database.write_bytes(b"garbage" * 1000)
     assert seeded("telemetry", "--clear").json == {"enabled": True, "cleared": 0}
     assert seeded("telemetry").json == {"enabled": True, "entries": []}
+
+
+def test_other_forms_of_an_english_word_are_found(
+    xb: Run, xb_proc: Run, json_file: Callable[[Any], str]
+) -> None:
+    """A query word finds the other forms of its English stem (``sorted`` → ``sorting``,
+    ``directories`` → ``directory``), and the document with the words as asked ranks
+    first; in a fresh process (the index's fast path) as in-process."""
+    xb("put", json_file(make("forms", title="Sorting a directory listing", text="by time")))
+    xb("put", json_file(make("exact", title="Sorted directories list", text="by time")))
+    xb("put", json_file(make("other", title="Keyboard shortcuts", text="focus order")))
+    forms, exact = resource_id("web", "forms"), resource_id("web", "exact")
+    for run in (xb, xb_proc):
+        found = run("search", "sorted directories list")
+        assert hits(found) == [exact, forms]
+        assert [r["matched"] for r in found.json["results"]] == [
+            ["sorted", "directories", "list"]
+        ] * 2
+        assert set(hits(run("search", "listings"))) == {exact, forms}
+    assert hits(xb("search", "sorters")) == []  # a word of its own stem: "sorter"
+
+
+def test_an_index_of_an_older_layout_is_rebuilt(seeded: Run, store_dir: Path) -> None:
+    """An index written by a version before stems (layout "2": no stems table) is not
+    read as it is: the next search builds it again, with the stems."""
+    assert hits(seeded("search", "dialogs")) == [FIXTURE_ID]  # "dialog" in its title
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as conn:
+        conn.execute("DROP TABLE stems")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+    assert seeded("doctor").json["ok"] is True  # an older layout is not damage
+    assert hits(seeded("search", "dialogs")) == [FIXTURE_ID]
+    with contextlib.closing(sqlite3.connect(index)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() != ("2",)
+        assert ("dialog", "dialogs") in conn.execute("SELECT stem, term FROM stems").fetchall()
+        assert conn.execute("SELECT COUNT(*) FROM stems").fetchone()[0] > 0

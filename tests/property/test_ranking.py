@@ -1,4 +1,5 @@
-"""Hypothesis: the SQL ranking equals a direct BM25F computation, pruning included."""
+"""Hypothesis: the SQL ranking equals a direct BM25F computation, pruning and English
+stems included."""
 
 from __future__ import annotations
 
@@ -13,20 +14,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xbrain.search import index as search_index
-from xbrain.search.index import (
-    COORDINATION,
-    K1,
-    LENGTH_NORMALIZATION,
-    PRIOR_DOCUMENTS,
-    WEIGHTS,
-    SearchIndex,
-    field_texts,
-    required_matches,
-)
+from xbrain.search import ranking
+from xbrain.search.index import SearchIndex, field_texts, required_matches
+from xbrain.search.ranking import K1, LENGTH_NORMALIZATION, PRIOR_DOCUMENTS, WEIGHTS
 from xbrain.search.tokenize import Tokenizer
 
-VOCABULARY = ["alpha", "beta", "gamma", "delta", "omega", "zeta", "kappa", "sigma"]
+# words with other forms of one stem (sort/sorts/sorted/sorting, happy/happiness,
+# list/listing), words without, Chinese and a dotted term, which have none
+VOCABULARY = [
+    "alpha",
+    "beta",
+    "sort",
+    "sorts",
+    "sorted",
+    "sorting",
+    "happy",
+    "happiness",
+    "list",
+    "listing",
+    "目录",
+    "x.y",
+]
 words = st.lists(st.sampled_from(VOCABULARY), max_size=12).map(" ".join)
 documents = st.lists(st.tuples(words, words, words, words), min_size=1, max_size=12)
 queries = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=6, unique=True)
@@ -55,73 +63,115 @@ def resource(i: int, title: str, purpose: str, summary: str, text: str) -> dict[
     }
 
 
+def english_stem(term: str) -> str:
+    """Snowball's English stem of a lowercase word, else the term (computed here with
+    PyStemmer directly, not through the product's table)."""
+    import Stemmer
+
+    if not (term.isascii() and term.isalpha()):
+        return term
+    return str(Stemmer.Stemmer("english").stemWord(term))
+
+
 def reference(
-    docs: list[dict[str, Any]], terms: list[str], tokenizer: Tokenizer, cover_by: str
-) -> list[tuple[str, float]]:
+    docs: list[dict[str, Any]],
+    terms: list[str],
+    tokenizer: Tokenizer,
+    cover_by: str,
+    blend: float,
+) -> list[tuple[str, float, list[int]]]:
+    """(id, score, matched positions) of every qualifying document, best first: the exact
+    ranking and the stemmed one (each query term standing for every indexed form of its
+    stem), blended."""
     counts = [[tokenizer.counts(t) for t in field_texts(d)] for d in docs]
+    vocabulary = {term for c in counts for field in c for term in field}
+    forms = [
+        [term]
+        if not blend
+        else [term, *(t for t in vocabulary if t != term and english_stem(t) == english_stem(term))]
+        for term in terms
+    ]
     n = len(docs)
     averages = [sum(sum(c[f].values()) for c in counts) / n or 1.0 for f in range(len(WEIGHTS))]
-    idf = {
-        term: math.log(1 + (n - df + 0.5) / (df + 0.5))
-        for term in terms
-        for df in [sum(1 for c in counts if any(term in f for f in c))]
-    }
-    frequency = {term: sum(1 for c in counts if any(term in f for f in c)) for term in terms}
     average_length = sum(sum(sum(f.values()) for f in c) for c in counts) / n
+
+    def leg(pos: int, fields: list[Any], wanted: list[str]) -> tuple[float, float]:
+        """The (pseudo-frequency, document frequency) of the forms ``wanted``."""
+        x = sum(
+            w * sum(f[form] for form in wanted) / (1 - b + b * sum(f.values()) / avg)
+            for w, b, avg, f in zip(WEIGHTS, LENGTH_NORMALIZATION, averages, fields, strict=True)
+        )
+        df = sum(1 for c in counts if any(form in f for f in c for form in wanted))
+        return x, df
+
     scored = []
     for doc, fields in zip(docs, counts, strict=True):
-        score, matched, matched_idf = 0.0, 0, 0.0
         length = sum(sum(f.values()) for f in fields)
-        for term in terms:
-            x = sum(
-                w * f[term] / (1 - b + b * sum(f.values()) / avg)
-                for w, b, avg, f in zip(
-                    WEIGHTS, LENGTH_NORMALIZATION, averages, fields, strict=True
-                )
-            )
-            if x > 0:
-                matched += 1
-                # the chance a document this long holds the term anyway: a share p of
-                # documents (beside PRIOR_DOCUMENTS holding nothing) per average length
-                held = 1 - frequency[term] / (n + PRIOR_DOCUMENTS)
-                unlikely = held ** (length / average_length) if cover_by == "chance" else 1.0
-                matched_idf += idf[term] * max(unlikely, 1e-12)
-                score += idf[term] * x / (K1 + x)
-        if cover_by in ("idf", "chance"):  # each term counts by its idf (discounted)
-            score *= (matched_idf / sum(idf.values())) ** COORDINATION
-        else:
-            score *= (matched / len(terms)) ** COORDINATION
-        if matched >= required_matches(len(terms)) and score > 0:
-            scored.append((doc["id"], score))
+        legs, matched = [], []
+        for stemmed in (False, True):
+            score, covered, whole, hits = 0.0, 0.0, 0.0, 0
+            for pos, term in enumerate(terms):
+                x, df = leg(pos, fields, forms[pos] if stemmed else [term])
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                whole += idf
+                if x > 0:
+                    hits += 1
+                    if stemmed:
+                        matched.append(pos)
+                    # the chance a document this long holds the term anyway: a share p of
+                    # documents (beside PRIOR_DOCUMENTS holding nothing) per average length
+                    held = 1 - df / (n + PRIOR_DOCUMENTS)
+                    unlikely = held ** (length / average_length) if cover_by == "chance" else 1.0
+                    covered += idf * max(unlikely, 1e-12)
+                    score += idf * x / (K1 + x)
+            if cover_by in ("idf", "chance"):  # each term counts by its idf (discounted)
+                score *= (covered / whole) ** ranking.COORDINATION
+            else:
+                score *= (hits / len(terms)) ** ranking.COORDINATION
+            legs.append(score)
+        score = (legs[0] + blend * legs[1]) / (1 + blend)
+        if len(matched) >= required_matches(len(terms)) and score > 0:
+            scored.append((doc["id"], score, matched))
     scored.sort(key=lambda item: (-round(item[1], 9), item[0]))
     return scored
 
 
-@settings(max_examples=80)
-@given(documents, queries, st.integers(1, 20), st.sampled_from(["chance", "idf", "count"]))
+@settings(max_examples=200)
+@given(
+    documents,
+    queries,
+    st.integers(1, 20),
+    st.sampled_from(["chance", "idf", "count"]),
+    st.sampled_from([ranking.STEM_BLEND, 0.0, 0.5]),
+    st.sampled_from([ranking.FIRST, 1, 3]),
+)
 def test_sql_ranking_matches_reference(
     tokenizer: Tokenizer,
     corpus: list[tuple[str, str, str, str]],
     terms: list[str],
     limit: int,
     cover_by: str,
+    blend: float,
+    first: int,
 ) -> None:
-    """The shipped coverage (by idf, discounted by chance) and the tuner's alternatives
-    (by idf alone, by count) alike."""
+    """The shipped ranking (coverage by idf discounted by chance, stems blended in) and
+    the tuner's alternatives (coverage by idf alone or by count; other blends, none);
+    with a first look at one or a few documents, pruning by score (MaxScore) is at work
+    in these small stores too, and must not change what ranks."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    shipped = search_index.COVER_BY
-    search_index.COVER_BY = cover_by
+    shipped = ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST
+    ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST = cover_by, blend, first
     try:
         with SearchIndex(":memory:", tokenizer) as index:
             index.rebuild(iter(docs), f"c{next(counter)}")
             hits = index.search(terms, limit)
     finally:
-        search_index.COVER_BY = shipped
-    expected = reference(docs, terms, tokenizer, cover_by)[:limit]
-    assert [hit.rid for hit in hits] == [rid for rid, _ in expected]
-    for hit, (_, score) in zip(hits, expected, strict=True):
+        ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST = shipped
+    expected = reference(docs, terms, tokenizer, cover_by, blend)[:limit]
+    assert [hit.rid for hit in hits] == [rid for rid, _, _ in expected]
+    for hit, (_, score, matched) in zip(hits, expected, strict=True):
         assert hit.score == pytest.approx(score, rel=1e-9)
-        assert list(hit.matched) == sorted(hit.matched)
+        assert list(hit.matched) == matched
 
 
 def test_a_term_every_document_holds_still_finds_them(tokenizer: Tokenizer) -> None:
@@ -163,3 +213,32 @@ def test_sqlite_without_math_functions_ranks_the_same(
         index.rebuild(iter(docs), "fallback")
         fallback = index.search(["alpha", "gamma", "omega"], 10)
     assert native and [(h.rid, h.score) for h in fallback] == [(h.rid, h.score) for h in native]
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(st.tuples(words, words, words, words), min_size=8, max_size=40),
+    st.lists(st.sampled_from(VOCABULARY), min_size=2, max_size=6, unique=True),
+    st.integers(1, 4),
+    st.sampled_from([1, 2, 6]),
+)
+def test_pruning_by_score_keeps_every_top_hit(
+    tokenizer: Tokenizer,
+    corpus: list[tuple[str, str, str, str]],
+    terms: list[str],
+    limit: int,
+    first: int,
+) -> None:
+    """More documents than results, a first look at very few: MaxScore skips documents
+    that cannot reach the results, and never one that can (ties included)."""
+    docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
+    shipped = ranking.FIRST
+    ranking.FIRST = first
+    try:
+        with SearchIndex(":memory:", tokenizer) as index:
+            index.rebuild(iter(docs), f"c{next(counter)}")
+            hits = index.search(terms, limit)
+    finally:
+        ranking.FIRST = shipped
+    expected = reference(docs, terms, tokenizer, ranking.COVER_BY, ranking.STEM_BLEND)[:limit]
+    assert [(hit.rid, list(hit.matched)) for hit in hits] == [(r, m) for r, _, m in expected]

@@ -5,14 +5,8 @@ it is built from committed resources, records the commit it reflects, and is bro
 to date (incrementally, from the tree diff) or rebuilt whenever that commit is not the
 one being searched. A write updates it in the same locked transaction as its commit.
 
-Ranking is BM25F over the original's fields, weighed in its order but gently (analyzed
-design labels, title, purpose and useWhen most, summary less, text least; limitations,
-ids and URLs are not searched): each field's term frequency is length-normalized,
-weighted and summed into one pseudo-frequency per term, then saturated with ``k1`` and
-multiplied by the term's IDF; the sum is scaled by the squared coverage — the share of
-the query's IDF the document matched, each term discounted by the chance that a document
-of its length holds that term anyway. The SQL does the arithmetic so only the top hits
-reach Python.
+Beside the postings it keeps each English term's Snowball stem (``stems.py``). How a
+query is ranked over them is ``ranking.py``.
 """
 
 from __future__ import annotations
@@ -24,36 +18,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from . import ranking, stems
 from .fields import field_texts, matches_filters
+from .ranking import required_matches
 from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
-__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts"]
+__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "required_matches"]
 
-# The original's order (design labels, title, purpose, useWhen most; summary less; text
-# least), but gentle. Chosen on the dev half of bench/suite.py (two corpora, two
-# languages, three ways of asking) by bench/tune.py, which ranks a grid by the worst
-# margin over plain BM25 across all dev rows: steeper weights (4/2/1, the old choice made
-# on one kind of query) lost to BM25 on queries worded like a description. Short fields
-# barely length-normalized, long text strongly; a low k1 (0.9), so one frequent term
-# saturates early; and a coverage factor so a document holding the query's terms beats a
-# sibling whose short purpose line holds one of them. Coverage counts each matched term
-# by its idf, so a target holding the rare query words and missing a common one keeps
-# most of its score (counting terms alone, a sibling holding only the common ones won),
-# times the chance (1 - p) ** (L / average length) that a document L tokens long would
-# not hold a term a share p of documents hold: common words a long section matches by
-# chance add little coverage.
-WEIGHTS = (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)
-LENGTH_NORMALIZATION = (0.5, 0.5, 0.5, 0.5, 0.75, 0.9)
-K1 = 0.9
-COORDINATION = 2  # score x coverage ** COORDINATION
-COVER_BY = "chance"  # or "idf" (no discount) or "count" (matched terms), kept to compare
-# documents assumed to hold no term beside the real ones when p is estimated, so a small
-# store's shares are not overread (bench/small_stores.py: stores of 20 and 50)
-PRIOR_DOCUMENTS = 100
-_LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
-VERSION = "2"  # bump when tokenization or the stored layout changes: forces a rebuild
-COVERAGE = 0.35
+VERSION = "3"  # bump when tokenization or the stored layout changes: forces a rebuild
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -61,6 +34,7 @@ CREATE TABLE IF NOT EXISTS docs ({DOC_COLUMNS});
 CREATE TABLE IF NOT EXISTS postings ({POSTING_COLUMNS}, PRIMARY KEY (term, doc)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc);
 CREATE TABLE IF NOT EXISTS totals (field INTEGER PRIMARY KEY, length INTEGER NOT NULL);
+{stems.SCHEMA};
 """
 
 
@@ -71,18 +45,6 @@ class Hit(NamedTuple):
     score: float
     matched: tuple[int, ...]
     resource: dict[str, Any]
-
-
-def _chance(frequency: int, documents: int, average_length: float) -> float:
-    """The log of (1 - p) per token of a document (p: the share of documents holding the
-    term, with ``PRIOR_DOCUMENTS``): a matched term counts by ``exp(this × document
-    length)``, the chance an average-rate document that long would not hold it."""
-    return math.log(1 - frequency / (documents + PRIOR_DOCUMENTS)) / (average_length or 1.0)
-
-
-def required_matches(count: int) -> int:
-    """The fewest matched terms with ``matched / count >= 0.35`` (as the original computes)."""
-    return next(m for m in range(count + 1) if m / count >= COVERAGE)
 
 
 class SearchIndex:
@@ -133,7 +95,7 @@ class SearchIndex:
     def reset(self) -> None:
         """Drop everything and start an empty index."""
         with self.write():
-            for table in ("meta", "docs", "postings", "totals"):
+            for table in ("meta", "docs", "postings", "totals", "stems"):
                 self.conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -184,6 +146,7 @@ class SearchIndex:
         docs: list[tuple[Any, ...]] = []
         postings: list[list[Any]] = []
         lengths = document_rows(self.tokenizer, self.fields, resource, doc, False, docs, postings)
+        stems.record(self.conn, [row[0] for row in postings])
         load_rows(self.conn, docs, postings, staged="postings")
         self.conn.executemany(
             "UPDATE totals SET length = length + ? WHERE field = ?",
@@ -250,6 +213,7 @@ class SearchIndex:
         self.conn.execute("PRAGMA threads = 0")
         self.conn.execute("DROP TABLE temp.staged")
         self.conn.execute("CREATE INDEX postings_doc ON postings (doc)")
+        stems.record_indexed(self.conn)
         self.conn.executemany(
             "UPDATE totals SET length = ? WHERE field = ?",
             [(length, i) for i, length in enumerate(totals)],
@@ -303,68 +267,11 @@ class SearchIndex:
         total_docs = self.count()
         if total_docs == 0 or candidates == []:
             return []
-        totals = dict(self.conn.execute("SELECT field, length FROM totals").fetchall())
-        frequencies = [
-            self.conn.execute("SELECT COUNT(*) FROM postings WHERE term = ?", (t,)).fetchone()[0]
-            for t in terms
-        ]
-        idfs = [math.log(1 + (total_docs - df + 0.5) / (df + 0.5)) for df in frequencies]
-        need = required_matches(len(terms))
-        # Exact pruning by the coverage rule: a document matching none of the
-        # (len - need + 1) rarest terms matches at most need - 1 terms, so only documents
-        # in the rarest terms' postings can qualify. Common terms are then scored for
-        # those documents only.
-        rarest = sorted(range(len(terms)), key=lambda i: frequencies[i])[: len(terms) - need + 1]
-        parts, params = [], []
-        for i, (weight, b) in enumerate(zip(WEIGHTS, LENGTH_NORMALIZATION, strict=True)):
-            average = totals.get(i, 0) / total_docs or 1.0
-            parts.append(f"? * p.f{i} / (? + ? * d.l{i})")
-            params += [weight, 1.0 - b, b / average]
-        query_values = ", ".join("(?, ?, ?, ?)" for _ in terms)
-        average_length = sum(totals.values()) / total_docs
-        chances = [_chance(df, total_docs, average_length) for df in frequencies]
-        query_params = [
-            value
-            for pos, term in enumerate(terms)
-            for value in (pos, term, idfs[pos], chances[pos])
-        ]
-        restrict = (
-            " AND p.doc IN (SELECT doc FROM postings WHERE term IN "
-            f"({', '.join('?' * len(rarest))}))"
-        )
-        if candidates is not None:
-            restrict += f" AND p.doc IN ({', '.join('?' * len(candidates))})"
-        length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
-        cover = {  # what one matched term adds to the document's coverage
-            "count": "1.0",
-            "idf": "q.idf",
-            "chance": f"q.idf * max(exp(q.chance * ({length})), {_LEAST_CHANCE})",
-        }[COVER_BY]
-        sql = (
-            f"WITH q(pos, term, idf, chance) AS (VALUES {query_values}) "
-            "SELECT s.rid, SUM(s.idf * s.x / (s.x + ?)) "
-            f"{'* (SUM(s.cover) / ?)' * COORDINATION} AS score, group_concat(s.pos), "
-            "(SELECT resource FROM docs WHERE doc = s.doc) "
-            "FROM (SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, q.idf AS idf, "
-            f"{cover} AS cover, {' + '.join(parts)} AS x "
-            f"FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc{restrict}) s "
-            "GROUP BY s.doc HAVING COUNT(*) >= ? AND score > 0 "
-            "ORDER BY round(score, 9) DESC, s.rid LIMIT ?"
-        )
-        # parameters in the order they appear in the text
-        ordered = [
-            *query_params,
-            K1,
-            *[len(terms) if COVER_BY == "count" else sum(idfs)] * COORDINATION,
-            *params,
-            *(terms[i] for i in rarest),
-            *(candidates or []),
-            need,
-            limit,
-        ]
         hits = []
-        for rid, score, positions, data in self.conn.execute(sql, ordered):
-            matched = tuple(sorted(int(p) for p in str(positions).split(",")))
+        for rid, score, positions, data in ranking.scored(
+            self.conn, terms, limit, candidates, total_docs
+        ):
+            matched = tuple(int(p) for p in positions.split(",") if p)
             hits.append(Hit(rid, float(score), matched, json.loads(data)))
         return hits
 

@@ -17,9 +17,12 @@ FIELDS = ("design", "title", "purpose", "useWhen", "summary", "text")  # searche
 BATCH = 200_000  # postings held in memory during a rebuild before they are written
 
 # the columns of the index's tables (and of a helper's scratch copies of them)
+# the field lengths before the JSON: ranking reads them for every matched posting, and
+# SQLite reaches a column after a long value only by walking its overflow pages
 DOC_COLUMNS = (
-    "doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, design TEXT, resource TEXT NOT NULL, "
+    "doc INTEGER PRIMARY KEY, rid TEXT UNIQUE NOT NULL, "
     + ", ".join(f"l{i} INTEGER NOT NULL" for i in range(len(FIELDS)))
+    + ", design TEXT, resource TEXT NOT NULL"
 )
 POSTING_COLUMNS = "term TEXT NOT NULL, doc INTEGER NOT NULL, " + ", ".join(
     f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS))

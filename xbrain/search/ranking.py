@@ -1,0 +1,319 @@
+"""The ranking: BM25F over the index's postings, with coverage, and English stems blended in.
+
+Each field's term frequency is length-normalized, weighted and summed into one
+pseudo-frequency per term, then saturated with ``K1`` and multiplied by the term's IDF;
+the sum is scaled by the squared coverage — the share of the query's IDF the document
+matched, each term discounted by the chance that a document of its length holds that
+term anyway. That is computed twice: once over the query's exact terms, and once over
+their English stems (a query term then matches every indexed form that shares its stem,
+as one term: ``stems.py``); the score is their blend, ``(exact + STEM_BLEND × stemmed) /
+(1 + STEM_BLEND)``. A query whose terms have no other forms — any Chinese query — scores
+exactly as the exact ranking alone. The 35 % rule counts the terms matched in either
+form. The SQL does the arithmetic so only the top hits reach Python.
+
+The parameters are module constants read at query time, so ``bench/tune.py`` can try a
+grid of them on one index.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from typing import Any, NamedTuple
+
+from .rows import FIELDS
+from .stems import variants
+
+__all__ = ["COVERAGE", "required_matches", "scored"]
+
+# The original's order (design labels, title, purpose, useWhen most; summary less; text
+# least), but gentle. Chosen on the dev half of bench/suite.py (three corpora, two
+# languages, three ways of asking) by bench/tune.py, which ranks a grid by the worst
+# margin over plain BM25 across all dev rows: steeper weights (4/2/1, the old choice made
+# on one kind of query) lost to BM25 on queries worded like a description. Short fields
+# barely length-normalized, long text strongly; a low k1 (0.9), so one frequent term
+# saturates early; and a coverage factor so a document holding the query's terms beats a
+# sibling whose short purpose line holds one of them. Coverage counts each matched term
+# by its idf, so a target holding the rare query words and missing a common one keeps
+# most of its score (counting terms alone, a sibling holding only the common ones won),
+# times the chance (1 - p) ** (L / average length) that a document L tokens long would
+# not hold a term a share p of documents hold: common words a long section matches by
+# chance add little coverage.
+WEIGHTS = (1.1, 1.1, 1.1, 1.1, 1.05, 1.0)
+LENGTH_NORMALIZATION = (0.5, 0.5, 0.5, 0.5, 0.75, 0.9)
+K1 = 0.9
+COORDINATION = 2  # score x coverage ** COORDINATION
+COVER_BY = "chance"  # or "idf" (no discount) or "count" (matched terms), kept to compare
+# documents assumed to hold no term beside the real ones when p is estimated, so a small
+# store's shares are not overread (bench/small_stores.py: stores of 20 and 50)
+PRIOR_DOCUMENTS = 100
+# the stemmed ranking's weight beside the exact one (0: no stems). Chosen on the dev half
+# by bench/tune.py --grid stems: 0.5, 1 and 2 tie on the worst margin; 1 has the best mean
+STEM_BLEND = 1.0
+_LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
+COVERAGE = 0.35
+# the first look at a query's best documents (for MaxScore) reads about this many postings
+FIRST = 500
+# look each term up per candidate document when candidates x terms x this is under the
+# postings the query's terms hold; else read the terms' postings whole
+_SEEK = 2
+
+
+def chance(frequency: int, documents: int, average_length: float) -> float:
+    """The log of (1 - p) per token of a document (p: the share of documents holding the
+    term, with ``PRIOR_DOCUMENTS``): a matched term counts by ``exp(this × document
+    length)``, the chance an average-rate document that long would not hold it."""
+    return math.log(1 - frequency / (documents + PRIOR_DOCUMENTS)) / (average_length or 1.0)
+
+
+def required_matches(count: int) -> int:
+    """The fewest matched terms with ``matched / count >= 0.35`` (as the original computes)."""
+    return next(m for m in range(count + 1) if m / count >= COVERAGE)
+
+
+def idf(frequency: int, documents: int) -> float:
+    """BM25's idf of a term ``frequency`` of ``documents`` hold."""
+    return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
+
+
+class _Plan(NamedTuple):
+    """What a query's ranking needs to know about its terms, computed once."""
+
+    terms: list[str]
+    forms: list[list[str]]  # per term, the indexed forms it matches (itself first)
+    exact: list[tuple[float, float]]  # per term, (idf, chance) of its exact form
+    stem: list[tuple[float, float]]  # per term, (idf, chance) of all its forms
+    exact_df: list[int]
+    stem_df: list[int]
+    need: int
+    blend: float  # 0 when no term has another form: the stemmed ranking is the exact one
+    fields: list[tuple[float, float, float]]  # per field: weight, 1 - b, b / average length
+
+
+def scored(
+    conn: sqlite3.Connection,
+    terms: list[str],
+    limit: int,
+    candidates: list[int] | None,
+    total_docs: int,
+) -> list[tuple[Any, ...]]:
+    """The top ``limit`` rows (rid, score, matched positions "0,2,", resource JSON):
+    positive score, >= 35 % of the terms matched (exactly or by stem), ties by id.
+
+    Only documents that can qualify are scored. By the coverage rule: a document matching
+    none of the (len - need + 1) rarest terms matches at most need - 1 of them. And by
+    score (MaxScore): the top hits among a few documents (those holding the rarest words
+    as asked) give a score the results must reach; a document holding only terms whose
+    best possible scores together stay under it cannot, so only documents holding one of
+    the others are scored — whichever of the two sets is smaller.
+    """
+    plan = _plan(conn, terms, total_docs)
+    order = sorted(range(len(terms)), key=lambda i: plan.stem_df[i])
+    rarest = order[: len(terms) - plan.need + 1]
+    pruning = [form for i in rarest for form in plan.forms[i]]
+    if len(rarest) == 1:
+        return _query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+    # a first, cheap look: the documents holding the rarest words as asked
+    few: list[str] = []
+    at_most = 0
+    for i in sorted(range(len(terms)), key=lambda i: plan.exact_df[i]):
+        if few and at_most + plan.exact_df[i] > FIRST:
+            break
+        few.append(terms[i])
+        at_most += plan.exact_df[i]
+    first = _query(conn, plan, few, at_most, candidates, limit)
+    if len(first) == limit:
+        needed = _needed(plan, first[-1][1])
+        if sum(plan.stem_df[i] for i in needed) < sum(plan.stem_df[i] for i in rarest):
+            rarest = needed
+            pruning = [form for i in rarest for form in plan.forms[i]]
+    if set(pruning) <= set(few):  # the first look already read every document that can rank
+        return first
+    return _query(conn, plan, pruning, sum(plan.stem_df[i] for i in rarest), candidates, limit)
+
+
+def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> _Plan:
+    totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
+    forms = [variants(conn, term) if STEM_BLEND else [term] for term in terms]
+    exact_df = [_frequency(conn, [term]) for term in terms]
+    stem_df = [
+        _frequency(conn, f) if len(f) > 1 else df for f, df in zip(forms, exact_df, strict=True)
+    ]
+    average_length = sum(totals.values()) / total_docs
+
+    def stats(df: int) -> tuple[float, float]:
+        return idf(df, total_docs), chance(df, total_docs, average_length)
+
+    fields = [
+        (weight, 1.0 - b, b / (totals.get(i, 0) / total_docs or 1.0))
+        for i, (weight, b) in enumerate(zip(WEIGHTS, LENGTH_NORMALIZATION, strict=True))
+    ]
+    return _Plan(
+        terms,
+        forms,
+        [stats(df) for df in exact_df],
+        [stats(df) for df in stem_df],
+        exact_df,
+        stem_df,
+        required_matches(len(terms)),
+        STEM_BLEND if any(len(f) > 1 for f in forms) else 0.0,
+        fields,
+    )
+
+
+def _bound(plan: _Plan, held: list[int]) -> float:
+    """The highest score a document matching only the terms ``held`` can have: each term
+    adds less than its idf, and coverage is at most its share of the query's."""
+
+    def leg(stats: list[tuple[float, float]]) -> float:
+        total = sum(stats[i][0] for i in held)
+        if COVER_BY == "count":
+            share = len(held) / len(plan.terms)
+        else:
+            share = total / sum(weight for weight, _ in stats)
+        return float(total * share**COORDINATION)
+
+    return (leg(plan.exact) + plan.blend * leg(plan.stem)) / (1.0 + plan.blend)
+
+
+def _needed(plan: _Plan, least: float) -> list[int]:
+    """Terms of which a result must hold one to reach the score ``least``: the rarest
+    first (the fewest documents to score), until the rest cannot reach it even with
+    rounding to 9 places."""
+    rest = sorted(range(len(plan.terms)), key=lambda i: -plan.stem_df[i])
+    needed: list[int] = []
+    while rest and _bound(plan, rest) * (1 + 1e-9) >= least - 2e-9:
+        needed.append(rest.pop())
+    return needed
+
+
+def _query(
+    conn: sqlite3.Connection,
+    plan: _Plan,
+    pruning: list[str],
+    at_most: int,
+    candidates: list[int] | None,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """The ranking over the documents holding one of the terms ``pruning`` (at most
+    ``at_most`` of them)."""
+    forms, stemmed = plan.forms, bool(plan.blend)
+    sql = _Sql("WITH q(pos, term, exact) AS (VALUES ")
+    sql.add(", ".join("(?, ?, ?)" for f in forms for _ in f) + ") ")
+    sql.params += [
+        v for pos, term in enumerate(plan.terms) for f in forms[pos] for v in (pos, f, f == term)
+    ]
+    power = " * h.{0}" * COORDINATION
+    sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc) ")
+    sql.add(
+        f"FROM (SELECT h.doc AS doc, h.rid AS rid, h.matched AS matched, (h.es{power.format('ec')}"
+    )
+    if stemmed:
+        sql.add(f" + ? * h.ss{power.format('sc')}", plan.blend)
+    sql.add(") / ? AS score ", 1.0 + plan.blend)
+    # per document: each ranking's sum of saturated term scores (es, ss) and coverage (ec,
+    # sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the next,
+    # which would compute them again for the sort
+    held = [f"g.{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(forms)]  # in any form
+    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
+    matched = " || ".join(
+        f"(CASE WHEN {c} IS NULL THEN '' ELSE '{i},' END)" for i, c in enumerate(held)
+    )
+    sql.add(f"{matched} AS matched, ")
+    exact = [(f"g.e{i}", *plan.exact[i]) for i in range(len(forms))]
+    _leg(
+        sql, exact, len(forms) if COVER_BY == "count" else sum(w for w, _ in plan.exact), "es", "ec"
+    )
+    if stemmed:
+        stem = [(held[i], *plan.stem[i]) for i in range(len(forms))]
+        sql.add(", ")
+        _leg(
+            sql,
+            stem,
+            len(forms) if COVER_BY == "count" else sum(w for w, _ in plan.stem),
+            "ss",
+            "sc",
+        )
+    # per document and query term: the pseudo-frequency of its exact form (e) and of all
+    # its forms (s), from the postings of the documents that can qualify
+    sql.add(" FROM (SELECT s.doc AS doc, s.len AS len")
+    for i, f in enumerate(forms):
+        exactly = "" if len(f) == 1 else " AND s.exact"
+        sql.add(f", SUM(CASE WHEN s.pos = {i}{exactly} THEN s.x END) AS e{i}")
+        if len(f) > 1:
+            sql.add(f", SUM(CASE WHEN s.pos = {i} THEN s.x END) AS s{i}")
+    length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
+    sql.add(f" FROM (SELECT p.doc AS doc, {length} AS len, q.pos AS pos, q.exact AS exact, ")
+    for i, values in enumerate(plan.fields):
+        sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
+    sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
+    # Few candidates: look each form up once per candidate document ("p.doc IN"); many:
+    # read each form's postings by term and test each document against the set ("+p.doc",
+    # which keeps SQLite from using the index for it)
+    few = _SEEK * at_most * sum(len(f) for f in forms) < sum(plan.stem_df)
+    sql.add(
+        f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
+        f"({_marks(pruning)}))",
+        *pruning,
+    )
+    if candidates is not None:
+        sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
+    count = " + ".join(f"({c} IS NOT NULL)" for c in held).replace("g.", "")
+    sql.add(f") s GROUP BY s.doc HAVING {count} >= ?) g LIMIT -1) h ", plan.need)
+    sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
+    sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
+    # every matched term adds a positive score, so this drops nothing the limit let in
+    return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
+
+
+class _Sql:
+    """A statement built in order: its text and its parameters side by side."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.params: list[Any] = []
+
+    def add(self, text: str, *params: Any) -> None:
+        self.text += text
+        self.params += params
+
+
+def _leg(
+    sql: _Sql, terms: list[tuple[str, float, float]], whole: float, total: str, cover: str
+) -> None:
+    """One ranking's two columns: ``total``, the sum of each matched term's saturated,
+    idf-weighted pseudo-frequency (its ``column``), and ``cover``, its coverage."""
+    sql.add("0")
+    for column, weight, _ in terms:
+        sql.add(f" + ifnull(? * {column} / ({column} + ?), 0)", weight, K1)
+    sql.add(f" AS {total}, (0")
+    for column, weight, odds in terms:
+        if COVER_BY == "count":
+            sql.add(f" + ({column} IS NOT NULL)")
+        elif COVER_BY == "idf":
+            sql.add(f" + ({column} IS NOT NULL) * ?", weight)
+        else:  # by idf, discounted by the chance a document this long holds it anyway
+            sql.add(
+                f" + ({column} IS NOT NULL) * ? * max(exp(? * g.len), {_LEAST_CHANCE})",
+                weight,
+                odds,
+            )
+    sql.add(f") / ? AS {cover}", float(whole))
+
+
+def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
+    """How many documents hold any of ``forms``."""
+    if len(forms) == 1:
+        sql = "SELECT COUNT(*) FROM postings WHERE term = ?"
+    else:
+        sql = f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({_marks(forms)})"
+    return int(conn.execute(sql, forms).fetchone()[0])
+
+
+def _marks(values: list[Any]) -> str:
+    return ", ".join("?" * len(values))
+
+
+def _rows(rows: list[tuple[Any, ...]], width: int) -> str:
+    one = f"({', '.join('?' * width)})"
+    return ", ".join(one for _ in rows)

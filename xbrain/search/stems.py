@@ -1,0 +1,71 @@
+"""English stems: a weaker second match, so ``sorted`` finds a note that says ``sorting``.
+
+The index keeps its exact terms. Beside them, a small ``stems`` table maps the Snowball
+English stem of every indexed ``[a-z]+`` term whose stem differs from it (``sorting`` →
+``sort``); a query term's *variants* are then the indexed terms that share its stem — the
+term itself, the stem when that is a term too, and the table's rows. Ranking reads the
+variants' postings as one term (``ranking.py``). Chinese, numbers, ``foo.bar`` and other
+terms stem to themselves and have no variants but themselves.
+
+Rows are only ever added (a term whose last document was removed keeps its row; its
+variants then find no postings); a rebuild starts the table afresh.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+__all__ = ["SCHEMA", "record", "record_indexed", "stem", "variants"]
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS stems (stem TEXT NOT NULL, term TEXT NOT NULL, "
+    "PRIMARY KEY (stem, term)) WITHOUT ROWID"
+)
+_WORD = re.compile(r"[a-z]+\Z")
+
+
+@cache
+def _english() -> Any:
+    import Stemmer  # PyStemmer: the Snowball project's own C stemmers
+
+    return Stemmer.Stemmer("english")
+
+
+def stem(term: str) -> str:
+    """The Snowball English stem of a lowercase ``[a-z]+`` term; any other term itself."""
+    return str(_english().stemWord(term)) if _WORD.match(term) else term
+
+
+def _inflected(terms: Iterable[str]) -> list[tuple[str, str]]:
+    """(stem, term) for each English term whose stem is not the term itself."""
+    words = [term for term in terms if _WORD.match(term)]
+    stems = _english().stemWords(words) if words else []
+    return [(s, term) for s, term in zip(stems, words, strict=True) if s != term]
+
+
+def record(conn: sqlite3.Connection, terms: Iterable[str]) -> None:
+    """Add the stems of ``terms`` (a document's, as it is indexed) to the table."""
+    conn.executemany("INSERT OR IGNORE INTO stems VALUES (?, ?)", _inflected(terms))
+
+
+def record_indexed(conn: sqlite3.Connection) -> None:
+    """Fill the table from every term in the postings (the end of a bulk build)."""
+    terms = [term for (term,) in conn.execute("SELECT DISTINCT term FROM postings")]
+    record(conn, terms)
+
+
+def variants(conn: sqlite3.Connection, term: str) -> list[str]:
+    """The indexed forms a query term matches by stem, the term itself first."""
+    if not _WORD.match(term):
+        return [term]
+    root = stem(term)
+    found = {root} if stem(root) == root else set()
+    found.update(
+        other for (other,) in conn.execute("SELECT term FROM stems WHERE stem = ?", (root,))
+    )
+    found.discard(term)
+    return [term, *sorted(found)]
