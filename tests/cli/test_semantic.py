@@ -341,3 +341,24 @@ def test_a_relative_model_dir_is_kept_absolute(
     monkeypatch.chdir("/")
     found = xb("recall", "-", "--mode", "semantic", input="list directory")
     assert [r["name"] for r in found.json["results"]] == ["ls-help"]
+
+
+def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
+    xb: Run, store_dir: Path, json_file: Callable[[Any], str]
+) -> None:
+    """Fusion lets a lexical hit that holds every query word keep its place; a note that
+    holds only other forms of them (``sorting`` for ``sorted``) matches every word by
+    stem, but the words as asked are the evidence that rule stands on."""
+    from tests.conftest import make
+    from xbrain.kinds.model import resource_id
+    from xbrain.search.hybrid import holds_as_asked
+
+    control = store_dir / ".git"
+    rid = resource_id("web", "forms")
+    assert holds_as_asked(control, "resource", rid, ["sorted"])  # no index yet: can't say no
+    xb("put", json_file(make("forms", title="Sorting directory listings", text="by time")))
+    (hit,) = xb("search", "sorted directory listing", "--mode", "lexical").json["results"]
+    assert hit["matched"] == ["sorted", "directory", "listing"]
+    assert holds_as_asked(control, "resource", rid, ["directory", "listings", "time"])
+    assert not holds_as_asked(control, "resource", rid, ["sorted", "directory", "listing"])
+    assert not holds_as_asked(control, "resource", resource_id("web", "gone"), ["time"])
