@@ -484,3 +484,16 @@ def test_an_index_of_an_older_layout_is_rebuilt(seeded: Run, store_dir: Path) ->
         assert conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone() != ("2",)
         assert ("dialog", "dialogs") in conn.execute("SELECT stem, term FROM stems").fetchall()
         assert conn.execute("SELECT COUNT(*) FROM stems").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("table", ["stems", "postings", "totals"])
+def test_an_index_missing_a_table_is_rebuilt(seeded: Run, store_dir: Path, table: str) -> None:
+    """A table dropped from the index (by hand, by a tool) is damage like any other: the
+    next search builds the index again instead of failing on it."""
+    assert hits(seeded("search", "dialogs")) == [FIXTURE_ID]
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as conn:
+        conn.execute(f"DROP TABLE {table}")
+    found = seeded("search", "dialogs")
+    assert found.code == 0, found.err
+    assert hits(found) == [FIXTURE_ID]

@@ -242,3 +242,16 @@ def test_pruning_by_score_keeps_every_top_hit(
         ranking.FIRST = shipped
     expected = reference(docs, terms, tokenizer, ranking.COVER_BY, ranking.STEM_BLEND)[:limit]
     assert [(hit.rid, list(hit.matched)) for hit in hits] == [(r, m) for r, _, m in expected]
+
+
+def test_recall_ranks_by_the_words_as_typed(tokenizer: Tokenizer) -> None:
+    """Inside ``words_as_typed`` (recall's legs) a word matches itself only; outside it,
+    its other forms too — and the switch ends with the block."""
+    docs = [resource(0, "sorting", "", "", "lists"), resource(1, "sorted", "", "", "list")]
+    with SearchIndex(":memory:", tokenizer) as index:
+        index.rebuild(iter(docs), "forms")
+        assert [hit.rid for hit in index.search(["sorted"], 5)] == [docs[1]["id"], docs[0]["id"]]
+        with ranking.words_as_typed():
+            assert [hit.rid for hit in index.search(["sorted"], 5)] == [docs[1]["id"]]
+            assert index.search(["sorts"], 5) == []
+        assert len(index.search(["sorts"], 5)) == 2

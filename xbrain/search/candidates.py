@@ -79,9 +79,11 @@ def skill_candidates(
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     """The lexical leg for skills: Level 0 hits that pass the gate, as pointers."""
+    from .ranking import words_as_typed
     from .skills import recall as level0
 
-    found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
+    with words_as_typed():
+        found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
     return _gated(found["results"], terms, lambda hit: hit, skill_candidate)
 
 
@@ -113,11 +115,13 @@ def resource_candidates(
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     """The lexical leg for resources: search hits that pass the gate, as citations."""
+    from .ranking import words_as_typed
     from .run import search_store
 
-    found = search_store(
-        store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
-    )
+    with words_as_typed():
+        found = search_store(
+            store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
+        )
     return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
 
 

@@ -28,6 +28,7 @@ __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "required_matches"]
 
 VERSION = "3"  # bump when tokenization or the stored layout changes: forces a rebuild
 
+_TABLES = ("meta", "docs", "postings", "totals", "stems")
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS docs ({DOC_COLUMNS});
@@ -65,8 +66,14 @@ class SearchIndex:
         if prepare:  # readers on the fast path change nothing
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuilt if lost
-            if self.meta("version") != VERSION:
+            if self.meta("version") != VERSION or not self._whole():
                 self.reset()
+
+    def _whole(self) -> bool:
+        """Whether every table of the layout is there (one dropped by hand, or by a tool,
+        makes the index damaged: it is built again, not trusted)."""
+        found = {name for (name,) in self.conn.execute("SELECT name FROM sqlite_master")}
+        return found >= set(_TABLES)
 
     def close(self) -> None:
         """Close the database."""
@@ -95,7 +102,7 @@ class SearchIndex:
     def reset(self) -> None:
         """Drop everything and start an empty index."""
         with self.write():
-            for table in ("meta", "docs", "postings", "totals", "stems"):
+            for table in _TABLES:
                 self.conn.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -271,7 +278,7 @@ class SearchIndex:
         for rid, score, positions, data in ranking.scored(
             self.conn, terms, limit, candidates, total_docs
         ):
-            matched = tuple(int(p) for p in positions.split(",") if p)
+            matched = tuple(sorted(int(p) for p in str(positions).split(",")))
             hits.append(Hit(rid, float(score), matched, json.loads(data)))
         return hits
 

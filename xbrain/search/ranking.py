@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 import sqlite3
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from .rows import FIELDS
 from .stems import variants
 
-__all__ = ["COVERAGE", "required_matches", "scored"]
+__all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
 
 # The original's order (design labels, title, purpose, useWhen most; summary less; text
 # least), but gentle. Chosen on the dev half of bench/suite.py (three corpora, two
@@ -52,11 +53,26 @@ PRIOR_DOCUMENTS = 100
 STEM_BLEND = 1.0
 _LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
 COVERAGE = 0.35
+# Whether a query's words also match their other forms. Recall (the prompt router) turns
+# it off with ``words_as_typed``: a prompt holds many words, their forms would cost more
+# than recall's per-prompt budget allows, and a router that speaks unasked should answer
+# to the words the user typed. A search, asked on purpose, matches the forms too.
+_WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500
 # look each term up per candidate document when candidates x terms x this is under the
 # postings the query's terms hold; else read the terms' postings whole
 _SEEK = 2
+
+
+class words_as_typed:
+    """Within the block, rank by the words as typed only (no other forms)."""
+
+    def __enter__(self) -> None:
+        self.token = _WORD_FORMS.set(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _WORD_FORMS.reset(self.token)
 
 
 def chance(frequency: int, documents: int, average_length: float) -> float:
@@ -97,7 +113,7 @@ def scored(
     candidates: list[int] | None,
     total_docs: int,
 ) -> list[tuple[Any, ...]]:
-    """The top ``limit`` rows (rid, score, matched positions "0,2,", resource JSON):
+    """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON):
     positive score, >= 35 % of the terms matched (exactly or by stem), ties by id.
 
     Only documents that can qualify are scored. By the coverage rule: a document matching
@@ -134,7 +150,8 @@ def scored(
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> _Plan:
     totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
-    forms = [variants(conn, term) if STEM_BLEND else [term] for term in terms]
+    with_forms = STEM_BLEND and _WORD_FORMS.get()
+    forms = [variants(conn, term) if with_forms else [term] for term in terms]
     exact_df = [_frequency(conn, [term]) for term in terms]
     stem_df = [
         _frequency(conn, f) if len(f) > 1 else df for f, df in zip(forms, exact_df, strict=True)
@@ -198,11 +215,11 @@ def _query(
     """The ranking over the documents holding one of the terms ``pruning`` (at most
     ``at_most`` of them)."""
     forms, stemmed = plan.forms, bool(plan.blend)
-    sql = _Sql("WITH q(pos, term, exact) AS (VALUES ")
-    sql.add(", ".join("(?, ?, ?)" for f in forms for _ in f) + ") ")
-    sql.params += [
-        v for pos, term in enumerate(plan.terms) for f in forms[pos] for v in (pos, f, f == term)
-    ]
+    sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
+    sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in forms for _ in f) + ") ")
+    for pos, term in enumerate(plan.terms):
+        for form in forms[pos]:
+            sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos]]
     power = " * h.{0}" * COORDINATION
     sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc) ")
     sql.add(
@@ -211,39 +228,35 @@ def _query(
     if stemmed:
         sql.add(f" + ? * h.ss{power.format('sc')}", plan.blend)
     sql.add(") / ? AS score ", 1.0 + plan.blend)
-    # per document: each ranking's sum of saturated term scores (es, ss) and coverage (ec,
-    # sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the next,
-    # which would compute them again for the sort
-    held = [f"g.{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(forms)]  # in any form
-    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
-    matched = " || ".join(
-        f"(CASE WHEN {c} IS NULL THEN '' ELSE '{i},' END)" for i, c in enumerate(held)
+    # per document: each ranking's sum of saturated term scores (es, ss) and coverage
+    # (ec, sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the
+    # next, which would compute them again for the sort
+    whole = (
+        [float(len(forms))] * 2
+        if COVER_BY == "count"
+        else [sum(w for w, _ in plan.exact), sum(w for w, _ in plan.stem)]
     )
-    sql.add(f"{matched} AS matched, ")
-    exact = [(f"g.e{i}", *plan.exact[i]) for i in range(len(forms))]
-    _leg(
-        sql, exact, len(forms) if COVER_BY == "count" else sum(w for w, _ in plan.exact), "es", "ec"
-    )
+    sql.add("FROM (SELECT t.doc AS doc, (SELECT rid FROM docs WHERE doc = t.doc) AS rid, ")
+    sql.add("group_concat(t.pos) AS matched, SUM(t.se) AS es, SUM(t.ce) / ? AS ec", whole[0])
     if stemmed:
-        stem = [(held[i], *plan.stem[i]) for i in range(len(forms))]
-        sql.add(", ")
-        _leg(
-            sql,
-            stem,
-            len(forms) if COVER_BY == "count" else sum(w for w, _ in plan.stem),
-            "ss",
-            "sc",
-        )
-    # per document and query term: the pseudo-frequency of its exact form (e) and of all
-    # its forms (s), from the postings of the documents that can qualify
-    sql.add(" FROM (SELECT s.doc AS doc, s.len AS len")
-    for i, f in enumerate(forms):
-        exactly = "" if len(f) == 1 else " AND s.exact"
-        sql.add(f", SUM(CASE WHEN s.pos = {i}{exactly} THEN s.x END) AS e{i}")
-        if len(f) > 1:
-            sql.add(f", SUM(CASE WHEN s.pos = {i} THEN s.x END) AS s{i}")
+        sql.add(", SUM(t.ss) AS ss, SUM(t.cs) / ? AS sc", whole[1])
+    # per document and query term: the saturated score and coverage of its exact form
+    # (se, ce) and of all its forms as one term (ss, cs)
+    exact = "SUM(s.exact * s.x)"
+    sql.add(
+        f" FROM (SELECT s.doc AS doc, s.pos AS pos, CASE WHEN {exact} > 0 THEN "
+        f"s.ie * {exact} / ({exact} + ?) ELSE 0 END AS se, ",
+        K1,
+    )
+    sql.add(f"MAX(s.exact) * {_cover('s.ie', 's.ce')} AS ce")
+    if stemmed:
+        sql.add(", s.istem * SUM(s.x) / (SUM(s.x) + ?) AS ss, ", K1)
+        sql.add(f"{_cover('s.istem', 's.cstem')} AS cs")
     length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
-    sql.add(f" FROM (SELECT p.doc AS doc, {length} AS len, q.pos AS pos, q.exact AS exact, ")
+    sql.add(
+        " FROM (SELECT p.doc AS doc, q.pos AS pos, q.exact AS exact, q.ie AS ie, q.ce AS ce, "
+        f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
+    )
     for i, values in enumerate(plan.fields):
         sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
     sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
@@ -258,8 +271,9 @@ def _query(
     )
     if candidates is not None:
         sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
-    count = " + ".join(f"({c} IS NOT NULL)" for c in held).replace("g.", "")
-    sql.add(f") s GROUP BY s.doc HAVING {count} >= ?) g LIMIT -1) h ", plan.need)
+    sql.add(
+        ") s GROUP BY s.doc, s.pos) t GROUP BY t.doc HAVING COUNT(*) >= ? LIMIT -1) h ", plan.need
+    )
     sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
     sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
     # every matched term adds a positive score, so this drops nothing the limit let in
@@ -278,27 +292,15 @@ class _Sql:
         self.params += params
 
 
-def _leg(
-    sql: _Sql, terms: list[tuple[str, float, float]], whole: float, total: str, cover: str
-) -> None:
-    """One ranking's two columns: ``total``, the sum of each matched term's saturated,
-    idf-weighted pseudo-frequency (its ``column``), and ``cover``, its coverage."""
-    sql.add("0")
-    for column, weight, _ in terms:
-        sql.add(f" + ifnull(? * {column} / ({column} + ?), 0)", weight, K1)
-    sql.add(f" AS {total}, (0")
-    for column, weight, odds in terms:
-        if COVER_BY == "count":
-            sql.add(f" + ({column} IS NOT NULL)")
-        elif COVER_BY == "idf":
-            sql.add(f" + ({column} IS NOT NULL) * ?", weight)
-        else:  # by idf, discounted by the chance a document this long holds it anyway
-            sql.add(
-                f" + ({column} IS NOT NULL) * ? * max(exp(? * g.len), {_LEAST_CHANCE})",
-                weight,
-                odds,
-            )
-    sql.add(f") / ? AS {cover}", float(whole))
+def _cover(weight: str, odds: str) -> str:
+    """What one matched term adds to a document's coverage (``weight``: its idf column;
+    ``odds``: its log chance per token), by ``COVER_BY``."""
+    if COVER_BY == "count":
+        return "1.0"
+    if COVER_BY == "idf":
+        return weight
+    # by idf, discounted by the chance a document this long holds it anyway
+    return f"{weight} * max(exp({odds} * s.len), {_LEAST_CHANCE})"
 
 
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .hybrid import SEMANTIC_DEPTH, fuse, holds_as_asked, semantic_leg, weights_for
+from .hybrid import SEMANTIC_DEPTH, fuse, semantic_leg, weights_for
 
 __all__ = ["recall_fused"]
 
@@ -60,14 +60,7 @@ def recall_fused(
                 made[rid] = resource_candidate(docs[rid], 0, why)
         similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
         by_id = {item["id"]: item for item in lex}
-        complete = (
-            bool(lex)
-            and len(lex[0]["why"]["matched"]) >= len(terms) > 0
-            and (
-                kind == "entry"  # entries are matched as asked (their own index)
-                or holds_as_asked(control, kind, lex[0]["id"].removeprefix("skill:"), terms)
-            )
-        )
+        complete = bool(lex) and len(lex[0]["why"]["matched"]) >= len(terms) > 0
         fused = fuse({"lexical": list(by_id), "semantic": list(made)}, weights_for(complete))
         fused = fused[:limit]
         for rid, score, found in fused:
