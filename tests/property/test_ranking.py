@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xbrain.search import ranking
+from xbrain.search import ranking, scoring
 from xbrain.search.index import SearchIndex, field_texts, required_matches
 from xbrain.search.ranking import K1, LENGTH_NORMALIZATION, PRIOR_DOCUMENTS, WEIGHTS
 from xbrain.search.tokenize import Tokenizer
@@ -144,6 +144,7 @@ def reference(
     st.sampled_from(["chance", "idf", "count"]),
     st.sampled_from([ranking.STEM_BLEND, 0.0, 0.5]),
     st.sampled_from([ranking.FIRST, 1, 3]),
+    st.sampled_from([scoring.COLUMNS_UP_TO, 0]),
 )
 def test_sql_ranking_matches_reference(
     tokenizer: Tokenizer,
@@ -153,20 +154,23 @@ def test_sql_ranking_matches_reference(
     cover_by: str,
     blend: float,
     first: int,
+    columns_up_to: int,
 ) -> None:
     """The shipped ranking (coverage by idf discounted by chance, stems blended in) and
     the tuner's alternatives (coverage by idf alone or by count; other blends, none);
     with a first look at one or a few documents, pruning by score (MaxScore) is at work
-    in these small stores too, and must not change what ranks."""
+    in these small stores too, and must not change what ranks; both forms of the SQL
+    (a column per term, for short queries; groups per term, for long ones) alike."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    shipped = ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST
+    shipped = ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST, scoring.COLUMNS_UP_TO
     ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST = cover_by, blend, first
+    scoring.COLUMNS_UP_TO = columns_up_to
     try:
         with SearchIndex(":memory:", tokenizer) as index:
             index.rebuild(iter(docs), f"c{next(counter)}")
             hits = index.search(terms, limit)
     finally:
-        ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST = shipped
+        ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST, scoring.COLUMNS_UP_TO = shipped
     expected = reference(docs, terms, tokenizer, cover_by, blend)[:limit]
     assert [hit.rid for hit in hits] == [rid for rid, _, _ in expected]
     for hit, (_, score, matched) in zip(hits, expected, strict=True):

@@ -9,7 +9,7 @@ their English stems (a query term then matches every indexed form that shares it
 as one term: ``stems.py``); the score is their blend, ``(exact + STEM_BLEND × stemmed) /
 (1 + STEM_BLEND)``. A query whose terms have no other forms — any Chinese query — scores
 exactly as the exact ranking alone. The 35 % rule counts the terms matched in either
-form. The SQL does the arithmetic so only the top hits reach Python.
+form. The SQL (``scoring.py``) does the arithmetic so only the top hits reach Python.
 
 The parameters are module constants read at query time, so ``bench/tune.py`` can try a
 grid of them on one index.
@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 import sqlite3
 from contextvars import ContextVar
-from typing import Any, NamedTuple
+from typing import Any
 
-from .rows import FIELDS
+from .scoring import Plan, query
 from .stems import variants
 
 __all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
@@ -51,7 +51,6 @@ PRIOR_DOCUMENTS = 100
 # the stemmed ranking's weight beside the exact one (0: no stems). Chosen on the dev half
 # by bench/tune.py --grid stems: 0.5, 1 and 2 tie on the worst margin; 1 has the best mean
 STEM_BLEND = 1.0
-_LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
 COVERAGE = 0.35
 # Whether a query's words also match their other forms. Recall (the prompt router) turns
 # it off with ``words_as_typed``: a prompt holds many words, their forms would cost more
@@ -60,9 +59,6 @@ COVERAGE = 0.35
 _WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500
-# look each term up per candidate document when candidates x terms x this is under the
-# postings the query's terms hold; else read the terms' postings whole
-_SEEK = 2
 
 
 class words_as_typed:
@@ -92,20 +88,6 @@ def idf(frequency: int, documents: int) -> float:
     return math.log(1 + (documents - frequency + 0.5) / (frequency + 0.5))
 
 
-class _Plan(NamedTuple):
-    """What a query's ranking needs to know about its terms, computed once."""
-
-    terms: list[str]
-    forms: list[list[str]]  # per term, the indexed forms it matches (itself first)
-    exact: list[tuple[float, float]]  # per term, (idf, chance) of its exact form
-    stem: list[tuple[float, float]]  # per term, (idf, chance) of all its forms
-    exact_df: list[int]
-    stem_df: list[int]
-    need: int
-    blend: float  # 0 when no term has another form: the stemmed ranking is the exact one
-    fields: list[tuple[float, float, float]]  # per field: weight, 1 - b, b / average length
-
-
 def scored(
     conn: sqlite3.Connection,
     terms: list[str],
@@ -128,7 +110,7 @@ def scored(
     rarest = order[: len(terms) - plan.need + 1]
     pruning = [form for i in rarest for form in plan.forms[i]]
     if len(rarest) == 1:
-        return _query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+        return query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
     # a first, cheap look: the documents holding the rarest words as asked
     few: list[str] = []
     at_most = 0
@@ -137,7 +119,7 @@ def scored(
             break
         few.append(terms[i])
         at_most += plan.exact_df[i]
-    first = _query(conn, plan, few, at_most, candidates, limit)
+    first = query(conn, plan, few, at_most, candidates, limit)
     if len(first) == limit:
         needed = _needed(plan, first[-1][1])
         if sum(plan.stem_df[i] for i in needed) < sum(plan.stem_df[i] for i in rarest):
@@ -145,10 +127,10 @@ def scored(
             pruning = [form for i in rarest for form in plan.forms[i]]
     if set(pruning) <= set(few):  # the first look already read every document that can rank
         return first
-    return _query(conn, plan, pruning, sum(plan.stem_df[i] for i in rarest), candidates, limit)
+    return query(conn, plan, pruning, sum(plan.stem_df[i] for i in rarest), candidates, limit)
 
 
-def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> _Plan:
+def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
     totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
     with_forms = STEM_BLEND and _WORD_FORMS.get()
     forms = [variants(conn, term) if with_forms else [term] for term in terms]
@@ -165,7 +147,7 @@ def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> _Plan:
         (weight, 1.0 - b, b / (totals.get(i, 0) / total_docs or 1.0))
         for i, (weight, b) in enumerate(zip(WEIGHTS, LENGTH_NORMALIZATION, strict=True))
     ]
-    return _Plan(
+    return Plan(
         terms,
         forms,
         [stats(df) for df in exact_df],
@@ -175,10 +157,13 @@ def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> _Plan:
         required_matches(len(terms)),
         STEM_BLEND if any(len(f) > 1 for f in forms) else 0.0,
         fields,
+        K1,
+        COORDINATION,
+        COVER_BY,
     )
 
 
-def _bound(plan: _Plan, held: list[int]) -> float:
+def _bound(plan: Plan, held: list[int]) -> float:
     """The highest score a document matching only the terms ``held`` can have: each term
     adds less than its idf, and coverage is at most its share of the query's."""
 
@@ -193,7 +178,7 @@ def _bound(plan: _Plan, held: list[int]) -> float:
     return (leg(plan.exact) + plan.blend * leg(plan.stem)) / (1.0 + plan.blend)
 
 
-def _needed(plan: _Plan, least: float) -> list[int]:
+def _needed(plan: Plan, least: float) -> list[int]:
     """Terms of which a result must hold one to reach the score ``least``: the rarest
     first (the fewest documents to score), until the rest cannot reach it even with
     rounding to 9 places."""
@@ -204,118 +189,11 @@ def _needed(plan: _Plan, least: float) -> list[int]:
     return needed
 
 
-def _query(
-    conn: sqlite3.Connection,
-    plan: _Plan,
-    pruning: list[str],
-    at_most: int,
-    candidates: list[int] | None,
-    limit: int,
-) -> list[tuple[Any, ...]]:
-    """The ranking over the documents holding one of the terms ``pruning`` (at most
-    ``at_most`` of them)."""
-    forms, stemmed = plan.forms, bool(plan.blend)
-    sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
-    sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in forms for _ in f) + ") ")
-    for pos, term in enumerate(plan.terms):
-        for form in forms[pos]:
-            sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos]]
-    power = " * h.{0}" * COORDINATION
-    sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc) ")
-    sql.add(
-        f"FROM (SELECT h.doc AS doc, h.rid AS rid, h.matched AS matched, (h.es{power.format('ec')}"
-    )
-    if stemmed:
-        sql.add(f" + ? * h.ss{power.format('sc')}", plan.blend)
-    sql.add(") / ? AS score ", 1.0 + plan.blend)
-    # per document: each ranking's sum of saturated term scores (es, ss) and coverage
-    # (ec, sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the
-    # next, which would compute them again for the sort
-    whole = (
-        [float(len(forms))] * 2
-        if COVER_BY == "count"
-        else [sum(w for w, _ in plan.exact), sum(w for w, _ in plan.stem)]
-    )
-    sql.add("FROM (SELECT t.doc AS doc, (SELECT rid FROM docs WHERE doc = t.doc) AS rid, ")
-    sql.add("group_concat(t.pos) AS matched, SUM(t.se) AS es, SUM(t.ce) / ? AS ec", whole[0])
-    if stemmed:
-        sql.add(", SUM(t.ss) AS ss, SUM(t.cs) / ? AS sc", whole[1])
-    # per document and query term: the saturated score and coverage of its exact form
-    # (se, ce) and of all its forms as one term (ss, cs)
-    exact = "SUM(s.exact * s.x)"
-    sql.add(
-        f" FROM (SELECT s.doc AS doc, s.pos AS pos, CASE WHEN {exact} > 0 THEN "
-        f"s.ie * {exact} / ({exact} + ?) ELSE 0 END AS se, ",
-        K1,
-    )
-    sql.add(f"MAX(s.exact) * {_cover('s.ie', 's.ce')} AS ce")
-    if stemmed:
-        sql.add(", s.istem * SUM(s.x) / (SUM(s.x) + ?) AS ss, ", K1)
-        sql.add(f"{_cover('s.istem', 's.cstem')} AS cs")
-    length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
-    sql.add(
-        " FROM (SELECT p.doc AS doc, q.pos AS pos, q.exact AS exact, q.ie AS ie, q.ce AS ce, "
-        f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
-    )
-    for i, values in enumerate(plan.fields):
-        sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
-    sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
-    # Few candidates: look each form up once per candidate document ("p.doc IN"); many:
-    # read each form's postings by term and test each document against the set ("+p.doc",
-    # which keeps SQLite from using the index for it)
-    few = _SEEK * at_most * sum(len(f) for f in forms) < sum(plan.stem_df)
-    sql.add(
-        f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
-        f"({_marks(pruning)}))",
-        *pruning,
-    )
-    if candidates is not None:
-        sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
-    sql.add(
-        ") s GROUP BY s.doc, s.pos) t GROUP BY t.doc HAVING COUNT(*) >= ? LIMIT -1) h ", plan.need
-    )
-    sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
-    sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
-    # every matched term adds a positive score, so this drops nothing the limit let in
-    return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
-
-
-class _Sql:
-    """A statement built in order: its text and its parameters side by side."""
-
-    def __init__(self, text: str = "") -> None:
-        self.text = text
-        self.params: list[Any] = []
-
-    def add(self, text: str, *params: Any) -> None:
-        self.text += text
-        self.params += params
-
-
-def _cover(weight: str, odds: str) -> str:
-    """What one matched term adds to a document's coverage (``weight``: its idf column;
-    ``odds``: its log chance per token), by ``COVER_BY``."""
-    if COVER_BY == "count":
-        return "1.0"
-    if COVER_BY == "idf":
-        return weight
-    # by idf, discounted by the chance a document this long holds it anyway
-    return f"{weight} * max(exp({odds} * s.len), {_LEAST_CHANCE})"
-
-
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
     """How many documents hold any of ``forms``."""
     if len(forms) == 1:
         sql = "SELECT COUNT(*) FROM postings WHERE term = ?"
     else:
-        sql = f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({_marks(forms)})"
+        marks = ", ".join("?" * len(forms))
+        sql = f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({marks})"
     return int(conn.execute(sql, forms).fetchone()[0])
-
-
-def _marks(values: list[Any]) -> str:
-    return ", ".join("?" * len(values))
-
-
-def _rows(rows: list[tuple[Any, ...]], width: int) -> str:
-    one = f"({', '.join('?' * width)})"
-    return ", ".join(one for _ in rows)

@@ -1,0 +1,202 @@
+"""The SQL that scores a query's candidate documents (``ranking.py`` decides which).
+
+Two forms of one computation, chosen by the query's length. Both read each candidate
+posting once and compute, per document and query term, the pseudo-frequency of the
+term's exact form and of all its forms; they differ in how they sum them:
+
+* a short query gets one column per term (``SUM(CASE WHEN pos = i …)``): one pass, but
+  a ``CASE`` per term per posting;
+* a long one (a whole prompt) groups per document and term, then per document: two
+  sorts, but a cost that follows the postings alone.
+
+Then, once per document, each ranking's saturated sum and coverage, and the score; the
+resources are read for the top hits only.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, NamedTuple
+
+from .rows import FIELDS
+
+__all__ = ["COLUMNS_UP_TO", "Plan", "query"]
+
+COLUMNS_UP_TO = 8  # queries of at most this many terms get a column per term
+# look each form up per candidate document when candidates x forms x this is under the
+# postings the query's terms hold; else read the forms' postings whole
+SEEK = 2
+LEAST_CHANCE = 1e-12  # the least share of its idf a matched term counts: scores stay > 0
+
+
+class Plan(NamedTuple):
+    """What a query's ranking needs to know about its terms, computed once."""
+
+    terms: list[str]
+    forms: list[list[str]]  # per term, the indexed forms it matches (itself first)
+    exact: list[tuple[float, float]]  # per term, (idf, log chance per token), exact form
+    stem: list[tuple[float, float]]  # per term, the same for all its forms
+    exact_df: list[int]
+    stem_df: list[int]
+    need: int
+    blend: float  # 0 when no term has another form: the stemmed ranking is the exact one
+    fields: list[tuple[float, float, float]]  # per field: weight, 1 - b, b / average length
+    k1: float
+    coordination: int
+    cover_by: str  # "chance", "idf" or "count"
+
+
+class _Sql:
+    """A statement built in order: its text and its parameters side by side."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.params: list[Any] = []
+
+    def add(self, text: str, *params: Any) -> None:
+        self.text += text
+        self.params += params
+
+
+def query(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    pruning: list[str],
+    at_most: int,
+    candidates: list[int] | None,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON) among
+    the documents holding one of the terms ``pruning`` (at most ``at_most`` of them)."""
+    columns = len(plan.terms) <= COLUMNS_UP_TO
+    sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
+    sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
+    for pos, term in enumerate(plan.terms):
+        for form in plan.forms[pos]:
+            sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos]]
+    power = " * h.{0}" * plan.coordination
+    sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc) ")
+    sql.add(
+        f"FROM (SELECT h.doc AS doc, h.rid AS rid, h.matched AS matched, (h.es{power.format('ec')}"
+    )
+    if plan.blend:
+        sql.add(f" + ? * h.ss{power.format('sc')}", plan.blend)
+    sql.add(") / ? AS score ", 1.0 + plan.blend)
+    # per document: each ranking's sum of saturated term scores (es, ss) and coverage
+    # (ec, sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the
+    # next, which would compute them again for the sort
+    (_by_columns if columns else _by_groups)(sql, plan)
+    length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
+    sql.add(
+        " FROM (SELECT p.doc AS doc, q.pos AS pos, q.exact AS exact, q.ie AS ie, q.ce AS ce, "
+        f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
+    )
+    for i, values in enumerate(plan.fields):
+        sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
+    sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
+    # Few candidates: look each form up once per candidate document ("p.doc IN"); many:
+    # read each form's postings by term and test each document against the set ("+p.doc",
+    # which keeps SQLite from using the index for it)
+    few = SEEK * at_most * sum(len(f) for f in plan.forms) < sum(plan.stem_df)
+    sql.add(
+        f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
+        f"({_marks(pruning)}))",
+        *pruning,
+    )
+    if candidates is not None:
+        sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
+    if columns:
+        held = [f"{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(plan.forms)]
+        count = " + ".join(f"({c} IS NOT NULL)" for c in held)
+        sql.add(f") s GROUP BY s.doc HAVING {count} >= ?) g LIMIT -1) h ", plan.need)
+    else:
+        sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
+        sql.add("LIMIT -1) h ")
+    sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
+    sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
+    # every matched term adds a positive score, so this drops nothing the limit let in
+    return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
+
+
+def _wholes(plan: Plan) -> tuple[float, float]:
+    """What each ranking's coverage is a share of."""
+    if plan.cover_by == "count":
+        return float(len(plan.terms)), float(len(plan.terms))
+    return sum(w for w, _ in plan.exact), sum(w for w, _ in plan.stem)
+
+
+def _cover(plan: Plan, weight: str, odds: str, length: str) -> str:
+    """What one matched term adds to a document's coverage (``weight``: its idf;
+    ``odds``: its log chance per token; ``length``: the document's), by ``cover_by``."""
+    if plan.cover_by == "count":
+        return "1.0"
+    if plan.cover_by == "idf":
+        return weight
+    # by idf, discounted by the chance a document this long holds it anyway
+    return f"{weight} * max(exp({odds} * {length}), {LEAST_CHANCE})"
+
+
+def _by_groups(sql: _Sql, plan: Plan) -> None:
+    """Per document and term (se, ce, ss, cs), then per document."""
+    whole = _wholes(plan)
+    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
+    sql.add("group_concat(g.pos) AS matched, SUM(g.se) AS es, SUM(g.ce) / ? AS ec", whole[0])
+    if plan.blend:
+        sql.add(", SUM(g.ss) AS ss, SUM(g.cs) / ? AS sc", whole[1])
+    exact = "SUM(s.exact * s.x)"
+    sql.add(
+        f" FROM (SELECT s.doc AS doc, s.pos AS pos, CASE WHEN {exact} > 0 THEN "
+        f"s.ie * {exact} / ({exact} + ?) ELSE 0 END AS se, ",
+        plan.k1,
+    )
+    sql.add(f"MAX(s.exact) * {_cover(plan, 's.ie', 's.ce', 's.len')} AS ce")
+    if plan.blend:
+        sql.add(", s.istem * SUM(s.x) / (SUM(s.x) + ?) AS ss, ", plan.k1)
+        sql.add(f"{_cover(plan, 's.istem', 's.cstem', 's.len')} AS cs")
+
+
+def _by_columns(sql: _Sql, plan: Plan) -> None:
+    """Per document, a column per term: its exact form's (e) and all its forms' (s)."""
+    held = [f"g.{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(plan.forms)]
+    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
+    matched = " || ".join(
+        f"(CASE WHEN {c} IS NULL THEN '' ELSE '{i},' END)" for i, c in enumerate(held)
+    )
+    sql.add(f"rtrim({matched}, ',') AS matched, ")
+    whole = _wholes(plan)
+    _sums(sql, plan, [f"g.e{i}" for i in range(len(held))], plan.exact, whole[0], "es", "ec")
+    if plan.blend:
+        sql.add(", ")
+        _sums(sql, plan, held, plan.stem, whole[1], "ss", "sc")
+    sql.add(" FROM (SELECT s.doc AS doc, s.len AS len")
+    for i, f in enumerate(plan.forms):
+        exactly = "" if len(f) == 1 else " AND s.exact"
+        sql.add(f", SUM(CASE WHEN s.pos = {i}{exactly} THEN s.x END) AS e{i}")
+        if len(f) > 1:
+            sql.add(f", SUM(CASE WHEN s.pos = {i} THEN s.x END) AS s{i}")
+
+
+def _sums(
+    sql: _Sql,
+    plan: Plan,
+    columns: list[str],
+    stats: list[tuple[float, float]],
+    whole: float,
+    total: str,
+    cover: str,
+) -> None:
+    """One ranking's ``total`` (the saturated, idf-weighted pseudo-frequencies in
+    ``columns``, summed) and ``cover`` (its coverage), from a column per term."""
+    sql.add("0")
+    for column, (weight, _) in zip(columns, stats, strict=True):
+        sql.add(f" + ifnull(? * {column} / ({column} + ?), 0)", weight, plan.k1)
+    sql.add(f" AS {total}, (0")
+    for column, (weight, odds) in zip(columns, stats, strict=True):
+        adds = _cover(plan, "?", "?", "g.len")
+        values = {"count": (), "idf": (weight,)}.get(plan.cover_by, (weight, odds))
+        sql.add(f" + ({column} IS NOT NULL) * {adds}", *values)
+    sql.add(f") / ? AS {cover}", whole)
+
+
+def _marks(values: list[Any]) -> str:
+    return ", ".join("?" * len(values))
