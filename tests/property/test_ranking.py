@@ -136,6 +136,30 @@ def reference(
     return scored
 
 
+def ranked(
+    tokenizer: Tokenizer,
+    docs: list[dict[str, Any]],
+    terms: list[str],
+    limit: int,
+    knobs: dict[str, Any],
+    columns_up_to: int,
+) -> list[Any]:
+    """The hits of a fresh index of ``docs``, with some of the ranking's constants set."""
+    shipped = {name: getattr(ranking, name) for name in knobs}
+    shipped_columns = scoring.COLUMNS_UP_TO
+    for name, value in knobs.items():
+        setattr(ranking, name, value)
+    scoring.COLUMNS_UP_TO = columns_up_to
+    try:
+        with SearchIndex(":memory:", tokenizer) as index:
+            index.rebuild(iter(docs), f"c{next(counter)}")
+            return index.search(terms, limit)
+    finally:
+        for name, value in shipped.items():
+            setattr(ranking, name, value)
+        scoring.COLUMNS_UP_TO = shipped_columns
+
+
 @settings(max_examples=200)
 @given(
     documents,
@@ -162,15 +186,8 @@ def test_sql_ranking_matches_reference(
     in these small stores too, and must not change what ranks; both forms of the SQL
     (a column per term, for short queries; groups per term, for long ones) alike."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    shipped = ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST, scoring.COLUMNS_UP_TO
-    ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST = cover_by, blend, first
-    scoring.COLUMNS_UP_TO = columns_up_to
-    try:
-        with SearchIndex(":memory:", tokenizer) as index:
-            index.rebuild(iter(docs), f"c{next(counter)}")
-            hits = index.search(terms, limit)
-    finally:
-        ranking.COVER_BY, ranking.STEM_BLEND, ranking.FIRST, scoring.COLUMNS_UP_TO = shipped
+    knobs = {"COVER_BY": cover_by, "STEM_BLEND": blend, "FIRST": first}
+    hits = ranked(tokenizer, docs, terms, limit, knobs, columns_up_to)
     expected = reference(docs, terms, tokenizer, cover_by, blend)[:limit]
     assert [hit.rid for hit in hits] == [rid for rid, _, _ in expected]
     for hit, (_, score, matched) in zip(hits, expected, strict=True):
@@ -236,14 +253,7 @@ def test_pruning_by_score_keeps_every_top_hit(
     """More documents than results, a first look at very few: MaxScore skips documents
     that cannot reach the results, and never one that can (ties included)."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    shipped = ranking.FIRST
-    ranking.FIRST = first
-    try:
-        with SearchIndex(":memory:", tokenizer) as index:
-            index.rebuild(iter(docs), f"c{next(counter)}")
-            hits = index.search(terms, limit)
-    finally:
-        ranking.FIRST = shipped
+    hits = ranked(tokenizer, docs, terms, limit, {"FIRST": first}, scoring.COLUMNS_UP_TO)
     expected = reference(docs, terms, tokenizer, ranking.COVER_BY, ranking.STEM_BLEND)[:limit]
     assert [(hit.rid, list(hit.matched)) for hit in hits] == [(r, m) for r, _, m in expected]
 
