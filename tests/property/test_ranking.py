@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xbrain.search import ranking, scoring
+from xbrain.search import ranking
 from xbrain.search.index import SearchIndex, field_texts, required_matches
 from xbrain.search.ranking import K1, LENGTH_NORMALIZATION, PRIOR_DOCUMENTS, WEIGHTS
 from xbrain.search.tokenize import Tokenizer
@@ -142,14 +142,11 @@ def ranked(
     terms: list[str],
     limit: int,
     knobs: dict[str, Any],
-    columns_up_to: int,
 ) -> list[Any]:
     """The hits of a fresh index of ``docs``, with some of the ranking's constants set."""
     shipped = {name: getattr(ranking, name) for name in knobs}
-    shipped_columns = scoring.COLUMNS_UP_TO
     for name, value in knobs.items():
         setattr(ranking, name, value)
-    scoring.COLUMNS_UP_TO = columns_up_to
     try:
         with SearchIndex(":memory:", tokenizer) as index:
             index.rebuild(iter(docs), f"c{next(counter)}")
@@ -157,7 +154,6 @@ def ranked(
     finally:
         for name, value in shipped.items():
             setattr(ranking, name, value)
-        scoring.COLUMNS_UP_TO = shipped_columns
 
 
 @settings(max_examples=200)
@@ -168,7 +164,6 @@ def ranked(
     st.sampled_from(["chance", "idf", "count"]),
     st.sampled_from([ranking.STEM_BLEND, 0.0, 0.5]),
     st.sampled_from([ranking.FIRST, 1, 3]),
-    st.sampled_from([scoring.COLUMNS_UP_TO, 0]),
 )
 def test_sql_ranking_matches_reference(
     tokenizer: Tokenizer,
@@ -178,16 +173,14 @@ def test_sql_ranking_matches_reference(
     cover_by: str,
     blend: float,
     first: int,
-    columns_up_to: int,
 ) -> None:
     """The shipped ranking (coverage by idf discounted by chance, stems blended in) and
     the tuner's alternatives (coverage by idf alone or by count; other blends, none);
     with a first look at one or a few documents, pruning by score (MaxScore) is at work
-    in these small stores too, and must not change what ranks; both forms of the SQL
-    (a column per term, for short queries; groups per term, for long ones) alike."""
+    in these small stores too, and must not change what ranks."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
     knobs = {"COVER_BY": cover_by, "STEM_BLEND": blend, "FIRST": first}
-    hits = ranked(tokenizer, docs, terms, limit, knobs, columns_up_to)
+    hits = ranked(tokenizer, docs, terms, limit, knobs)
     expected = reference(docs, terms, tokenizer, cover_by, blend)[:limit]
     assert [hit.rid for hit in hits] == [rid for rid, _, _ in expected]
     for hit, (_, score, matched) in zip(hits, expected, strict=True):
@@ -253,7 +246,7 @@ def test_pruning_by_score_keeps_every_top_hit(
     """More documents than results, a first look at very few: MaxScore skips documents
     that cannot reach the results, and never one that can (ties included)."""
     docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
-    hits = ranked(tokenizer, docs, terms, limit, {"FIRST": first}, scoring.COLUMNS_UP_TO)
+    hits = ranked(tokenizer, docs, terms, limit, {"FIRST": first})
     expected = reference(docs, terms, tokenizer, ranking.COVER_BY, ranking.STEM_BLEND)[:limit]
     assert [(hit.rid, list(hit.matched)) for hit in hits] == [(r, m) for r, _, m in expected]
 

@@ -1,16 +1,11 @@
 """The SQL that scores a query's candidate documents (``ranking.py`` decides which).
 
-Two forms of one computation, chosen by the query's length. Both read each candidate
-posting once and compute, per document and query term, the pseudo-frequency of the
-term's exact form and of all its forms; they differ in how they sum them:
-
-* a short query gets one column per term (``SUM(CASE WHEN pos = i …)``): one pass, but
-  a ``CASE`` per term per posting;
-* a long one (a whole prompt) groups per document and term, then per document: two
-  sorts, but a cost that follows the postings alone.
-
-Then, once per document, each ranking's saturated sum and coverage, and the score; the
-resources are read for the top hits only.
+It reads each candidate posting once; groups per document and query term, summing the
+pseudo-frequency of the term's exact form and of all its forms; then per document,
+each ranking's saturated sum and coverage, and the score, computed once; the resources
+are read for the top hits only. Its cost follows the postings, not postings × terms (one
+column per term, a ``CASE`` per term per posting, measured the same on short queries
+and worse on whole prompts).
 """
 
 from __future__ import annotations
@@ -20,9 +15,8 @@ from typing import Any, NamedTuple
 
 from .rows import FIELDS
 
-__all__ = ["COLUMNS_UP_TO", "Plan", "query"]
+__all__ = ["Plan", "query"]
 
-COLUMNS_UP_TO = 8  # queries of at most this many terms get a column per term
 # look each form up per candidate document when candidates x forms x this is under the
 # postings the query's terms hold; else read the forms' postings whole
 SEEK = 2
@@ -68,7 +62,6 @@ def query(
 ) -> list[tuple[Any, ...]]:
     """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON) among
     the documents holding one of the terms ``pruning`` (at most ``at_most`` of them)."""
-    columns = len(plan.terms) <= COLUMNS_UP_TO
     sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
     sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
     for pos, term in enumerate(plan.terms):
@@ -85,7 +78,7 @@ def query(
     # per document: each ranking's sum of saturated term scores (es, ss) and coverage
     # (ec, sc), computed once; "LIMIT -1" keeps SQLite from folding this level into the
     # next, which would compute them again for the sort
-    (_by_columns if columns else _by_groups)(sql, plan)
+    _by_groups(sql, plan)
     length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
     sql.add(
         " FROM (SELECT p.doc AS doc, q.pos AS pos, q.exact AS exact, q.ie AS ie, q.ce AS ce, "
@@ -105,13 +98,8 @@ def query(
     )
     if candidates is not None:
         sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
-    if columns:
-        held = [f"{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(plan.forms)]
-        count = " + ".join(f"({c} IS NOT NULL)" for c in held)
-        sql.add(f") s GROUP BY s.doc HAVING {count} >= ?) g LIMIT -1) h ", plan.need)
-    else:
-        sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
-        sql.add("LIMIT -1) h ")
+    sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
+    sql.add("LIMIT -1) h ")
     sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
     sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
     # every matched term adds a positive score, so this drops nothing the limit let in
@@ -153,49 +141,6 @@ def _by_groups(sql: _Sql, plan: Plan) -> None:
     if plan.blend:
         sql.add(", s.istem * SUM(s.x) / (SUM(s.x) + ?) AS ss, ", plan.k1)
         sql.add(f"{_cover(plan, 's.istem', 's.cstem', 's.len')} AS cs")
-
-
-def _by_columns(sql: _Sql, plan: Plan) -> None:
-    """Per document, a column per term: its exact form's (e) and all its forms' (s)."""
-    held = [f"g.{'s' if len(f) > 1 else 'e'}{i}" for i, f in enumerate(plan.forms)]
-    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
-    matched = " || ".join(
-        f"(CASE WHEN {c} IS NULL THEN '' ELSE '{i},' END)" for i, c in enumerate(held)
-    )
-    sql.add(f"rtrim({matched}, ',') AS matched, ")
-    whole = _wholes(plan)
-    _sums(sql, plan, [f"g.e{i}" for i in range(len(held))], plan.exact, whole[0], "es", "ec")
-    if plan.blend:
-        sql.add(", ")
-        _sums(sql, plan, held, plan.stem, whole[1], "ss", "sc")
-    sql.add(" FROM (SELECT s.doc AS doc, s.len AS len")
-    for i, f in enumerate(plan.forms):
-        exactly = "" if len(f) == 1 else " AND s.exact"
-        sql.add(f", SUM(CASE WHEN s.pos = {i}{exactly} THEN s.x END) AS e{i}")
-        if len(f) > 1:
-            sql.add(f", SUM(CASE WHEN s.pos = {i} THEN s.x END) AS s{i}")
-
-
-def _sums(
-    sql: _Sql,
-    plan: Plan,
-    columns: list[str],
-    stats: list[tuple[float, float]],
-    whole: float,
-    total: str,
-    cover: str,
-) -> None:
-    """One ranking's ``total`` (the saturated, idf-weighted pseudo-frequencies in
-    ``columns``, summed) and ``cover`` (its coverage), from a column per term."""
-    sql.add("0")
-    for column, (weight, _) in zip(columns, stats, strict=True):
-        sql.add(f" + ifnull(? * {column} / ({column} + ?), 0)", weight, plan.k1)
-    sql.add(f" AS {total}, (0")
-    for column, (weight, odds) in zip(columns, stats, strict=True):
-        adds = _cover(plan, "?", "?", "g.len")
-        values = {"count": (), "idf": (weight,)}.get(plan.cover_by, (weight, odds))
-        sql.add(f" + ({column} IS NOT NULL) * {adds}", *values)
-    sql.add(f") / ? AS {cover}", whole)
 
 
 def _marks(values: list[Any]) -> str:
