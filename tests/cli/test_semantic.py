@@ -353,12 +353,11 @@ def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
     from xbrain.kinds.model import resource_id
     from xbrain.search.hybrid import holds_as_asked
 
-    control = store_dir / ".git"
     rid = resource_id("web", "forms")
-    assert holds_as_asked(control, "resource", rid, ["sorted"])  # no index yet: can't say no
+    assert holds_as_asked(store_dir, rid, ["sorted"])  # no index yet: it cannot say no
     xb("put", json_file(make("forms", title="Sorting directory listings", text="by time")))
     (hit,) = xb("search", "sorted directory listing", "--mode", "lexical").json["results"]
     assert hit["matched"] == ["sorted", "directory", "listing"]
-    assert holds_as_asked(control, "resource", rid, ["directory", "listings", "time"])
-    assert not holds_as_asked(control, "resource", rid, ["sorted", "directory", "listing"])
-    assert not holds_as_asked(control, "resource", resource_id("web", "gone"), ["time"])
+    assert holds_as_asked(store_dir, rid, ["directory", "listings", "time"])
+    assert not holds_as_asked(store_dir, rid, ["sorted", "directory", "listing"])
+    assert not holds_as_asked(store_dir, resource_id("web", "gone"), ["time"])

@@ -146,29 +146,24 @@ def weights_for(lexical_complete: bool) -> dict[str, float]:
     return {**WEIGHTS, "semantic": 0.001} if lexical_complete else WEIGHTS
 
 
-def holds_as_asked(control: Path, kind: str, rid: str, terms: list[str]) -> bool:
-    """Whether the lexical index of ``kind`` (resources or skills) holds every term in
-    document ``rid`` as asked — not only another form of it (``sorting`` for ``sorted``),
-    which is weaker evidence than the words the user typed. Without a readable index the
-    answer is yes: the lexical leg's own ``matched`` decided that already."""
-    import contextlib
-    import sqlite3
-
-    from .semantic import index_file
+def holds_as_asked(store_dir: Path, rid: str, terms: list[str]) -> bool:
+    """Whether resource ``rid`` holds every term as asked — not only another form of it
+    (``sorting`` for ``sorted``), which is weaker evidence than the words the user typed —
+    by the search index when it reflects ``main``; without one the answer is yes (the
+    lexical leg's own ``matched`` decided that already)."""
+    from .query import INDEX_FILE, index_meta, read_current
 
     wanted = sorted(set(terms))
-    try:
-        with contextlib.closing(
-            sqlite3.connect(f"{(control / index_file(kind)).resolve().as_uri()}?mode=ro", uri=True)
-        ) as conn:
-            marks = ", ".join("?" * len(wanted))
-            sql = (
-                "SELECT COUNT(*) FROM postings WHERE doc = (SELECT doc FROM docs WHERE rid = ?)"
-                f" AND term IN ({marks})"
-            )
-            return bool(conn.execute(sql, (rid, *wanted)).fetchone()[0] == len(wanted))
-    except (sqlite3.Error, ValueError):
-        return True
+
+    def read(conn: Any) -> bool:
+        sql = (
+            "SELECT COUNT(*) FROM postings WHERE doc = (SELECT doc FROM docs WHERE rid = ?) "
+            f"AND term IN ({', '.join('?' * len(wanted))})"
+        )
+        return bool(conn.execute(sql, (rid, *wanted)).fetchone()[0] == len(wanted))
+
+    held = read_current(store_dir / ".git", INDEX_FILE, index_meta, read)
+    return True if held is None else held
 
 
 def labelled(result: dict[str, Any], legs: list[str], similarity: float | None) -> dict[str, Any]:
@@ -204,7 +199,7 @@ def fused_search(
                 tokenizer.close()
             top = lexical["results"][0]
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
-                store_dir / ".git", "resource", top["citation"]["id"], terms
+                store_dir, top["citation"]["id"], terms
             )
     fused = fuse(legs, weights_for(complete))[:limit]
     missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone

@@ -169,11 +169,11 @@ def _bound(plan: Plan, held: list[int]) -> float:
 
     def leg(stats: list[tuple[float, float]]) -> float:
         total = sum(stats[i][0] for i in held)
-        if COVER_BY == "count":
+        if plan.cover_by == "count":
             share = len(held) / len(plan.terms)
         else:
             share = total / sum(weight for weight, _ in stats)
-        return float(total * share**COORDINATION)
+        return float(total * share**plan.coordination)
 
     return (leg(plan.exact) + plan.blend * leg(plan.stem)) / (1.0 + plan.blend)
 

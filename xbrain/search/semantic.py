@@ -44,7 +44,6 @@ __all__ = [
     "disable",
     "documents",
     "enable",
-    "index_file",
     "load",
     "nearest",
     "rebuild",
@@ -61,11 +60,6 @@ _SOURCES = {  # kind → (index file, query of (id, JSON document))
     "skill": (Path("xbrain") / "skills.sqlite", "SELECT rid, resource FROM docs"),
     "entry": (Path("xbrain") / "entries.sqlite", "SELECT id, data FROM entry"),
 }
-
-
-def index_file(kind: str) -> Path:
-    """The derived index file (under ``.git``) that holds ``kind``'s documents."""
-    return _SOURCES[kind][0]
 
 
 def settings(control: Path) -> ProviderSpec | None:

@@ -63,9 +63,15 @@ def variants(conn: sqlite3.Connection, term: str) -> list[str]:
     if not _WORD.match(term):
         return [term]
     root = stem(term)
-    found = {root} if stem(root) == root else set()
-    found.update(
-        other for (other,) in conn.execute("SELECT term FROM stems WHERE stem = ?", (root,))
-    )
+    rows = conn.execute("SELECT term FROM stems WHERE stem = ?", (root,))
+    found = {other for (other,) in rows}
+    if root != term and stem(root) == root and _indexed(conn, root):
+        found.add(root)  # the stem is a word of its own (``sort``), which no row lists
     found.discard(term)
     return [term, *sorted(found)]
+
+
+def _indexed(conn: sqlite3.Connection, term: str) -> bool:
+    """Whether any document holds ``term``."""
+    row = conn.execute("SELECT 1 FROM postings WHERE term = ? LIMIT 1", (term,)).fetchone()
+    return row is not None
