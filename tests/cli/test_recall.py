@@ -623,3 +623,26 @@ def test_a_hook_payload_is_bounded_before_it_reaches_telemetry(xb: Run, stocked:
     with sqlite3.connect(stocked / ".git/xbrain/telemetry.sqlite") as conn:
         rows = list(conn.execute("SELECT event, session FROM shown"))
     assert rows == [(None, names[0].removesuffix(".json"))]
+
+
+def test_recall_answers_to_the_words_as_typed_while_search_matches_their_forms(
+    xb: Run, xb_proc: Run, stocked: Path, json_file: Callable[[Any], str]
+) -> None:
+    """A note about "sorting directory listings": `search` finds it for "sorted directory
+    listing" (every word in some form), but recall, which speaks unasked, does not bring
+    it up for a prompt that holds only other forms of its words — and does for the words
+    the note holds. Both the in-process CLI and a fresh process (the fast path) agree."""
+    from tests.conftest import make
+    from xbrain.kinds.model import resource_id
+
+    note = make("forms", title="Sorting directory listings", text="by modification time")
+    assert xb("put", json_file(note)).code == 0
+    rid = resource_id("web", "forms")
+    for run in (xb, xb_proc):
+        found = run("search", "sorted directory listing").json["results"]
+        assert [r["resource"]["id"] for r in found] == [rid]
+        asked = run("recall", "-", input="sorted directory listing")
+        assert asked.code == 0, asked.err
+        assert rid not in [r["id"] for r in asked.json["results"]]
+        typed = run("recall", "-", input="sorting directory listings").json["results"]
+        assert rid in [r["id"] for r in typed]
