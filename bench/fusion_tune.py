@@ -3,9 +3,12 @@
 Both legs are run once per dev query (lexical: the search index, 20 deep; semantic: the
 packaged model, 20 deep above a 0.3 floor); fusion variants are then scored offline:
 reciprocal rank fusion with k, a weight on the semantic leg, how deep each leg goes, the
-semantic floor, and a relative gate within the semantic leg (only hits within delta of
-its best). Printed: per variant, hybrid minus lexical Recall@5 and MRR@5 per
-construction (the worst of them first) — the test halves are never looked at here.
+semantic floor, a relative gate within the semantic leg (only hits within delta of its
+best), and the power of the share of the query's terms a lexical hit matched that scales
+its weight (0: none; search fuses with 2). The product's rule that a lexical best
+holding every word as asked keeps the semantic leg after it applies throughout.
+Printed: per variant, hybrid minus lexical Recall@5 and MRR@5 per construction (the
+worst of them first), and the shipped variant — the test halves are never looked at.
 
 Run: ``python bench/fusion_tune.py`` (needs the semantic extra).
 """
@@ -28,16 +31,18 @@ from xbrain.search.semantic import catch_up, documents, nearest
 from xbrain.search.tokenize import Tokenizer
 
 
-def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta):  # type: ignore[no-untyped-def]
+def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta, power):  # type: ignore[no-untyped-def]
     sem = [(t, s) for t, s in semantic[:depth_sem] if s >= floor]
     if sem:
         top = sem[0][1]
         sem = [(t, s) for t, s in sem if s >= top - delta]
     scores: dict[str, float] = {}
     first: dict[str, int] = {}
-    for rank, title in enumerate(lexical[:depth_lex], 1):
-        scores[title] = scores.get(title, 0) + 1 / (k + rank)
+    for rank, (title, share, _) in enumerate(lexical[:depth_lex], 1):
+        scores[title] = scores.get(title, 0) + share**power / (k + rank)
         first.setdefault(title, 0)
+    if lexical and lexical[0][2]:  # the top holds every word as asked: semantic comes after
+        weight = hybrid.weights_for(True)["semantic"]
     for rank, (title, _) in enumerate(sem, 1):
         scores[title] = scores.get(title, 0) + weight / (k + rank)
         first.setdefault(title, 1)
@@ -63,7 +68,13 @@ def main() -> None:
             rows = []
             for text, target in queries[0::2]:  # dev only
                 lexical = search_store(stores[language], cache, text, limit=20, mode="lexical")
-                lex = [r["resource"]["title"] for r in lexical["results"]]
+                terms = tokenizer.query_terms(text)
+                lex = []
+                for r in lexical["results"]:  # (title, share of the terms, complete)
+                    share = len(r["matched"]) / (len(terms) or 1)
+                    rid = r["citation"]["id"]
+                    whole = share >= 1 and hybrid.holds_as_asked(stores[language], rid, terms)
+                    lex.append((r["resource"]["title"], share, whole))
                 near = nearest(vectors, provider.embed([text])[0], ("resource",), 0.3, 20)
                 docs = documents(control, "resource", [rid for _, rid, _ in near])
                 sem = [(docs[rid]["title"], s) for _, rid, s in near if rid in docs]
@@ -80,15 +91,17 @@ def main() -> None:
             (5, 10, 20),
             (0.35, 0.4, 0.45),
             (1.0, 0.1, 0.05),
+            (0, 1, 2),
         )
         results = []
-        for k, weight, dl, ds, floor, delta in grid:
+        for k, weight, dl, ds, floor, delta, power in grid:
             deltas = []
             for key, rows in legs.items():
-                lex_r = sum(score(lex[:5], t)[0] for lex, _, t in rows) / len(rows)
-                lex_m = sum(score(lex[:5], t)[1] for lex, _, t in rows) / len(rows)
+                titles = [([title for title, _, _ in lex], t) for lex, _, t in rows]
+                lex_r = sum(score(lex[:5], t)[0] for lex, t in titles) / len(rows)
+                lex_m = sum(score(lex[:5], t)[1] for lex, t in titles) / len(rows)
                 hyb = [
-                    score(fused(lex, sem, k, weight, dl, ds, floor, delta), t)
+                    score(fused(lex, sem, k, weight, dl, ds, floor, delta, power), t)
                     for lex, sem, t in rows
                 ]
                 hyb_r = sum(h[0] for h in hyb) / len(rows)
@@ -96,13 +109,26 @@ def main() -> None:
                 deltas.append((key, hyb_r - lex_r, hyb_m - lex_m))
             worst = min(min(d[1], d[2]) for d in deltas)
             gain = sum(d[1] + d[2] for d in deltas) / len(deltas)
-            results.append((worst, gain, (k, weight, dl, ds, floor, delta), deltas))
+            results.append((worst, gain, (k, weight, dl, ds, floor, delta, power), deltas))
         results.sort(key=lambda r: (r[0], r[1]), reverse=True)
-        for worst, gain, params, deltas in results[:12]:
+        shipped = (
+            hybrid.RRF_K,
+            hybrid.WEIGHTS["semantic"],
+            hybrid.LEXICAL_DEPTH,
+            hybrid.SEMANTIC_DEPTH,
+            round(provider.floor, 2),
+            hybrid.SEMANTIC_DELTA,
+            hybrid.SHARE_POWER,
+        )
+        shown = results[:12] + [r for r in results[12:] if r[2] == shipped]
+        for worst, gain, params, deltas in shown:
+            if params == shipped:
+                print("shipped:", end=" ")
             cells = "  ".join(f"{c[:5]}-{lang}:{r:+.2f}/{m:+.2f}" for (c, lang), r, m in deltas)
-            k, weight, lex, sem, floor, delta = params
+            k, weight, lex, sem, floor, delta, power = params
             print(
-                f"k={k} w={weight} lex={lex} sem={sem} floor={floor} delta={delta}: "
+                f"k={k} w={weight} lex={lex} sem={sem} floor={floor} delta={delta} "
+                f"share^{power}: "
                 f"worst {worst:+.3f} mean {gain:+.3f} | {cells}"
             )
         tokenizer.close()
