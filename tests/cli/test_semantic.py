@@ -369,15 +369,16 @@ def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
     assert not holds_as_asked(store_dir, resource_id("web", "gone"), ["time"])
 
 
-def test_a_search_hit_holding_few_of_the_words_yields_to_one_close_in_meaning(
+def test_a_lexical_hit_holding_few_of_the_words_yields_to_one_close_in_meaning(
     xb: Run, semantic: Path, json_file: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """In a hybrid search, a lexical hit counts by the share of the query's words it
-    holds: a note holding two words of a five-word question ranks below the note the
-    semantic leg finds closest; a note holding every word keeps its first place."""
+    """In hybrid search and recall, a lexical hit counts by the share of the query's words
+    it holds: a note holding two words of a five-word question (in recall, of a four-word
+    prompt: its gate asks for half) ranks below the note the semantic leg finds closest;
+    a note holding every word keeps its first place."""
     from tests.conftest import make
     from xbrain.kinds.model import resource_id
-    from xbrain.search import hybrid
+    from xbrain.search import hybrid, recallfuse
 
     words = make("words", title="Compress files", text="gzip and xz", summary="", purpose="")
     meaning = make("meaning", title="Logrotate", text="Shrink journals at midnight")
@@ -389,6 +390,7 @@ def test_a_search_hit_holding_few_of_the_words_yields_to_one_close_in_meaning(
         return [("resource", near, 0.9)]
 
     monkeypatch.setattr(hybrid, "semantic_leg", leg)
+    monkeypatch.setattr(recallfuse, "semantic_leg", leg)
     question = "compress old log files nightly"
     lexical = xb("search", question, "--mode", "lexical").json["results"]
     assert [hit["citation"]["id"] for hit in lexical] == [partial]
@@ -400,3 +402,12 @@ def test_a_search_hit_holding_few_of_the_words_yields_to_one_close_in_meaning(
     ]
     whole = xb("search", "compress files").json["results"]
     assert [hit["citation"]["id"] for hit in whole] == [partial, near]
+
+    def recalled(prompt: str, mode: str = "hybrid") -> list[tuple[str, list[str]]]:
+        found = xb("recall", "-", "--only", "resource", "--mode", mode, input=prompt).json
+        return [(item["name"], item.get("foundBy", [])) for item in found["results"]]
+
+    prompt = "compress old log files"
+    assert recalled(prompt, "lexical") == [("Compress files", [])]
+    assert recalled(prompt) == [("Logrotate", ["semantic"]), ("Compress files", ["lexical"])]
+    assert recalled("compress files")[0] == ("Compress files", ["lexical"])

@@ -5,11 +5,13 @@ Each leg is gated on its own terms first — the lexical leg by its coverage rul
 scores, the semantic leg by the provider's score floor and by staying within 0.1 of its
 own best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
 the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, the
-semantic one 5). In a search, a lexical hit's weight is also scaled by the share of the
-query's terms it matched, squared (as the lexical ranking's own coverage is): a record
-holding one word of a six-word question is weak evidence beside one the model finds
-close in meaning. A fused score is never thresholded, so a prompt that clears neither
-gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
+semantic one 5). A lexical hit's weight is also scaled by the share of the query's terms
+it matched, squared (as the lexical ranking's own coverage is): a record holding one word
+of a six-word question is weak evidence beside one the model finds close in meaning
+(in recall, resources and skills, whose gate already asks for half the prompt's terms;
+an entry, matched by its own queries and keywords, keeps its whole weight). A fused
+score is never thresholded, so a prompt that clears neither gate ("ok thanks") recalls
+nothing. These numbers were chosen on the dev halves of
 ``bench/semantic_quality.py`` with ``bench/fusion_tune.py`` (see the README).
 """
 
@@ -43,7 +45,7 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
-SHARE_POWER = 2  # a search's lexical hit weighs (matched terms / query terms) ** this
+SHARE_POWER = 2  # a lexical hit weighs (matched terms / query terms) ** this
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 

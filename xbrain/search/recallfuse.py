@@ -61,7 +61,12 @@ def recall_fused(
         similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
         by_id = {item["id"]: item for item in lex}
         complete = bool(lex) and len(lex[0]["why"]["matched"]) >= len(terms) > 0
-        fused = fuse({"lexical": list(by_id), "semantic": list(made)}, weights_for(complete))
+        shares = None
+        if kind != "entry" and terms:
+            shares = {rid: len(item["why"]["matched"]) / len(terms) for rid, item in by_id.items()}
+        fused = fuse(
+            {"lexical": list(by_id), "semantic": list(made)}, weights_for(complete), shares
+        )
         fused = fused[:limit]
         for rid, score, found in fused:
             item = dict(by_id[rid]) if rid in by_id else dict(made[rid])
