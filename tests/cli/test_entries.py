@@ -457,3 +457,33 @@ def test_a_memex_file_name_with_a_colon_imports_and_exports_back(xb: Run, tmp_pa
     }
     refused = xb("entry", "put", "-", input=entry)
     assert refused.code == 4 and "longer than 255 bytes" in refused.stderr
+
+
+def test_entry_list_reads_recalls_cache_when_it_reflects_main(xb: Run, store_dir: Path) -> None:
+    """Once recall has built its entry cache, ``entry list`` answers from it, the same
+    records in the same order as git gives for every filter; a cache at another commit,
+    or a damaged one, is passed over and git answers."""
+    import sqlite3
+
+    xb("entry", "import", str(MEMEX))
+    xb("entry", "retire", RULE)
+    filters = [[], ["--kind", "rule"], ["--kind", "memory"], ["--status", "retired"]]
+    filters += [["--status", "active", "--kind", "skill"]]
+    from_git = [xb("entry", "list", *f).stdout for f in filters]
+    assert xb("recall", "-", input="git push --force to main").code == 0  # builds the cache
+    cache = store_dir / ".git" / "xbrain" / "entries.sqlite"
+    assert cache.is_file()
+    assert [xb("entry", "list", *f).stdout for f in filters] == from_git
+    assert json.loads(from_git[3])["count"] == 1 and json.loads(from_git[0])["count"] == 5
+    # the cache is what answered: a description changed in it alone shows
+    with sqlite3.connect(cache) as conn:
+        (data,) = conn.execute("SELECT data FROM entry WHERE id = ?", (RULE,)).fetchone()
+        marked = {**json.loads(data), "description": "from the cache"}
+        conn.execute("UPDATE entry SET data = ? WHERE id = ?", (json.dumps(marked), RULE))
+    shown = xb("entry", "list", "--status", "retired").json["entries"]
+    assert [e["description"] for e in shown] == ["from the cache"]
+    with sqlite3.connect(cache) as conn:
+        conn.execute("UPDATE meta SET value = 'another' WHERE key = 'commit'")
+    assert xb("entry", "list").stdout == from_git[0]  # at another commit: git answers
+    cache.write_bytes(b"not a database" * 100)
+    assert xb("entry", "list").stdout == from_git[0]  # damaged: git answers

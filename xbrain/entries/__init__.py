@@ -10,6 +10,7 @@ brings back an entry deleted here; ``put`` does (it is explicit).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..codec import digest
@@ -175,25 +176,33 @@ def get(core: Core, rid: str) -> dict[str, Any]:
 
 
 def list_entries(
-    core: Core, *, kind_filter: str | None = None, status: str | None = None
+    core: Core,
+    *,
+    kind_filter: str | None = None,
+    status: str | None = None,
+    cached: Callable[[str | None, str | None, tuple[str, ...]], list[Any] | None] | None = None,
 ) -> dict[str, Any]:
-    """Entries as brief records, by kind then name."""
+    """Entries as brief records, by kind then name. ``cached(kind, status, fields)``:
+    the same records from a derived cache that reflects ``main`` (recall's entry cache,
+    ``search.entrycache.listed``), or None when it cannot say; then git answers."""
     if kind_filter is not None and kind_filter not in kind.KINDS:
         raise InvalidInputError(f"--kind must be one of: {', '.join(kind.KINDS)}.")
     if status not in (None, "active", "retired"):
         raise InvalidInputError("--status must be active or retired.")
-    from ..core import bulk
+    out = None if cached is None else cached(kind_filter, status, _BRIEF)
+    if out is None:
+        from ..core import bulk
 
-    out = []
-    with core.reading() as view:
-        if view is not None:
-            with core.git() as git:
-                for entry in bulk.records(git, view, "entry"):
-                    if (kind_filter and entry["kind"] != kind_filter) or (
-                        status and entry["status"] != status
-                    ):
-                        continue
-                    out.append({key: entry[key] for key in _BRIEF})
+        out = []
+        with core.reading() as view:
+            if view is not None:
+                with core.git() as git:
+                    for entry in bulk.records(git, view, "entry"):
+                        if (kind_filter and entry["kind"] != kind_filter) or (
+                            status and entry["status"] != status
+                        ):
+                            continue
+                        out.append({key: entry[key] for key in _BRIEF})
     out.sort(key=lambda e: (e["kind"], e["scope"], e["name"]))
     return {"count": len(out), "entries": out}
 

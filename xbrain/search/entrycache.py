@@ -27,6 +27,7 @@ __all__ = [
     "cache_meta",
     "candidates",
     "keep_warm",
+    "listed",
     "rebuild",
     "update",
 ]
@@ -276,6 +277,27 @@ def keep_warm() -> None:
 def cache_meta(head: str) -> dict[str, str]:
     """What the entry cache's ``meta`` holds when it reflects commit ``head``."""
     return {"version": VERSION, "commit": head}
+
+
+def listed(
+    control: Path, kind: str | None, status: str | None, fields: tuple[str, ...]
+) -> list[dict[str, Any]] | None:
+    """``xbrain entry list`` from a cache that reflects ``main`` right now: each entry's
+    ``fields``, only those of ``kind`` and ``status`` when given, in no order; None when
+    the cache cannot say (missing, at another commit, damaged)."""
+    from .query import read_current
+
+    def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        out = []
+        for (text,) in conn.execute("SELECT data FROM entry"):
+            entry = json.loads(text)
+            if (kind is None or entry["kind"] == kind) and (
+                status is None or entry["status"] == status
+            ):
+                out.append({key: entry[key] for key in fields})
+        return out
+
+    return read_current(control, CACHE_FILE, cache_meta, read)
 
 
 def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:

@@ -32,9 +32,13 @@ class Entries:
 
     def entry_list(self, kind: str | None = None, status: str | None = None) -> dict[str, Any]:
         """Entries as brief records, by kind and name."""
-        from .. import entries
+        from functools import partial
 
-        return entries.list_entries(self.core, kind_filter=kind, status=status)
+        from .. import entries
+        from ..search.entrycache import listed
+
+        cached = partial(listed, self.core.path / ".git")
+        return entries.list_entries(self.core, kind_filter=kind, status=status, cached=cached)
 
     def entry_delete(self, rid: str) -> dict[str, Any]:
         """Replace an entry with a tombstone."""
