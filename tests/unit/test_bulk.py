@@ -192,3 +192,60 @@ def test_a_helper_whose_parent_is_killed_exits_instead_of_waiting_forever(
     finally:
         if _state(helper) not in (None, "Z"):
             os.kill(helper, signal.SIGKILL)
+
+
+_DYING_WORKERS = """
+import os, time
+from pathlib import Path
+
+class Here:
+    def __init__(self, mark):
+        self.mark, self.seen = Path(mark), []
+    def chunk(self, records, first):
+        if not self.seen:  # hold the first chunk until the helper has died mid-build
+            deadline = time.monotonic() + 60
+            while not self.mark.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.5)  # for the pool to notice
+        self.seen.append((first, [record["id"] for record in records]))
+    def finish(self):
+        return None
+
+class Dies:
+    def chunk(self, records, first):
+        Path(os.environ["XB_TEST_MARK"]).write_text("gone")
+        os._exit(1)  # killed, out of memory: no result, no exception
+    def finish(self):
+        return None
+"""
+
+
+def test_a_helper_that_dies_midway_leaves_every_chunk_to_the_caller(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index build shares whole chunks with a helper; when the helper dies with
+    chunks still waiting, every one of them — those it had taken and those nobody had
+    yet — is done here, each once (a build that lost them would mark an index with a
+    fraction of the store as current)."""
+    serial = [record["id"] for record in read(store)]
+    (tmp_path / "dyingworkers.py").write_text(_DYING_WORKERS)
+    monkeypatch.syspath_prepend(str(tmp_path))  # the spawned helper imports it too
+    mark = tmp_path / "helper-gone"
+    monkeypatch.setenv("XB_TEST_MARK", str(mark))
+    import dyingworkers  # type: ignore[import-not-found]
+
+    monkeypatch.setattr(bulk, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(bulk, "WORK_CHUNK", 2)
+    monkeypatch.setattr(bulk.os, "cpu_count", lambda: 2)
+    here = dyingworkers.Here(mark)
+    steps: list[int] = []
+    with store.core.git() as git:
+        view, kind = View(git.snapshot()), resource_kind.KIND.name
+        shared, _ = bulk.process(
+            git, view, kind, here, dyingworkers.Dies, lambda step, _: steps.append(step)
+        )
+    assert mark.exists() and shared is False
+    assert sum(steps) == len(serial)  # the progress bar ends at its total, not past it
+    firsts = [first for first, _ in here.seen]
+    assert sorted(firsts) == list(range(0, len(serial), 2))  # every chunk, each once
+    assert [rid for _, ids in sorted(here.seen) for rid in ids] == serial

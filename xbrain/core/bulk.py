@@ -166,10 +166,16 @@ def process(
     chunks = [items[i : i + WORK_CHUNK] for i in range(0, len(items), WORK_CHUNK)]
     queue = deque(range(len(chunks)))
 
+    told: set[int] = set()  # the chunks progress was told of
+
+    def tell(number: int) -> None:
+        if progress is not None and number not in told:
+            told.add(number)
+            progress(len(chunks[number]), len(items))
+
     def local(number: int) -> None:
         here.chunk(_parse(view.snap.blob, parse, chunks[number]), number * WORK_CHUNK)
-        if progress is not None:
-            progress(len(chunks[number]), len(items))
+        tell(number)
 
     pool = None
     if view.snap.commit is not None and _helps(len(items)):
@@ -186,8 +192,7 @@ def process(
                 for future in [f for f in pending if f.done()]:
                     number = pending.pop(future)
                     future.result()  # the helper's CorruptStoreError is raised here
-                    if progress is not None:
-                        progress(len(chunks[number]), len(items))
+                    tell(number)
                 while queue and len(pending) < AHEAD:
                     number = queue.popleft()
                     given.append(number)
@@ -199,8 +204,9 @@ def process(
             return True, pool.submit(_helper_finish).result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-    except BrokenProcessPool:  # the helper died (killed, out of memory): its share here
-        for number in sorted(given):
+    except BrokenProcessPool:  # the helper died (killed, out of memory): its share here,
+        # and the chunks nobody had taken yet
+        for number in sorted(given) + list(queue):
             local(number)
         return False, None
 
