@@ -217,7 +217,7 @@ class Core:
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
         refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))
         commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
-        git.refresh_worktree(commit, list(changes))
+        git.refresh_worktree(commit, list(changes), written=changes)
         txn.commit_id = str(commit)
         for hook in self.after_commit:
             hook(git, parent, commit, changes)

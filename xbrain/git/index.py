@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
+    "SPLICE_MAX",
     "IndexLocked",
     "Unsupported",
     "entry_bytes",
@@ -38,6 +39,7 @@ _FLAGS = struct.Struct(">H")
 _STAT = struct.Struct(">LLLLLLLLLL")
 _FILE_MODE = 0o100644
 _WALK_LIMIT = 4096  # entries walked to place a new path before the full parse is cheaper
+SPLICE_MAX = 32  # changes spliced in place; more: the whole index is parsed once
 
 
 class IndexLocked(Exception):
@@ -234,7 +236,9 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         ours = stamp.read_bytes() == data[-20:]
     except OSError:
         ours = False
-    edits = _fast_edits(data, changes) if ours else None
+    # a splice searches the file once per change; past a few dozen, one parse is cheaper
+    # (1,000 new resources into a 10,000-resource index: 0.9 s of searching)
+    edits = _fast_edits(data, changes) if ours and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
         view = memoryview(data)

@@ -135,6 +135,9 @@ class Leaf(NamedTuple):
     sha: str
 
 
+_FILES_KEPT = 2048  # blobs a snapshot keeps for read(); past that it starts over
+
+
 class Snapshot:
     """Read-only view of one commit's tree, with a small tree cache."""
 
@@ -142,6 +145,8 @@ class Snapshot:
         self._repo = repo
         self.commit = commit
         self._trees: dict[bytes, Tree] = {}
+        self._files: dict[bytes, bytes] = {}  # read()'s blobs by id: a transaction reads
+        # each catalog and URL shard it changes three times (load, compare, compare again)
         self.tree_id: bytes | None = None
         if commit is not None:
             obj = load_object(repo, commit.encode())
@@ -178,10 +183,15 @@ class Snapshot:
         entry = self.entry(path)
         if entry is None or entry[0] == DIR_MODE:
             return None
-        obj = load_object(self._repo, entry[1])
-        if not isinstance(obj, Blob):
-            raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
-        return bytes(obj.data)
+        data = self._files.get(entry[1])
+        if data is None:
+            obj = load_object(self._repo, entry[1])
+            if not isinstance(obj, Blob):
+                raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
+            if len(self._files) >= _FILES_KEPT:
+                self._files.clear()
+            data = self._files[entry[1]] = bytes(obj.data)
+        return data
 
     def blob_id(self, path: str) -> str | None:
         """The blob id of a file at this commit, or None."""

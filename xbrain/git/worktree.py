@@ -11,11 +11,12 @@ import hashlib
 import os
 import stat
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from dulwich.errors import ChecksumMismatch
 from dulwich.file import FileLocked
+from dulwich.objects import Blob
 
 from ..errors import (
     ConflictError,
@@ -44,6 +45,7 @@ WORKTREE_TEMP = ".xbrain-tmp"
 # as a bad checksum)
 _UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
 MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
+Written = Mapping[str, bytes | None]  # path -> the bytes a commit wrote there (None: removed)
 
 
 def worktree_temp(target: Path) -> Path:
@@ -109,6 +111,7 @@ class Worktree(Checkout):
         *,
         fresh: bool = False,
         catching_up: bool = False,
+        written: Written | None = None,
     ) -> None:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
@@ -119,9 +122,11 @@ class Worktree(Checkout):
         created in place, without a temp file and a rename each. ``catching_up``: the
         files are an earlier write's (finished before a new one starts, or by doctor), so
         a full disk means nothing new was written, not that a change is committed.
+        ``written``: bytes the commit just wrote at some of the paths, used when they are
+        the blob the commit holds there (else the blob is read from the store).
         """
         try:
-            self._refresh(commit, paths, fresh)
+            self._refresh(commit, paths, fresh, written or {})
         except OSError as exc:
             if not no_space(exc):
                 raise
@@ -137,7 +142,9 @@ class Worktree(Checkout):
                 f"(main is {shown}). Free some space, then run xbrain doctor --repair."
             ) from None
 
-    def _refresh(self, commit: CommitId | None, paths: list[str], fresh: bool = False) -> None:
+    def _refresh(
+        self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
+    ) -> None:
         snap = self.snapshot(commit)
         root = self.path
         entries: dict[bytes, bytes | None] = {}
@@ -151,7 +158,9 @@ class Worktree(Checkout):
                     _prune_empty_dirs(target.parent, root)
                     entries[path.encode()] = None
                     continue
-                data = snap.blob(blob)
+                data = written.get(path)
+                if data is None or Blob.from_string(data).id.decode() != blob:
+                    data = snap.blob(blob)
                 if fresh:
                     _write_new(target, data)
                 elif read_worktree_file(target, len(data)) != data:
