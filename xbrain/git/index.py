@@ -237,7 +237,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     except OSError:
         ours = False
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
-    # (1,000 new resources into a 10,000-resource index: 0.9 s of searching)
+    # (1,000 new resources into an 8,000-resource index: 0.9 s of searching)
     edits = _fast_edits(data, changes) if ours and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
