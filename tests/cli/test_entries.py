@@ -482,8 +482,36 @@ def test_entry_list_reads_recalls_cache_when_it_reflects_main(xb: Run, store_dir
         conn.execute("UPDATE entry SET data = ? WHERE id = ?", (json.dumps(marked), RULE))
     shown = xb("entry", "list", "--status", "retired").json["entries"]
     assert [e["description"] for e in shown] == ["from the cache"]
+    with sqlite3.connect(cache) as conn:  # a row that is not what the cache writes
+        conn.execute("UPDATE entry SET data = '{not json' WHERE id = ?", (RULE,))
+    assert xb("entry", "list").stdout == from_git[0]  # damaged: git answers
     with sqlite3.connect(cache) as conn:
+        conn.execute("UPDATE entry SET data = ? WHERE id = ?", (json.dumps(marked), RULE))
         conn.execute("UPDATE meta SET value = 'another' WHERE key = 'commit'")
     assert xb("entry", "list").stdout == from_git[0]  # at another commit: git answers
     cache.write_bytes(b"not a database" * 100)
     assert xb("entry", "list").stdout == from_git[0]  # damaged: git answers
+
+
+@pytest.mark.parametrize("damage", ["{not json", '{"id": "x"}', "[]"])
+def test_recall_rebuilds_an_entry_cache_whose_rows_are_damaged(
+    xb: Run, store_dir: Path, damage: str
+) -> None:
+    """A cache row that is not what the cache writes (a hand edit, bit rot) is damage,
+    like a file SQLite cannot read: recall rebuilds the cache from the commits and
+    answers, instead of failing with an internal error."""
+    import sqlite3
+
+    xb("entry", "import", str(MEMEX))
+    prompt = "can I git push --force to main?"
+    before = xb("recall", "-", input=prompt)
+    assert before.code == 0 and "no-force-push" in [r["name"] for r in before.json["results"]]
+    cache = store_dir / ".git" / "xbrain" / "entries.sqlite"
+    with sqlite3.connect(cache) as conn:
+        conn.execute("UPDATE entry SET data = ? WHERE id = ?", (damage, RULE))
+    after = xb("recall", "-", input=prompt)
+    assert after.code == 0, after.stderr
+    assert [r["name"] for r in after.json["results"]] == [r["name"] for r in before.json["results"]]
+    with sqlite3.connect(cache) as conn:
+        (data,) = conn.execute("SELECT data FROM entry WHERE id = ?", (RULE,)).fetchone()
+    assert json.loads(data)["name"] == "no-force-push"  # rebuilt from git

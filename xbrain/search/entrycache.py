@@ -33,6 +33,9 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
+# what reading a damaged cache raises: SQLite's errors, or rows that are not what this
+# module wrote (a hand edit, bit rot); recall then rebuilds it and ``entry list`` reads git
+_DAMAGED = (sqlite3.Error, ValueError, KeyError, TypeError)
 VERSION = "3"
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
@@ -287,14 +290,17 @@ def listed(
     the cache cannot say (missing, at another commit, damaged)."""
     from .query import read_current
 
-    def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    def read(conn: sqlite3.Connection) -> list[dict[str, Any]] | None:
         out = []
-        for (text,) in conn.execute("SELECT data FROM entry"):
-            entry = json.loads(text)
-            if (kind is None or entry["kind"] == kind) and (
-                status is None or entry["status"] == status
-            ):
-                out.append({key: entry[key] for key in fields})
+        try:
+            for (text,) in conn.execute("SELECT data FROM entry"):
+                entry = json.loads(text)
+                if (kind is None or entry["kind"] == kind) and (
+                    status is None or entry["status"] == status
+                ):
+                    out.append({key: entry[key] for key in fields})
+        except _DAMAGED:
+            return None
         return out
 
     return read_current(control, CACHE_FILE, cache_meta, read)
@@ -319,13 +325,13 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
             if loaded is None or loaded[0] != head:
                 loaded = _WARM[control] = (head, _Loaded(conn))
             return loaded[1].candidates(terms)
-        except sqlite3.Error:
+        except _DAMAGED:
             return None
         finally:
             conn.close()
     try:
         return _read(conn, terms)
-    except sqlite3.Error:
+    except _DAMAGED:
         return None
     finally:
         conn.close()
