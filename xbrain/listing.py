@@ -57,7 +57,10 @@ def from_index(
     if found is None:
         return None
     total, resources = found
-    return {"total": total, "results": [brief_record(r) for r in resources]}
+    try:
+        return {"total": total, "results": [brief_record(r) for r in resources]}
+    except (KeyError, TypeError):  # a damaged row of the index: git answers
+        return None
 
 
 def list_resources(

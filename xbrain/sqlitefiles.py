@@ -1,13 +1,25 @@
-"""The SQLite files under ``.git/xbrain`` (a leaf: no imports, cheap on every prompt):
+"""The SQLite files under ``.git/xbrain`` (a leaf: nothing but sqlite3, cheap on every prompt):
 derived data (search and skill indexes, the entry cache, the history table) and the
 local telemetry. Each is one database file with WAL siblings; what removes one removes
 all three."""
 
 from __future__ import annotations
 
+import sqlite3
+from json import JSONDecodeError
 from pathlib import Path
 
-__all__ = ["remove_database"]
+__all__ = ["DAMAGED", "DamagedRow", "remove_database"]
+
+
+class DamagedRow(ValueError):
+    """A row of a derived database that is not what xbrain writes there."""
+
+
+# what reading a damaged derived database raises: SQLite's errors, or rows that are not
+# what xbrain writes (a hand edit, bit rot): either way it is rebuilt or passed over.
+# (Not every ValueError: text that is not UTF-8 is the caller's error, said as such.)
+DAMAGED = (sqlite3.Error, JSONDecodeError, DamagedRow, KeyError, TypeError)
 
 
 def remove_database(path: Path) -> None:

@@ -497,3 +497,29 @@ def test_an_index_missing_a_table_is_rebuilt(seeded: Run, store_dir: Path, table
     found = seeded("search", "dialogs")
     assert found.code == 0, found.err
     assert hits(found) == [FIXTURE_ID]
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[]", '{"id": "x"}'])
+def test_a_damaged_index_row_is_rebuilt_by_search_and_passed_over_by_get_and_list(
+    xb: Run, xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path, damage: str
+) -> None:
+    """A row of the search index that is not what the index writes (a hand edit, bit
+    rot) is damage, like a file SQLite cannot read: a search rebuilds the index and
+    answers; get and list read git meanwhile. Never an internal error."""
+    items = [make(f"d{i}", title=f"Damage check {i}", text="keyboard focus") for i in range(3)]
+    assert xb("put", json_file(items)).code == 0
+    searched = xb("search", "keyboard focus damage").json
+    rid = searched["results"][0]["citation"]["id"]
+    got, listed = xb("get", rid).stdout, xb("list").stdout
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    for run in (xb, xb_proc):  # in-process (click) and a fresh process (the light paths)
+        with sqlite3.connect(index) as conn:
+            conn.execute("UPDATE docs SET resource = ? WHERE rid = ?", (damage, rid))
+        assert run("get", rid).stdout == got
+        assert run("list").stdout == listed
+        again = run("search", "keyboard focus damage")
+        assert again.code == 0, again.stderr
+        assert again.json["results"] == searched["results"]
+        with sqlite3.connect(index) as conn:
+            (row,) = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+        assert json.loads(row)["id"] == rid  # rebuilt from the commits

@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..sqlitefiles import remove_database
+from ..sqlitefiles import DAMAGED, remove_database
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -33,9 +33,6 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-# what reading a damaged cache raises: SQLite's errors, or rows that are not what this
-# module wrote (a hand edit, bit rot); recall then rebuilds it and ``entry list`` reads git
-_DAMAGED = (sqlite3.Error, ValueError, KeyError, TypeError)
 VERSION = "3"
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
@@ -290,17 +287,14 @@ def listed(
     the cache cannot say (missing, at another commit, damaged)."""
     from .query import read_current
 
-    def read(conn: sqlite3.Connection) -> list[dict[str, Any]] | None:
+    def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         out = []
-        try:
-            for (text,) in conn.execute("SELECT data FROM entry"):
-                entry = json.loads(text)
-                if (kind is None or entry["kind"] == kind) and (
-                    status is None or entry["status"] == status
-                ):
-                    out.append({key: entry[key] for key in fields})
-        except _DAMAGED:
-            return None
+        for (text,) in conn.execute("SELECT data FROM entry"):
+            entry = json.loads(text)
+            if (kind is None or entry["kind"] == kind) and (
+                status is None or entry["status"] == status
+            ):
+                out.append({key: entry[key] for key in fields})
         return out
 
     return read_current(control, CACHE_FILE, cache_meta, read)
@@ -325,13 +319,13 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
             if loaded is None or loaded[0] != head:
                 loaded = _WARM[control] = (head, _Loaded(conn))
             return loaded[1].candidates(terms)
-        except _DAMAGED:
+        except DAMAGED:  # a rebuild follows
             return None
         finally:
             conn.close()
     try:
         return _read(conn, terms)
-    except _DAMAGED:
+    except DAMAGED:  # a rebuild follows
         return None
     finally:
         conn.close()

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from ..errors import InvalidInputError, NotFoundError, XbrainError
 from ..inputs import read_file, whole_number
+from ..sqlitefiles import DAMAGED, DamagedRow
 from ..text import canonical_url
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
@@ -250,7 +251,7 @@ def read_current(
         return None
     try:
         return read(conn)
-    except sqlite3.Error:  # damaged, or an SQLite without JSON functions
+    except DAMAGED:  # damaged, or an SQLite without JSON functions
         return None
     finally:
         conn.close()
@@ -262,18 +263,19 @@ def indexed_document(
     """Document ``rid`` of a search index (resources, or skills) that reflects ``main``
     right now; None when the index cannot say or holds no such document."""
 
-    def read(conn: sqlite3.Connection) -> Any:
-        return conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+    def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+        row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+        return None if row is None else _document(row[0])
 
-    row = read_current(control_dir, file, meta, read)
-    return None if row is None else _document(row[0])
+    return read_current(control_dir, file, meta, read)
 
 
 def indexed_resource(control_dir: Path, rid: str) -> dict[str, Any] | None:
     """Resource ``rid`` as an index that reflects ``main`` right now holds it; None when
     the index cannot say (missing, stale, damaged) or holds no such resource (deleted,
     never saved, not an id): the full path through git answers, and words, those."""
-    return indexed_document(control_dir, INDEX_FILE, index_meta, rid)
+    found = indexed_document(control_dir, INDEX_FILE, index_meta, rid)
+    return found if found is not None and found.get("id") == rid else None  # else damaged
 
 
 _LIVE = """FROM docs WHERE (?1 IS NULL OR json_extract(resource, '$.updatedAt') >= ?1)
@@ -288,7 +290,7 @@ def indexed_listing(
     page of them, newest first, ties by id (the catalog's order); None when the index
     cannot say."""
 
-    def read(conn: sqlite3.Connection) -> tuple[int, list[Any]]:
+    def read(conn: sqlite3.Connection) -> tuple[int, list[dict[str, Any]]]:
         total = conn.execute(f"SELECT COUNT(*) {_LIVE}", (floor, provider)).fetchone()[0]
         ids = conn.execute(  # the order sorts ids, not whole resources
             f"SELECT rid {_LIVE} ORDER BY json_extract(resource, '$.updatedAt') DESC, "
@@ -296,19 +298,17 @@ def indexed_listing(
             (floor, provider, limit, offset),
         ).fetchall()
         one = "SELECT resource FROM docs WHERE rid = ?"
-        return total, [conn.execute(one, rid).fetchone() for rid in ids]
+        return total, [_document(conn.execute(one, rid).fetchone()[0]) for rid in ids]
 
-    found = read_current(control_dir, INDEX_FILE, index_meta, read)
-    if found is None:
-        return None
-    total, page = found
-    return total, [_document(text) for (text,) in page]
+    return read_current(control_dir, INDEX_FILE, index_meta, read)
 
 
 def _document(text: str) -> dict[str, Any]:
     import json
 
-    found: dict[str, Any] = json.loads(text)
+    found = json.loads(text)
+    if not isinstance(found, dict):
+        raise DamagedRow("not a resource")  # the caller passes it over
     return found
 
 
@@ -332,5 +332,5 @@ def current(
             if any(index.meta(key) != value for key, value in index_meta(head).items()):
                 return None
             return answer(index.search(terms, limit, domain, feature, style), terms)
-    except sqlite3.Error:
+    except DAMAGED:  # the full path rebuilds a damaged index
         return None
