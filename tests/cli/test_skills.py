@@ -918,3 +918,22 @@ def test_a_component_name_that_is_not_utf8_is_refused_in_one_line(
     refused = xb("skill", "save", str(folder))
     assert refused.code == 4 and "'references/x\\udcff.md' is not valid UTF-8" in refused.stderr
     assert not store_dir.exists()
+
+
+@pytest.mark.parametrize("damage", ["{not json", "[]"])
+def test_a_damaged_skill_index_row_is_rebuilt_by_recall(
+    xb: Run, xb_proc: Run, store_dir: Path, damage: str
+) -> None:
+    """A row of the skill index that is not what the index writes is damage: Level 0
+    rebuilds the index and answers, in-process and in a fresh process."""
+    assert xb("skill", "save", str(EXAMPLE)).code == 0
+    before = xb("skill", "recall", "deploy check").json
+    assert [r["slug"] for r in before["results"]] == ["deploy-check"]
+    for run in (xb, xb_proc):
+        with contextlib.closing(sqlite3.connect(store_dir / ".git/xbrain/skills.sqlite")) as db:
+            db.execute("UPDATE docs SET resource = ?", (damage,))
+            db.commit()
+        after = run("skill", "recall", "deploy check")
+        assert after.code == 0, after.stderr
+        assert after.json == before
+        assert json.loads(indexed_rows(store_dir)["deploy-check"][1])["slug"] == "deploy-check"

@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..sqlitefiles import remove_database
+from ..sqlitefiles import DAMAGED, remove_database
 from .index import VERSION, SearchIndex
 from .query import MAX_QUERY, indexed_document, main_head
 from .tokenize import Tokenizer
@@ -97,6 +97,13 @@ def recall(
             if view is None:
                 return {"query": terms, "count": 0, "results": []}
             with _caught_up(control, tokenizer, view) as index:
+                try:
+                    return _answer(index, terms, limit)
+                except DAMAGED as exc:  # a row that is not what the index writes
+                    if isinstance(exc, sqlite3.Error):
+                        raise
+            remove_database(control / SKILL_INDEX)  # derived data: start over once
+            with _caught_up(control, tokenizer, view) as index:
                 return _answer(index, terms, limit)
     finally:
         if own:
@@ -121,7 +128,7 @@ def _fast(
             if any(index.meta(key) != value for key, value in skill_index_meta(head).items()):
                 return None
             return _answer(index, terms, limit)
-    except sqlite3.Error:
+    except DAMAGED:  # the full path rebuilds a damaged index
         return None
 
 
