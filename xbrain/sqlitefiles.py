@@ -1,7 +1,7 @@
-"""The SQLite files under ``.git/xbrain`` (a leaf: nothing but sqlite3, cheap on every prompt):
-derived data (search and skill indexes, the entry cache, the history table) and the
-local telemetry. Each is one database file with WAL siblings; what removes one removes
-all three."""
+"""The SQLite files under ``.git/xbrain`` (a leaf: the standard library only, cheap on
+every prompt): derived data (search and skill indexes, the entry cache, the history
+table) and the local telemetry. Each is one database file with WAL siblings; what
+removes one removes all three."""
 
 from __future__ import annotations
 
