@@ -35,6 +35,7 @@ __all__ = [
     "WEIGHTS",
     "fuse",
     "fused_search",
+    "lexical_shares",
     "resolve_mode",
     "semantic_leg",
 ]
@@ -151,6 +152,12 @@ def fuse(
     return [(rid, round(score, 6), found[rid]) for rid, score in ranked]
 
 
+def lexical_shares(matched: dict[str, list[Any]], terms: int) -> dict[str, float] | None:
+    """Per lexical hit (id → the query terms it matched), the share of the query's
+    ``terms`` it holds, for ``fuse``; None for a query of no terms (nothing to scale)."""
+    return {rid: min(1.0, len(held) / terms) for rid, held in matched.items()} if terms else None
+
+
 def weights_for(lexical_complete: bool) -> dict[str, float]:
     """The legs' weights: when the lexical leg's best result holds every term of the
     query, the semantic leg only adds after the lexical results (a weight too small to
@@ -201,7 +208,7 @@ def fused_search(
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
     legs = {"semantic": [rid for _, rid, _ in nearest]}
     complete = False
-    shares: dict[str, float] = {}
+    shares = None
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
         if lexical["results"]:
@@ -216,10 +223,8 @@ def fused_search(
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
                 store_dir, top["citation"]["id"], terms
             )
-            if terms:
-                shares = {
-                    rid: min(1.0, len(hit["matched"]) / len(terms)) for rid, hit in by_id.items()
-                }
+            held = {rid: hit["matched"] for rid, hit in by_id.items()}
+            shares = lexical_shares(held, len(terms))
     fused = fuse(legs, weights_for(complete), shares)[:limit]
     missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone
     docs = documents(store_dir / ".git", "resource", missing)
