@@ -6,10 +6,14 @@ removes one removes all three."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from json import JSONDecodeError
 from pathlib import Path
+from typing import TypeVar
 
-__all__ = ["DAMAGED", "DamagedRow", "remove_database"]
+__all__ = ["DAMAGED", "DamagedRow", "rebuilt_if_damaged", "remove_database"]
+
+_T = TypeVar("_T")
 
 
 class DamagedRow(ValueError):
@@ -26,3 +30,17 @@ def remove_database(path: Path) -> None:
     """Delete the database at ``path`` with its ``-wal`` and ``-shm`` files."""
     for suffix in ("", "-wal", "-shm"):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def rebuilt_if_damaged(path: Path, attempt: Callable[[], _T]) -> _T:
+    """``attempt()`` (which opens the derived database at ``path``, building it when it
+    is missing); when it meets a row that is not what xbrain writes, the database is
+    removed and ``attempt()`` runs once more, on one built anew. SQLite's own errors are
+    the caller's: it has handled them already where it opened the file."""
+    try:
+        return attempt()
+    except DAMAGED as exc:
+        if isinstance(exc, sqlite3.Error):
+            raise
+    remove_database(path)
+    return attempt()

@@ -18,7 +18,7 @@ from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
-from ..sqlitefiles import DAMAGED, remove_database
+from ..sqlitefiles import rebuilt_if_damaged, remove_database
 from .index import SearchIndex
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -141,15 +141,13 @@ def search(
     if not terms and not (domain or feature or style):
         return answer([], terms)
     extra = [r for r in remote or [] if view.entry(r["id"]) is None]
-    with open_index(git, view, tokenizer, at, progress) as index:
-        try:
+
+    def attempt() -> dict[str, Any]:
+        with open_index(git, view, tokenizer, at, progress) as index:
             return answer(index.search(terms, limit, domain, feature, style, extra), terms)
-        except DAMAGED as exc:  # a row that is not what the index writes
-            if at or isinstance(exc, sqlite3.Error):  # a new index; SQLite's own: raised
-                raise
-    remove_database(index_path(git))  # damaged: it is derived data, start over once
-    with open_index(git, view, tokenizer, at, progress) as index:
-        return answer(index.search(terms, limit, domain, feature, style, extra), terms)
+
+    # --at builds its index in memory from the commits: nothing on disk to start over
+    return attempt() if at else rebuilt_if_damaged(index_path(git), attempt)
 
 
 def reindex(

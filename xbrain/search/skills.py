@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..sqlitefiles import DAMAGED, remove_database
+from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database
 from .index import VERSION, SearchIndex
 from .query import MAX_QUERY, indexed_document, main_head
 from .tokenize import Tokenizer
@@ -96,15 +96,12 @@ def recall(
         with core.reading() as view, private_umask():
             if view is None:
                 return {"query": terms, "count": 0, "results": []}
-            with _caught_up(control, tokenizer, view) as index:
-                try:
+
+            def attempt() -> dict[str, Any]:
+                with _caught_up(control, tokenizer, view) as index:
                     return _answer(index, terms, limit)
-                except DAMAGED as exc:  # a row that is not what the index writes
-                    if isinstance(exc, sqlite3.Error):
-                        raise
-            remove_database(control / SKILL_INDEX)  # derived data: start over once
-            with _caught_up(control, tokenizer, view) as index:
-                return _answer(index, terms, limit)
+
+            return rebuilt_if_damaged(control / SKILL_INDEX, attempt)
     finally:
         if own:
             tokenizer.close()
