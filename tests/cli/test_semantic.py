@@ -186,21 +186,15 @@ def test_the_base_install_path_never_imports_numpy(xb: Run, store_dir: Path) -> 
 @given(
     st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
     st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
-    st.none() | st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0.4, 0.5, 1.0])),
 )
-def test_fusion_ranks_by_reciprocal_rank(
-    lexical: list[str], semantic: list[str], shares: dict[str, float] | None
-) -> None:
-    """Σ weight / (k + rank) over the legs, a lexical hit's weight scaled by its share of
-    the query's terms squared (when shares are given; a missing one counts whole)."""
+def test_fusion_ranks_by_reciprocal_rank(lexical: list[str], semantic: list[str]) -> None:
     from xbrain.search.hybrid import RRF_K, WEIGHTS, fuse
 
-    fused = fuse({"lexical": lexical, "semantic": semantic}, shares=shares)
+    fused = fuse({"lexical": lexical, "semantic": semantic})
     assert sorted(rid for rid, _, _ in fused) == sorted(set(lexical) | set(semantic))
     for rid, score, legs in fused:
-        scale = {"lexical": (shares or {}).get(rid, 1.0) ** 2, "semantic": 1.0}
         expected = sum(
-            WEIGHTS[leg] * scale[leg] / (RRF_K + ids.index(rid) + 1)
+            WEIGHTS[leg] / (RRF_K + ids.index(rid) + 1)
             for leg, ids in (("lexical", lexical), ("semantic", semantic))
             if rid in ids
         )
@@ -367,47 +361,3 @@ def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
     assert holds_as_asked(store_dir, rid, ["directory", "listings", "time"])
     assert not holds_as_asked(store_dir, rid, ["sorted", "directory", "listing"])
     assert not holds_as_asked(store_dir, resource_id("web", "gone"), ["time"])
-
-
-def test_a_lexical_hit_holding_few_of_the_words_yields_to_one_close_in_meaning(
-    xb: Run, semantic: Path, json_file: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """In hybrid search and recall, a lexical hit counts by the share of the query's words
-    it holds: a note holding two words of a five-word question (in recall, of a four-word
-    prompt: its gate asks for half) ranks below the note the semantic leg finds closest;
-    a note holding every word keeps its first place."""
-    from tests.conftest import make
-    from xbrain.kinds.model import resource_id
-    from xbrain.search import hybrid, recallfuse
-
-    words = make("words", title="Compress files", text="gzip and xz", summary="", purpose="")
-    meaning = make("meaning", title="Logrotate", text="Shrink journals at midnight")
-    meaning.update(summary="", purpose="")
-    assert xb("put", json_file([words, meaning])).code == 0
-    near, partial = resource_id("web", "meaning"), resource_id("web", "words")
-
-    def leg(*args: Any) -> list[tuple[str, str, float]]:
-        return [("resource", near, 0.9)]
-
-    monkeypatch.setattr(hybrid, "semantic_leg", leg)
-    monkeypatch.setattr(recallfuse, "semantic_leg", leg)
-    question = "compress old log files nightly"
-    lexical = xb("search", question, "--mode", "lexical").json["results"]
-    assert [hit["citation"]["id"] for hit in lexical] == [partial]
-    assert len(lexical[0]["matched"]) == 2
-    fused = xb("search", question).json["results"]
-    assert [(hit["citation"]["id"], hit["foundBy"]) for hit in fused] == [
-        (near, ["semantic"]),
-        (partial, ["lexical"]),
-    ]
-    whole = xb("search", "compress files").json["results"]
-    assert [hit["citation"]["id"] for hit in whole] == [partial, near]
-
-    def recalled(prompt: str, mode: str = "hybrid") -> list[tuple[str, list[str]]]:
-        found = xb("recall", "-", "--only", "resource", "--mode", mode, input=prompt).json
-        return [(item["name"], item.get("foundBy", [])) for item in found["results"]]
-
-    prompt = "compress old log files"
-    assert recalled(prompt, "lexical") == [("Compress files", [])]
-    assert recalled(prompt) == [("Logrotate", ["semantic"]), ("Compress files", ["lexical"])]
-    assert recalled("compress files")[0] == ("Compress files", ["lexical"])

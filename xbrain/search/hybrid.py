@@ -5,13 +5,8 @@ Each leg is gated on its own terms first — the lexical leg by its coverage rul
 scores, the semantic leg by the provider's score floor and by staying within 0.1 of its
 own best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
 the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, the
-semantic one 5). A lexical hit's weight is also scaled by the share of the query's terms
-it matched, squared (as the lexical ranking's own coverage is): a record holding one word
-of a six-word question is weak evidence beside one the model finds close in meaning
-(in recall, resources and skills, whose gate already asks for half the prompt's terms;
-an entry, matched by its own queries and keywords, keeps its whole weight). A fused
-score is never thresholded, so a prompt that clears neither gate ("ok thanks") recalls
-nothing. These numbers were chosen on the dev halves of
+semantic one 5). A fused score is never thresholded, so a prompt that clears neither
+gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
 ``bench/semantic_quality.py`` with ``bench/fusion_tune.py`` (see the README).
 """
 
@@ -31,11 +26,9 @@ __all__ = [
     "MODES",
     "RRF_K",
     "SEMANTIC_DEPTH",
-    "SHARE_POWER",
     "WEIGHTS",
     "fuse",
     "fused_search",
-    "lexical_shares",
     "resolve_mode",
     "semantic_leg",
 ]
@@ -46,7 +39,6 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
-SHARE_POWER = 2  # a lexical hit weighs (matched terms / query terms) ** this
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 
@@ -123,26 +115,19 @@ def semantic_leg(
 
 
 def fuse(
-    legs: dict[str, list[str]],
-    weights: dict[str, float] | None = None,
-    shares: dict[str, float] | None = None,
+    legs: dict[str, list[str]], weights: dict[str, float] | None = None
 ) -> list[tuple[str, float, list[str]]]:
     """Weighted reciprocal rank fusion of ranked id lists: (id, fused score, the legs
     that found it, in the order given), best first. Equal scores go to the leg given
     first (the lexical one: where the legs disagree equally, the more precise leg
-    leads), then by id. ``weights``: per leg (default ``WEIGHTS``); ``shares``: per id,
-    the share of the query's terms its lexical hit matched (its lexical weight is scaled
-    by that share ** ``SHARE_POWER``; an id not given keeps its whole weight)."""
+    leads), then by id. ``weights``: per leg (default ``WEIGHTS``)."""
     weights = WEIGHTS if weights is None else weights
     scores: dict[str, float] = {}
     found: dict[str, list[str]] = {}
     order = {leg: i for i, leg in enumerate(legs)}
     for leg, ids in legs.items():
         for rank, rid in enumerate(ids, start=1):
-            weight = weights.get(leg, 1.0)
-            if leg == "lexical" and shares is not None and rid in shares:
-                weight *= shares[rid] ** SHARE_POWER
-            scores[rid] = scores.get(rid, 0.0) + weight / (RRF_K + rank)
+            scores[rid] = scores.get(rid, 0.0) + weights.get(leg, 1.0) / (RRF_K + rank)
             found.setdefault(rid, []).append(leg)
 
     def key(item: tuple[str, float]) -> tuple[float, int, str]:
@@ -150,12 +135,6 @@ def fuse(
 
     ranked = sorted(scores.items(), key=key)
     return [(rid, round(score, 6), found[rid]) for rid, score in ranked]
-
-
-def lexical_shares(matched: dict[str, list[Any]], terms: int) -> dict[str, float] | None:
-    """Per lexical hit (id → the query terms it matched), the share of the query's
-    ``terms`` it holds, for ``fuse``; None for a query of no terms (nothing to scale)."""
-    return {rid: min(1.0, len(held) / terms) for rid, held in matched.items()} if terms else None
 
 
 def weights_for(lexical_complete: bool) -> dict[str, float]:
@@ -208,7 +187,6 @@ def fused_search(
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
     legs = {"semantic": [rid for _, rid, _ in nearest]}
     complete = False
-    shares = None
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
         if lexical["results"]:
@@ -223,9 +201,7 @@ def fused_search(
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
                 store_dir, top["citation"]["id"], terms
             )
-            held = {rid: hit["matched"] for rid, hit in by_id.items()}
-            shares = lexical_shares(held, len(terms))
-    fused = fuse(legs, weights_for(complete), shares)[:limit]
+    fused = fuse(legs, weights_for(complete))[:limit]
     missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone
     docs = documents(store_dir / ".git", "resource", missing)
     results = []

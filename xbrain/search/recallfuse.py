@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .hybrid import SEMANTIC_DEPTH, fuse, lexical_shares, semantic_leg, weights_for
+from .hybrid import SEMANTIC_DEPTH, fuse, semantic_leg, weights_for
 
 __all__ = ["recall_fused"]
 
@@ -61,11 +61,7 @@ def recall_fused(
         similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
         by_id = {item["id"]: item for item in lex}
         complete = bool(lex) and len(lex[0]["why"]["matched"]) >= len(terms) > 0
-        held = {rid: item["why"]["matched"] for rid, item in by_id.items()}
-        shares = None if kind == "entry" else lexical_shares(held, len(terms))
-        fused = fuse(
-            {"lexical": list(by_id), "semantic": list(made)}, weights_for(complete), shares
-        )
+        fused = fuse({"lexical": list(by_id), "semantic": list(made)}, weights_for(complete))
         fused = fused[:limit]
         for rid, score, found in fused:
             item = dict(by_id[rid]) if rid in by_id else dict(made[rid])
