@@ -66,16 +66,33 @@ def test_a_damaged_record_is_one_clear_error_from_either_path(
         read(store)
 
 
+@pytest.mark.parametrize("where", ["pool", "process"])
 def test_a_pool_that_cannot_start_falls_back_to_reading_here(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise OSError("no semaphores here")
 
     monkeypatch.setattr(bulk, "PARALLEL_MIN", 1)
     monkeypatch.setattr(bulk.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(bulk, "ProcessPoolExecutor", refuse)
+    if where == "pool":
+        monkeypatch.setattr(bulk, "ProcessPoolExecutor", refuse)
+    else:  # the pool is made, its process is not (a process limit, say)
+        monkeypatch.setattr(bulk.ProcessPoolExecutor, "submit", refuse)
     assert len(read(store)) == 23
+    with store.core.git() as git:
+        view = View(git.snapshot())
+        seen: list[int] = []
+
+        class Here:
+            def chunk(self, records: list[Any], first: int) -> None:
+                seen.extend(range(first, first + len(records)))
+
+            def finish(self) -> None:
+                return None
+
+        assert bulk.process(git, view, resource_kind.KIND.name, Here(), Here) == (False, None)
+    assert seen == list(range(23))
 
 
 def test_a_helper_that_dies_midway_leaves_the_rest_to_a_serial_read(
@@ -249,3 +266,55 @@ def test_a_helper_that_dies_midway_leaves_every_chunk_to_the_caller(
     firsts = [first for first, _ in here.seen]
     assert sorted(firsts) == list(range(0, len(serial), 2))  # every chunk, each once
     assert [rid for _, ids in sorted(here.seen) for rid in ids] == serial
+
+
+_UNGUARDED = """
+import os, sys
+from pathlib import Path
+with open(os.environ["XB_TEST_MARK"], "a") as runs:  # no __main__ guard, as scripts go
+    runs.write(__name__ + "\\n")
+from xbrain.core import View, bulk
+from xbrain.kinds import resource as resource_kind
+from xbrain.store import Store
+
+bulk.PARALLEL_MIN = 1
+bulk.WORK_CHUNK = bulk.CHUNK = 4
+bulk.os.cpu_count = lambda: 2
+started = []
+real = bulk._started
+bulk._started = lambda pool: started.append(real(pool)) or started[-1]
+store = Store(Path(sys.argv[1]), cache_dir=Path(sys.argv[3]))
+if sys.argv[2] == "reindex":
+    print(store.reindex()["reindexed"])
+else:
+    with store.core.git() as git:
+        print(len(list(bulk.records(git, View(git.snapshot()), resource_kind.KIND.name))))
+print(started)
+"""
+
+
+@pytest.mark.parametrize("way", ["reindex", "records"])
+def test_a_script_without_a_main_guard_runs_once_and_its_helper_still_helps(
+    store: Store, tmp_path: Path, way: str
+) -> None:
+    """A spawned helper runs its parent's main script again unless told otherwise: a
+    script using xbrain without ``if __name__ == "__main__"`` would have run twice (a
+    second set of writes, a traceback on stderr when the copy found the store busy) and
+    lost its helper. The helper starts without the script and does its share."""
+    import subprocess
+    import sys
+
+    script, mark = tmp_path / "unguarded.py", tmp_path / "runs"
+    script.write_text(_UNGUARDED)
+    env = {**os.environ, "XB_TEST_MARK": str(mark)}
+    done = subprocess.run(
+        [sys.executable, str(script), str(store.path), way, str(store.core.cache_dir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text().split() == ["__main__"]  # the script ran once, not in the helper
+    assert done.stdout.split() == ["23", "[True]"]  # every record, and a helper started
+    assert "Traceback" not in done.stderr

@@ -12,13 +12,16 @@ Two ways to share the work with a second core:
 Small stores, one-core machines and platforms where a process pool cannot start do all
 of it here, with the same result. A helper that dies leaves its chunks to this process;
 a helper whose parent dies (killed by a hook's timeout, say) exits at once instead of
-waiting forever for work that will never come.
+waiting forever for work that will never come. The helper never runs the caller's main
+script again (``_started``): a script that uses xbrain needs no ``__main__`` guard.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
+import types
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -104,7 +107,7 @@ def _parallel(
         )
     except (OSError, ImportError, NotImplementedError):
         return None
-    return _drain(pool, store, commit, parse, chunks)
+    return _drain(pool, store, commit, parse, chunks) if _started(pool) else None
 
 
 def _drain(
@@ -215,7 +218,7 @@ def _pool(store: Path, commit: str, helper: Callable[[], Worker]) -> ProcessPool
     import multiprocessing
 
     try:
-        return ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             1,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_helper_start,
@@ -223,6 +226,32 @@ def _pool(store: Path, commit: str, helper: Callable[[], Worker]) -> ProcessPool
         )
     except (OSError, ImportError, NotImplementedError):
         return None
+    return pool if _started(pool) else None
+
+
+def _started(pool: ProcessPoolExecutor) -> bool:
+    """Start ``pool``'s process now (its first task is a no-op), with the caller's
+    ``__main__`` out of sight; False (and the pool shut) when it cannot start.
+
+    A spawned process first runs the parent's main script or module again, as
+    ``__mp_main__``: a script calling xbrain without an ``if __name__ == "__main__"``
+    guard would run a second time in the helper — its writes, its output, a server it
+    starts. The helper needs nothing of it, so while the process starts (the only moment
+    multiprocessing reads it) ``sys.modules["__main__"]`` is a blank module, which gives
+    it no script to run."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        pool.submit(int)
+    except (OSError, RuntimeError):  # no process here (limits, a platform without one)
+        pool.shutdown(wait=False, cancel_futures=True)
+        return False
+    finally:
+        if main is None:
+            del sys.modules["__main__"]
+        else:
+            sys.modules["__main__"] = main
+    return True
 
 
 _HELPER: tuple[Worker, GitStore, Callable[[str], bytes]] | None = None  # in the helper
