@@ -135,7 +135,10 @@ class Leaf(NamedTuple):
     sha: str
 
 
-_FILES_KEPT = 2048  # blobs a snapshot keeps for read(); past that it starts over
+# what a snapshot keeps of the blobs read() returned: past either bound it starts over,
+# so a walk over every file (doctor, a merge) holds at most this much, whatever the sizes
+_FILES_KEPT = 2048
+_BYTES_KEPT = 32 << 20
 
 
 class Snapshot:
@@ -147,6 +150,7 @@ class Snapshot:
         self._trees: dict[bytes, Tree] = {}
         self._files: dict[bytes, bytes] = {}  # read()'s blobs by id: a transaction reads
         # each catalog and URL shard it changes three times (load, compare, compare again)
+        self._kept = 0  # their bytes
         self.tree_id: bytes | None = None
         if commit is not None:
             obj = load_object(repo, commit.encode())
@@ -188,9 +192,13 @@ class Snapshot:
             obj = load_object(self._repo, entry[1])
             if not isinstance(obj, Blob):
                 raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
-            if len(self._files) >= _FILES_KEPT:
+            data = bytes(obj.data)
+            if len(self._files) >= _FILES_KEPT or self._kept + len(data) > _BYTES_KEPT:
                 self._files.clear()
-            data = self._files[entry[1]] = bytes(obj.data)
+                self._kept = 0
+            if len(data) <= _BYTES_KEPT:
+                self._files[entry[1]] = data
+                self._kept += len(data)
         return data
 
     def blob_id(self, path: str) -> str | None:
