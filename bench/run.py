@@ -198,10 +198,21 @@ def upkeep_rows(root: Path, runs: int) -> list[Row]:
     ]
 
 
+# What any write pays before a line of xbrain runs: importing the libraries it is built
+# on (git objects and packs, YAML, SQLite, paths, JSON). A baseline for the write rows:
+# a put or a skill save cannot be faster than this plus its own modules and work.
+LIBRARIES = "import dulwich.repo, dulwich.object_store, ruamel.yaml.cyaml, sqlite3, pathlib, json"
+
+
+def libraries_row(runs: int) -> Row:
+    return ("imports alone (dulwich, ruamel…)", timed([PY, "-c", LIBRARIES], runs), "baseline")
+
+
 def core_rows(root: Path, small: Path, large: Path, runs: int) -> list[Row]:
     """Start-up, put into 100 and 10,000, get, status, a 1,000-resource batch."""
     rows: list[Row] = []
     rows.append(("xbrain --help", timed(console("--help"), runs), "≤ 4x floor"))
+    rows.append(libraries_row(runs))
     for label, store in (("100", small), ("10,000", large)):
         item = root / f"put-{label}.json"
 
@@ -441,6 +452,7 @@ def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]
         subprocess.run(save, check=True, capture_output=True)
 
     save = console("skill", "save", str(extra), "--store", str(store))
+    rows.append(libraries_row(runs))
     rows.append(("skill save (new revision)", timed(save, runs, edit), "≤ 10x floor"))
     after = xbrain(*recall, SEARCHES[0][1], "--store", str(store))
     rows.append(("skill recall after a save", timed(after, runs, saved_before), ""))
