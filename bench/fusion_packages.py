@@ -72,31 +72,37 @@ def figures(tops: list[list[str]], queries: list[Query]) -> str:
     return f"{recall:.3f} / {sum(1 / f for f in firsts if f) / len(queries):.3f}"
 
 
-def main() -> None:
-    rng = random.Random(5)
+def package_sets(root: Path, cache: Path, rng: random.Random) -> dict[tuple[str, str], list[Query]]:
+    """One store per language under ``root`` (semantic recall on), and the query sets:
+    (construction, language) → queries. Both halves; the caller splits them."""
     raw = {
         lang: [normalize_resource(r).resource for r in packages.resources(lang)]
         for lang in ("en", "zh")
     }
     if not raw["zh"]:
         raise SystemExit("no Chinese package descriptions: make bench fetches them")
+    sets: dict[tuple[str, str], list[Query]] = {}
+    for lang, original in raw.items():
+        docs = [dict(d) for d in original]
+        sets[("description", lang)] = description_queries(docs, rng, 150)
+        store = Store(root / lang, cache_dir=cache)
+        for first in range(0, len(docs), 1000):
+            store.put(docs[first : first + 1000])
+        store.reindex(semantic=ProviderSpec("packaged"))
+    synopsis = {lang: {str(d["title"]): str(d["purpose"]) for d in raw[lang]} for lang in raw}
+    both = sorted(set(synopsis["en"]) & set(synopsis["zh"]))
+    rng.shuffle(both)
+    for asked, other in (("zh", "en"), ("en", "zh")):
+        named = [n for n in both[:150] if synopsis[other][n]]
+        sets[("cross", asked)] = [(synopsis[other][n], {n}) for n in named]
+    return sets
+
+
+def main() -> None:
     with tempfile.TemporaryDirectory(prefix="xbrain-fusion-packages-") as tmp:
         root, cache = Path(tmp), Path(tmp) / "cache"
         tokenizer = Tokenizer(cache)
-        sets: dict[tuple[str, str], list[Query]] = {}
-        for lang, original in raw.items():
-            docs = [dict(d) for d in original]
-            sets[("description", lang)] = description_queries(docs, rng, 150)
-            store = Store(root / lang, cache_dir=cache)
-            for first in range(0, len(docs), 1000):
-                store.put(docs[first : first + 1000])
-            store.reindex(semantic=ProviderSpec("packaged"))
-        synopsis = {lang: {str(d["title"]): str(d["purpose"]) for d in raw[lang]} for lang in raw}
-        both = sorted(set(synopsis["en"]) & set(synopsis["zh"]))
-        rng.shuffle(both)
-        for asked, other in (("zh", "en"), ("en", "zh")):
-            named = [n for n in both[:150] if synopsis[other][n]]
-            sets[("cross", asked)] = [(synopsis[other][n], {n}) for n in named]
+        sets = package_sets(root, cache, random.Random(5))
         head = " | ".join(f"hybrid, share^{p:g}" for p in POWERS)
         print(f"| half | construction | store | n | lexical | {head} |")
         print("|---" * (5 + len(POWERS)) + "|")
