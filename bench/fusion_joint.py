@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import pickle
+import json
 import random
 import sys
 import tempfile
@@ -135,12 +135,21 @@ def main() -> None:
         "--legs", type=Path, help="keep the computed legs in this file, or read them from it"
     )
     args = parser.parse_args()
-    if args.legs is not None and args.legs.is_file():
-        halves, floor = pickle.loads(args.legs.read_bytes())  # a file this script wrote
+    if args.legs is not None and args.legs.is_file():  # JSON: lists where tuples and
+        # sets were, which the fusion and the scoring read the same way
+        kept = json.loads(args.legs.read_text())
+        halves, floor = kept["halves"], float(kept["floor"])
     else:
         halves, floor = computed_legs()
         if args.legs is not None:
-            args.legs.write_bytes(pickle.dumps((halves, floor)))
+            plain = {
+                half: {
+                    row: [[lex, sem, sorted(answers)] for lex, sem, answers in legs]
+                    for row, legs in rows.items()
+                }
+                for half, rows in halves.items()
+            }
+            args.legs.write_text(json.dumps({"halves": plain, "floor": floor}))
 
     ranked = sorted(GRID, key=lambda p: summary(margins(p, halves["dev"], floor)), reverse=True)
     print(f"dev halves (semantic floor {floor}), hybrid minus lexical R@5/MRR@5 per row:\n")
