@@ -515,3 +515,21 @@ def test_recall_rebuilds_an_entry_cache_whose_rows_are_damaged(
     with sqlite3.connect(cache) as conn:
         (data,) = conn.execute("SELECT data FROM entry WHERE id = ?", (RULE,)).fetchone()
     assert json.loads(data)["name"] == "no-force-push"  # rebuilt from git
+
+
+@pytest.mark.parametrize("damage", ['{"id": "x"}', "[]", '"text"'])
+def test_entry_list_passes_over_a_cache_row_it_cannot_read(
+    xb: Run, store_dir: Path, damage: str
+) -> None:
+    """A cache row that is JSON but not an entry (missing fields, not an object) is
+    damage: ``entry list`` answers from git, never with an internal error."""
+    import sqlite3
+
+    xb("entry", "import", str(MEMEX))
+    from_git = xb("entry", "list").stdout
+    assert xb("recall", "-", input="git push --force to main").code == 0  # builds the cache
+    with sqlite3.connect(store_dir / ".git" / "xbrain" / "entries.sqlite") as conn:
+        conn.execute("UPDATE entry SET data = ? WHERE id = ?", (damage, RULE))
+    listed = xb("entry", "list")
+    assert listed.code == 0, listed.stderr
+    assert listed.stdout == from_git

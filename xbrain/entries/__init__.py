@@ -10,7 +10,7 @@ brings back an entry deleted here; ``put`` does (it is explicit).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..codec import digest
@@ -175,21 +175,33 @@ def get(core: Core, rid: str) -> dict[str, Any]:
     return found
 
 
+Brief = Callable[[Iterable[dict[str, Any]]], list[dict[str, Any]]]  # entries -> brief records
+
+
 def list_entries(
     core: Core,
     *,
     kind_filter: str | None = None,
     status: str | None = None,
-    cached: Callable[[str | None, str | None, tuple[str, ...]], list[Any] | None] | None = None,
+    cached: Callable[[Brief], list[dict[str, Any]] | None] | None = None,
 ) -> dict[str, Any]:
-    """Entries as brief records, by kind then name. ``cached(kind, status, fields)``:
-    the same records from a derived cache that reflects ``main`` (recall's entry cache,
+    """Entries as brief records, by kind then name. ``cached(brief)``: ``brief`` of every
+    entry in a derived cache that reflects ``main`` (recall's entry cache,
     ``search.entrycache.listed``), or None when it cannot say; then git answers."""
     if kind_filter is not None and kind_filter not in kind.KINDS:
         raise InvalidInputError(f"--kind must be one of: {', '.join(kind.KINDS)}.")
     if status not in (None, "active", "retired"):
         raise InvalidInputError("--status must be active or retired.")
-    out = None if cached is None else cached(kind_filter, status, _BRIEF)
+
+    def brief(found: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {key: entry[key] for key in _BRIEF}
+            for entry in found
+            if (kind_filter is None or entry["kind"] == kind_filter)
+            and (status is None or entry["status"] == status)
+        ]
+
+    out = None if cached is None else cached(brief)
     if out is None:
         from ..core import bulk
 
@@ -197,12 +209,7 @@ def list_entries(
         with core.reading() as view:
             if view is not None:
                 with core.git() as git:
-                    for entry in bulk.records(git, view, "entry"):
-                        if (kind_filter and entry["kind"] != kind_filter) or (
-                            status and entry["status"] != status
-                        ):
-                            continue
-                        out.append({key: entry[key] for key in _BRIEF})
+                    out = brief(bulk.records(git, view, "entry"))
     out.sort(key=lambda e: (e["kind"], e["scope"], e["name"]))
     return {"count": len(out), "entries": out}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -280,22 +281,15 @@ def cache_meta(head: str) -> dict[str, str]:
 
 
 def listed(
-    control: Path, kind: str | None, status: str | None, fields: tuple[str, ...]
+    control: Path, brief: Callable[[Iterable[dict[str, Any]]], list[dict[str, Any]]]
 ) -> list[dict[str, Any]] | None:
-    """``xbrain entry list`` from a cache that reflects ``main`` right now: each entry's
-    ``fields``, only those of ``kind`` and ``status`` when given, in no order; None when
-    the cache cannot say (missing, at another commit, damaged)."""
+    """``brief`` of every entry (``xbrain entry list``'s filter and fields) from a cache
+    that reflects ``main`` right now; None when the cache cannot say (missing, at
+    another commit, damaged: a row ``brief`` cannot read is damage too)."""
     from .query import read_current
 
     def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-        out = []
-        for (text,) in conn.execute("SELECT data FROM entry"):
-            entry = json.loads(text)
-            if (kind is None or entry["kind"] == kind) and (
-                status is None or entry["status"] == status
-            ):
-                out.append({key: entry[key] for key in fields})
-        return out
+        return brief(json.loads(text) for (text,) in conn.execute("SELECT data FROM entry"))
 
     return read_current(control, CACHE_FILE, cache_meta, read)
 
