@@ -39,8 +39,12 @@ def list_floor(limit: int, since: str | None, offset: int) -> str | None:
     return parse_timestamp(since, "since") if since is not None else None
 
 
-# (floor, provider, offset, limit) → (total, that page of resources), None: cannot say
-Page = Callable[[str | None, str | None, int, int], tuple[int, list[dict[str, Any]]] | None]
+# (floor, provider, offset, limit, shape) → (total, that page of resources, each as
+# shape makes it), None: cannot say
+Page = Callable[
+    [str | None, str | None, int, int, Callable[[dict[str, Any]], dict[str, Any]]],
+    tuple[int, list[dict[str, Any]]] | None,
+]
 
 
 def from_index(
@@ -53,14 +57,11 @@ def from_index(
 ) -> dict[str, Any] | None:
     """The listing as a derived index holds it (the search index, when it reflects
     ``main``: ``search.query.indexed_listing``), or None when ``page`` cannot say."""
-    found = page(list_floor(limit, since, offset), provider, offset, limit)
+    found = page(list_floor(limit, since, offset), provider, offset, limit, brief_record)
     if found is None:
         return None
-    total, resources = found
-    try:
-        return {"total": total, "results": [brief_record(r) for r in resources]}
-    except (KeyError, TypeError):  # a damaged row of the index: git answers
-        return None
+    total, results = found
+    return {"total": total, "results": results}
 
 
 def list_resources(

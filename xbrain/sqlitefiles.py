@@ -39,8 +39,8 @@ def rebuilt_if_damaged(path: Path, attempt: Callable[[], _T]) -> _T:
     the caller's: it has handled them already where it opened the file."""
     try:
         return attempt()
-    except DAMAGED as exc:
-        if isinstance(exc, sqlite3.Error):
-            raise
-    remove_database(path)
+    except sqlite3.Error:
+        raise
+    except DAMAGED:
+        remove_database(path)
     return attempt()

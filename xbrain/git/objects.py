@@ -189,10 +189,7 @@ class Snapshot:
             return None
         data = self._files.get(entry[1])
         if data is None:
-            obj = load_object(self._repo, entry[1])
-            if not isinstance(obj, Blob):
-                raise CorruptStoreError(f"{path} is not a file; run xbrain doctor.")
-            data = bytes(obj.data)
+            data = self._blob(entry[1], path)
             if len(self._files) >= _FILES_KEPT or self._kept + len(data) > _BYTES_KEPT:
                 self._files.clear()
                 self._kept = 0
@@ -231,9 +228,13 @@ class Snapshot:
 
     def blob(self, blob_id: str) -> bytes:
         """Raw bytes of a blob by id."""
-        obj = load_object(self._repo, blob_id.encode())
+        return self._blob(blob_id.encode(), blob_id)
+
+    def _blob(self, sha: bytes, shown: str) -> bytes:
+        """The bytes of blob ``sha``; ``shown`` names it when it is not a file."""
+        obj = load_object(self._repo, sha)
         if not isinstance(obj, Blob):
-            raise CorruptStoreError(f"{blob_id} is not a file; run xbrain doctor.")
+            raise CorruptStoreError(f"{shown} is not a file; run xbrain doctor.")
         return bytes(obj.data)
 
 

@@ -283,12 +283,17 @@ AND (?2 IS NULL OR json_extract(resource, '$.source.provider') = ?2)"""
 
 
 def indexed_listing(
-    control_dir: Path, floor: str | None, provider: str | None, offset: int, limit: int
+    control_dir: Path,
+    floor: str | None,
+    provider: str | None,
+    offset: int,
+    limit: int,
+    shape: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> tuple[int, list[dict[str, Any]]] | None:
     """``xbrain list`` from an index that reflects ``main`` right now: how many live
     resources were updated at or after ``floor`` (and come from ``provider``), and the
-    page of them, newest first, ties by id (the catalog's order); None when the index
-    cannot say."""
+    page of them as ``shape`` makes each, newest first, ties by id (the catalog's order);
+    None when the index cannot say (a row ``shape`` cannot read is damage too)."""
 
     def read(conn: sqlite3.Connection) -> tuple[int, list[dict[str, Any]]]:
         total = conn.execute(f"SELECT COUNT(*) {_LIVE}", (floor, provider)).fetchone()[0]
@@ -298,7 +303,7 @@ def indexed_listing(
             (floor, provider, limit, offset),
         ).fetchall()
         one = "SELECT resource FROM docs WHERE rid = ?"
-        return total, [_document(conn.execute(one, rid).fetchone()[0]) for rid in ids]
+        return total, [shape(_document(conn.execute(one, rid).fetchone()[0])) for rid in ids]
 
     return read_current(control_dir, INDEX_FILE, index_meta, read)
 
