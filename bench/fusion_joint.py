@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semantic_quality as sq
 from fusion_packages import package_sets
-from fusion_tune import Lexical, Semantic, fused, legs_of
+from fusion_tune import Lexical, Semantic, fused, legs_of, recall_mrr, shipped
 
 from xbrain.search import hybrid
 from xbrain.search.tokenize import Tokenizer
@@ -47,23 +47,14 @@ GRID: list[Params] = list(
         (5, 10, 20, 60), (1.0, 0.8, 0.6, 0.4, 0.2), (10, 20), (3, 5, 10), (1.0, 0.1, 0.05)
     )
 )
+_OURS = shipped(floor=0.0)  # the floor is not varied here: it stays the provider's
 SHIPPED: Params = (
-    hybrid.RRF_K,
-    hybrid.WEIGHTS["semantic"],
-    hybrid.LEXICAL_DEPTH,
-    hybrid.SEMANTIC_DEPTH,
-    hybrid.SEMANTIC_DELTA,
+    int(_OURS["k"]),
+    _OURS["weight"],
+    int(_OURS["depth_lex"]),
+    int(_OURS["depth_sem"]),
+    _OURS["delta"],
 )
-
-
-def figures(tops: list[list[str]], legs: Legs) -> tuple[float, float]:
-    """Recall@5 and MRR@5 of ``tops`` (titles, best first) against each query's answers."""
-    firsts = [
-        next((i for i, title in enumerate(top[:5], 1) if title in answers), 0)
-        for top, (_, _, answers) in zip(tops, legs, strict=True)
-    ]
-    n = len(legs) or 1
-    return sum(1 for f in firsts if f) / n, sum(1 / f for f in firsts if f) / n
 
 
 def margins(params: Params, rows: dict[str, Legs], floor: float) -> dict[str, tuple[float, float]]:
@@ -71,12 +62,13 @@ def margins(params: Params, rows: dict[str, Legs], floor: float) -> dict[str, tu
     k, weight, depth_lex, depth_sem, delta = params
     out = {}
     for name, legs in rows.items():
-        lexical = figures([[t for t, _, _ in lex] for lex, _, _ in legs], legs)
+        answers = [wanted for _, _, wanted in legs]
+        lexical = recall_mrr([[t for t, _, _ in lex] for lex, _, _ in legs], answers)
         tops = [
             fused(lex, sem, k, weight, depth_lex, depth_sem, floor, delta, 0)
             for lex, sem, _ in legs
         ]
-        hybrid_figures = figures(tops, legs)
+        hybrid_figures = recall_mrr(tops, answers)
         out[name] = (hybrid_figures[0] - lexical[0], hybrid_figures[1] - lexical[1])
     return out
 

@@ -32,15 +32,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import packages
-from fusion_tune import fused, legs_of
+from fusion_tune import fused, legs_of, recall_mrr, shipped
 
 from xbrain.embedding import ProviderSpec
 from xbrain.kinds.model import normalize_resource
+from xbrain.search import hybrid
 from xbrain.search.tokenize import Tokenizer
 from xbrain.store import Store
 
 POWERS = (0.0, 0.5, 1.0, 2.0)
-SHIPPED = {"k": 10, "weight": 0.8, "depth_lex": 10, "depth_sem": 5, "floor": 0.4, "delta": 0.1}
 Query = tuple[str, set[str]]  # (text, the titles that answer it)
 
 
@@ -64,12 +64,8 @@ def description_queries(docs: list[dict[str, Any]], rng: random.Random, count: i
 
 def figures(tops: list[list[str]], queries: list[Query]) -> str:
     """Recall@5 / MRR@5 of ``tops`` (the first five titles per query)."""
-    firsts = [
-        next((i for i, t in enumerate(top[:5], 1) if t in answers), 0)
-        for top, (_, answers) in zip(tops, queries, strict=True)
-    ]
-    recall = sum(1 for f in firsts if f) / len(queries)
-    return f"{recall:.3f} / {sum(1 / f for f in firsts if f) / len(queries):.3f}"
+    recall, mrr = recall_mrr(tops, [answers for _, answers in queries])
+    return f"{recall:.3f} / {mrr:.3f}"
 
 
 def package_sets(root: Path, cache: Path, rng: random.Random) -> dict[tuple[str, str], list[Query]]:
@@ -103,6 +99,7 @@ def main() -> None:
         root, cache = Path(tmp), Path(tmp) / "cache"
         tokenizer = Tokenizer(cache)
         sets = package_sets(root, cache, random.Random(5))
+        ours = shipped(round(hybrid.provider_for(root / "en" / ".git").floor, 2))
         head = " | ".join(f"hybrid, share^{p:g}" for p in POWERS)
         print(f"| half | construction | store | n | lexical | {head} |")
         print("|---" * (5 + len(POWERS)) + "|")
@@ -112,7 +109,7 @@ def main() -> None:
                 legs = [legs_of(root / lang, cache, tokenizer, text) for text, _ in part]
                 cells = [figures([[t for t, _, _ in lex] for lex, _ in legs], part)]
                 for power in POWERS:
-                    tops = [fused(lex, sem, **SHIPPED, power=power) for lex, sem in legs]
+                    tops = [fused(lex, sem, **ours, power=power) for lex, sem in legs]
                     cells.append(figures(tops, part))
                 print(f"| {name} | {construction} | {lang} | {len(part)} | {' | '.join(cells)} |")
         tokenizer.close()

@@ -20,6 +20,7 @@ import itertools
 import random
 import sys
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -52,6 +53,28 @@ def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta, powe
 
 Lexical = list[tuple[str, float, bool]]  # (title, share of the query's terms, complete)
 Semantic = list[tuple[str, float]]  # (title, cosine)
+
+
+def shipped(floor: float) -> dict[str, float]:
+    """The product's fusion as ``fused``'s arguments (``floor``: the provider's)."""
+    return {
+        "k": hybrid.RRF_K,
+        "weight": hybrid.WEIGHTS["semantic"],
+        "depth_lex": hybrid.LEXICAL_DEPTH,
+        "depth_sem": hybrid.SEMANTIC_DEPTH,
+        "floor": floor,
+        "delta": hybrid.SEMANTIC_DELTA,
+    }
+
+
+def recall_mrr(tops: list[list[str]], answers: list[Collection[str]]) -> tuple[float, float]:
+    """Recall@5 and MRR@5 of ``tops`` (titles, best first) against each query's answers."""
+    firsts = [
+        next((i for i, title in enumerate(top[:5], 1) if title in wanted), 0)
+        for top, wanted in zip(tops, answers, strict=True)
+    ]
+    n = len(firsts) or 1
+    return sum(1 for f in firsts if f) / n, sum(1 / f for f in firsts if f) / n
 
 
 def legs_of(store: Path, cache: Path, tokenizer: Tokenizer, text: str) -> tuple[Lexical, Semantic]:
@@ -91,9 +114,6 @@ def main() -> None:
             legs[(construction, language)] = rows
         provider = hybrid.provider_for(stores["en"] / ".git")
 
-        def score(found: list[str], target: str) -> tuple[float, float]:
-            return (target in found, 1 / (found.index(target) + 1) if target in found else 0)
-
         grid = itertools.product(
             (10, 60),
             (1.0, 0.8, 0.6, 0.4),
@@ -107,32 +127,25 @@ def main() -> None:
         for k, weight, dl, ds, floor, delta, power in grid:
             deltas = []
             for key, rows in legs.items():
-                titles = [([title for title, _, _ in lex], t) for lex, _, t in rows]
-                lex_r = sum(score(lex[:5], t)[0] for lex, t in titles) / len(rows)
-                lex_m = sum(score(lex[:5], t)[1] for lex, t in titles) / len(rows)
-                hyb = [
-                    score(fused(lex, sem, k, weight, dl, ds, floor, delta, power), t)
-                    for lex, sem, t in rows
-                ]
-                hyb_r = sum(h[0] for h in hyb) / len(rows)
-                hyb_m = sum(h[1] for h in hyb) / len(rows)
+                answers = [{t} for _, _, t in rows]
+                lex_r, lex_m = recall_mrr([[t for t, _, _ in lex] for lex, _, _ in rows], answers)
+                hyb_r, hyb_m = recall_mrr(
+                    [
+                        fused(lex, sem, k, weight, dl, ds, floor, delta, power)
+                        for lex, sem, _ in rows
+                    ],
+                    answers,
+                )
                 deltas.append((key, hyb_r - lex_r, hyb_m - lex_m))
             worst = min(min(d[1], d[2]) for d in deltas)
             gain = sum(d[1] + d[2] for d in deltas) / len(deltas)
             results.append((worst, gain, (k, weight, dl, ds, floor, delta, power), deltas))
         results.sort(key=lambda r: (r[0], r[1]), reverse=True)
-        shipped = (
-            hybrid.RRF_K,
-            hybrid.WEIGHTS["semantic"],
-            hybrid.LEXICAL_DEPTH,
-            hybrid.SEMANTIC_DEPTH,
-            round(provider.floor, 2),
-            hybrid.SEMANTIC_DELTA,
-            0,  # the product scales no lexical weight (README: tried, not adopted)
-        )
-        shown = results[:12] + [r for r in results[12:] if r[2] == shipped]
+        # the product scales no lexical weight: power 0 (README: tried, not adopted)
+        ours = (*shipped(round(provider.floor, 2)).values(), 0)
+        shown = results[:12] + [r for r in results[12:] if r[2] == ours]
         for worst, gain, params, deltas in shown:
-            if params == shipped:
+            if params == ours:
                 print("shipped:", end=" ")
             cells = "  ".join(f"{c[:5]}-{lang}:{r:+.2f}/{m:+.2f}" for (c, lang), r, m in deltas)
             k, weight, lex, sem, floor, delta, power = params
