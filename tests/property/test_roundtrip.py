@@ -193,3 +193,55 @@ def test_load_yaml_reads_deep_block_nesting_without_recursion() -> None:
     for level in range(depth):
         value = value[f"k{level}"]
     assert value == "v"
+
+
+def _stock_dump(value: Any) -> bytes:
+    """The record bytes as ruamel's stock safe representer makes them, with xbrain's one
+    rule (multi-line strings as block scalars) added on a subclass of its own."""
+    import io
+
+    from ruamel.yaml.representer import SafeRepresenter
+
+    class Stock(SafeRepresenter):
+        pass
+
+    def block(representer: Any, text: str) -> Any:
+        style = "|" if "\n" in text else None
+        return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
+
+    Stock.add_representer(str, block)
+    engine = YAML(typ="safe", pure=False)
+    engine.Representer = Stock
+    engine.default_flow_style = False
+    engine.allow_unicode = True
+    engine.width = 1 << 30
+    engine.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
+    out = io.StringIO()
+    engine.dump(value, out)
+    return out.getvalue().encode("utf-8")
+
+
+@given(st.dictionaries(text, json_values, max_size=6))
+def test_record_bytes_are_ruamels_own(value: dict[str, Any]) -> None:
+    """``dump_yaml`` makes each tag once instead of per scalar; the bytes are the ones
+    ruamel's stock representer writes, so no stored record changes form."""
+    assert dump_yaml(value) == _stock_dump(value)
+
+
+def test_record_bytes_of_a_resource_are_ruamels_own() -> None:
+    resource = normalize_resource(sample(text="line one\nline two", useWhen=["a", "b"])).resource
+    assert dump_yaml(resource) == _stock_dump(resource)
+
+
+def test_dumping_a_record_leaves_ruamels_shared_representer_alone() -> None:
+    """xbrain's block-scalar rule is its engine's own: another ruamel user in the same
+    process (an agent that embeds xbrain) still gets ruamel's output."""
+    import io
+
+    from ruamel.yaml.representer import SafeRepresenter
+
+    dump_yaml({"text": "line one\nline two"})
+    assert SafeRepresenter.yaml_representers[str] is SafeRepresenter.represent_str
+    out = io.StringIO()
+    YAML(typ="safe", pure=False).dump({"text": "line one\nline two"}, out)
+    assert "|" not in out.getvalue()
