@@ -216,12 +216,13 @@ def test_sigkill_during_long_sync_then_retry(tmp_path: Path) -> None:
     data = tmp_path / "remote.json"
     calls = tmp_path / "calls.log"
     script = tmp_path / "counting.py"
-    script.write_text(
-        "import subprocess, sys\n"
+    script.write_text(  # logs the call, then runs the adapter in this same process
+        "import io, runpy, sys\n"
         "line = sys.stdin.readline()\n"
         f"open({str(calls)!r}, 'a').write(line[:200].split('\"id\":\"')[1][:73] + '\\n')\n"
-        f"result = subprocess.run([sys.executable, {str(ADAPTER)!r}, '--data', {str(data)!r}], input=line, capture_output=True, text=True)\n"
-        "sys.stdout.write(result.stdout)\n"
+        "sys.stdin = io.StringIO(line)\n"
+        f"sys.argv = [{str(ADAPTER)!r}, '--data', {str(data)!r}]\n"
+        f"runpy.run_path({str(ADAPTER)!r}, run_name='__main__')\n"
     )
     cfg = command_config(tmp_path, [sys.executable, str(script)], "n")
     batch = tmp_path / "batch.json"
