@@ -5,7 +5,10 @@ Run with ``make bench`` (or ``python bench/run.py [--runs N] [--skip-large]`` af
 ``python -m compileall xbrain``, as an installed wheel would be). Every CLI case runs as a
 new process, the way an agent hook calls xbrain; the MCP rows time warm calls to one
 long-lived ``xbrain mcp`` (and its start-up). Each row is the median of N runs, with its
-ratio to ``python -c pass`` measured in the same run. Nothing here is asserted.
+ratio to ``python -c pass`` measured in the same run: for a fresh-process case, a
+``python -c pass`` run just before each of its runs (this machine's speed drifts by tens
+of percent within minutes, and a floor timed minutes earlier moved ratios as much); for
+the others, the floor row at the top. Nothing here is asserted.
 """
 
 from __future__ import annotations
@@ -78,20 +81,40 @@ def new_revision(folder: Path, name: str) -> Callable[[int], None]:
     return write
 
 
+class Samples(list[float]):
+    """A fresh-process case's times (ms), and ``python -c pass`` timed just before each."""
+
+    floors: list[float]
+
+
+def _floor_once() -> float:
+    start = time.perf_counter()
+    subprocess.run([PY, "-c", "pass"], check=True)
+    return (time.perf_counter() - start) * 1000
+
+
 def timed(
     cmd: list[str],
     runs: int,
     before: Callable[[int], None] | None = None,
     env: dict[str, str] | None = None,
+    stdin: Callable[[int], bytes] | None = None,
+    ok: Callable[[subprocess.CompletedProcess[bytes]], bool] | None = None,
 ) -> list[float]:
-    samples = []
+    """``cmd`` run ``runs`` times, each a new process: ``before(i)`` first (untimed), then
+    a floor run, then the command with ``stdin(i)`` as its input; a run that fails (a
+    non-zero exit, or ``ok`` says so) stops the benchmark."""
+    samples = Samples()
+    samples.floors = []
     for i in range(runs):
         if before is not None:
             before(i)
+        data = b"" if stdin is None else stdin(i)
+        samples.floors.append(_floor_once())
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, env=env)
+        proc = subprocess.run(cmd, input=data, capture_output=True, env=env)
         samples.append((time.perf_counter() - start) * 1000)
-        if proc.returncode != 0:
+        if proc.returncode != 0 or (ok is not None and not ok(proc)):
             raise SystemExit(f"benchmark command failed: {cmd}\n{proc.stderr.decode()}")
     return samples
 
@@ -326,20 +349,13 @@ def hook_rows(store: Path, runs: int, size: str = "10,000") -> list[Row]:
     cases = [(label, query, console("hook", "claude-code"), "") for label, query in SEARCHES]
     cases.append(("English", SEARCHES[0][1], [PY, str(script)], " (script)"))
     for label, query, command, how in cases:
-        samples = []
-        for i in range(runs):  # a new session each time, so nothing is de-duplicated away
-            payload = {
-                "hook_event_name": "UserPromptSubmit",
-                "session_id": f"bench-{label}{how}-{i}",
-                "prompt": query,
-            }
-            start = time.perf_counter()
-            proc = subprocess.run(
-                command, input=json.dumps(payload).encode(), capture_output=True, env=env
-            )
-            samples.append((time.perf_counter() - start) * 1000)
-            if proc.returncode != 0 or proc.stderr:
-                raise SystemExit(f"recall hook failed for {query!r}: {proc.stderr!r}")
+
+        def payload(i: int, label: str = label, how: str = how, query: str = query) -> bytes:
+            # a new session each time, so nothing is de-duplicated away
+            body = {"hook_event_name": "UserPromptSubmit", "session_id": f"bench-{label}{how}-{i}"}
+            return json.dumps({**body, "prompt": query}).encode()
+
+        samples = timed(command, runs, env=env, stdin=payload, ok=lambda proc: not proc.stderr)
         rows.append((f"hook {label}{how}, {size}", samples, "" if how else "≤ 9x floor"))
     return rows
 
@@ -464,7 +480,7 @@ def recall_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
     """``xbrain recall`` in a fresh process on the skills store plus 1,000 entries (rules
     whose queries are manual-page descriptions), beside a search in the same run."""
     pages = man_resources(10_000, 4000)
-    entries = []
+    entries: list[dict[str, object]] = []
     seen: set[str] = set()
     for item in pages:
         name = str(item["title"]).split(":", 1)[0]
@@ -502,18 +518,11 @@ def recall_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str
         )
     ]
     for label, prompt in prompts:
-        source = root / f"prompt-{label}.txt"
-        source.write_text(prompt)
 
-        command = xbrain("recall", "-", "--store", str(store))
-        samples = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            with source.open("rb") as stdin:
-                proc = subprocess.run(command, stdin=stdin, capture_output=True)
-            samples.append((time.perf_counter() - started) * 1000)
-            if proc.returncode != 0:
-                raise SystemExit(f"recall failed: {proc.stderr.decode()}")
+        def asked(_: int, prompt: str = prompt) -> bytes:
+            return prompt.encode()
+
+        samples = timed(xbrain("recall", "-", "--store", str(store)), runs, stdin=asked)
         rows.append((f"recall {label}, 10k+1k+1k", samples, "≤ 9x floor"))
     rows += hook_rows(store, runs, "10k+1k+1k")
     rows += serve_rows(root, store, runs, prompts[0][1])
@@ -532,27 +541,21 @@ def serve_rows(root: Path, store: Path, runs: int, prompt: str) -> list[Row]:
     pid = json.loads(started.stdout)["pid"]
     rows: list[Row] = []
     try:
-        source = root / "prompt-serve.txt"
-        source.write_text(prompt)
         cases = (
             ("hook English via serve", console("hook", "claude-code"), "payload"),
             ("recall English via serve", console("recall", "-"), "prompt"),
             ("search English via serve", console("search", SEARCHES[0][1]), None),
         )
-        for label, command, stdin in cases:
-            samples = []
-            for i in range(runs):
-                data = b""
-                if stdin == "payload":
-                    body = {"hook_event_name": "UserPromptSubmit", "session_id": f"sv-{i}"}
-                    data = json.dumps({**body, "prompt": prompt}).encode()
-                elif stdin == "prompt":
-                    data = prompt.encode()
-                start = time.perf_counter()
-                proc = subprocess.run(command, input=data, capture_output=True, env=env)
-                samples.append((time.perf_counter() - start) * 1000)
-                if proc.returncode != 0 or not proc.stdout:
-                    raise SystemExit(f"{label} failed: {proc.stderr!r}")
+        for label, command, given in cases:
+
+            def body(i: int, given: str | None = given) -> bytes:
+                if given == "payload":
+                    start = {"hook_event_name": "UserPromptSubmit", "session_id": f"sv-{i}"}
+                    return json.dumps({**start, "prompt": prompt}).encode()
+                return prompt.encode() if given == "prompt" else b""
+
+            answered = lambda proc: bool(proc.stdout)  # noqa: E731
+            samples = timed(command, runs, env=env, stdin=body, ok=answered)
             rows.append((label, samples, "≤ 3x floor" if "hook" in label else ""))
         item = root / "put-serve.json"
         put, newer = console("put", str(item)), newer_item(item, "2026-03")
@@ -592,7 +595,8 @@ def main() -> None:
         small, _ = make_store(root, "store-100", [resource(i) for i in range(100)])
         large, import_ms = make_store(root, "store-10k", [resource(i) for i in range(10_000)])
 
-        rows.append(("python -c pass (floor)", timed([PY, "-c", "pass"], runs), ""))
+        floors = [_floor_once() for _ in range(runs)]  # the row other ratios fall back on
+        rows.append(("python -c pass (floor)", floors, ""))
         notes: list[str] = []
         quality: list[tuple[str, ...]] = []
         if "core" in sections:
@@ -643,9 +647,10 @@ def main() -> None:
     print(f"|{'-' * 34}|{'-' * 11}|{'-' * 9}|{'-' * 9}|{'-' * 9}|{'-' * 16}|")
     for name, samples, target in rows:
         median = statistics.median(samples)
+        here = statistics.median(samples.floors) if isinstance(samples, Samples) else floor
         print(
             f"| {name:<32} | {median:9.1f} | {min(samples):7.1f} | {max(samples):7.1f} "
-            f"| {median / floor:7.1f} | {target:<14} |"
+            f"| {median / here:7.1f} | {target:<14} |"
         )
 
     if not quality:
