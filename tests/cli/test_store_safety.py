@@ -94,6 +94,39 @@ def test_python_m_xbrain_works(xb_proc: Run, json_file: Callable[[Any], str]) ->
     assert "Traceback" in trace.stderr
 
 
+ENDING = """
+import atexit, gc, sys
+def ended():
+    sys.stderr.write(f"frozen at exit: {bool(gc.get_freeze_count())}\\n")
+atexit.register(ended)
+sys.argv = ["xbrain", *sys.argv[1:]]
+from xbrain.launch import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["--help"], 0), (["status"], 0), (["list"], 0), (["get", "x"], 3)]
+)
+def test_a_command_ends_without_python_walking_what_it_loaded(
+    store_dir: Path, args: list[str], code: int
+) -> None:
+    """At its end the process freezes what it has loaded, so Python's shutdown does not
+    walk every object for cycles (about as long as starting Python, once dulwich and
+    ruamel.yaml are in): after a light path, a click command and an error alike. What a
+    shutdown must do still happens: atexit handlers run and the output is complete."""
+    xb_args = [*args, "--store", str(store_dir)] if args != ["--help"] else args
+    init = [sys.executable, "-m", "xbrain", "init", "--store", str(store_dir)]
+    subprocess.run(init, check=True, capture_output=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", ENDING, *xb_args], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == code, proc.stderr
+    assert proc.stderr.endswith("frozen at exit: True\n"), proc.stderr
+    if code == 0 and args != ["--help"]:
+        assert json.loads(proc.stdout)  # the whole document arrived
+
+
 def test_usage_errors_are_one_line(xb_proc: Run) -> None:
     for args in (["nonsense"], ["put"], ["get", "a", "b"], ["put", "x", "--wait", "-1"]):
         result = xb_proc(*args)
