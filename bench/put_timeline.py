@@ -1,0 +1,132 @@
+"""Where the time of one fresh-process `put` goes.
+
+Each run is a new Python process that imports what a put imports, step by step, then
+puts one newer version of a resource into a 10,000-resource store, with timers around
+the core's steps (transaction, commit, working tree, the after-commit hooks). Beside it,
+in the same loop: ``python -c pass`` (the floor) and a process that only imports dulwich's
+object, object-store and repository modules. Printed: the median of each step over the
+runs, in ms and as a share of the floor.
+
+Run ``python bench/put_timeline.py [--runs 9] [--store PATH]`` (without ``--store``, a
+throwaway store of 10,000 resources is imported first, about 10 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import PY, make_store, resource
+
+# The child: timestamps after each import and around the core's steps, one line each.
+CHILD = """
+import time, sys, json
+T0 = time.perf_counter()
+marks = []
+def mark(name):
+    marks.append((name, time.perf_counter()))
+import importlib
+for name in ("dulwich.objects", "dulwich.object_store", "dulwich.repo", "xbrain.git",
+             "xbrain.core", "xbrain.kinds", "xbrain.store"):
+    importlib.import_module(name)
+    mark("import " + name)
+from xbrain.git import GitStore
+from xbrain.core.base import Core
+def around(cls, name, label):
+    plain = getattr(cls, name)
+    def timed(*args, **kwargs):
+        result = plain(*args, **kwargs)
+        mark(label)
+        return result
+    setattr(cls, name, timed)
+around(GitStore, "check_worktree_paths", "the record and its checks")
+around(GitStore, "commit", "commit (objects, ref, fsyncs)")
+around(GitStore, "refresh_worktree", "working tree and git index")
+begin = Core.begin
+def begun(git, command):
+    result = begin(git, command)
+    mark("open the transaction (config, first YAML)")
+    return result
+Core.begin = staticmethod(begun)
+from xbrain.store import Store
+store = Store(sys.argv[1])
+store.core.after_commit = [
+    (lambda hook: lambda *args: (hook(*args), mark("after-commit hooks (search index)")))(h)
+    for h in store.core.after_commit
+]
+item = json.loads(sys.argv[2])
+mark("open the store, read the input")
+store.put([item])
+mark("rest of the put")
+previous = T0
+for name, at in marks:
+    print(json.dumps([name, (at - previous) * 1000]))
+    previous = at
+print(json.dumps(["total in the process", (previous - T0) * 1000]))
+import gc
+gc.freeze()  # as xbrain.launch.main ends a command
+"""
+
+
+def once(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"a run failed:\n{proc.stderr}")
+    return (time.perf_counter() - start) * 1000, proc.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument(
+        "--store", type=Path, help="a store holding resource 7 of bench/run.py, updated before now"
+    )
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="xbrain-put-timeline-") as tmp:
+        store = args.store
+        if store is None:
+            store, _ = make_store(Path(tmp), "store-10k", [resource(i) for i in range(10_000)])
+        floor, dulwich, whole = [], [], []
+        steps: dict[str, list[float]] = {}
+        stamp = int(time.time())
+        for i in range(args.runs):
+            floor.append(once([PY, "-c", "pass"])[0])
+            imports = "import dulwich.objects, dulwich.object_store, dulwich.repo"
+            dulwich.append(once([PY, "-c", imports])[0])
+            moment = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(stamp + i + 1))
+            item = json.dumps(resource(7, moment))
+            elapsed, out = once([PY, "-c", CHILD, str(store), item])
+            whole.append(elapsed)
+            seen: list[str] = []
+            for line in out.splitlines():
+                name, ms = json.loads(line)
+                seen.append(name)
+                count = seen.count(name)
+                steps.setdefault(name if count == 1 else f"{name} ({count})", []).append(ms)
+    base = statistics.median(floor)
+    rows = [
+        ("python -c pass (floor)", base),
+        ("import dulwich alone (a process)", statistics.median(dulwich)),
+        ("put, the whole process", statistics.median(whole)),
+    ]
+    rows += [(f"  {name}", statistics.median(ms)) for name, ms in steps.items()]
+    outside = statistics.median(whole) - statistics.median(steps["total in the process"])
+    rows.append(("  Python's start and shutdown (the difference)", outside))
+    print(f"one fresh put into a 10,000-resource store, median of {args.runs} runs\n")
+    print(f"| {'step':<46} | {'ms':>7} | {'x floor':>7} |")
+    print(f"|{'-' * 48}|{'-' * 9}|{'-' * 9}|")
+    for name, ms in rows:
+        print(f"| {name:<46} | {ms:7.1f} | {ms / base:7.2f} |")
+
+
+if __name__ == "__main__":
+    main()
