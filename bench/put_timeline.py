@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import PY, make_store, resource
+from suite import table
 
 # The child: timestamps after each import and around the core's steps, one line each.
 CHILD = """
@@ -122,10 +123,8 @@ def main() -> None:
     outside = statistics.median(whole) - statistics.median(steps["total in the process"])
     rows.append(("  Python's start and shutdown (the difference)", outside))
     print(f"one fresh put into a 10,000-resource store, median of {args.runs} runs\n")
-    print(f"| {'step':<46} | {'ms':>7} | {'x floor':>7} |")
-    print(f"|{'-' * 48}|{'-' * 9}|{'-' * 9}|")
-    for name, ms in rows:
-        print(f"| {name:<46} | {ms:7.1f} | {ms / base:7.2f} |")
+    shown = [(name, f"{ms:.1f}", f"{ms / base:.2f}") for name, ms in rows]
+    print(table(shown, ("step", "ms", "x floor")))
 
 
 if __name__ == "__main__":

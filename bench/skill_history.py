@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from suite import table
 
 from xbrain.codec import dump_yaml, load_yaml
 from xbrain.store import Store
@@ -77,10 +79,10 @@ def main() -> None:
     rows.append((f"load skill.yaml ({count} revisions)", median_ms(loads)))
     print(f"one skill saved {count} times in-process (median ms; ratios to the floor and to")
     print("the first ten saves, both measured in this run)\n")
-    print(f"| {'case':<44} | median ms | x floor | x first saves |")
-    print(f"|{'-' * 46}|-----------|---------|---------------|")
-    for label, ms in rows:
-        print(f"| {label:<44} | {ms:9.1f} | {ms / rows[0][1]:7.1f} | {ms / first:13.1f} |")
+    shown = [
+        (label, f"{ms:.1f}", f"{ms / rows[0][1]:.1f}", f"{ms / first:.1f}") for label, ms in rows
+    ]
+    print(table(shown, ("case", "median ms", "x floor", "x first saves")))
 
 
 if __name__ == "__main__":

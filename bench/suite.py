@@ -38,7 +38,7 @@ import math
 import random
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -279,8 +279,9 @@ HEADER = (
 )
 
 
-def table(rows: list[tuple[str, ...]]) -> str:
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "|".join("---" for _ in HEADER) + "|"]
+def table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> str:
+    """A Markdown table of ``rows`` under ``header`` (the suite's own by default)."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
