@@ -10,6 +10,7 @@ dots and spaces NTFS drops, and its 8.3 short name ``git~1``. This is git's own
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 __all__ = ["component_problem", "git_own_name", "path_problem", "same_file_key"]
@@ -19,6 +20,7 @@ _HFS_IGNORABLE = dict.fromkeys(
     [*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
 )
 MAX_COMPONENT = 255
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def component_problem(name: bytes) -> str | None:
@@ -33,7 +35,7 @@ def component_problem(name: bytes) -> str | None:
         return "not valid UTF-8"
     if text in (".", ".."):
         return f"the special name {text!r}"
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+    if _CONTROL.search(text):
         return "a name with a control character"
     if "/" in text or "\\" in text:
         return "a name with a slash or backslash"
@@ -51,6 +53,8 @@ def component_problem(name: bytes) -> str | None:
 def same_file_key(name: str) -> str:
     """``name`` as the most lenient file system compares it (HFS+'s ignored characters,
     Unicode normal form, letter case): two names with one key are one file there."""
+    if name.isascii():  # no ignorable character, already NFC, and casefold is lower
+        return name.lower()
     return unicodedata.normalize("NFC", name.translate(_HFS_IGNORABLE)).casefold()
 
 
