@@ -187,9 +187,10 @@ class Worktree(Checkout):
             raise CorruptStoreError(
                 f"Refusing to write {path!r} in the working tree: it is {problem}."
             )
-        current = self.path
+        root, rel = os.fspath(self.path), ""  # strings: a batch checks thousands of paths
         for part in path.split("/")[:-1]:
-            current = current / part
+            rel = f"{rel}/{part}" if rel else part
+            current = os.path.join(root, rel)
             try:
                 info = os.lstat(current)
             except FileNotFoundError:
@@ -198,14 +199,13 @@ class Worktree(Checkout):
                 os.mkdir(current, 0o700)
                 continue
             if stat.S_ISLNK(info.st_mode):  # doctor --repair removes links, nothing else
-                rel = current.relative_to(self.path)
                 raise CorruptStoreError(
                     f"{rel} in the working tree is a symbolic link, not a directory; "
                     "run xbrain doctor --repair."
                 )
             if not stat.S_ISDIR(info.st_mode):
                 raise ConflictError(
-                    f"{current.relative_to(self.path)} in the working tree is a file where "
+                    f"{rel} in the working tree is a file where "
                     "xbrain keeps a directory; move it out of the store, then retry."
                 )
         target = self.path / path
