@@ -75,7 +75,7 @@ def _representer() -> Any:
     class, which every other user of ruamel in the process shares): multi-line strings
     as block scalars, and each standard tag made once. ruamel makes a new tag object for
     every scalar and decodes its URI character by character, which was half of a
-    dump's time (a skill's state with 400 revisions: 65 → 29 ms)."""
+    dump's time (a skill's state with 400 revisions: 65 → 34 ms)."""
     from ruamel.yaml.representer import SafeRepresenter
     from ruamel.yaml.tag import Tag
 
