@@ -158,7 +158,7 @@ def load_yaml(data: bytes) -> Any:
     loader_class = _fast_loader()
     if loader_class is None:  # no C extension on this platform: the pure-Python engine
         return _engine().load(text)  # deep text: RecursionError, never a crash
-    if sum(text.count(token) for token in _NESTING) > MAX_YAML_DEPTH:
+    if sum(text.count(token) for token in _NESTING) > MAX_YAML_DEPTH and _may_nest_deeper(text):
         _check_depth(text, loader_class)
     loader = loader_class(text)
     try:
@@ -220,6 +220,20 @@ def _construct(loader: Any, root: Any) -> Any:
         return build(root, 0)
     except Exception:  # whatever the walk met, ruamel decides (and words any error)
         return loader.construct_document(root)
+
+
+def _may_nest_deeper(text: str) -> bool:
+    """Whether ``text`` could nest past ``MAX_YAML_DEPTH``, by a bound that costs a scan.
+
+    A block collection inside another starts at a greater column, or (a sequence as a
+    mapping's value) at the same one, which the next level cannot repeat: a chain of D
+    block levels needs a column of at least (D - 1) / 2. Each flow level needs its own
+    bracket. So D ≤ 2 × the widest line + 1 + the brackets. Lines are split at newlines
+    only, so any other break YAML may honour makes them longer here, never shorter. A
+    skill's state with hundreds of revisions has hundreds of ``- `` but short lines.
+    """
+    widest = max(map(len, text.split("\n")))
+    return 2 * widest + 1 + text.count("[") + text.count("{") > MAX_YAML_DEPTH
 
 
 def _check_depth(text: str, loader_class: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -245,3 +246,22 @@ def test_dumping_a_record_leaves_ruamels_shared_representer_alone() -> None:
     out = io.StringIO()
     YAML(typ="safe", pure=False).dump({"text": "line one\nline two"}, out)
     assert "|" not in out.getvalue()
+
+
+def test_a_long_history_of_short_lines_is_not_walked_twice(monkeypatch: Any) -> None:
+    """A skill's state with 400 revisions holds 400 ``- `` but can nest only a few levels
+    (its lines are short): it is parsed once, without the event walk that guards
+    against deep nesting. Deep text is still walked and refused (test_bounded_inputs)."""
+    from xbrain import codec
+
+    revisions = [{"id": f"rev_{i:032x}", "number": i, "state": "draft"} for i in range(400)]
+    data = dump_yaml({"slug": "demo", "revisions": revisions})
+    walks: list[int] = []
+    walk = codec._check_depth
+    monkeypatch.setattr(codec, "_check_depth", lambda *args: walks.append(1) or walk(*args))
+    assert load_yaml(data)["revisions"] == revisions
+    assert walks == []
+    compact = ("- " * 300 + "x\n").encode()  # 300 levels on one line: walked, refused
+    with pytest.raises(codec.YamlTooDeep):
+        load_yaml(compact)
+    assert walks == [1]
