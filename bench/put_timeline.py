@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import PY, make_store, resource
+from run import PY, floor_once, make_store, resource
 from suite import table
 
 # The child: timestamps after each import and around the core's steps, one line each.
@@ -100,7 +100,7 @@ def main() -> None:
         steps: dict[str, list[float]] = {}
         stamp = int(time.time())
         for i in range(args.runs):
-            floor.append(once([PY, "-c", "pass"])[0])
+            floor.append(floor_once())
             imports = "import dulwich.objects, dulwich.object_store, dulwich.repo"
             dulwich.append(once([PY, "-c", imports])[0])
             moment = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(stamp + i + 1))

@@ -87,7 +87,8 @@ class Samples(list[float]):
     floors: list[float]
 
 
-def _floor_once() -> float:
+def floor_once() -> float:
+    """One ``python -c pass`` in a new process, in ms: the floor every ratio is taken to."""
     start = time.perf_counter()
     subprocess.run([PY, "-c", "pass"], check=True)
     return (time.perf_counter() - start) * 1000
@@ -110,7 +111,7 @@ def timed(
         if before is not None:
             before(i)
         data = b"" if stdin is None else stdin(i)
-        samples.floors.append(_floor_once())
+        samples.floors.append(floor_once())
         start = time.perf_counter()
         proc = subprocess.run(cmd, input=data, capture_output=True, env=env)
         samples.append((time.perf_counter() - start) * 1000)
@@ -595,7 +596,7 @@ def main() -> None:
         small, _ = make_store(root, "store-100", [resource(i) for i in range(100)])
         large, import_ms = make_store(root, "store-10k", [resource(i) for i in range(10_000)])
 
-        floors = [_floor_once() for _ in range(runs)]  # the row other ratios fall back on
+        floors = [floor_once() for _ in range(runs)]  # the row other ratios fall back on
         rows.append(("python -c pass (floor)", floors, ""))
         notes: list[str] = []
         quality: list[tuple[str, ...]] = []

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import floor_once
 from suite import table
 
 from xbrain.codec import dump_yaml, load_yaml
@@ -48,11 +48,7 @@ def main() -> None:
     parser.add_argument("--revisions", type=int, default=400, help="saves of the one skill")
     args = parser.parse_args()
     count = max(args.revisions, 20)
-    floor = []
-    for _ in range(7):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        floor.append(time.perf_counter() - start)
+    floor = [floor_once() for _ in range(7)]  # ms
     with tempfile.TemporaryDirectory(prefix="xbrain-skill-history-") as tmp:
         root = Path(tmp)
         store = Store(root / "store", cache_dir=root / "cache")
@@ -70,7 +66,7 @@ def main() -> None:
         dumps = timed(lambda: dump_yaml(value), 9)
         loads = timed(lambda: load_yaml(state), 9)
     first = median_ms(saves[:10])
-    rows = [("python -c pass (floor)", median_ms(floor)), ("save, revisions 1–10", first)]
+    rows = [("python -c pass (floor)", statistics.median(floor)), ("save, revisions 1–10", first)]
     marks = sorted({m for m in (50, 200, 400, 1000, count) if m <= count})
     for mark in marks:
         stretch = saves[max(0, mark - 10) : mark]
