@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -265,3 +265,44 @@ def test_a_long_history_of_short_lines_is_not_walked_twice(monkeypatch: Any) -> 
     with pytest.raises(codec.YamlTooDeep):
         load_yaml(compact)
     assert walks == [1]
+
+
+def _tightest_yaml(blocks: list[str], flows: int) -> str:
+    """Nested block collections written as narrow as YAML allows: a mapping's child one
+    column right, a sequence as a mapping's value at the mapping's own column, a
+    sequence entry's content on the next line one column right; then ``flows`` levels
+    of brackets, one bracket a line."""
+    lines, column = [], 0
+    for level, kind in enumerate(blocks):
+        lines.append(" " * column + ("k:" if kind == "dict" else "-"))
+        inner = blocks[level + 1] if level + 1 < len(blocks) else None
+        column += 0 if kind == "dict" and inner == "list" else 1
+    pad = " " * column
+    lines += [pad + "["] * flows + [pad + "x"] + [pad + "]"] * flows
+    return "\n".join(lines) + "\n"
+
+
+alternating = st.integers(min_value=50, max_value=115).map(lambda n: ["dict", "list"] * n)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(alternating, st.lists(st.sampled_from(["list", "dict"]), min_size=100, max_size=230)),
+    st.integers(min_value=0, max_value=120),
+)
+def test_text_that_nests_past_the_limit_is_always_walked(blocks: list[str], flows: int) -> None:
+    """The bound that lets short-lined text skip the depth walk never lets deep text
+    through, even nesting written as narrow as YAML allows (``_tightest_yaml``). The
+    walk itself confirms each text's depth."""
+    from xbrain import codec
+
+    text = _tightest_yaml(blocks, flows)
+    deep = len(blocks) + flows > codec.MAX_YAML_DEPTH
+    if deep:
+        assert codec._may_nest_deeper(text)
+    try:
+        codec._check_depth(text, codec._fast_loader())
+        walked_deep = False
+    except codec.YamlTooDeep:
+        walked_deep = True
+    assert walked_deep == deep
