@@ -3,9 +3,13 @@
 Each run is a new Python process that imports what a put imports, step by step, then
 puts one newer version of a resource into a 10,000-resource store, with timers around
 the core's steps (transaction, commit, working tree, the after-commit hooks). Beside it,
-in the same loop: ``python -c pass`` (the floor) and a process that only imports dulwich's
-object, object-store and repository modules. Printed: the median of each step over the
-runs, in ms and as a share of the floor.
+in the same loop: ``python -c pass`` (the floor), a process that only imports dulwich's
+object, object-store and repository modules, and the least a put written through dulwich
+can cost: a process that, with dulwich alone, commits one changed file into a copy of the
+store (read the head, the changed blob and trees, write them, the commit, move ``main``:
+no checks, YAML, fsyncs, working tree or index), also with the imports of xbrain's other
+libraries for a write (ruamel.yaml's C loader, sqlite3, json). Printed: the median of
+each step over the runs, in ms and as a share of the floor.
 
 Run ``python bench/put_timeline.py [--runs 9] [--store PATH]`` (without ``--store``, a
 throwaway store of 10,000 resources is imported first, about 10 s).
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,6 +81,39 @@ import gc
 gc.freeze()  # as xbrain.launch.main ends a command
 """
 
+# The least a commit of one changed file through dulwich costs: no xbrain at all.
+BARE = """
+import sys, time
+if sys.argv[3] == "libraries":
+    import json, sqlite3, ruamel.yaml.cyaml
+from dulwich.objects import Blob, Commit
+from dulwich.repo import Repo
+repo = Repo(sys.argv[1])
+store = repo.object_store
+head = repo.refs[b"refs/heads/main"]
+names = sys.argv[2].encode().split(b"/")
+trees = [store[store[head].tree]]
+for name in names[:-1]:
+    trees.append(store[trees[-1][name][1]])
+blob = Blob.from_string(store[trees[-1][names[-1]][1]].data + b"# " + sys.argv[4].encode())
+store.add_object(blob)
+sha = blob.id
+for tree, name in zip(reversed(trees), reversed(names)):
+    tree[name] = (tree[name][0], sha)
+    store.add_object(tree)
+    sha = tree.id
+commit = Commit()
+commit.tree, commit.parents = sha, [head]
+commit.author = commit.committer = b"bench <bench@example.com>"
+commit.author_time = commit.commit_time = int(time.time())
+commit.author_timezone = commit.commit_timezone = 0
+commit.message = b"bench: one changed file"
+store.add_object(commit)
+assert repo.refs.set_if_equals(b"refs/heads/main", head, commit.id)
+import gc
+gc.freeze()  # as xbrain.launch.main ends a command
+"""
+
 
 def once(cmd: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
@@ -96,13 +134,19 @@ def main() -> None:
         store = args.store
         if store is None:
             store, _ = make_store(Path(tmp), "store-10k", [resource(i) for i in range(10_000)])
+        bare = Path(tmp) / "bare-copy"
+        shutil.copytree(store, bare)
+        changed = next((bare / "resources").rglob("*.yaml")).relative_to(bare).as_posix()
         floor, dulwich, whole = [], [], []
+        commits: dict[str, list[float]] = {"dulwich": [], "libraries": []}
         steps: dict[str, list[float]] = {}
         stamp = int(time.time())
         for i in range(args.runs):
             floor.append(floor_once())
             imports = "import dulwich.objects, dulwich.object_store, dulwich.repo"
             dulwich.append(once([PY, "-c", imports])[0])
+            for how, samples in commits.items():
+                samples.append(once([PY, "-c", BARE, str(bare), changed, how, f"{how}{i}"])[0])
             moment = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(stamp + i + 1))
             item = json.dumps(resource(7, moment))
             elapsed, out = once([PY, "-c", CHILD, str(store), item])
@@ -117,6 +161,14 @@ def main() -> None:
     rows = [
         ("python -c pass (floor)", base),
         ("import dulwich alone (a process)", statistics.median(dulwich)),
+        (
+            "one file committed with dulwich alone (a process)",
+            statistics.median(commits["dulwich"]),
+        ),
+        (
+            "  the same, with ruamel.yaml, sqlite3, json imported",
+            statistics.median(commits["libraries"]),
+        ),
         ("put, the whole process", statistics.median(whole)),
     ]
     rows += [(f"  {name}", statistics.median(ms)) for name, ms in steps.items()]
