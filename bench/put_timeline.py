@@ -95,7 +95,8 @@ names = sys.argv[2].encode().split(b"/")
 trees = [store[store[head].tree]]
 for name in names[:-1]:
     trees.append(store[trees[-1][name][1]])
-blob = Blob.from_string(store[trees[-1][names[-1]][1]].data + b"# " + sys.argv[4].encode())
+note = b"# " + sys.argv[4].encode() + b"\\n"  # a YAML comment: the record still reads
+blob = Blob.from_string(store[trees[-1][names[-1]][1]].data + note)
 store.add_object(blob)
 sha = blob.id
 for tree, name in zip(reversed(trees), reversed(names)):
