@@ -106,3 +106,31 @@ def test_a_command_imports_only_what_it_uses(tmp_path: Path) -> None:
         "jsonschema",
     }
     assert not loaded & unwanted, loaded & unwanted
+
+
+def test_a_skill_saved_from_a_folder_loads_no_zip_reader(tmp_path: Path) -> None:
+    """``xbrain skill save DIR`` (the console script's path) reads no archive, so it does
+    not load ``zipfile``; the same save from a ZIP does."""
+    import subprocess
+    import sys
+    import zipfile
+
+    folder = tmp_path / "demo-skill"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: demo-skill\ndescription: A demo.\n---\nSteps.\n")
+    archive = tmp_path / "demo.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("SKILL.md", "---\nname: demo-skill\ndescription: Zipped.\n---\nSteps.\n")
+    loaded = []
+    for source in (folder, archive):
+        code = (
+            "import sys; from xbrain.launch import main\n"
+            f"sys.argv = ['xbrain', 'skill', 'save', {str(source)!r}, '--store', "
+            f"{str(tmp_path / 'store')!r}]\n"
+            "try:\n    main()\nfinally:\n"
+            "    print('zipfile' in sys.modules, file=sys.stderr)"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert proc.returncode == 0 and '"status"' in proc.stdout, proc.stderr
+        loaded.append(proc.stderr.split()[-1])
+    assert loaded == ["False", "True"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import io
 import stat
-import zipfile
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInputError
 from ..paths import same_file_key
@@ -27,6 +27,9 @@ from .skillformat import (
     check_path,
     kept_by_git,
 )
+
+if TYPE_CHECKING:
+    import zipfile
 
 __all__ = ["MAX_ARCHIVE_BYTES", "MAX_RATIO", "SkillArchive", "read_skill_zip"]
 
@@ -49,6 +52,8 @@ def read_skill_zip(data: bytes) -> SkillArchive:
     """Check a ZIP archive holding one skill and return its files."""
     if len(data) > MAX_ARCHIVE_BYTES:
         raise InvalidInputError(f"The archive is {len(data):,} bytes; the limit is 8 MiB.")
+    import zipfile  # here: a skill saved from a folder or a SKILL.md never loads it
+
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except Exception:  # zipfile's parser fails in many ways on hostile bytes; all mean this
