@@ -53,6 +53,7 @@ bench: setup
 	$(BIN)/python -m compileall -q xbrain
 	$(BIN)/python bench/run.py
 	$(BIN)/python bench/small_stores.py
+	$(BIN)/python bench/criterion.py
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
 
