@@ -661,6 +661,7 @@ def main() -> None:
         "constructions; choose on dev, never on test)\n"
     )
     print(suite.table(quality))
+    print(f"\n{suite.verdict(quality)} (how likely that is by chance: bench/criterion.py)")
 
 
 if __name__ == "__main__":

@@ -286,6 +286,29 @@ def table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> 
     return "\n".join(lines)
 
 
+def verdict(rows: Sequence[tuple[str, ...]], half: str = "test") -> str:
+    """One line: in how many rows of ``half`` xbrain is at or above plain BM25 on both
+    Recall@5 and MRR@5 (issue 14's rule), and which rows are below, with their top-5
+    split against BM25."""
+    measured = {(r[0], r[1], r[2], r[4]): r for r in rows if r[3] == half}
+    below: list[str] = []
+    total = 0
+    for (corpus_name, language, construction, name), row in measured.items():
+        base = measured.get((corpus_name, language, construction, "bm25"))
+        if name != "xbrain" or base is None:
+            continue
+        total += 1
+        short = [m for m, i in (("R@5", 8), ("MRR@5", 9)) if float(row[i]) < float(base[i])]
+        if short:
+            label = f"{corpus_name} {language} {construction}"
+            below.append(f"{label} ({' and '.join(short)}; top 5 {row[11]})")
+    line = (
+        "xbrain at or above plain BM25 on Recall@5 and MRR@5 in "
+        f"{total - len(below)} of {total} {half} rows"
+    )
+    return line + (f"; below: {', '.join(below)}" if below else "")
+
+
 def available() -> tuple[str, ...]:
     """The corpora this machine has (apt's Chinese package descriptions are fetched by
     ``make bench``; without them the package rows are left out, with a note)."""
@@ -315,7 +338,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=400, help="per construction and language")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="xbrain-suite-") as tmp:
-        print(table(run_all(args.queries, Path(tmp))))
+        rows = run_all(args.queries, Path(tmp))
+    print(table(rows))
+    print(f"\n{verdict(rows)} (how likely that is by chance: bench/criterion.py)")
 
 
 if __name__ == "__main__":
