@@ -486,6 +486,39 @@ def test_an_index_of_an_older_layout_is_rebuilt(seeded: Run, store_dir: Path) ->
         assert conn.execute("SELECT COUNT(*) FROM stems").fetchone()[0] > 0
 
 
+@pytest.mark.parametrize("change", ["version", "table"])
+def test_doctor_repair_rebuilds_an_index_of_an_older_layout(
+    seeded: Run, store_dir: Path, change: str
+) -> None:
+    """An index another version wrote (or one missing a table) is not damage, so plain
+    ``doctor`` passes and writes nothing; ``doctor --repair`` rebuilds it in this
+    version's layout, for the commit on main, so the next search does not have to."""
+    assert hits(seeded("search", "dialogs")) == [FIXTURE_ID]
+    index = store_dir / ".git" / "xbrain" / "search.sqlite"
+    with contextlib.closing(sqlite3.connect(index, isolation_level=None)) as conn:
+        conn.execute("DROP TABLE stems")
+        if change == "version":
+            conn.execute("UPDATE meta SET value = '2' WHERE key = 'version'")
+        (version,) = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        (commit,) = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+    before = index.read_bytes()
+    plain = seeded("doctor")
+    assert plain.json["ok"] is True and plain.json["repaired"] == []
+    assert index.read_bytes() == before
+    report = seeded("doctor", "--repair")
+    assert report.code == 0, report.err
+    assert [(p["code"], p["path"]) for p in report.json["repaired"]] == [
+        ("search_index", ".git/xbrain/search.sqlite")
+    ]
+    with contextlib.closing(sqlite3.connect(f"{index.as_uri()}?mode=ro", uri=True)) as conn:
+        meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        assert ("dialog", "dialogs") in conn.execute("SELECT stem, term FROM stems").fetchall()
+    assert meta["commit"] == commit
+    assert meta["version"] != "2" and (change == "version" or meta["version"] == version)
+    assert seeded("doctor", "--repair").json["repaired"] == []  # current now: left alone
+    assert hits(seeded("search", "dialogs")) == [FIXTURE_ID]
+
+
 @pytest.mark.parametrize("table", ["stems", "postings", "totals"])
 def test_an_index_missing_a_table_is_rebuilt(seeded: Run, store_dir: Path, table: str) -> None:
     """A table dropped from the index (by hand, by a tool) is damage like any other: the

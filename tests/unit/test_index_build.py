@@ -3,6 +3,7 @@ tells a progress callback how far it is."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -176,3 +177,34 @@ def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
     with sqlite3.connect(path) as conn:
         assert tables(conn) == added
     assert store.skill_recall("告警级别")["results"][0]["slug"] == "skill-0"
+
+
+def test_doctor_repair_reports_an_older_layout_it_could_not_rebuild(
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild that fails (a full disk, say) during ``doctor --repair`` is a problem in
+    the report, not a crash; the store is untouched and the next search still answers."""
+    from xbrain.search import service
+
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    item = resource(0, ["dialog", "focus"])
+    store.put([item])
+    assert store.search("dialog")["results"]
+    index = tmp_path / "store" / ".git" / "xbrain" / "search.sqlite"
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE meta SET value = 'old' WHERE key = 'version'")
+    conn.close()
+    head = store.status()["commit"]
+
+    def full_disk(*args: object) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(service, "reindex", full_disk)
+    report = store.doctor(repair=True)
+    assert report["ok"] is False and report["repaired"] == []
+    [line] = [p for p in report["problems"] if p["code"] == "search_index"]
+    assert "layout old" in line["message"] and "No space left" in line["message"]
+    monkeypatch.undo()
+    assert store.status()["commit"] == head
+    found = store.search("dialog")["results"]
+    assert len(found) == 1 and item["id"] in json.dumps(found)

@@ -58,7 +58,13 @@ def sync(
 @common_options
 @click.pass_context
 def doctor(ctx: click.Context, repair: bool) -> None:
-    """Check records, catalog, working tree, permissions and git objects."""
+    """Check records, catalog, working tree, permissions and git objects.
+
+    Derived data is checked too: a damaged search index, telemetry database or vector
+    file is reported, and --repair removes it (the next use rebuilds it). A search index
+    another xbrain version wrote is not damage (the next search rebuilds it); --repair
+    rebuilds it at once.
+    """
     result = open_store(ctx).doctor(repair=repair)
     emit(result)
     if not result["ok"]:

@@ -11,6 +11,7 @@ query is ranked over them is ``ranking.py``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sqlite3
@@ -24,7 +25,7 @@ from .ranking import required_matches
 from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
-__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "required_matches"]
+__all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "layout_problem", "required_matches"]
 
 VERSION = "3"  # bump when tokenization or the stored layout changes: forces a rebuild
 
@@ -37,6 +38,23 @@ CREATE INDEX IF NOT EXISTS postings_doc ON postings (doc);
 CREATE TABLE IF NOT EXISTS totals (field INTEGER PRIMARY KEY, length INTEGER NOT NULL);
 {stems.SCHEMA};
 """
+
+
+def layout_problem(path: Path) -> str | None:
+    """How the index file at ``path`` differs from this version's layout ("layout 2",
+    "no stems table"); None when it does not, or when it cannot be read here (locked,
+    damaged: that is for other checks)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
+            found = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+            missing = [table for table in _TABLES if table not in found]
+            if missing:
+                return f"no {missing[0]} table"
+            row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    except sqlite3.Error:
+        return None
+    version = None if row is None else str(row[0])
+    return None if version == VERSION else f"layout {version or 'unknown'}"
 
 
 class Hit(NamedTuple):

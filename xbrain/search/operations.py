@@ -158,20 +158,50 @@ def reindex(
 
 
 def check_index(
-    git: GitStore, repair: bool, problems: list[dict[str, Any]], repaired: list[dict[str, Any]]
+    git: GitStore,
+    repair: bool,
+    problems: list[dict[str, Any]],
+    repaired: list[dict[str, Any]],
+    *,
+    cache_dir: Path | None = None,
 ) -> None:
-    """A damaged search index is reported; repair deletes it (the next search rebuilds)."""
-    from .query import damaged
+    """A damaged search index is reported; repair deletes it (the next search rebuilds).
 
-    path = git.control_dir / "xbrain" / "search.sqlite"
-    if not path.exists() or not damaged(path, "SELECT value FROM meta WHERE key = 'commit'"):
+    An index in another layout (written by another xbrain version, or missing a table)
+    is not damage: the next search rebuilds it, so it is not reported. Repair, given the
+    segmenter's ``cache_dir``, rebuilds it now for main (under the caller's store lock).
+    """
+    from .index import layout_problem
+    from .query import INDEX_FILE, damaged
+
+    path = git.control_dir / INDEX_FILE
+    if not path.exists():
         return
     rel = str(path.relative_to(git.path))
-    if repair:
-        remove_database(path)
-        repaired.append(problem("search_index", "Damaged index removed; search rebuilds it.", rel))
-    else:
-        problems.append(problem("search_index", "The search index is damaged (derived data).", rel))
+    if damaged(path, "SELECT value FROM meta WHERE key = 'commit'"):
+        if repair:
+            remove_database(path)
+            message = "Damaged index removed; search rebuilds it."
+            repaired.append(problem("search_index", message, rel))
+        else:
+            message = "The search index is damaged (derived data)."
+            problems.append(problem("search_index", message, rel))
+        return
+    outdated = layout_problem(path) if repair and cache_dir is not None else None
+    if outdated is None or cache_dir is None:
+        return
+    tokenizer = Tokenizer(cache_dir)
+    try:
+        with private_umask():
+            service.reindex(git, View(git.snapshot()), tokenizer)
+    except (XbrainError, sqlite3.Error, OSError) as exc:  # the next search tries again
+        message = f"The search index ({outdated}) could not be rebuilt: {exc}"
+        problems.append(problem("search_index", message, rel))
+        return
+    finally:
+        tokenizer.close()
+    message = f"Index in an older layout ({outdated}) rebuilt for main."
+    repaired.append(problem("search_index", message, rel))
 
 
 def check_vectors(

@@ -184,11 +184,16 @@ class Store(Skills, Entries):
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
         """Check (and with ``repair``, fix) the store; see :mod:`xbrain.doctor`."""
+        import functools
+
         from .. import doctor
         from ..search import telemetry
         from ..search.operations import check_index, check_vectors
 
-        checks: list[Any] = [check_index, telemetry.check]
+        checks: list[Any] = [
+            functools.partial(check_index, cache_dir=self.core.cache_dir),
+            telemetry.check,
+        ]
         if (self.path / ".git" / "xbrain" / "vectors").is_dir():
             checks.append(check_vectors)  # numpy is needed only when vectors exist
         return doctor.run(self.core, repair=repair, checks=tuple(checks))
