@@ -288,8 +288,8 @@ def table(rows: Sequence[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> 
 
 def verdict(rows: Sequence[tuple[str, ...]], half: str = "test") -> str:
     """One line: in how many rows of ``half`` xbrain is at or above plain BM25 on both
-    Recall@5 and MRR@5 (issue 14's rule), and which rows are below, with their top-5
-    split against BM25."""
+    Recall@5 and MRR@5 (issue 14's rule) as the table prints them (three decimals), and
+    which rows are below, with their top-5 split against BM25."""
     measured = {(r[0], r[1], r[2], r[4]): r for r in rows if r[3] == half}
     below: list[str] = []
     total = 0

@@ -200,7 +200,7 @@ def check_index(
         return
     finally:
         tokenizer.close()
-    message = f"Index in an older layout ({outdated}) rebuilt for main."
+    message = f"Index in another layout ({outdated}) rebuilt for main."
     repaired.append(problem("search_index", message, rel))
 
 
