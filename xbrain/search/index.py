@@ -46,13 +46,19 @@ def layout_problem(path: Path) -> str | None:
     damaged: that is for other checks)."""
     try:
         with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as conn:
-            found = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
-            missing = [table for table in _TABLES if table not in found]
-            if missing:
-                return f"no {missing[0]} table"
-            row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            return _outdated(conn)
     except sqlite3.Error:
         return None
+
+
+def _outdated(conn: sqlite3.Connection) -> str | None:
+    """How the open index differs from this version's layout: a table missing (dropped by
+    hand, or by a tool) or another layout version; None when it is this one's."""
+    found = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    missing = [table for table in _TABLES if table not in found]
+    if missing:
+        return f"no {missing[0]} table"
+    row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
     version = None if row is None else str(row[0])
     return None if version == VERSION else f"layout {version or 'unknown'}"
 
@@ -84,14 +90,8 @@ class SearchIndex:
         if prepare:  # readers on the fast path change nothing
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")  # derived data: rebuilt if lost
-            if self.meta("version") != VERSION or not self._whole():
+            if _outdated(self.conn) is not None:  # built again, not trusted
                 self.reset()
-
-    def _whole(self) -> bool:
-        """Whether every table of the layout is there (one dropped by hand, or by a tool,
-        makes the index damaged: it is built again, not trusted)."""
-        found = {name for (name,) in self.conn.execute("SELECT name FROM sqlite_master")}
-        return found >= set(_TABLES)
 
     def close(self) -> None:
         """Close the database."""

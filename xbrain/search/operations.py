@@ -163,13 +163,13 @@ def check_index(
     problems: list[dict[str, Any]],
     repaired: list[dict[str, Any]],
     *,
-    cache_dir: Path | None = None,
+    cache_dir: Path,
 ) -> None:
     """A damaged search index is reported; repair deletes it (the next search rebuilds).
 
     An index in another layout (written by another xbrain version, or missing a table)
-    is not damage: the next search rebuilds it, so it is not reported. Repair, given the
-    segmenter's ``cache_dir``, rebuilds it now for main (under the caller's store lock).
+    is not damage: the next search rebuilds it, so it is not reported. Repair rebuilds it
+    now for main (under the caller's store lock), with the segmenter in ``cache_dir``.
     """
     from .index import layout_problem
     from .query import INDEX_FILE, damaged
@@ -187,15 +187,16 @@ def check_index(
             message = "The search index is damaged (derived data)."
             problems.append(problem("search_index", message, rel))
         return
-    outdated = layout_problem(path) if repair and cache_dir is not None else None
-    if outdated is None or cache_dir is None:
+    outdated = layout_problem(path) if repair else None
+    if outdated is None:
         return
     tokenizer = Tokenizer(cache_dir)
     try:
         with private_umask():
             service.reindex(git, View(git.snapshot()), tokenizer)
-    except (XbrainError, sqlite3.Error, OSError) as exc:  # the next search tries again
-        message = f"The search index ({outdated}) could not be rebuilt: {exc}"
+    except (XbrainError, sqlite3.Error, OSError) as exc:
+        message = f"The search index ({outdated}) could not be rebuilt ({exc}); "
+        message += "the next search builds it."
         problems.append(problem("search_index", message, rel))
         return
     finally:
