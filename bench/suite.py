@@ -290,6 +290,7 @@ def verdict(rows: Sequence[tuple[str, ...]], half: str = "test") -> str:
     """One line: in how many rows of ``half`` xbrain is at or above plain BM25 on both
     Recall@5 and MRR@5 (issue 14's rule) as the table prints them (three decimals), and
     which rows are below, with their top-5 split against BM25."""
+    recall, mrr, versus = (HEADER.index(name) for name in ("Recall@5", "MRR@5", "top-5 vs bm25"))
     measured = {(r[0], r[1], r[2], r[4]): r for r in rows if r[3] == half}
     below: list[str] = []
     total = 0
@@ -298,10 +299,10 @@ def verdict(rows: Sequence[tuple[str, ...]], half: str = "test") -> str:
         if name != "xbrain" or base is None:
             continue
         total += 1
-        short = [m for m, i in (("R@5", 8), ("MRR@5", 9)) if float(row[i]) < float(base[i])]
+        short = [m for m, i in (("R@5", recall), ("MRR@5", mrr)) if float(row[i]) < float(base[i])]
         if short:
             label = f"{corpus_name} {language} {construction}"
-            below.append(f"{label} ({' and '.join(short)}; top 5 {row[11]})")
+            below.append(f"{label} ({' and '.join(short)}; top 5 {row[versus]})")
     line = (
         "xbrain at or above plain BM25 on Recall@5 and MRR@5 in "
         f"{total - len(below)} of {total} {half} rows"
