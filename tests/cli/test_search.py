@@ -556,3 +556,53 @@ def test_a_damaged_index_row_is_rebuilt_by_search_and_passed_over_by_get_and_lis
         with sqlite3.connect(index) as conn:
             (row,) = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
         assert json.loads(row)["id"] == rid  # rebuilt from the commits
+
+
+def _stderr_on_a_terminal(*args: str) -> tuple[int, str]:
+    """Run ``python -m xbrain ARGS`` with stderr on a pseudo-terminal (stdout a pipe):
+    the exit code and what the terminal received."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xbrain", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the last writer closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    proc.communicate(timeout=120)
+    return proc.wait(), seen.decode("utf-8", "replace")
+
+
+def test_reindex_and_a_search_that_builds_show_a_progress_bar_on_a_terminal(
+    seeded: Run, store_dir: Path
+) -> None:
+    """Issue 14: ``reindex``, and a search that has to build the index (the first after a
+    clone or an import), show a progress bar when stderr is a terminal — and nothing when
+    it is not, so scripts and agents read clean output."""
+    code, shown = _stderr_on_a_terminal("reindex", "--store", str(store_dir))
+    assert code == 0, shown
+    assert "reindex" in shown and "100%" in shown
+    (store_dir / ".git" / "xbrain" / "search.sqlite").unlink()
+    code, shown = _stderr_on_a_terminal("search", "dialogs", "--store", str(store_dir))
+    assert code == 0, shown
+    assert "indexing" in shown and "100%" in shown
+    piped = subprocess.run(
+        [sys.executable, "-m", "xbrain", "reindex", "--store", str(store_dir)],
+        capture_output=True,
+        text=True,
+    )
+    assert piped.returncode == 0 and piped.stderr == ""
+    assert json.loads(piped.stdout)["reindexed"] == 1

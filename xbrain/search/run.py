@@ -87,4 +87,5 @@ def search_store(
         style=style,
         at=at,
         provider=provider,
+        progress=progress,
     )
