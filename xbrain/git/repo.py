@@ -345,6 +345,26 @@ class Repository:
             todo.extend(self.commit_info(CommitId(commit)).parents)
         return False
 
+    def merge_base(self, ours: CommitId, theirs: CommitId) -> CommitId | None:
+        """The common ancestor nearest to ``theirs`` (None: unrelated histories), by the
+        same plain walk over parents as :meth:`is_ancestor`."""
+        mine: set[str] = set()
+        todo = [str(ours)]
+        while todo:
+            commit = todo.pop()
+            if commit not in mine:
+                mine.add(commit)
+                todo.extend(self.commit_info(CommitId(commit)).parents)
+        seen: set[str] = set()
+        queue = [str(theirs)]
+        for commit in queue:  # breadth first: the queue grows while it is read
+            if commit in mine:
+                return CommitId(commit)
+            if commit not in seen:
+                seen.add(commit)
+                queue.extend(self.commit_info(CommitId(commit)).parents)
+        return None
+
     @property
     def pending(self) -> PendingMarker:
         """The marker of working-tree paths a write has yet to refresh."""

@@ -28,7 +28,14 @@ from ..codec import dump_yaml, load_yaml
 from ..core.registry import FileKind, register
 from ..core.view import View, parse_stored
 from ..errors import CorruptStoreError, InvalidInputError
-from .skillformat import MAX_COMPONENT_BYTES, MAX_SKILL_MD_BYTES, SKILL_MD, skill_id
+from .skillformat import (
+    MAX_COMPONENT_BYTES,
+    MAX_SKILL_MD_BYTES,
+    SKILL_MD,
+    file_problem,
+    revision_problem,
+    skill_id,
+)
 
 __all__ = [
     "DIRECTORY",
@@ -36,7 +43,6 @@ __all__ = [
     "chosen",
     "file_path",
     "instructions",
-    "level1",
     "merge_states",
     "parse_revision",
     "parse_state",
@@ -310,27 +316,41 @@ def read_revision(view: View, slug: str, revision: str) -> dict[str, Any] | None
 
 
 def stored_revision(view: View, slug: str, revision: str) -> dict[str, Any]:
-    """A revision the skill's state lists; a missing one means the store is damaged."""
+    """A revision the skill's state lists, checked against its own id (a revision is
+    immutable: one changed after it was made is never served); missing or changed means
+    the store is damaged."""
     found = read_revision(view, slug, revision)
     if found is None:
         where = revision_path(slug, revision)
         raise CorruptStoreError(f"Stored revision {where} is missing; run xbrain doctor.")
+    _refuse(slug, revision, revision_problem(slug, revision, found))
     return found
 
 
-def read_file(view: View, slug: str, revision: str, path: str) -> bytes:
-    """One file of a revision; a missing one means the store is damaged."""
-    data = view.read(file_path(slug, revision, path))
-    if data is None:
-        where = file_path(slug, revision, path)
+def read_file(view: View, slug: str, revision: dict[str, Any], path: str) -> bytes:
+    """One file of a revision (from :func:`stored_revision`), exactly the bytes its
+    manifest records; a missing or changed one means the store is damaged."""
+    item = next((f for f in revision["files"] if f["path"] == path), None)
+    where = file_path(slug, revision["id"], path)
+    data = None if item is None else view.read(where)
+    if data is None or item is None:
         raise CorruptStoreError(f"Stored skill file {where} is missing; run xbrain doctor.")
+    _refuse(slug, revision["id"], file_problem(item, data))
     return data
 
 
+def _refuse(slug: str, revision: str, problem: str | None) -> None:
+    if problem is not None:
+        raise CorruptStoreError(
+            f"Revision {revision} of skill {slug} was changed after it was made ({problem}); "
+            "it is not served. Run xbrain doctor."
+        )
+
+
 def revision_files(view: View, slug: str, revision: dict[str, Any]) -> Iterator[tuple[str, bytes]]:
-    """``(path, bytes)`` of every file of a revision, in manifest order."""
+    """``(path, bytes)`` of every file of a revision, in manifest order, each checked."""
     for item in revision["files"]:
-        yield item["path"], read_file(view, slug, revision["id"], item["path"])
+        yield item["path"], read_file(view, slug, revision, item["path"])
 
 
 def chosen(state: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -341,46 +361,6 @@ def chosen(state: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     return next(e for e in state["revisions"] if e["id"] == state["head"]), True
 
 
-def level1(
-    view: View, state: dict[str, Any], entry: dict[str, Any], fallback: bool
-) -> dict[str, Any]:
-    """What Level 1 of recall shows of revision ``entry`` (also kept in the skill index,
-    so both paths answer alike): ids, states, frontmatter, instructions, components."""
-    from .skillformat import parse_skill_md
-
-    slug = state["slug"]
-    revision = stored_revision(view, slug, entry["id"])
-    parsed = parse_skill_md(instructions(view, slug, entry["id"]))
-    out: dict[str, Any] = {
-        "slug": slug,
-        "skill_id": state["id"],
-        "revision_id": entry["id"],
-        "revision_number": entry["number"],
-        "state": entry["state"],
-        "status": state["status"],
-    }
-    if fallback:
-        out["fallback"] = "latest"
-    out["canonical_hash"] = revision["canonical_hash"]
-    out["frontmatter"] = parsed.frontmatter
-    out["instructions"] = parsed.body
-    out["files"] = [item for item in revision["files"] if item["path"] != SKILL_MD]
-    return out
-
-
-def component(slug: str, revision: str, item: dict[str, Any], data: bytes) -> dict[str, Any]:
-    """What Level 2 shows of one file: its manifest line and its content (text as is,
-    other bytes as base64)."""
-    out = {"slug": slug, "revision_id": revision, **item}
-    try:
-        out.update(encoding="utf-8", content=data.decode("utf-8"))
-    except UnicodeDecodeError:
-        import base64
-
-        out.update(encoding="base64", content=base64.b64encode(data).decode("ascii"))
-    return out
-
-
-def instructions(view: View, slug: str, revision: str) -> bytes:
-    """A revision's ``SKILL.md``."""
+def instructions(view: View, slug: str, revision: dict[str, Any]) -> bytes:
+    """A revision's ``SKILL.md`` (checked, as :func:`read_file`)."""
     return read_file(view, slug, revision, SKILL_MD)

@@ -9,7 +9,7 @@ check that covers it; a file or revision the state does not list is reported too
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..codec import sha256_hex
@@ -23,10 +23,10 @@ __all__ = ["skill_problems"]
 Problem = tuple[str, str, str]  # (code, message, path)
 
 
-def skill_problems(view: View) -> list[Problem]:
-    """Every integrity problem of the skills at ``view``'s commit."""
+def skill_problems(view: View, slugs: Iterable[str] | None = None) -> list[Problem]:
+    """Every integrity problem of the skills at ``view``'s commit (or of ``slugs`` only)."""
     problems: list[Problem] = []
-    for slug in kind.slugs(view):
+    for slug in kind.slugs(view) if slugs is None else sorted(slugs):
         problems.extend(_one_skill(view, slug))
     return problems
 

@@ -35,10 +35,12 @@ __all__ = [
     "canonical_hash",
     "check_path",
     "component_type",
+    "file_problem",
     "kept_by_git",
     "manifest",
     "parse_skill_md",
     "revision_id",
+    "revision_problem",
     "skill_id",
 ]
 
@@ -245,3 +247,25 @@ def canonical_hash(files: list[dict[str, Any]]) -> str:
     import rfc8785
 
     return "sha256:" + sha256_hex(rfc8785.dumps({"format": FORMAT, "files": files}))
+
+
+def revision_problem(slug: str, name: str, revision: dict[str, Any]) -> str | None:
+    """Why stored revision ``name`` of ``slug`` is not the one its id names (None: it is).
+
+    The id is a hash of the skill's id, the parent and the manifest's canonical hash, so a
+    manifest or a parent edited after the fact (by hand, by a remote) shows here.
+    """
+    if revision["id"] != name or revision["skill_id"] != skill_id(slug):
+        return "its id or skill_id differs from its place"
+    if canonical_hash(revision["files"]) != revision["canonical_hash"]:
+        return "its manifest does not match its canonical_hash"
+    if revision_id(revision["skill_id"], revision["parent"], revision["canonical_hash"]) != name:
+        return "its revision id does not match its parent and canonical_hash"
+    return None
+
+
+def file_problem(item: dict[str, Any], data: bytes) -> str | None:
+    """Why ``data`` is not the file manifest line ``item`` records (None: it is)."""
+    if len(data) != item["bytes"] or sha256_hex(data) != item["sha256"]:
+        return f"{item['path']} does not match its manifest hash"
+    return None

@@ -10,7 +10,11 @@ commit at the first problem, naming the path:
 * every entry is a regular, non-executable file (no links, submodules, ``100755``);
 * every path has a place in the store's layout (:func:`xbrain.core.registry.classify`);
 * every file is within its size bound, every record parses and sits at its own path,
-  and ``xbrain.yaml``, receipts and ingestion state validate against ``schema/``.
+  and ``xbrain.yaml``, receipts and ingestion state validate against ``schema/``;
+* every skill the commit touches passes doctor's integrity check (each file's hash
+  against its manifest, the canonical hash, the revision id, the chain), and every
+  revision the two histories had in common is still there, byte for byte: a revision is
+  immutable, so a remote can add revisions but never change or remove one.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import json
 from typing import Any
 
 from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
-from ..core import FILE_MODE, CommitId, GitStore, layout
+from ..core import FILE_MODE, CommitId, GitStore, View, layout
 from ..core.registry import classify, content_problem, max_bytes
 from ..errors import InvalidInputError
+from ..kinds import skill as skill_kind
+from ..kinds.skillcheck import skill_problems
 from ..paths import component_problem
 
 __all__ = ["check_commit"]
@@ -79,4 +85,35 @@ def check_commit(
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
+    _check_skills(git, base, commit, {path for path, _, _ in found}, origin)
     return [path for path, _, _ in found]
+
+
+def _check_skills(
+    git: GitStore, base: CommitId | None, commit: CommitId, paths: set[str], origin: str
+) -> None:
+    """Refuse a commit that changes, removes or forges a skill revision (see above)."""
+    view = View(git.snapshot(commit))
+    prefix = skill_kind.DIRECTORY + "/"
+    touched = {p[len(prefix) :].split("/", 1)[0] for p in paths if p.startswith(prefix)}
+    for code, message, path in skill_problems(view, touched & set(skill_kind.slugs(view))):
+        raise _refuse(origin, json.dumps(path), f"not a valid skill revision ({code}: {message})")
+    if base is None:
+        return
+    common = base if git.is_ancestor(base, commit) else git.merge_base(base, commit)
+    if common is None:
+        return
+    before, after = View(git.snapshot(common)), view
+    was, now = before.children(skill_kind.DIRECTORY), after.children(skill_kind.DIRECTORY)
+    for slug, tree in sorted(was.items()):
+        if now.get(slug) == tree:
+            continue  # the skill's whole folder is unchanged
+        where = f"{skill_kind.DIRECTORY}/{slug}/revisions"
+        kept = after.children(where)
+        for rev, rev_tree in sorted(before.children(where).items()):
+            if kept.get(rev) != rev_tree:
+                how = "removed" if rev not in kept else "changed"
+                raise InvalidInputError(
+                    f"Refused {origin}: it {how} revision {rev} of skill {slug}, and a "
+                    "revision is immutable; nothing changed."
+                )

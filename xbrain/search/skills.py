@@ -161,7 +161,7 @@ def component(store_dir: Path, slug: str, revision: str, path: str) -> dict[str,
 
     if hashlib.sha256(data).hexdigest() != item["sha256"]:
         return None
-    from ..kinds.skill import component as shown
+    from ..kinds.skillshow import component as shown
 
     return shown(slug, revision, item, data)
 
@@ -220,13 +220,18 @@ def _caught_up(control: Path, tokenizer: Tokenizer, view: Any) -> SearchIndex:
 def _document(view: Any, slug: str) -> dict[str, Any] | None:
     """The indexed form of an active skill (None: archived or gone): what Level 0 lists,
     the text it ranks, and the Level 1 answer of the revision recall shows."""
+    from ..errors import CorruptStoreError
     from ..kinds import skill as kind
+    from ..kinds import skillshow
 
     state = kind.read_state(view, slug)
     if state is None or state["status"] != "active":
         return None
     entry, fallback = kind.chosen(state)
-    shown = kind.level1(view, state, entry, fallback)
+    try:
+        shown = skillshow.level1(view, state, entry, fallback)
+    except CorruptStoreError:  # a changed revision is never served: its reads say why
+        return None
     return {
         "id": slug,  # the index's key (ties rank by it): no hashing to look a skill up
         "slug": slug,

@@ -12,7 +12,7 @@ from typing import Any
 from ..core import Core, View
 from ..errors import NotFoundError, UsageError
 from ..kinds import skill as kind
-from ..kinds import skilldiff
+from ..kinds import skilldiff, skillshow
 from ..kinds.skill import chosen
 from ..kinds.skillformat import parse_skill_md
 from ..messages import describe_commit
@@ -41,7 +41,8 @@ def state_of(view: View | None, slug: str) -> dict[str, Any]:
 def describe(view: View, state: dict[str, Any]) -> dict[str, Any]:
     """One skill as listed: slug, name, description, status and its revisions' states."""
     entry, fallback = chosen(state)
-    meta = parse_skill_md(kind.instructions(view, state["slug"], entry["id"])).frontmatter
+    revision = kind.stored_revision(view, state["slug"], entry["id"])
+    meta = parse_skill_md(kind.instructions(view, state["slug"], revision)).frontmatter
     published = None if fallback else entry["id"]
     return {
         "slug": state["slug"],
@@ -80,7 +81,7 @@ def read_level1(core: Core, slug: str, ref: str | None = None) -> dict[str, Any]
         else:
             rev = resolve_revision(state, ref)
             entry, fallback = next(e for e in state["revisions"] if e["id"] == rev), False
-        return kind.level1(view, state, entry, fallback)
+        return skillshow.level1(view, state, entry, fallback)
 
 
 def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[str, Any]:
@@ -98,8 +99,8 @@ def read_component(core: Core, slug: str, ref: str | None, path: str) -> dict[st
         item = next((f for f in revision["files"] if f["path"] == path), None)
         if item is None:
             raise NotFoundError(f"Revision {rev} of {slug} has no file {path!a}.")
-        data = kind.read_file(view, slug, rev, path)
-    return kind.component(slug, rev, item, data)
+        data = kind.read_file(view, slug, revision, path)
+    return skillshow.component(slug, rev, item, data)
 
 
 def log(core: Core, slug: str, limit: int = 20) -> dict[str, Any]:
