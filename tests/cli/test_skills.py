@@ -90,7 +90,7 @@ def test_save_from_stdin_and_a_lone_skill_md(xb: Run) -> None:
         ("name: Bad_Name\ndescription: x", "name must be"),
         ("name: a--b\ndescription: x", "name must be"),
         ("name: ok\n", "description"),
-        ("name: ok\ndescription: x\nversion: 2", "outside the Agent Skills format"),
+        ("name: ok\ndescription: x\nallowed-tools: {Bash: 1}", "allowed-tools"),
         ("name: ok\ndescription: x\nmetadata: {a: 1}", "metadata"),
     ],
 )
@@ -115,6 +115,43 @@ def test_import_warns_about_unknown_keys_and_lands_as_proposed(xb: Run, tmp_path
     assert result.json["state"] == "proposed"
     assert "version" in result.json["warnings"][0]
     assert xb("skill", "log", "x").json["revisions"][0]["source"] == {"type": "file", "path": "x"}
+
+
+CLAUDE_CODE_SKILL = (
+    "---\n"
+    "name: commit-helper\n"
+    "description: Writes commit messages from the staged diff.\n"
+    "allowed-tools: Bash(git diff:*), Bash(git status:*), Read\n"
+    "model: claude-sonnet-4-5\n"
+    "disable-model-invocation: true\n"
+    "argument-hint: [message]\n"
+    "type: workflow\n"
+    "queries: [write a commit message, 提交说明]\n"
+    "hooks: {PreToolUse: []}\n"
+    "---\n"
+    "Read the staged diff, then write the message.\n"
+)
+
+
+def test_save_keeps_claude_code_and_memex_keys_byte_exact_and_warns(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """SPEC §12 as amended: the skills people already have save as they are."""
+    folder = tmp_path / "commit-helper"
+    folder.mkdir()
+    (folder / "SKILL.md").write_bytes(CLAUDE_CODE_SKILL.encode())
+    saved = xb_proc("skill", "save", str(folder), "--publish")
+    assert saved.code == 0, saved.stderr
+    assert saved.stderr == ""
+    warned = " ".join(saved.json["warnings"])
+    for key in ("model", "disable-model-invocation", "argument-hint", "type", "queries", "hooks"):
+        assert repr(key) in warned
+    assert "allowed-tools" not in warned  # an Agent Skills key, validated, not warned about
+    rev = saved.json["revision_id"]
+    shown = xb_proc(
+        "skill", "recall", "--slug", "commit-helper", "--revision", rev, "--resource", "SKILL.md"
+    )
+    assert shown.code == 0 and shown.json["content"] == CLAUDE_CODE_SKILL
 
 
 def test_a_stale_expect_revision_is_exit_5_and_writes_nothing(

@@ -97,7 +97,7 @@ class Instructions(NamedTuple):
 def parse_skill_md(data: bytes) -> Instructions:
     """Check a ``SKILL.md``: size, UTF-8, frontmatter shape and every allowed key.
 
-    Unknown keys are returned, not refused: ``save`` refuses them, ``import`` warns.
+    Unknown keys are returned, not refused: save and import keep them and warn.
     """
     if len(data) > MAX_SKILL_MD_BYTES:
         raise InvalidInputError(f"{SKILL_MD} is {len(data):,} bytes; the limit is 64 KiB.")

@@ -68,9 +68,7 @@ def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed"
     origin = {"type": gathered.origin}
     if isinstance(source, Path):
         origin["path"] = str(source.name)
-    return save(
-        core, gathered.files, source=origin, state=state, strict=False, skipped=gathered.skipped
-    )
+    return save(core, gathered.files, source=origin, state=state, skipped=gathered.skipped)
 
 
 def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
@@ -84,9 +82,7 @@ def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> di
         source["ref"] = ref
     if path:
         source["path"] = path
-    return save(
-        core, tree.files, source=source, state="proposed", strict=False, skipped=tree.skipped
-    )
+    return save(core, tree.files, source=source, state="proposed", skipped=tree.skipped)
 
 
 def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[str, Any]:

@@ -31,7 +31,6 @@ def save(
     source: dict[str, str],
     state: str,
     expect: str | None = None,
-    strict: bool = True,
     skipped: list[str] | None = None,
     command: str | None = None,
     types: dict[str, str] | None = None,
@@ -39,8 +38,9 @@ def save(
     """Append a revision of the skill in ``files`` (``SKILL.md`` and components).
 
     ``state``: the new revision's lifecycle state (``draft``, ``proposed`` or
-    ``published``). ``strict`` refuses frontmatter keys outside the Agent Skills set
-    (``save``); otherwise they are warnings (``import``). ``expect``: the head revision
+    ``published``). Frontmatter keys outside the Agent Skills set (Claude Code's ``model``,
+    memex's ``queries``, …) stay byte-exact in ``SKILL.md`` and come back as ``warnings``
+    (SPEC §12). ``expect``: the head revision
     the caller last read; another head is a StaleError and nothing is written. ``types``
     may set components' types (default: by their top directory).
     """
@@ -50,12 +50,6 @@ def save(
     warnings = [
         f"frontmatter key {key!r} is not part of the Agent Skills format" for key in parsed.unknown
     ]
-    if parsed.unknown and strict:
-        raise InvalidInputError(
-            f"{SKILL_MD} has frontmatter keys outside the Agent Skills format: "
-            f"{', '.join(parsed.unknown)} (allowed: name, description, license, "
-            "compatibility, metadata, allowed-tools)."
-        )
     entries = manifest(files, types)
     content_hash = canonical_hash(entries)
     slug = parsed.slug
