@@ -173,4 +173,8 @@ def test_skill_outputs_match_schemas(xb: Run, tmp_path: Path) -> None:
     (changed / "assets" / "x.bin").write_bytes(b"\xff\xfe")
     validate(xb("skill", "save", str(changed)), "skill-save-output")
     found = validate(xb("skill", "diff", "deploy-check", "1", "2"), "skill-diff-output")
+    for form in ("ops", "hunks"):
+        validate(
+            xb("skill", "diff", "deploy-check", "1", "2", "--format", form), "skill-diff-output"
+        )
     assert {f["status"] for f in found["files"]} == {"added", "modified", "unchanged"}

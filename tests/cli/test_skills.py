@@ -294,7 +294,7 @@ def test_diff_is_word_level_and_rebuilds_both_texts(xb: Run, tmp_path: Path) -> 
     body_b = "# 部署\n\n检查数据库迁移能否回滚。\nRun all the tests.\n"
     xb("skill", "save", str(skill_dir(tmp_path, body=body_a)))
     xb("skill", "save", str(skill_dir(tmp_path, body=body_b)))
-    found = xb("skill", "diff", "deploy-check", "1", "2").json
+    found = xb("skill", "diff", "deploy-check", "1", "2", "--format", "ops").json
     assert found["changed"] == 1
     (item,) = [f for f in found["files"] if f["status"] != "unchanged"]
     assert item["path"] == "SKILL.md"
@@ -308,6 +308,61 @@ def test_diff_is_word_level_and_rebuilds_both_texts(xb: Run, tmp_path: Path) -> 
         {"op": "insert", "old": "", "new": " all"},
     ]
     assert "[-是否可以-]{+能否+}" in item["rendered"] and "Run{+ all+} the" in item["rendered"]
+
+
+def test_diff_of_a_one_word_change_in_a_big_skill_stays_small(xb_proc: Run, tmp_path: Path) -> None:
+    """A one-word change in a 53 KB SKILL.md printed 162 KB: every equal op repeated both
+    texts and the rendering a third copy. The default now lists only the change."""
+    lines = [f"Step {i}: check the service {i} and write down what you saw.\n" for i in range(900)]
+    old = "".join(lines)
+    assert len(old) > 50_000
+    new = old.replace("Step 450: check", "Step 450: verify")
+    xb_proc("skill", "save", str(skill_dir(tmp_path, body=old)))
+    xb_proc("skill", "save", str(skill_dir(tmp_path, body=new)))
+    result = xb_proc("skill", "diff", "deploy-check", "1", "2")
+    assert result.code == 0, result.stderr
+    assert len(result.stdout) < 3_000
+    found = result.json
+    assert found["format"] == "hunks" and found["changed"] == 1
+    (item,) = [f for f in found["files"] if f["status"] == "modified"]
+    assert (item["removed_words"], item["added_words"]) == (1, 1)
+    (hunk,) = item["hunks"]
+    assert hunk["line"] == 5 + 450  # four frontmatter lines and the blank one come first
+    changes = [op for op in hunk["ops"] if op["op"] != "equal"]
+    assert changes == [{"op": "replace", "old": "check", "new": "verify"}]
+    context = "".join(op["old"] for op in hunk["ops"])
+    assert "Step 450: check the service 450" in context and len(context) < 200
+    full = xb_proc("skill", "diff", "deploy-check", "1", "2", "--format", "ops").json
+    (whole,) = [f for f in full["files"] if f["status"] == "modified"]
+    assert "".join(op["new"] for op in whole["ops"]).endswith(new)
+    people = xb_proc("skill", "diff", "deploy-check", "1", "2", "--format", "unified")
+    assert people.code == 0
+    assert "-Step 450: check the service 450" in people.stdout
+    assert "+Step 450: verify the service 450" in people.stdout
+    assert people.stdout.startswith("--- a/SKILL.md (rev_") and len(people.stdout) < 2_000
+
+
+def test_diff_hunks_join_near_changes_and_bound_long_ones(xb: Run, tmp_path: Path) -> None:
+    body = "alpha beta gamma delta. " * 3 + "\n" + "filler words here. " * 40 + "\n"
+    near = body.replace("beta", "BETA", 1).replace("delta", "DELTA", 1)
+    far = near.replace("filler words here. " * 40, "other text " * 400)
+    xb("skill", "save", str(skill_dir(tmp_path, body=body)))
+    xb("skill", "save", str(skill_dir(tmp_path, body=near)))
+    xb("skill", "save", str(skill_dir(tmp_path, body=far)))
+    (item,) = [
+        f
+        for f in xb("skill", "diff", "deploy-check", "1", "2").json["files"]
+        if f["status"] == "modified"
+    ]
+    (hunk,) = item["hunks"]  # two changes three words apart: one hunk
+    assert [op["new"] for op in hunk["ops"] if op["op"] != "equal"] == ["BETA", "DELTA"]
+    (long,) = [
+        f
+        for f in xb("skill", "diff", "deploy-check", "2", "3").json["files"]
+        if f["status"] == "modified"
+    ]
+    assert long["truncated"] is True and long["added_words"] == 800
+    assert max(len(op["new"]) for h in long["hunks"] for op in h["ops"]) <= 2_003
 
 
 def test_export_is_deterministic_and_imports_back_identically(xb: Run, tmp_path: Path) -> None:

@@ -164,16 +164,34 @@ def restore(ctx: click.Context, slug: str, revision: str, publish: bool) -> None
 @click.argument("slug")
 @click.argument("old", metavar="A")
 @click.argument("new", metavar="B")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["hunks", "ops", "unified"]),
+    default="hunks",
+    show_default=True,
+    help="hunks: the changes with a few words of context (bounded); ops: every op, "
+    "lossless, plus a rendering; unified: a line diff for people (plain text).",
+)
 @common_options
 @click.pass_context
-def diff(ctx: click.Context, slug: str, old: str, new: str) -> None:
+def diff(ctx: click.Context, slug: str, old: str, new: str, form: str) -> None:
     """Word-level changes from revision A to B (ids or numbers), file by file.
 
-    Each changed text file has ops ({op, old, new}; Chinese cut like jieba, whitespace
-    kept, so the pieces rebuild both texts exactly) and a rendering with [-removed-] and
-    {+added+}.
+    By default each changed text file lists hunks: {line, ops} with a few words of
+    unchanged context around each change ({op, old, new}; Chinese cut like jieba), and
+    the counts of words removed and added. --format ops gives the full ops, whose pieces
+    rebuild both texts exactly, and a rendering with [-removed-] and {+added+}.
     """
-    emit(open_store(ctx).skill_diff(slug, old, new))
+    found = open_store(ctx).skill_diff(slug, old, new, form)
+    if form != "unified":
+        emit(found)
+        return
+    for item in found["files"]:
+        if item.get("binary"):
+            click.echo(f"Binary file {item['path']} {item['status']}")
+        elif "unified" in item:
+            click.echo(item["unified"], nl=False)
 
 
 def _lifecycle(verb: str, help_text: str, takes_revision: bool) -> click.Command:

@@ -12,6 +12,10 @@ difflib's matcher takes time in proportion to the product of the two lengths whe
 texts share little (two unrelated 34 KB revisions: 22 s). Past ``PAIR_BUDGET`` token
 pairs, the texts are matched by lines first and only changed blocks within the budget
 are diffed by words; a block past it is one ``replace``. The ops still rebuild both.
+
+The ops are lossless and so as long as both texts; :func:`hunks` is what an agent reads
+by default: only the changes, each with a few words of context and its line, bounded in
+size (a one-word change in a 50 KB file stays well under a kilobyte).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Cut", "diff", "render", "tokens"]
+__all__ = ["Cut", "diff", "hunks", "render", "tokens", "unified"]
 
 Cut = Callable[[str], list[str]]  # a run of Han characters → its words, in order
 
@@ -117,3 +121,98 @@ def render(ops: list[dict[str, Any]]) -> str:
         if op["new"]:
             parts.append(f"{{+{op['new']}+}}")
     return "".join(parts)
+
+
+CONTEXT = 6  # words of unchanged text kept on each side of a change
+CONTEXT_CHARS = 120  # and at most this much of it (text with no spaces: Chinese)
+MAX_PIECE = 2_000  # characters of one changed piece shown in a hunk
+MAX_HUNKS = 40  # hunks listed per file; the rest are counted
+_PIECE = re.compile(r"\s*\S+\s*")
+_COUNTED = re.compile(r"[\u4e00-\u9fd5]|[^\W\u4e00-\u9fd5]+")
+
+
+def _lead(text: str) -> str:
+    """The last few words of ``text`` (context before a change)."""
+    pieces = _PIECE.findall(text)
+    kept = "".join(pieces[-CONTEXT:]) if len(pieces) > CONTEXT else text
+    return kept[-CONTEXT_CHARS:]
+
+
+def _trail(text: str) -> str:
+    """The first few words of ``text`` (context after a change)."""
+    pieces = _PIECE.findall(text)
+    if len(pieces) > CONTEXT:
+        text = text[: text.index(pieces[CONTEXT - 1]) + len(pieces[CONTEXT - 1])]
+    return text[:CONTEXT_CHARS]
+
+
+def _cut(text: str) -> tuple[str, bool]:
+    if len(text) <= MAX_PIECE:
+        return text, False
+    half = MAX_PIECE // 2
+    return text[:half] + " … " + text[-half:], True
+
+
+def hunks(ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """The changes of ``ops`` as hunks ``{line, ops}`` (``line``: where the hunk starts in
+    the old text, 1-based), with a few words of unchanged context around each, and the
+    counts of words removed and added (a Han character counts as one word).
+
+    Unchanged text between two changes that is short is kept whole, so they form one
+    hunk. A changed piece longer than ``MAX_PIECE`` characters keeps its two ends
+    (``truncated``); past ``MAX_HUNKS`` hunks the rest are counted in ``more_hunks``.
+    ``--format ops`` gives everything, losslessly.
+    """
+    found: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    removed = added = 0
+    line = 1
+    truncated = False
+    for at, op in enumerate(ops):
+        old = op["old"]
+        if op["op"] == "equal":
+            if current is not None:
+                whole = len(_PIECE.findall(old)) <= 2 * CONTEXT and len(old) <= 2 * CONTEXT_CHARS
+                if whole and at < len(ops) - 1:
+                    current["ops"].append({"op": "equal", "old": old, "new": old})
+                    line += old.count("\n")
+                    continue
+                current["ops"].append({"op": "equal", "old": _trail(old), "new": _trail(old)})
+                current = None
+            line += old.count("\n")
+            continue
+        removed += len(_COUNTED.findall(old))
+        added += len(_COUNTED.findall(op["new"]))
+        if current is None:
+            current = {"line": line, "ops": []}
+            previous = ops[at - 1] if at > 0 else None
+            if previous is not None and previous["op"] == "equal":
+                lead = _lead(previous["old"])
+                current["line"] = line - lead.count("\n")
+                current["ops"].append({"op": "equal", "old": lead, "new": lead})
+            found.append(current)
+        old_shown, cut_old = _cut(old)
+        new_shown, cut_new = _cut(op["new"])
+        truncated = truncated or cut_old or cut_new
+        current["ops"].append({"op": op["op"], "old": old_shown, "new": new_shown})
+        line += old.count("\n")
+    out: dict[str, Any] = {"removed_words": removed, "added_words": added}
+    out["hunks"] = found[:MAX_HUNKS]
+    if len(found) > MAX_HUNKS:
+        out["more_hunks"] = len(found) - MAX_HUNKS
+    if truncated:
+        out["truncated"] = True
+    return out
+
+
+def unified(path: str, old: str, new: str, labels: tuple[str, str]) -> str:
+    """A line diff of one file for people (``diff -u``'s form, three lines of context)."""
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        f"a/{path} ({labels[0]})",
+        f"b/{path} ({labels[1]})",
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )

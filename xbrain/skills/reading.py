@@ -21,6 +21,7 @@ from .writing import resolve_revision
 __all__ = [
     "chosen",
     "describe",
+    "DIFF_FORMATS",
     "diff",
     "list_skills",
     "log",
@@ -136,8 +137,18 @@ def log(core: Core, slug: str, limit: int = 20) -> dict[str, Any]:
     }
 
 
-def diff(core: Core, slug: str, a: str, b: str, cut: skilldiff.Cut) -> dict[str, Any]:
-    """A word-level diff of two revisions, file by file (binary files: changed or not)."""
+DIFF_FORMATS = ("hunks", "ops", "unified")
+
+
+def diff(
+    core: Core, slug: str, a: str, b: str, cut: skilldiff.Cut, form: str = "hunks"
+) -> dict[str, Any]:
+    """A word-level diff of two revisions, file by file (binary files: changed or not).
+
+    ``form``: ``hunks`` (the changes with a few words of context, bounded), ``ops`` (every
+    op, lossless, and a rendering) or ``unified`` (a line diff for people)."""
+    if form not in DIFF_FORMATS:
+        raise UsageError(f"Unknown diff format {form!r}; use one of {', '.join(DIFF_FORMATS)}.")
     with core.reading() as view:
         state = state_of(view, slug)
         assert view is not None
@@ -162,12 +173,25 @@ def diff(core: Core, slug: str, a: str, b: str, cut: skilldiff.Cut) -> dict[str,
             new_text = "" if after is None else _text(after)
             if old_text is None or new_text is None:
                 item["binary"] = True
+            elif form == "unified":
+                labels = (old_id, new_id)
+                item["unified"] = skilldiff.unified(path, old_text, new_text, labels)
             else:
-                item["ops"] = skilldiff.diff(old_text, new_text, cut)
-                item["rendered"] = skilldiff.render(item["ops"])
+                ops = skilldiff.diff(old_text, new_text, cut)
+                if form == "ops":
+                    item.update(ops=ops, rendered=skilldiff.render(ops))
+                else:
+                    item.update(skilldiff.hunks(ops))
         files.append(item)
     changed = sum(item["status"] != "unchanged" for item in files)
-    return {"slug": slug, "from": old_id, "to": new_id, "changed": changed, "files": files}
+    return {
+        "slug": slug,
+        "from": old_id,
+        "to": new_id,
+        "format": form,
+        "changed": changed,
+        "files": files,
+    }
 
 
 def _text(data: bytes) -> str | None:

@@ -76,14 +76,15 @@ class Skills:
 
         return log(self.core, slug, limit)
 
-    def skill_diff(self, slug: str, old: str, new: str) -> dict[str, Any]:
-        """Word-level diff of two revisions (Chinese cut like jieba)."""
+    def skill_diff(self, slug: str, old: str, new: str, form: str = "hunks") -> dict[str, Any]:
+        """Word-level diff of two revisions (Chinese cut like jieba); ``form``: ``hunks``,
+        ``ops`` or ``unified`` (:func:`xbrain.skills.reading.diff`)."""
         from ..search.tokenize import Tokenizer
         from ..skills.reading import diff
 
         tokenizer = Tokenizer(self.cache_dir)
         try:
-            return diff(self.core, slug, old, new, tokenizer.segmenter.cut)
+            return diff(self.core, slug, old, new, tokenizer.segmenter.cut, form)
         finally:
             tokenizer.close()
 
