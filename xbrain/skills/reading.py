@@ -19,9 +19,9 @@ from ..messages import describe_commit
 from .writing import resolve_revision
 
 __all__ = [
+    "DIFF_FORMATS",
     "chosen",
     "describe",
-    "DIFF_FORMATS",
     "diff",
     "list_skills",
     "log",
