@@ -17,6 +17,7 @@ from xbrain.core import GitStore, View
 from xbrain.errors import XbrainError
 from xbrain.kinds.skill import parse_state, state_path
 from xbrain.kinds.skillcheck import skill_problems
+from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]
 
@@ -56,6 +57,65 @@ def test_two_devices_chains_merge_on_pull(xb: Run, tmp_path: Path) -> None:
     # the next save continues from the merged head
     third = xb("skill", "save", str(write_skill(tmp_path / "s4", "three")), store=b).json
     assert third["revision_number"] == 3
+
+
+def test_a_publication_set_aside_by_a_merge_is_reported_and_numbers_stay_handles(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """Device A published its revision 2, device B published another revision 2 later:
+    the pull says A's publication was set aside, and "revision 2" names neither."""
+    remote = tmp_path / "remote.git"
+    from xbrain.git import GitStore as Git
+
+    Git.init_bare(remote)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb_proc("skill", "save", str(write_skill(tmp_path / "s1", "one")), store=a).code == 0
+    assert xb_proc("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb_proc("remote", "push", store=a).code == 0
+    assert xb_proc("clone", str(remote), str(b), store=None).code == 0
+    on_a = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "s2", "two on a")), "--publish", store=a
+    ).json
+    on_b = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "s3", "two on b")), "--publish", store=b
+    ).json
+    assert xb_proc("remote", "push", store=a).code == 0
+    pulled = xb_proc("remote", "pull", store=b)
+    assert pulled.code == 0, pulled.stderr
+    assert schema_errors("remote-pull-output", pulled.json) == []
+    (item,) = pulled.json["dropped"]
+    assert item["id"] == on_a["skill_id"] and item["kept"] == "local"
+    assert item["dropped"]["revision"] == on_a["revision_id"]
+    assert (item["dropped"]["state"], item["dropped"]["now"]) == ("published", "deprecated")
+    assert item["dropped"]["slug"] == "runbook" and len(item["dropped"]["commit"]) == 40
+    ambiguous = xb_proc("skill", "recall", "--slug", "runbook", "--revision", "2", store=b)
+    assert ambiguous.code == 4
+    assert on_a["revision_id"] in ambiguous.stderr and on_b["revision_id"] in ambiguous.stderr
+    for verb in (("skill", "publish", "runbook", "2"), ("skill", "diff", "runbook", "1", "2")):
+        assert xb_proc(*verb, store=b).code == 4
+    by_id = xb_proc(
+        "skill", "recall", "--slug", "runbook", "--revision", on_a["revision_id"], store=b
+    )
+    assert by_id.code == 0 and by_id.json["state"] == "deprecated"
+
+
+def test_expect_revision_takes_a_number(xb_proc: Run, tmp_path: Path, store_dir: Path) -> None:
+    """--expect-revision 2 with revision 2 at the head was refused (exit 5)."""
+    for body in ("one", "two"):
+        assert xb_proc("skill", "save", str(write_skill(tmp_path / body, body))).code == 0
+    stale = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "x", "x")), "--expect-revision", "1"
+    )
+    assert stale.code == 5
+    moved = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "y", "y")), "--expect-revision", "2"
+    )
+    assert moved.code == 0, moved.stderr
+    assert moved.json["revision_number"] == 3
+    unknown = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "z", "z")), "--expect-revision", "9"
+    )
+    assert unknown.code == 5
 
 
 ACTIONS = st.lists(

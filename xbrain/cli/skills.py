@@ -40,7 +40,8 @@ def _source(value: str) -> Path | Any:
 @click.option(
     "--expect-revision",
     metavar="R",
-    help="Refuse (exit 5, nothing written) unless the skill's head is still revision R.",
+    help="Refuse (exit 5, nothing written) unless the skill's head is still revision R "
+    "(its id, or its number).",
 )
 @common_options
 @click.pass_context

@@ -254,6 +254,21 @@ def merge_states(ours: bytes, theirs: bytes) -> bytes:
     return serialize(merged)
 
 
+def superseded(ours: bytes, theirs: bytes, merged: bytes) -> list[tuple[int, dict[str, Any]]]:
+    """The publications :func:`merge_states` set aside: each revision published on one
+    side (0: ``ours``, 1: ``theirs``) that the merged state no longer publishes, with the
+    skill's ``id``."""
+    after = {e["id"]: e["state"] for e in parse_state(merged)["revisions"]}
+    out = []
+    for side, data in enumerate((ours, theirs)):
+        state = parse_state(data)
+        for entry in state["revisions"]:
+            if entry["state"] == "published" and after.get(entry["id"]) != "published":
+                what = {"id": state["id"], "slug": state["slug"], "revision": entry["id"]}
+                out.append((side, {**what, "state": "published", "now": after[entry["id"]]}))
+    return out
+
+
 def _change_order(entry: dict[str, Any]) -> tuple[str, int, str, bytes]:
     """Later change first, then the later state; the bytes make the order total."""
     rank = STATES.index(entry["state"])
@@ -269,6 +284,7 @@ register(
         yaml=True,
         check=_state_problem,
         merge=merge_states,
+        superseded=superseded,
     )
 )
 register(

@@ -117,23 +117,42 @@ def merge_files(
         if path.startswith(_record_dirs()) or path.startswith(DERIVED):
             continue
         if ours_files.get(path) != theirs_files.get(path):
-            changes[path] = _combine(path, ours.read(path), theirs.read(path))
+            sides = (ours.snap.commit, theirs.snap.commit)
+            changes[path] = _combine(path, ours.read(path), theirs.read(path), dropped, sides)
     changes.update(_derived(ours, theirs, merged))
     return {path: data for path, data in changes.items() if ours.read(path) != data}
 
 
-def _combine(path: str, a: bytes | None, b: bytes | None) -> bytes:
+def _combine(
+    path: str,
+    a: bytes | None,
+    b: bytes | None,
+    dropped: list[dict[str, Any]] | None = None,
+    commits: tuple[str | None, str | None] = (None, None),
+) -> bytes:
     """One file both sides hold differently (or one side only): the kind's merge when it
-    has one, else the larger bytes (the same whichever side is ours)."""
+    has one, else the larger bytes (the same whichever side is ours). What the kind's
+    merge set aside (a skill's publication) goes to ``dropped``, as a record would."""
     if a is None or b is None:
         kept = a if b is None else b
         assert kept is not None
         return kept
     kind = classify(path)
     spec = file_kind(kind) if kind is not None else None
-    if spec is not None and spec.merge is not None:
-        return spec.merge(a, b)
-    return max(a, b)
+    if spec is None or spec.merge is None:
+        return max(a, b)
+    merged = spec.merge(a, b)
+    if dropped is not None and spec.superseded is not None:
+        for side, what in spec.superseded(a, b, merged):
+            commit = commits[side]
+            dropped.append(
+                {
+                    "id": what.pop("id"),
+                    "kept": "remote" if side == 0 else "local",
+                    "dropped": {**what, **({"commit": commit} if commit else {})},
+                }
+            )
+    return merged
 
 
 def _json_files(view: View, directory: str) -> dict[str, Any]:

@@ -7,6 +7,8 @@ changes nothing makes no commit.
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any
 
 from ..core import Core, Transaction, View
@@ -59,6 +61,9 @@ def save(
         now = core.clock()
         current = kind.read_state(txn, slug)
         head = current["head"] if current else None
+        if expect is not None and current is not None and not expect.startswith("rev_"):
+            with contextlib.suppress(NotFoundError):  # an unknown number: stale, below
+                expect = resolve_revision(current, expect)
         if expect is not None and expect != head:
             raise StaleError(
                 f"Skill {slug} is at revision {head or '(none)'}, not {expect}; "
@@ -170,10 +175,25 @@ def _set_state(state: dict[str, Any], revision: str, new: str, now: str) -> None
 
 
 def resolve_revision(state: dict[str, Any], ref: str) -> str:
-    """A revision of the skill by id or by number (``3``); NotFoundError otherwise."""
+    """A revision of the skill by id or by number (``3``); NotFoundError otherwise.
+
+    Two devices that each saved a revision on the same parent give two revisions one
+    number; such a number names neither (InvalidInputError listing both), never the
+    first found."""
+    numbered = []
     for entry in state["revisions"]:
-        if ref in (entry["id"], str(entry["number"])):
+        if ref == entry["id"]:
             return str(entry["id"])
+        if ref == str(entry["number"]):
+            numbered.append(entry)
+    if len(numbered) == 1:
+        return str(numbered[0]["id"])
+    if numbered:
+        both = ", ".join(f"{e['id']} ({e['state']})" for e in numbered)
+        raise InvalidInputError(
+            f"Skill {state['slug']} has {len(numbered)} revisions numbered {ref} (saved on "
+            f"two devices): {both}; name one by its id."
+        )
     raise NotFoundError(f"Skill {state['slug']} has no revision {ref}.")
 
 
