@@ -8,7 +8,6 @@ changes nothing makes no commit.
 from __future__ import annotations
 
 import contextlib
-
 from typing import Any
 
 from ..core import Core, Transaction, View
