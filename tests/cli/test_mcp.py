@@ -84,13 +84,28 @@ def cli_error(xb: Run, *args: str, input: Any = None) -> str:
     return result.stderr.strip()
 
 
+def without_meta(schema: Any) -> Any:
+    """A schema without its files' ``$schema``, ``$id`` and ``title`` (at any level)."""
+    if isinstance(schema, list):
+        return [without_meta(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: without_meta(v) for k, v in schema.items() if k not in ("$schema", "$id", "title")}
+    if isinstance(schema.get("properties"), dict):  # field names: a field may be "title"
+        out["properties"] = {k: without_meta(v) for k, v in schema["properties"].items()}
+    return out
+
+
 def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path) -> None:
     listed: dict[str, Any] = {}
+    sizes: list[int] = []
 
     async def body(client: Client) -> None:
         assert client.server_info is not None and client.server_info.name == "xbrain"
         assert "citation.url" in (client.instructions or "")
-        for tool in (await client.list_tools()).tools:
+        answer = await client.list_tools()
+        sizes.append(len(answer.model_dump_json(by_alias=True, exclude_none=True)))
+        for tool in answer.tools:
             listed[tool.name] = tool
 
     session(store_dir, body)
@@ -117,9 +132,17 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         "save_skill": (False, False, True),
         "recall": (True, False, False),
     }
+    # tools/list was 54.6 KB (38 KB of output schemas): most of a small model's context
+    assert sizes[0] <= 20_000, sizes
     for name, tool in listed.items():
-        assert tool.input_schema == inline_schema(stems.get(name, "mcp-id-input"))
-        assert tool.output_schema == inline_schema(outputs[name])
+        assert tool.input_schema == without_meta(inline_schema(stems.get(name, "mcp-id-input")))
+        full = inline_schema(outputs[name])
+        # the output's top level as the file has it; below it only types
+        for key in ("required", "additionalProperties", "oneOf", "anyOf"):
+            assert (key in tool.output_schema) == (key in full), (name, key)
+        assert set(tool.output_schema.get("properties", {})) == set(full.get("properties", {}))
+        for field in tool.output_schema.get("properties", {}).values():
+            assert "properties" not in field and "oneOf" not in field, name
         for schema in (tool.input_schema, tool.output_schema):
             assert schema["type"] == "object" and "$ref" not in json.dumps(schema)
             Draft202012Validator.check_schema(schema)
@@ -133,6 +156,7 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         ) == (*hints[name], False)
         assert tool.description and "sync" not in tool.name
     item = listed["put"].input_schema["properties"]["resources"]["items"]
+    assert {"title", "purpose", "useWhen", "limitations"} <= set(item["properties"])
     assert "savedReason" in item["required"] and "never invent" in (
         item["properties"]["savedReason"]["description"].lower()
     )
@@ -560,7 +584,8 @@ def test_skill_tools_save_and_recall_progressively(xb: Run, store_dir: Path, all
     ):
         assert schema_errors(schema, seen[name]) == []
         assert schema_errors("mcp-recall-skill-output", seen[name]) == [] or name == "save"
-    assert "--revision" in seen["torn"] or "revision" in seen["torn"]
+    # the message names the tool's argument, not the CLI's flag
+    assert "the argument revision" in seen["torn"] and "--revision" not in seen["torn"]
     assert "frontmatter" in seen["bad"]
     assert "not rev_" in seen["stale"]
     log = xb("skill", "log", "triage").json
@@ -572,21 +597,29 @@ def test_the_recall_tool_discloses_per_session(xb: Run, store_dir: Path) -> None
     seen: list[Any] = []
 
     async def body(client: Client) -> None:
-        for _ in range(2):
+        # any non-empty id, as the CLI's --session (a dotted one was refused)
+        for sid in ("m-1", "m-1", "claude.session/42", "claude.session/42"):
             seen.append(
                 structured(
                     await client.call_tool(
-                        "recall", {"prompt": "can I git push --force?", "session": "m-1"}
+                        "recall", {"prompt": "can I git push --force?", "session": sid}
                     )
                 )
             )
         seen.append(error_text(await client.call_tool("recall", {"prompt": 5})))
+        for _ in range(2):  # an empty id is no session, as on the command line
+            empty = {"prompt": "can I git push --force?", "session": ""}
+            seen.append(structured(await client.call_tool("recall", empty)))
 
     session(store_dir, body)
     assert [r["disclosure"] for r in seen[0]["results"]] == ["full"]
     assert [r["disclosure"] for r in seen[1]["results"]] == ["one-liner"]
+    assert [r["disclosure"] for r in seen[2]["results"]] == ["full"]
+    assert [r["disclosure"] for r in seen[3]["results"]] == ["one-liner"]
+    assert [r["disclosure"] for r in seen[5]["results"]] == ["full"]
+    assert [r["disclosure"] for r in seen[6]["results"]] == ["full"]
     assert schema_errors("recall-output", seen[0]) == []
-    assert "prompt" in seen[2]
+    assert "prompt" in seen[4]
 
 
 def test_search_and_recall_take_a_mode(xb: Run, store_dir: Path) -> None:

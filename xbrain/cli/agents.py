@@ -16,17 +16,17 @@ from .base import common_options, emit, open_store, store_path
     is_flag=True,
     help="Let save_skill publish when asked (default: saved skills land as proposed).",
 )
-@common_options
+@common_options(wait_default="5")
 @click.pass_context
 def mcp_command(ctx: click.Context, allow_publish: bool) -> None:
     """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
 
-    Tools: search, get, list, log, diff, status, recall_skill (read-only), put, delete,
-    restore, save_skill. The store is fixed at start-up
+    Tools: search, get, list, log, diff, status, recall, recall_skill (read-only), put,
+    delete, restore, save_skill. The store is fixed at start-up
     (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
     Errors come back as tool errors with the CLI's messages. There is no sync or push
     tool: sending data off the machine stays an explicit command of yours. A busy store
-    is waited for up to --wait seconds (default 5 here). Logs go to stderr only.
+    is waited for up to --wait seconds. Logs go to stderr only.
     """
     from ..mcp_server import Tools, serve
     from .base import Settings, show_tracebacks

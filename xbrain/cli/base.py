@@ -4,7 +4,8 @@ the library ``Store`` they open, and one JSON document on stdout."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, overload
 
 import click
 
@@ -62,8 +63,20 @@ def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value
 
 
-def common_options(func: Any) -> Any:
-    """``--store/--wait/--agent/--traceback``, accepted on the group and every command."""
+@overload
+def common_options(func: Any) -> Any: ...
+@overload
+def common_options(*, wait_default: str) -> Callable[[Any], Any]: ...
+def common_options(func: Any = None, *, wait_default: str = "0, fail at once") -> Any:
+    """``--store/--wait/--agent/--traceback``, accepted on the group and every command
+    (``@common_options``, or ``@common_options(wait_default=…)`` where a command waits by
+    default, so its help shows its real default)."""
+    if func is None:
+        return lambda command: _with_common_options(command, wait_default)
+    return _with_common_options(func, wait_default)
+
+
+def _with_common_options(func: Any, wait_default: str) -> Any:
     options = [
         click.option(
             "--store",
@@ -77,7 +90,7 @@ def common_options(func: Any) -> Any:
             type=click.FloatRange(min=0),
             expose_value=False,
             callback=_remember,
-            help="Seconds to wait for a busy store [default: 0, fail at once].",
+            help=f"Seconds to wait for a busy store [default: {wait_default}].",
         ),
         click.option(
             "--agent",

@@ -8,11 +8,12 @@ method to ``Tools``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, XbrainError
 from ..inputs import MAX_INPUT
 from ..schemas import inline_schema
 
@@ -44,12 +45,56 @@ class Tool:
     idempotent: bool = True
 
     def input_schema(self) -> dict[str, Any]:
-        """The arguments' JSON Schema, self-contained."""
-        return inline_schema(self.input)
+        """The arguments' JSON Schema, self-contained (without the file's own ``$id``)."""
+        listed: dict[str, Any] = _listed(inline_schema(self.input), depth=None)
+        return listed
 
     def output_schema(self) -> dict[str, Any]:
-        """The structured result's JSON Schema, self-contained."""
-        return inline_schema(self.output)
+        """The structured result's JSON Schema as ``tools/list`` gives it: its top level
+        (each field's name, type and the schema's description), which every answer
+        matches; the whole schema is ``schema/<output>.schema.json``. Listing all of it
+        made ``tools/list`` 55 KB, most of a small model's context, for shapes the model
+        reads in the answer itself."""
+        listed: dict[str, Any] = _listed(inline_schema(self.output), depth=1, drop=_BOUNDS)
+        return listed
+
+
+_FLAG = re.compile(r"--([a-z][a-z-]*)")
+
+
+def _argument(match: re.Match[str], names: dict[str, Any]) -> str:
+    """A CLI flag named in a message as the tool's argument (``--top-k`` → ``top_k``)."""
+    name = match.group(1).replace("-", "_")
+    return f"the argument {name}" if name in names else match.group(0)
+
+
+_META = ("$schema", "$id", "title")
+_BOUNDS = ("pattern", "maxLength", "minLength", "minimum", "maximum", "maxItems", "minItems")
+_NESTED = ("properties", "items", "anyOf", "oneOf", "allOf", "additionalProperties", "required")
+
+
+def _listed(schema: Any, depth: int | None, drop: tuple[str, ...] = ()) -> Any:
+    """``schema`` without its file's metadata (and the keys in ``drop``: an answer's
+    bounds); with ``depth``, cut below that many levels of properties (a cut level keeps
+    only its type)."""
+    if isinstance(schema, list):
+        return [_listed(item, depth, drop) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _META or key in drop:
+            continue
+        if depth == 0 and (key in _NESTED or key == "description"):
+            continue
+        if key == "properties":  # field names, not schema keys: none of them is dropped
+            below = None if depth is None else depth - 1
+            out[key] = {name: _listed(field, below, drop) for name, field in value.items()}
+        elif key == "items" and depth is not None:
+            out[key] = _listed(value, depth - 1, drop)
+        else:
+            out[key] = _listed(value, depth, drop)
+    return out
 
 
 TOOLS = (
@@ -213,7 +258,13 @@ class Tools:
             raise InvalidInputError(f"Unknown tool: {name}.")
         args = dict(arguments or {})
         self._check_names(tool, args)
-        result: dict[str, Any] = getattr(self, f"_{name}")(args)
+        try:
+            result: dict[str, Any] = getattr(self, f"_{name}")(args)
+        except XbrainError as exc:  # the library words options as the CLI's flags
+            names = self.inputs[name]["properties"]
+            exc.message = _FLAG.sub(lambda m: _argument(m, names), exc.message)
+            exc.args = (exc.message,)
+            raise
         return result
 
     def _check_names(self, tool: Tool, args: dict[str, Any]) -> None:
