@@ -28,7 +28,13 @@ from ..codec import dump_yaml, load_yaml
 from ..core.registry import FileKind, register
 from ..core.view import View, parse_stored
 from ..errors import CorruptStoreError, InvalidInputError
-from .skillformat import MAX_COMPONENT_BYTES, MAX_SKILL_MD_BYTES, SKILL_MD, skill_id
+from .skillformat import (
+    MAX_COMPONENT_BYTES,
+    MAX_SKILL_MD_BYTES,
+    SKILL_MD,
+    paths_problem,
+    skill_id,
+)
 
 __all__ = [
     "DIRECTORY",
@@ -177,6 +183,9 @@ def parse_revision(data: bytes, *, full: bool = False) -> dict[str, Any]:
     _shaped(revision, _REVISION_SHAPE, "revision.yaml")
     if full:
         _check("skill-revision", revision)
+        problem = paths_problem([item["path"] for item in revision["files"]])
+        if problem is not None:
+            raise InvalidInputError(problem)
     return revision
 
 
