@@ -233,6 +233,7 @@ def test_a_target_that_resolves_into_the_store_is_refused(
     for target in (
         f"{agent}/../{store_dir.name}",
         f"{agent}/../{store_dir.name}/sub",
+        f"{agent}/missing/../../{store_dir.name}",  # a folder mkdir would make on the way
         str(tmp_path / "to-store"),
         str(tmp_path / "to-store" / "deeper"),
         str(tmp_path / "to-skills"),
