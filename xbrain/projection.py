@@ -3,7 +3,9 @@
 Each published, active skill becomes ``<target>/skills/<slug>``, an absolute symbolic
 link to the files of its published revision in the store's working tree; each active
 ``alwaysOn`` entry becomes ``<target>/rules/<name>.md``, a link to its Markdown rendered
-under ``.git/xbrain/projected/``. A link is xbrain's when it points into this store.
+under ``.git/xbrain/projected/``. A link is xbrain's when it resolves to one of these
+(its text is not enough: ``<store>/../elsewhere`` is not in the store). The target must
+be outside the store once resolved too (``T/../S``, a link to the store or into it).
 
 A link is also xbrain's when it still points where this store last linked it (a ledger
 under ``.git/xbrain/projected/``, per target): after the store was moved, its old links
@@ -111,13 +113,38 @@ def _render(path: Path, text: str) -> None:
 
 
 def _ours(link: Path, store: Path, made: dict[str, str], rel: str) -> bool:
-    """Whether ``link`` is xbrain's: it points into the store, or still where this store
-    last linked ``rel`` (``made``: the ledger's entry for this target)."""
+    """Whether ``link`` is xbrain's: it resolves to a file this store projects, or it
+    still points where this store last linked ``rel`` (``made``: the ledger's entry for
+    this target)."""
     try:
         points = os.readlink(link)
     except OSError:
         return False
-    return Path(points).is_relative_to(store) or made.get(rel) == points
+    return made.get(rel) == points or _projected(points, store)
+
+
+def _projected(points: str, store: Path) -> bool:
+    """Whether the link text ``points`` names what project links to in ``store``: a
+    revision's ``files`` folder or a rendered rule. Judged by the path it resolves to,
+    not by its text: ``S/../elsewhere`` begins with ``S`` and is not in it."""
+    if not os.path.isabs(points):
+        return False
+    real, home = Path(os.path.realpath(points)), Path(os.path.realpath(store))
+    if not real.is_relative_to(home):
+        return False
+    parts = real.relative_to(home).parts
+    if len(parts) != 5:
+        return False
+    skill = parts[0] == skill_kind.DIRECTORY and parts[2] == "revisions" and parts[4] == "files"
+    rule = parts[:4] == (".git", *PROJECTED.parts) and parts[4].endswith(".md")
+    return skill or rule
+
+
+def _inside(target: Path, store: Path) -> bool:
+    """Whether ``target`` is the store or in it, as written or once resolved
+    (``T/../S``, a link to the store or into it)."""
+    real = Path(os.path.realpath(target))
+    return target.is_relative_to(store) or real.is_relative_to(os.path.realpath(store))
 
 
 def _ledger(store: Path) -> dict[str, dict[str, str]]:
@@ -139,7 +166,7 @@ def project(core: Core, target: Path, *, dry_run: bool = False) -> dict[str, Any
     """Plan (and unless ``dry_run``, apply) the links; one action per path."""
     core.existing()
     store = core.path
-    if target.is_relative_to(store):
+    if _inside(target, store):
         raise InvalidInputError("The target must be outside the store.")
     wanted = _wanted(core, render=not dry_run)
     ledger = _ledger(store)

@@ -213,3 +213,74 @@ def test_a_locale_without_utf8(xb: Run, store_dir: Path, tmp_path: Path) -> None
     assert refused.returncode == 1
     assert refused.stderr.decode().strip().endswith("e.g. LANG=C.UTF-8.")
     assert "Internal error" not in refused.stderr.decode()
+
+
+def test_a_target_that_resolves_into_the_store_is_refused(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 42, item 6: ``T/../S`` or a link to the store (or into it) passed the text
+    check, and project wrote rules/ and skills/ into the store's working tree (doctor
+    then exited 7)."""
+    xb("skill", "save", str(SKILL), "--publish")
+    xb("entry", "put", "-", input=json.dumps(ALWAYS))
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (tmp_path / "to-store").symlink_to(store_dir)
+    (tmp_path / "to-skills").symlink_to(store_dir / "skills")
+    (tmp_path / "to-new").symlink_to(store_dir / "new")  # dangling, into the store
+    (agent / "up").symlink_to(store_dir.parent)
+    before = snapshot_files(store_dir)
+    for target in (
+        f"{agent}/../{store_dir.name}",
+        f"{agent}/../{store_dir.name}/sub",
+        f"{agent}/missing/../../{store_dir.name}",  # a folder mkdir would make on the way
+        str(tmp_path / "to-store"),
+        str(tmp_path / "to-store" / "deeper"),
+        str(tmp_path / "to-skills"),
+        str(tmp_path / "to-new"),
+        str(agent / "up" / store_dir.name),
+    ):
+        for dry in ([], ["--dry-run"]):
+            result = xb("project", "--target", target, *dry)
+            assert result.code == 4, (target, result.stdout, result.stderr)
+            assert result.stderr == "The target must be outside the store.\n"
+    assert snapshot_files(store_dir) == before
+    assert not (store_dir / "rules").exists() and not (store_dir / "new").exists()
+    assert xb("doctor").code == 0
+    assert set(actions(xb("project", "--target", str(agent / "up" / "agent"))).values()) == {
+        "create"
+    }  # a link out of the store is the user's choice: followed
+
+
+def test_a_link_is_ours_by_where_it_resolves_not_its_text(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 42, item 6: a user's link ``S/../elsewhere`` begins with the store's path, so
+    project took it for its own: removed it, or re-pointed it."""
+    xb("skill", "save", str(SKILL), "--publish")
+    xb("entry", "put", "-", input=json.dumps(ALWAYS))
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("the user's own\n")
+    target = tmp_path / "agent"
+    rules = target / "rules"
+    rules.mkdir(parents=True)
+    sneaky = f"{store_dir}/../{elsewhere.name}"
+    (rules / "mine.md").symlink_to(sneaky)
+    (rules / "answer-in-english.md").symlink_to(sneaky)  # a name project wants
+    (rules / "marker.md").symlink_to(store_dir / "xbrain.yaml")  # in the store, not projected
+    result = xb("project", "--target", str(target))
+    found = actions(result)
+    assert found == {"rules/answer-in-english.md": "conflict", "skills/deploy-check": "create"}
+    reasons = {Path(a["path"]).name: a.get("reason") for a in result.json["actions"]}
+    assert reasons["answer-in-english.md"] == "a foreign link"
+    for name, points in (
+        ("mine.md", sneaky),
+        ("answer-in-english.md", sneaky),
+        ("marker.md", str(store_dir / "xbrain.yaml")),
+    ):
+        assert os.readlink(rules / name) == points, name
+    assert elsewhere.read_text() == "the user's own\n"
+    xb("skill", "archive", "deploy-check")
+    gone = actions(xb("project", "--target", str(target)))
+    assert gone == {"rules/answer-in-english.md": "conflict", "skills/deploy-check": "remove"}
+    assert (rules / "mine.md").is_symlink() and (rules / "marker.md").is_symlink()

@@ -73,6 +73,67 @@ def test_doctor_repair_removes_fresh_object_locks_under_the_store_lock(
     assert "git_lock" in {p["code"] for p in repaired} and not lock.exists()
 
 
+# a put that stops for good once its first loose object's lock file is made: the moment
+# a SIGKILL leaves that lock behind (dulwich writes each loose object through it)
+PAUSED_PUT = """
+import os, sys, time
+import dulwich.object_store as objects
+from xbrain.launch import main
+
+real = objects.GitFile
+
+def paused(path, mode="rb", **kwargs):
+    opened = real(path, mode, **kwargs)
+    if "w" in mode and len(os.path.basename(os.path.dirname(path))) == 2:
+        print("locked", flush=True)
+        time.sleep(600)
+    return opened
+
+objects.GitFile = paused
+sys.argv = ["xbrain", *sys.argv[1:]]
+main()
+"""
+
+
+def test_the_next_write_removes_the_object_locks_of_a_killed_write(
+    xb: Run, xb_proc: Run, store_dir: Path, json_file: Callable[[object], str]
+) -> None:
+    """Issue 42, item 7: doctor said the next write removes a killed write's object locks,
+    but only doctor --repair did; doctor exited 7 through every write in between."""
+    import signal
+    import sys
+
+    assert xb("put", str(EXAMPLES / "batch.json")).code == 0
+    command = [sys.executable, "-c", PAUSED_PUT, "put", json_file(make("killed")), "--store"]
+    with subprocess.Popen([*command, str(store_dir)], stdout=subprocess.PIPE) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"locked\n"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
+    locks = [p for p in (store_dir / ".git" / "objects").rglob("*.lock") if p.parent.name != "pack"]
+    assert len(locks) == 1  # what the killed write left
+    (found,) = [p for p in xb("doctor").json["problems"] if p["code"] == "git_lock"]
+    assert found["message"].endswith("the next write (or doctor --repair) removes it.")
+    assert xb_proc("put", json_file(make("next"))).code == 0  # the light path, a real process
+    assert not locks[0].exists()
+    report = xb_proc("doctor")
+    assert report.code == 0, report.stdout
+
+
+def test_a_lock_no_killed_write_named_is_left_to_doctor_repair(xb: Run, store_dir: Path) -> None:
+    """An object lock no write's marker names (an older xbrain's, or planted): doctor
+    says what removes it, and that stays true after a write."""
+    xb("put", str(EXAMPLES / "batch.json"))
+    lock = store_dir / ".git" / "objects" / "ab" / ("c" * 38 + ".lock")
+    lock.parent.mkdir(mode=0o700, exist_ok=True)
+    lock.write_bytes(b"")
+    assert xb("put", "-", input=make("after")).code == 0
+    (found,) = [p for p in xb("doctor").json["problems"] if p["code"] == "git_lock"]
+    assert found["message"] == "Left by a killed xbrain write; doctor --repair removes it."
+    assert lock.exists() and xb("doctor", "--repair").code == 0 and not lock.exists()
+
+
 @contextlib.contextmanager
 def tmpfs(path: Path, size: str) -> Iterator[Path]:
     path.mkdir(parents=True, exist_ok=True)

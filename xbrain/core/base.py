@@ -194,6 +194,7 @@ class Core:
         with self.locked(), GitStore(self.path) as git:
             for leftover in [*git.crashed_write_locks(), *git.pack_leftovers()]:
                 leftover.unlink(missing_ok=True)
+            git.objects_pending.clear()  # the locks of loose objects a killed write was adding
             pending = git.pending_worktree_paths()
             if pending:
                 _repair_worktree(git, pending)

@@ -67,7 +67,7 @@ def diagnose(
     problems: list[dict[str, Any]] = []
     repaired: list[dict[str, Any]] = []
     if repair:
-        for lock in git.crashed_write_locks():
+        for lock in [*git.crashed_write_locks(), *git.objects_pending.clear()]:
             lock.unlink(missing_ok=True)
             rel = str(lock.relative_to(git.path))
             repaired.append(problem("git_lock", "Lock left by a killed xbrain write removed.", rel))
@@ -224,15 +224,15 @@ def diagnose(
 
     now = time.time()
     objects = git.control_dir / "objects"
+    marked = git.objects_pending.locks()  # what the next write removes
     for lock in git.stale_git_locks():
         age = now - lock.stat().st_mtime
         rel = str(lock.relative_to(git.path))
         # under the store lock an object's lock can only be a dead xbrain writer's
         dead_writer = repair and lock.is_relative_to(objects)
         if not repair and idle and lock.is_relative_to(objects):
-            message = (
-                "Left by a killed xbrain write; doctor --repair (or the next write) removes it."
-            )
+            by = "the next write (or doctor --repair)" if lock in marked else "doctor --repair"
+            message = f"Left by a killed xbrain write; {by} removes it."
             problems.append(problem("git_lock", message, rel))
         elif age < STALE_LOCK_SECONDS and not dead_writer:
             message = (

@@ -44,6 +44,7 @@ FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree
 PENDING_MARKER = "xbrain/worktree-pending.json"
+OBJECTS_MARKER = "xbrain/objects-pending"  # the loose objects a write is adding
 
 
 # an object's name: hex of a SHA-1 or a SHA-256 (dulwich asserts on anything else)

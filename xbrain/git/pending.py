@@ -1,8 +1,15 @@
-"""The pending-refresh marker: the working-tree paths a write that moved ``main`` has yet
+"""The markers a killed write leaves, so the next write can finish or undo it.
+
+The pending-refresh marker: the working-tree paths a write that moved ``main`` has yet
 to refresh, written before the ref moves and removed once the files and the git index
 match. A crash in between leaves it, and the next write (or ``doctor --repair``)
 finishes the refresh; while it exists, git lock files no older than it are the killed
-write's own."""
+write's own.
+
+The objects marker: the loose objects a write is adding, written before the first and
+removed after the last. A write killed in between leaves it, and the lock files of those
+objects (``objects/<xx>/<rest>.lock``, dulwich's); the next write removes them under the
+store lock, where no other write can be adding an object."""
 
 from __future__ import annotations
 
@@ -11,9 +18,9 @@ import json
 import os
 from pathlib import Path
 
-from .objects import PENDING_MARKER
+from .objects import OBJECT_NAME, OBJECTS_MARKER, PENDING_MARKER
 
-__all__ = ["PendingMarker"]
+__all__ = ["ObjectsMarker", "PendingMarker"]
 
 
 class PendingMarker:
@@ -88,3 +95,46 @@ class PendingMarker:
         temp = self.path.with_suffix(".tmp")
         temp.write_bytes(data)
         os.replace(temp, self.path)
+
+
+class ObjectsMarker:
+    """``.git/xbrain/objects-pending``: the ids of the loose objects a write is adding,
+    one a line."""
+
+    def __init__(self, control_dir: Path) -> None:
+        self.path = control_dir / OBJECTS_MARKER
+        self.objects = control_dir / "objects"
+
+    def begin(self, ids: list[bytes]) -> None:
+        """Before the first object is written."""
+        self.path.parent.mkdir(exist_ok=True)
+        self.path.write_bytes(b"".join(sha + b"\n" for sha in ids))
+
+    def end(self) -> None:
+        """After the last one (or a failure dulwich cleaned up after)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def locks(self) -> list[Path]:
+        """The lock files a killed write left of the objects it was adding."""
+        try:
+            with self.path.open("rb") as handle:
+                lines = handle.read(1 << 16).splitlines()
+        except OSError:  # none (or none that can be read: nothing to prove)
+            return []
+        found = []
+        for sha in filter(OBJECT_NAME.fullmatch, lines):
+            name = sha.decode()
+            lock = self.objects / name[:2] / f"{name[2:]}.lock"
+            if lock.is_file() and not lock.is_symlink():
+                found.append(lock)
+        return found
+
+    def clear(self) -> list[Path]:
+        """Remove what a killed write left (call it holding the store lock): its objects'
+        lock files, then the marker; the locks removed."""
+        found = self.locks()
+        for lock in found:
+            lock.unlink(missing_ok=True)
+        self.end()
+        return found

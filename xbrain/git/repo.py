@@ -39,7 +39,7 @@ from .objects import (
     private_umask,
 )
 from .packcheck import packed_size
-from .pending import PendingMarker
+from .pending import ObjectsMarker, PendingMarker
 
 __all__ = ["Repository"]
 
@@ -369,6 +369,11 @@ class Repository:
     def pending(self) -> PendingMarker:
         """The marker of working-tree paths a write has yet to refresh."""
         return PendingMarker(self.control_dir)
+
+    @property
+    def objects_pending(self) -> ObjectsMarker:
+        """The marker of the loose objects a write is adding."""
+        return ObjectsMarker(self.control_dir)
 
     @staticmethod
     def hash_blob(data: bytes) -> str:

@@ -129,19 +129,23 @@ class Writer(Repository):
         """Write objects (one pack when many), clearing what a killed writer left.
 
         Callers hold the store lock, so an object's ``.lock`` file can only be the
-        leftover of a writer that died: it is removed and the write retried once.
+        leftover of a writer that died: it is removed and the write retried once. The
+        loose objects being added are named in a marker first, so the next write removes
+        the locks of the others too (:class:`~.pending.ObjectsMarker`).
         """
         store = self._repo.object_store
         try:
-            if len(objects) > _PACK_THRESHOLD:
+            if len(objects) > _PACK_THRESHOLD:  # a killed one leaves pack_leftovers()
                 store.add_objects([(obj, None) for obj in objects])
                 return
+            self.objects_pending.begin([obj.id for obj in objects])
             for obj in objects:
                 try:
                     store.add_object(obj)
                 except FileLocked as exc:
                     Path(os.fsdecode(exc.lockfilename)).unlink(missing_ok=True)
                     store.add_object(obj)
+            self.objects_pending.end()
         except OSError as exc:
             if no_space(exc):
                 raise disk_full() from None

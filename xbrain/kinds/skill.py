@@ -33,6 +33,7 @@ from .skillformat import (
     MAX_SKILL_MD_BYTES,
     SKILL_MD,
     file_problem,
+    paths_problem,
     revision_problem,
     skill_id,
 )
@@ -183,6 +184,9 @@ def parse_revision(data: bytes, *, full: bool = False) -> dict[str, Any]:
     _shaped(revision, _REVISION_SHAPE, "revision.yaml")
     if full:
         _check("skill-revision", revision)
+        problem = paths_problem([item["path"] for item in revision["files"]])
+        if problem is not None:
+            raise InvalidInputError(problem)
     return revision
 
 

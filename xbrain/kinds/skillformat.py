@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
@@ -34,11 +35,14 @@ __all__ = [
     "Instructions",
     "canonical_hash",
     "check_path",
+    "check_shown",
     "component_type",
     "file_problem",
     "kept_by_git",
     "manifest",
     "parse_skill_md",
+    "path_clash",
+    "paths_problem",
     "revision_id",
     "revision_problem",
     "skill_id",
@@ -65,6 +69,15 @@ _BY_TOP_DIRECTORY = {
 FRONTMATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Characters a screen does not show as themselves: the C1 controls, every format
+# character (bidirectional overrides, embeddings, isolates and marks; zero-width space,
+# word joiner, soft hyphen, byte-order mark, tags, …) and the line and paragraph
+# separators. A name holding one can pass for another (``evil\u202egnp.md`` shows as
+# ``evilpng.md``). The zero-width non-joiner and joiner stay: Persian and Indic words
+# and emoji sequences are spelt with them, and a name that differs from another only by
+# one is already the same name after folding (:func:`xbrain.paths.same_file_key`).
+_UNSHOWN_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+_SPELLING = ("\u200c", "\u200d")
 # Path segments git refuses or treats specially on some file system (case-insensitive):
 # .git itself, its NTFS short name, and the NTFS alternate-stream spelling.
 _GIT_SEGMENT = re.compile(r"\.git(?:\.|::\$index_allocation)?|git~\d+", re.IGNORECASE)
@@ -169,6 +182,7 @@ def check_path(path: str, *, in_store: bool = True) -> str:
         raise InvalidInputError(f"Component path {shown} must be relative.")
     if "\\" in path or _CONTROL.search(path):
         raise InvalidInputError(f"Component path {shown} has a backslash or control character.")
+    check_shown(path)
     try:
         path.encode("utf-8")
     except UnicodeEncodeError:  # a file name that is not UTF-8, as the file system gave it
@@ -190,6 +204,57 @@ def check_path(path: str, *, in_store: bool = True) -> str:
         if problem is not None and (in_store or len(part.encode("utf-8")) > MAX_NAME):
             raise InvalidInputError(f"Component path {shown} has {problem}.")
     return path
+
+
+def check_shown(path: str) -> None:
+    """Refuse a path holding a character a screen does not show as itself (a
+    bidirectional control, a zero-width or other format character, a C1 control, a line
+    or paragraph separator): a name that can pass for another is InvalidInputError."""
+    if path.isascii():
+        return
+    for char in path:
+        if char not in _SPELLING and unicodedata.category(char) in _UNSHOWN_CATEGORIES:
+            raise InvalidInputError(
+                f"Component path {path!a} has an invisible or bidirectional control "
+                f"character (U+{ord(char):04X}): a name must show as what it is."
+            )
+
+
+def path_clash(paths: Iterable[str]) -> str | None:
+    """Why ``paths`` (checked, NFC) cannot all be files of one folder, or None: two are
+    the same name after NFC and case folding, or one is a folder of another (``a``
+    beside ``a/b``; ``A`` beside ``a/b`` too, as a case-insensitive file system sees it).
+    Either way a checkout keeps only one of them."""
+    files: dict[str, str] = {}
+    folders: dict[str, str] = {}
+    for path in paths:
+        key = same_file_key(path)
+        if key in files:
+            return f"Two paths are the same after NFC and case folding: {path!a}."
+        files[key] = path
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folders.setdefault(same_file_key("/".join(parts[:depth])), path)
+    for key, path in files.items():
+        if key in folders:
+            return (
+                f"Component path {path!a} is a file and also the folder of "
+                f"{folders[key]!a} (after NFC and case folding)."
+            )
+    return None
+
+
+def paths_problem(paths: list[str]) -> str | None:
+    """Why the paths of a stored manifest (a remote's revision, one doctor reads) are
+    not what :func:`manifest` writes, or None: each a checked path in NFC, no clash."""
+    for path in paths:
+        try:
+            checked = path if path == SKILL_MD else check_path(path)
+        except InvalidInputError as exc:
+            return exc.message
+        if checked != path:
+            return f"Component path {path!a} is not in NFC."
+    return path_clash(paths)
 
 
 def kept_by_git(path: str) -> bool:
@@ -214,7 +279,7 @@ def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> li
 
     ``files`` maps paths to exact bytes and must hold ``SKILL.md``; ``types`` may set a
     component's type. Every limit of SPEC §12 is checked; two paths equal after NFC and
-    case folding are refused.
+    case folding, or one the folder of another, are refused (:func:`path_clash`).
     """
     if SKILL_MD not in files:
         raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
@@ -224,12 +289,13 @@ def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> li
             f"A skill has at most {MAX_COMPONENTS} components (got {len(components)})."
         )
     entries: dict[str, dict[str, Any]] = {}
-    folded: set[str] = set()  # a store must check out on case-insensitive file systems too
+    checked = {raw: SKILL_MD if raw == SKILL_MD else check_path(raw) for raw in files}
+    # a store must check out on case-insensitive file systems too, every file in place
+    clash = path_clash(checked.values())
+    if clash is not None:
+        raise InvalidInputError(clash)
     for raw, data in files.items():
-        path = SKILL_MD if raw == SKILL_MD else check_path(raw)
-        if same_file_key(path) in folded:
-            raise InvalidInputError(f"Two paths are the same after NFC and case folding: {raw!a}.")
-        folded.add(same_file_key(path))
+        path = checked[raw]
         if path != SKILL_MD and len(data) > MAX_COMPONENT_BYTES:
             raise InvalidInputError(
                 f"Component {path!a} is {len(data):,} bytes; the limit is 128 KiB."

@@ -16,6 +16,7 @@ from ..kinds import skill as kind
 from ..kinds.skillformat import (
     SKILL_MD,
     canonical_hash,
+    check_shown,
     manifest,
     parse_skill_md,
     revision_id,
@@ -47,6 +48,8 @@ def save(
     """
     if SKILL_MD not in files:
         raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
+    for name in skipped or ():  # reported, so shown: it must show as what it is too
+        check_shown(name)
     parsed = parse_skill_md(files[SKILL_MD])
     warnings = [
         f"frontmatter key {key!r} is not part of the Agent Skills format" for key in parsed.unknown
