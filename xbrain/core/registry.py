@@ -95,8 +95,8 @@ class FileKind(NamedTuple):
     raw: bool = False  # opaque bytes (a skill's files): only the size bound applies
     # how a merge combines two devices' differing copies (symmetric); None: the larger bytes
     merge: Callable[[bytes, bytes], bytes] | None = None
-    # what that merge set aside, per side (a, b, merged → [(side 0 or 1, what)]): a
-    # remote pull lists it beside the records it dropped
+    # what that merge set aside, per side (a, b, merged → [(side 0 or 1, what)]), listed
+    # beside the records a merge dropped
     superseded: Callable[[bytes, bytes, bytes], list[tuple[int, dict[str, Any]]]] | None = None
 
 

@@ -346,8 +346,7 @@ class Repository:
         return False
 
     def merge_base(self, ours: CommitId, theirs: CommitId) -> CommitId | None:
-        """The common ancestor nearest to ``theirs`` (None: unrelated histories), by the
-        same plain walk over parents as :meth:`is_ancestor`."""
+        """The common ancestor nearest to ``theirs`` (None: none), walked as is_ancestor."""
         mine: set[str] = set()
         todo = [str(ours)]
         while todo:
@@ -355,14 +354,13 @@ class Repository:
             if commit not in mine:
                 mine.add(commit)
                 todo.extend(self.commit_info(CommitId(commit)).parents)
-        seen: set[str] = set()
-        queue = [str(theirs)]
+        queue, seen = [str(theirs)], {str(theirs)}
         for commit in queue:  # breadth first: the queue grows while it is read
             if commit in mine:
                 return CommitId(commit)
-            if commit not in seen:
-                seen.add(commit)
-                queue.extend(self.commit_info(CommitId(commit)).parents)
+            parents = [p for p in self.commit_info(CommitId(commit)).parents if p not in seen]
+            seen.update(parents)
+            queue.extend(parents)
         return None
 
     @property
