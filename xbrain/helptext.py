@@ -31,7 +31,7 @@ TOP_HELP = (
     "  diff          Field-level and line-level changes of a resource or an...\n"
     "  distill       Apply distillations: {id, sourceRevision,...\n"
     "  doctor        Check records, catalog, working tree, permissions and git...\n"
-    "  entry         Rules and memories routed into an agent's context (SPEC...\n"
+    "  entry         Rules and memories routed into an agent's context when a...\n"
     "  export-store  Write the store as an original single-file JSON store...\n"
     "  get           Print one resource.\n"
     "  hook          Answer an agent's hook (claude-code): the payload on...\n"

@@ -76,11 +76,17 @@ def trailers(message: str) -> dict[str, str]:
 
 
 def describe_commit(info: Any) -> dict[str, Any]:
-    """A commit as logs show it (``info``: id, time, author, message, parents)."""
+    """A commit as logs show it (``info``: id, time, author, message, parents): its time
+    in ISO 8601 like every other time xbrain prints, and as seconds since the epoch."""
+    from datetime import datetime, timezone
+
+    from .timestamps import format_timestamp
+
     found = trailers(info.message)
     return {
         "commit": info.id,
-        "time": info.time,
+        "time": format_timestamp(datetime.fromtimestamp(info.time, timezone.utc)),
+        "epoch": info.time,
         "author": info.author,
         "command": found.get("Xbrain-Command"),
         "agent": found.get("Xbrain-Agent"),

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Result, head, sample
+from tests.conftest import EXAMPLES, Result, head, sample
 
 Run = Callable[..., Result]
 ID = "resource_e6030e7a46ceae274d1f608ea3873d83ecbb532113359bbcce333adfce358a56"
@@ -210,3 +210,15 @@ def test_an_entry_has_the_same_history_commands_as_a_resource(xb: Run) -> None:
     assert xb("restore", rid, "--at", second).json["restored"] is False
     wrong = xb("log", "skill_" + "0" * 64)
     assert wrong.code == 4 and "resource_ or entry_" in wrong.stderr
+
+
+def test_log_times_are_iso_8601_like_every_other_time(xb_proc: Run, store_dir: Path) -> None:
+    """log printed seconds since the epoch where everything else prints ISO 8601."""
+    import re
+    from datetime import datetime
+
+    assert xb_proc("put", str(EXAMPLES / "batch.json")).code == 0
+    for commit in xb_proc("log").json["commits"]:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z", commit["time"]), commit
+        moment = datetime.fromisoformat(commit["time"].replace("Z", "+00:00"))
+        assert int(moment.timestamp()) == commit["epoch"]

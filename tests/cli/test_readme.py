@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -21,7 +22,11 @@ def readme_blocks(name: str = "README.md") -> list[list[str]]:
     blocks = []
     for body in BLOCK.findall((ROOT / name).read_text()):
         lines = [line.split("  #")[0].strip() for line in body.splitlines()]
-        commands = [line for line in lines if line.startswith("xbrain ")]
+        commands = [
+            line
+            for line in lines
+            if line.startswith("xbrain ") or (line.startswith("echo ") and "| xbrain " in line)
+        ]
         if commands:
             blocks.append(commands)
     return blocks
@@ -40,12 +45,20 @@ def test_readme_runs_in_order_on_one_store(tmp_path: Path) -> None:
         command = command.replace("/tmp/", f"{tmp_path}/")
         for name in ("provider-command.json", "provider-file.json"):
             command = command.replace(f"examples/{name}", str(tmp_path / name))
-        command = shlex.quote(sys.executable) + " -m xbrain" + command.removeprefix("xbrain")
+        python = shlex.quote(sys.executable) + " -m xbrain"
+        asked = command
+        if command.startswith("xbrain "):
+            command = python + command.removeprefix("xbrain")
+        else:
+            command = command.replace("| xbrain ", f"| {python} ")
         proc = subprocess.run(
             command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
         )
         assert proc.returncode == 0, f"{command}\n{proc.stderr}"
         assert proc.stdout.strip().startswith("{"), command
+        if asked.endswith("| xbrain recall -"):  # they recall what the text says they do
+            results = json.loads(proc.stdout)["results"]
+            assert bool(results) is ("ok thanks" not in command), (command, results)
 
 
 def test_skill_commands_run_in_order(tmp_path: Path) -> None:

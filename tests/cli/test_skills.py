@@ -1029,3 +1029,12 @@ def test_a_damaged_skill_index_row_is_rebuilt_by_recall(
         assert after.code == 0, after.stderr
         assert after.json == before
         assert json.loads(indexed_rows(store_dir)["deploy-check"][1])["slug"] == "deploy-check"
+
+
+def test_level0_says_the_query_as_asked_and_the_terms_it_searched(xb_proc: Run) -> None:
+    """A Level 0 answer showed a token list where the query was asked."""
+    assert xb_proc("skill", "save", str(EXAMPLE)).code == 0
+    found = xb_proc("skill", "recall", "How do I roll back the deploy? 部署回滚").json
+    assert found["query"] == "How do I roll back the deploy? 部署回滚"
+    assert "deploy" in found["terms"] and "the" not in found["terms"]
+    assert found["results"][0]["slug"] == "deploy-check"

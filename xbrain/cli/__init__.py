@@ -80,7 +80,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "entry": (
         "entries",
         "entry",
-        "Rules and memories routed into an agent's context (SPEC §13).",
+        "Rules and memories routed into an agent's context when a prompt needs them.",
     ),
     "export-store": (
         "upkeep",
@@ -185,7 +185,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "skill": (
         "skills",
         "skill",
-        "Procedures, runbooks and prompts in the Agent Skills format (SPEC §12).",
+        "Procedures, runbooks and prompts in the Agent Skills format, with immutable revisions.",
     ),
     "telemetry": (
         "telemetry",

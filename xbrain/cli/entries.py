@@ -12,7 +12,7 @@ from .base import common_options, emit, open_store
 
 @click.group()
 def entry() -> None:
-    """Rules and memories routed into an agent's context (SPEC §13).
+    """Rules and memories routed into an agent's context when a prompt needs them.
 
     An entry is a rule, memory, workflow, tool-guidance, session-learning or stop-rule
     with a name, description, body, one-liner, queries and keywords (what a prompt that

@@ -19,7 +19,7 @@ _URL = re.compile(r"[a-z][a-z0-9+.-]*://|[^/\s]+@[^/\s:]+:", re.IGNORECASE)
 
 @click.group()
 def skill() -> None:
-    """Procedures, runbooks and prompts in the Agent Skills format (SPEC §12).
+    """Procedures, runbooks and prompts in the Agent Skills format, with immutable revisions.
 
     Saving never overwrites: every change appends an immutable revision. A revision is
     draft, proposed, published or deprecated (one published per skill); a skill is

@@ -60,7 +60,7 @@ def _answer(index: SearchIndex, terms: list[str], limit: int) -> dict[str, Any]:
                 "matched": [terms[i] for i in hit.matched],
             }
         )
-    return {"query": terms, "count": len(results), "results": results}
+    return {"terms": terms, "count": len(results), "results": results}
 
 
 def recall(
@@ -70,8 +70,21 @@ def recall(
     limit: int = 5,
     tokenizer: Tokenizer | None = None,
 ) -> dict[str, Any]:
-    """Ranked skill descriptors ``{slug, name, description, published, score}``
-    (``tokenizer``: a caller's, whose loaded segmenter is reused and left open)."""
+    """Ranked skill descriptors ``{slug, name, description, published, score}`` under
+    the query as asked and the terms it was searched by (``tokenizer``: a caller's,
+    whose loaded segmenter is reused and left open)."""
+    return {"query": query.strip() if isinstance(query, str) else query} | _recall(
+        store_dir, cache_dir, query, limit, tokenizer
+    )
+
+
+def _recall(
+    store_dir: Path,
+    cache_dir: Path,
+    query: str,
+    limit: int = 5,
+    tokenizer: Tokenizer | None = None,
+) -> dict[str, Any]:
     from ..errors import InvalidInputError
     from ..inputs import whole_number
 
@@ -85,7 +98,7 @@ def recall(
     try:
         terms = tokenizer.query_terms(trimmed)
         if not terms:
-            return {"query": terms, "count": 0, "results": []}
+            return {"terms": terms, "count": 0, "results": []}
         control = store_dir / ".git"
         fast = _fast(control, tokenizer, terms, limit)
         if fast is not None:
@@ -95,7 +108,7 @@ def recall(
         core = Core(store_dir, cache_dir=cache_dir)
         with core.reading() as view, private_umask():
             if view is None:
-                return {"query": terms, "count": 0, "results": []}
+                return {"terms": terms, "count": 0, "results": []}
 
             def attempt() -> dict[str, Any]:
                 with _caught_up(control, tokenizer, view) as index:
