@@ -301,9 +301,10 @@ class Store(Skills, Entries):
 
     def status(self, provider: Provider | None = None) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""
+        from ..listing import inventory
         from ..providers.sync import status
 
-        return status(self.core, provider)
+        return status(self.core, provider, inventory)
 
 
 class _Host:
