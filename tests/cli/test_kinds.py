@@ -167,3 +167,29 @@ def test_status_counts_every_kind(xb: Run, tmp_path: Path, store_dir: Path) -> N
     # pending counts what a provider would be sent, and says which kinds those are
     assert (status["provider"], status["pending"]) == (None, 2)
     assert status["pendingKinds"] == ["resource", "tombstone"]
+
+
+# -- export-store says what the original format cannot hold ---------------------------------
+
+
+def test_export_store_counts_and_names_what_it_leaves_out(
+    xb: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    every_kind(xb, tmp_path, store_dir)
+    out = tmp_path / "export.json"
+    exported = xb("export-store", str(out))
+    assert exported.code == 0, exported.stderr
+    assert schema_errors("export-store-output", exported.json) == []
+    assert exported.json["omitted"] == {"skills": 2, "entries": 4, "entryTombstones": 1}
+    assert exported.stderr == (
+        "Left out 2 skills, 4 entries, 1 entry tombstone: the original format holds only "
+        "resources and tombstones; back up everything with xbrain backup create FILE.\n"
+    )
+    document = json.loads(out.read_text())
+    assert (len(document["resources"]), len(document["tombstones"])) == (1, 1)
+    # a store of resources alone loses nothing, and says nothing
+    plain = tmp_path / "plain"
+    assert xb("put", str(EXAMPLES / "batch.json"), store=plain).code == 0
+    alone = xb("export-store", str(tmp_path / "plain.json"), store=plain)
+    assert (alone.code, alone.stderr) == (0, "")
+    assert alone.json["omitted"] == {"skills": 0, "entries": 0, "entryTombstones": 0}
