@@ -5,6 +5,8 @@ says what its format cannot hold."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +195,59 @@ def test_export_store_counts_and_names_what_it_leaves_out(
     alone = xb("export-store", str(tmp_path / "plain.json"), store=plain)
     assert (alone.code, alone.stderr) == (0, "")
     assert alone.json["omitted"] == {"skills": 0, "entries": 0, "entryTombstones": 0}
+
+
+# -- backup create / clone FILE: every kind, full fidelity ---------------------------------
+
+
+def git_out(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
+def test_a_backup_bundle_restores_every_file_of_the_store(
+    xb: Run, xb_proc: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    every_kind(xb, tmp_path, store_dir)
+    bundle = tmp_path / "backups" / "store.bundle"
+    bundle.parent.mkdir()
+    made = xb_proc("backup", "create", str(bundle))
+    assert made.code == 0, made.stderr
+    assert schema_errors("backup-create-output", made.json) == []
+    assert made.json["commit"] == head(store_dir) and made.json["bytes"] == bundle.stat().st_size
+    assert bundle.stat().st_mode & 0o777 == 0o600
+    assert xb_proc("backup", "create", str(bundle)).code == 5  # never over a file unasked
+    assert xb_proc("backup", "create", str(bundle), "--force").code == 0
+    restored = tmp_path / "restored"
+    cloned = xb_proc("clone", str(bundle), str(restored), store=None)
+    assert cloned.code == 0, cloned.stderr
+    tree = git_out(store_dir, "ls-tree", "-r", "main")
+    assert "skills/deploy-check/revisions/" in tree and "entry-tombstones/" in tree
+    assert git_out(restored, "ls-tree", "-r", "main") == tree  # every file, byte for byte
+    assert git_out(restored, "rev-list", "main") == git_out(store_dir, "rev-list", "main")
+    assert git_out(restored, "remote") == ""  # a bundle is no remote to pull from
+    mine, theirs = xb("status").json, xb("status", store=restored).json
+    for key in ("resources", "tombstones", "skills", "entries", "entryTombstones"):
+        assert theirs[key] == mine[key]
+    assert xb("doctor", store=restored).code == 0
+    # plain git reads the bundle too
+    subprocess.run(["git", "clone", "-q", str(bundle), str(tmp_path / "by-git")], check=True)
+    assert git_out(tmp_path / "by-git", "ls-tree", "-r", "HEAD") == tree
+
+
+def test_the_summary_keeps_one_order_whatever_order_kinds_arrive_in(
+    xb: Run, store_dir: Path
+) -> None:
+    """The last entry deleted, then a new one: the summary's keys in their one order, so
+    doctor (which compares bytes) finds nothing to repair."""
+    first = {"kind": "rule", "name": "first", "body": "First rule."}
+    assert xb("entry", "put", "-", input=first).code == 0
+    assert xb("entry", "delete", entry_id("global", "first")).code == 0
+    second = {"kind": "rule", "name": "second", "body": "Second rule."}
+    assert xb("entry", "put", "-", input=second).code == 0
+    doctor = xb("doctor")
+    assert doctor.code == 0, doctor.stdout
+    summary = json.loads((store_dir / "index" / "summary.json").read_text())
+    assert list(summary) == ["resources", "tombstones", "entries", "entryTombstones", "bytes"]
