@@ -211,10 +211,10 @@ def test_a_backup_bundle_restores_every_file_of_the_store(
     xb: Run, xb_proc: Run, tmp_path: Path, store_dir: Path
 ) -> None:
     every_kind(xb, tmp_path, store_dir)
-    bundle = tmp_path / "backups" / "store.bundle"
-    bundle.parent.mkdir()
+    bundle = tmp_path / "backups" / "store.bundle"  # a folder made for it, private
     made = xb_proc("backup", "create", str(bundle))
     assert made.code == 0, made.stderr
+    assert bundle.parent.stat().st_mode & 0o777 == 0o700
     assert schema_errors("backup-create-output", made.json) == []
     assert made.json["commit"] == head(store_dir) and made.json["bytes"] == bundle.stat().st_size
     assert bundle.stat().st_mode & 0o777 == 0o600

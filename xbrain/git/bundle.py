@@ -57,8 +57,10 @@ class Bundles(Repository):
         bundle.version, bundle.capabilities, bundle.prerequisites = 2, {}, []
         bundle.references = {Ref(b"HEAD"): sha, MAIN: sha}  # HEAD: git clone checks out main
         bundle.pack_data = _Objects(count, list(objects), self._repo.object_format)
-        with private_umask():
-            fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        with private_umask():  # new parent directories 0700, as export-store makes them
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # the temporary name: the start of the target's (any name must fit beside it)
+            fd, temp = tempfile.mkstemp(prefix=f".{target.name[:40]}.", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as handle:
                 try:
