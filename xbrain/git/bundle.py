@@ -56,7 +56,7 @@ class Bundles(Repository):
         bundle = Bundle()
         bundle.version, bundle.capabilities, bundle.prerequisites = 2, {}, []
         bundle.references = {Ref(b"HEAD"): sha, MAIN: sha}  # HEAD: git clone checks out main
-        bundle.pack_data = _Objects(count, list(objects), self._repo.object_format)
+        bundle.pack_data = _Objects(count, objects, self._repo.object_format)
         with private_umask():  # new parent directories 0700, as export-store makes them
             target.parent.mkdir(parents=True, exist_ok=True)
             # the temporary name: the start of the target's (any name must fit beside it)
@@ -84,7 +84,9 @@ class Bundles(Repository):
         a complete bundle of a ``main`` within ``bound`` is an InvalidInputError naming
         ``what``."""
         try:
-            with open(path, "rb") as handle:
+            # non-blocking: a FIFO put in the bundle's place never hangs the open
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as handle:
                 info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode):
                     raise InvalidInputError(f"{what} is not a regular file.")
@@ -139,19 +141,20 @@ class Bundles(Repository):
 
 
 class _Objects:
-    """The objects of a bundle being written (what ``dulwich.bundle.write_bundle`` reads)."""
+    """The objects of a bundle being written, streamed once into its pack (what
+    ``dulwich.bundle.write_bundle`` reads)."""
 
-    def __init__(self, count: int, objects: list[UnpackedObject], fmt: ObjectFormat) -> None:
+    def __init__(self, count: int, objects: Iterator[UnpackedObject], fmt: ObjectFormat) -> None:
         self.count, self.objects, self.object_format = count, objects, fmt
 
     def __len__(self) -> int:
         return self.count
 
     def iter_unpacked(self) -> Iterator[UnpackedObject]:
-        return iter(self.objects)
+        return self.objects
 
     def close(self) -> None:
-        self.objects = []
+        self.objects = iter(())
 
 
 def _read_header(handle: BinaryIO, what: str) -> ObjectID:
