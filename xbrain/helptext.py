@@ -24,6 +24,7 @@ TOP_HELP = (
     "Commands:\n"
     "  adopt         Validate and commit hand edits of record files in the...\n"
     "  analyze       Attach a visual design analysis: {id, resourceRevision,...\n"
+    "  backup        Back up the whole store into one file; xbrain clone FILE...\n"
     "  capture       Capture a bookmark library as provider-x resources (local...\n"
     "  clone         Restore a store from URL into DIRECTORY (e.g. a backup on...\n"
     "  config        Show the store's settings, or set KEY to VALUE (one commit).\n"

@@ -15,7 +15,15 @@ from .timestamps import parse_timestamp
 if TYPE_CHECKING:  # a listing from the search index (lightread) loads no git code
     from .core import View
 
-__all__ = ["BRIEF_FIELDS", "Page", "brief_record", "from_index", "list_floor", "list_resources"]
+__all__ = [
+    "BRIEF_FIELDS",
+    "Page",
+    "brief_record",
+    "from_index",
+    "inventory",
+    "list_floor",
+    "list_resources",
+]
 
 BRIEF_FIELDS = ("id", "title", "purpose", "useWhen", "limitations", "updatedAt")
 
@@ -94,3 +102,34 @@ def list_resources(
     matching = (resource_kind.get(view, rid) for _, rid in live)  # the provider is in the record
     hits = [r for r in matching if r is not None and r["source"]["provider"] == provider]
     return {"total": len(hits), "results": [brief_record(r) for r in hits[page]]}
+
+
+def inventory(view: View | None) -> dict[str, Any]:
+    """What ``status`` counts beyond resources: skills by status and their revisions by
+    lifecycle state, entries by status and by kind, and entry tombstones."""
+    from .kinds import entry as entry_kind
+    from .kinds import skill as skill_kind
+
+    revisions = dict.fromkeys(skill_kind.STATES, 0)
+    skills: dict[str, Any] = {**dict.fromkeys(skill_kind.STATUSES, 0), "revisions": revisions}
+    kinds = {name: {"active": 0, "retired": 0} for name in entry_kind.KINDS}
+    entries: dict[str, Any] = {"active": 0, "retired": 0, "kinds": kinds}
+    out = {"skills": skills, "entries": entries, "entryTombstones": 0}
+    if view is None:
+        return out
+    for slug in skill_kind.slugs(view):
+        state = skill_kind.read_state(view, slug)
+        if state is None:
+            continue  # a folder without its skill.yaml is doctor's to report
+        skills[state["status"]] += 1
+        for revision in state["revisions"]:
+            revisions[revision["state"]] += 1
+    prefix = entry_kind.DIRECTORY + "/"
+    for rid, line in view.catalog().items():
+        if line["path"].startswith(prefix):
+            record = entry_kind.get(view, rid)
+            if record is not None:
+                entries[record["status"]] += 1
+                kinds[record["kind"]][record["status"]] += 1
+    out["entryTombstones"] = view.summary().get(entry_kind.TOMBSTONES.summary_key, 0)
+    return out

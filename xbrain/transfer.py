@@ -1,7 +1,10 @@
 """Import from and export to the original single-file JSON store, losslessly.
 
 Import fills an empty store in one commit (objects go into one pack); export writes every
-resource, tombstone, receipt and ingestion record back in the original's format.
+resource, tombstone, receipt and ingestion record back in the original's format. The
+original format holds nothing else: export counts what it leaves out (skills, and every
+record kind the registry does not mark as the original's: entries, entry tombstones) in
+``omitted``, for a full backup (``backup create``, a remote) to hold.
 Resource order on export is by ``updatedAt`` then id (tombstones by ``deletedAt``): the
 original's "last write last" order is not recorded in git and carries no meaning.
 """
@@ -13,14 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from .core import Core, StoreConfig, Transaction, View, layout
+from .core.registry import record_kinds
 from .errors import ConflictError, InvalidInputError, NotFoundError
 from .kinds import resource as resource_kind
+from .kinds import skill as skill_kind
 from .kinds import state
 from .kinds import tombstone as tombstone_kind
 from .kinds.jsonstore import OriginalStore, read_original, write_original
 from .kinds.model import Resource
 
-__all__ = ["collect", "fill"]
+__all__ = ["collect", "fill", "omitted"]
 
 
 def _counts(data: OriginalStore) -> dict[str, int]:
@@ -122,7 +127,24 @@ def export(view: View | None, target: Path) -> dict[str, Any]:
         raise NotFoundError("No store to export.")
     data = collect(view)
     size = write_original(target, data)
-    return {"exported": str(target), **_counts(data), "bytes": size, "commit": view.snap.commit}
+    return {
+        "exported": str(target),
+        **_counts(data),
+        "bytes": size,
+        "omitted": omitted(view),
+        "commit": view.snap.commit,
+    }
+
+
+def omitted(view: View) -> dict[str, int]:
+    """What the original format cannot hold, counted: skills, then each other record
+    kind by its summary key (``entries``, ``entryTombstones``)."""
+    totals = view.summary()
+    out = {"skills": len(skill_kind.slugs(view))}
+    for spec in record_kinds():
+        if not spec.original:
+            out[spec.summary_key] = totals.get(spec.summary_key, 0)
+    return out
 
 
 def import_store(

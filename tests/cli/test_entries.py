@@ -533,3 +533,53 @@ def test_entry_list_passes_over_a_cache_row_it_cannot_read(
     listed = xb("entry", "list")
     assert listed.code == 0, listed.stderr
     assert listed.stdout == from_git
+
+
+def _folder(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        # two imports of rules/x.md: different names, so two entries wanting one file
+        (
+            {"rules/x.md": "---\nname: x\n---\nRule X.\n"},
+            {"rules/x.md": "---\nname: y\n---\nRule Y.\n"},
+        ),
+        # the same, where the names differ only in letter case
+        (
+            {"rules/x.md": "---\nname: x\n---\nRule X.\n"},
+            {"rules/X.md": "---\nname: y\n---\nRule Y.\n"},
+        ),
+        # two memory files at one path, each with its first section
+        ({"memory/n.md": "## A\nBody a.\n"}, {"memory/n.md": "## B\nBody b.\n"}),
+        # a whole memory file and sections of another at the same path
+        ({"memory/n.md": "Just notes.\n"}, {"memory/n.md": "# Notes\n\n## B\nBody b.\n"}),
+    ],
+)
+def test_two_entries_from_one_file_name_are_both_exported_and_import_back(
+    xb: Run, tmp_path: Path, first: dict[str, str], second: dict[str, str]
+) -> None:
+    """Entries imported from different folders whose files had the same name: the export
+    writes every one (never one over another) and imports back to the same entries."""
+    assert xb("entry", "import", str(_folder(tmp_path / "a", first))).code == 0
+    assert xb("entry", "import", str(_folder(tmp_path / "b", second))).code == 0
+    entries = {e["id"]: e for e in xb("entry", "list").json["entries"]}
+    assert len(entries) == 2
+    out = tmp_path / "out"
+    exported = xb("entry", "export", str(out))
+    assert exported.code == 0, exported.stderr
+    assert exported.json["exported"] == exported.json["files"] == 2
+    assert len([p for p in out.rglob("*.md")]) == 2
+    again = tmp_path / "again"
+    assert xb("entry", "import", str(out), store=again).json["added"] == 2
+    for rid in entries:
+        here = xb("entry", "get", rid).json
+        there = xb("entry", "get", rid, store=again).json
+        assert {k: v for k, v in here.items() if k not in ("source", "updatedAt")} == {
+            k: v for k, v in there.items() if k not in ("source", "updatedAt")
+        }

@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "analyze",
         "Attach a visual design analysis: {id, resourceRevision, design} from FILE or -.",
     ),
+    "backup": (
+        "remotes",
+        "backup",
+        "Back up the whole store into one file; xbrain clone FILE DIR restores it.",
+    ),
     "capture": (
         "ingest",
         "capture",

@@ -88,12 +88,33 @@ def remote_verify(ctx: click.Context, name: str) -> None:
         ctx.exit(7)
 
 
+@click.group()
+def backup() -> None:
+    """Back up the whole store into one file; xbrain clone FILE DIR restores it."""
+
+
+@backup.command("create")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
+@common_options
+@click.pass_context
+def backup_create(ctx: click.Context, file: Path, force: bool) -> None:
+    """Write main — every resource, skill, entry and their history — as a git bundle
+    FILE (0600, private content). xbrain clone FILE DIR restores it, checked like any
+    clone; git clone FILE reads it too.
+    """
+    emit(open_store(ctx).backup_create(file, force=force))
+
+
 @click.command("clone")
 @click.argument("url")
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
 @common_options
 def clone_command(url: str, directory: Path) -> None:
-    """Restore a store from URL into DIRECTORY (e.g. a backup on a new machine)."""
+    """Restore a store from URL into DIRECTORY (e.g. a backup on a new machine).
+
+    URL may also be a bundle FILE made by xbrain backup create.
+    """
     from ..store import clone
 
     quiet_network_libraries()

@@ -91,5 +91,31 @@ def import_store(ctx: click.Context, file: Path) -> None:
 @common_options
 @click.pass_context
 def export_store(ctx: click.Context, file: Path, force: bool) -> None:
-    """Write the store as an original single-file JSON store (private content, 0600)."""
-    emit(open_store(ctx).export_store(file, force=force))
+    """Write the store as an original single-file JSON store (private content, 0600).
+
+    The original format holds resources and their tombstones only: skills and entries
+    are left out (counted in "omitted"); back up the whole store with xbrain backup
+    create FILE.
+    """
+    result = open_store(ctx).export_store(file, force=force)
+    emit(result)
+    left = [_counted(count, kind) for kind, count in result["omitted"].items() if count]
+    if left:
+        counts = ", ".join(left)
+        click.echo(
+            f"Left out {counts}: the original format holds only resources and tombstones; "
+            "back up everything with xbrain backup create FILE.",
+            err=True,
+        )
+
+
+_NAMES = {
+    "skills": ("skill", "skills"),
+    "entries": ("entry", "entries"),
+    "entryTombstones": ("entry tombstone", "entry tombstones"),
+}
+
+
+def _counted(count: int, kind: str) -> str:
+    one, many = _NAMES.get(kind, (kind, kind))
+    return f"{count} {one if count == 1 else many}"

@@ -12,7 +12,14 @@ from ..codec import canonical_json, digest
 from . import layout
 from .registry import RecordKind, record_kind, record_kinds
 
-__all__ = ["catalog_entry", "count_change", "derived_files", "empty_summary", "record_bytes"]
+__all__ = [
+    "catalog_entry",
+    "count_change",
+    "derived_files",
+    "empty_summary",
+    "ordered",
+    "record_bytes",
+]
 
 
 def record_bytes(record: dict[str, Any]) -> int:
@@ -55,9 +62,24 @@ def count_change(totals: dict[str, int], old: dict[str, Any] | None, new: Any) -
             totals[key] = totals.get(key, 0) + sign
             if not totals[key] and not spec.always_counted:
                 del totals[key]
-            else:  # keep "bytes" last, as the summary has always been written
-                totals["bytes"] = totals.pop("bytes")
             totals["bytes"] += sign * item["bytes"]
+    in_order = ordered(totals)
+    totals.clear()
+    totals.update(in_order)
+
+
+def ordered(totals: dict[str, int]) -> dict[str, int]:
+    """A summary's one order of keys: the always-counted kinds, the other kinds in
+    registration order, then ``bytes`` last, as it has always been written. Whatever
+    order records arrive in (a write, a merge, a clone, doctor), the bytes agree, and
+    doctor compares bytes."""
+    kinds = sorted(record_kinds(), key=lambda spec: not spec.always_counted)  # stable
+    out = {
+        spec.summary_key: totals[spec.summary_key] for spec in kinds if spec.summary_key in totals
+    }
+    out.update((key, value) for key, value in totals.items() if key not in out and key != "bytes")
+    out["bytes"] = totals["bytes"]
+    return out
 
 
 def derived_files(

@@ -32,6 +32,7 @@ __all__ = [
     "largest_file",
     "limited_count",
     "max_bytes",
+    "original_kinds",
     "record_kind",
     "record_kinds",
     "record_path",
@@ -123,6 +124,9 @@ class RecordKind(NamedTuple):
     # whether its records count toward the store's maxEntries (SPEC §2: resources and
     # tombstones; the bytes limit covers every kind)
     limited: bool = False
+    # whether it is a kind of the original single-file store (resources and tombstones):
+    # the only kinds the original's protocols and its JSON file carry (SPEC §6)
+    original: bool = False
 
     @property
     def ids(self) -> re.Pattern[str]:
@@ -184,6 +188,12 @@ def record_kind(name: str) -> RecordKind:
 def record_kinds() -> list[RecordKind]:
     """Every registered record kind, in registration order."""
     return list(_RECORDS.values())
+
+
+def original_kinds() -> list[RecordKind]:
+    """The record kinds of the original store, in registration order: what the original's
+    protocols and its JSON file carry. Every other kind lives in an xbrain store alone."""
+    return [kind for kind in _RECORDS.values() if kind.original]
 
 
 def limited_count(summary: Mapping[str, int]) -> int:

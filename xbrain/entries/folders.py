@@ -5,7 +5,9 @@ Import walks those three folders without following a link (a link or other non-r
 file is refused), bounds every read, and reads nothing else. Export writes into a new or
 empty directory (it never overwrites a file): each entry goes back to the file it came
 from — byte for byte when it has not changed since, a memory file's sections in their
-order — and an entry without a source file to ``<folder>/<name>.md``.
+order — and an entry without a source file, or whose file another entry already went
+back to (two imports of one file name), rendered to a free ``<folder>/<name>.md``: no
+entry is ever written over another.
 """
 
 from __future__ import annotations
@@ -147,32 +149,52 @@ def _remove_written(root: Path, written: list[str], new_root: bool) -> None:
 def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
     """Path → text of every file the export writes: first the files that go back where
     they came from (whole, or a memory file's sections in order), then the rendered ones
-    at a free path (never over another)."""
-    groups: dict[str, list[tuple[int, str]]] = {}
+    at a free path (never over another).
+
+    Two entries never share a file unless they are sections of one: an entry whose file
+    another entry already went back to (two imports of ``rules/x.md`` from different
+    folders, a section whose place another holds, a path that differs only in letter
+    case or Unicode form) is rendered to a free path instead, so every entry is in the
+    export and imports back.
+    """
+    claims: dict[str, str] = {}  # same_file_key → the path that went back there
+    groups: dict[str, dict[int, str]] = {}  # a memory file's path → order → section text
+    used: dict[str, set[int]] = {}  # a memory file's path → the section places taken
     files: dict[str, str] = {}
     rendered: list[tuple[str, dict[str, Any]]] = []
+
+    def free(path: str, order: int | None) -> bool:
+        """Whether ``path`` (section ``order`` of it, or None: all of it) is still free."""
+        if claims.get(same_file_key(path), path) != path or path in files:
+            return False
+        return path not in used if order is None else order not in used.get(path, set())
+
     for entry in entries:
         source = entry.get("source")
         kept = source is not None and _unchanged(entry, source)
         if source is not None and source["section"] is not None and entry["kind"] == "memory":
-            text = source["markdown"] if kept else render_section(entry)
-            if not kept and source["order"] == 0:  # the file's text before its first section
-                head = source["markdown"]
-                start = 0 if head.startswith("## ") else head.find("\n## ") + 1
-                if start > 0:
-                    groups.setdefault(source["path"], []).append((-1, head[:start]))
-            if kept or _fits_a_section(entry):
-                groups.setdefault(source["path"], []).append((source["order"], text))
-                continue
-        if kept:
-            assert source is not None
+            path, order = source["path"], source["order"]
+            if free(path, order):
+                claims[same_file_key(path)] = path
+                used.setdefault(path, set()).add(order)
+                sections = groups.setdefault(path, {})
+                if not kept and order == 0:  # the file's text before its first section
+                    head = source["markdown"]
+                    start = 0 if head.startswith("## ") else head.find("\n## ") + 1
+                    if start > 0:
+                        sections[-1] = head[:start]
+                if kept or _fits_a_section(entry):
+                    sections[order] = source["markdown"] if kept else render_section(entry)
+                    continue
+        elif kept and source is not None and free(source["path"], None):
+            claims[same_file_key(source["path"])] = source["path"]
             files[source["path"]] = source["markdown"]
             continue
         rendered.append((source["path"] if source is not None else _new_path(entry), entry))
     for path, sections in groups.items():
-        if all(order < 0 for order, _ in sections):
+        if all(order < 0 for order in sections):
             continue  # only the text before the sections is left: no entry holds it
-        files[path] = "".join(text for _, text in sorted(sections))
+        files[path] = "".join(text for _, text in sorted(sections.items()))
     taken = {same_file_key(path) for path in files}
     for path, entry in sorted(rendered, key=lambda item: (item[0], item[1]["id"])):
         path = _free(path, taken)

@@ -14,7 +14,8 @@ Invariants:
 
 ``GitStore`` is assembled from four parts, one module each: ``repo`` (reading, refs,
 settings), ``writing`` (commits, CAS), ``worktree`` (working tree, git index) and
-``transport`` (remotes). ``index`` edits the git index file in place.
+``transport`` (remotes), plus ``bundle`` (``main`` as one file, and back). ``index``
+edits the git index file in place.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .bundle import Bundles
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
@@ -66,7 +68,7 @@ __all__ = [
 ]
 
 
-class GitStore(Writer, Worktree, Transport):
+class GitStore(Writer, Worktree, Transport, Bundles):
     """A store's git repository: read, commit, refresh the working tree, talk to remotes."""
 
     @staticmethod

@@ -61,6 +61,7 @@ KIND = RecordKind(
     derived=(URLS,),
     search_fields=search_fields,
     limited=True,
+    original=True,
 )
 register(KIND)
 

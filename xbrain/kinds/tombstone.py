@@ -37,6 +37,7 @@ KIND = RecordKind(
     clock="deletedAt",
     tombstone=True,
     limited=True,
+    original=True,
 )
 register(KIND)
 

@@ -1,6 +1,7 @@
 """sync and provider-aware status: receipts in git, confirmations only from the provider.
 
-``sync`` walks resources then tombstones (each in id order) under the store lock. An
+``sync`` walks resources then tombstones (each in id order) under the store lock — the
+kinds the registry marks as the original store's; skills and entries are never sent. An
 entry whose receipt already equals its revision is skipped; one queued for distillation
 is held back; every other is sent, and only a confirmed send records a receipt. Receipts
 (``receipts/<providerKey>.json``) are committed every 100 confirmations, at the end and
@@ -10,9 +11,11 @@ provider kind, a key prefix and counts — never content.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core import Core, GitStore, Transaction, View
+from ..core.registry import original_kinds
 from ..errors import NotFoundError, UsageError, XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds import state as state_files
@@ -30,13 +33,17 @@ NOTE = (
 
 
 def _entries(view: View) -> list[tuple[str, str, str]]:
-    """(id, revision, kind) of every resource, then every tombstone, in id order."""
-    catalog = view.catalog()
-    rows = sorted(
-        (rid, e["revision"], "resource" if e["path"].startswith("resources/") else "tombstone")
-        for rid, e in catalog.items()
-    )
-    return [r for r in rows if r[2] == "resource"] + [r for r in rows if r[2] == "tombstone"]
+    """(id, revision, kind) of every record a provider is sent: the original store's kinds
+    (resources, then tombstones, each in id order). Skills, entries and their tombstones
+    stay in the store: the provider protocol is for resources."""
+    sent = {spec.directory: spec for spec in original_kinds()}
+    rows = []
+    for rid, entry in view.catalog().items():
+        spec = sent.get(entry["path"].split("/", 1)[0])
+        if spec is not None:
+            rows.append((spec.tombstone, rid, entry["revision"]))
+    rows.sort()
+    return [(rid, revision, "tombstone" if dead else "resource") for dead, rid, revision in rows]
 
 
 def provider_status(view: View | None, provider: Provider) -> dict[str, Any]:
@@ -154,8 +161,17 @@ def sync_selection(
     return sync(core, provider, rid)
 
 
-def status(core: Core, provider: Provider | None = None) -> dict[str, Any]:
-    """Counts and sync state (no provider: ``not_configured``)."""
+def status(
+    core: Core,
+    provider: Provider | None = None,
+    inventory: Callable[[View | None], dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Counts and sync state (no provider: ``not_configured``).
+
+    ``pending`` counts what a provider would be sent (``pendingKinds``): without one,
+    every resource and tombstone, as the original did. ``inventory``, when given, adds
+    the counts of the other kinds from the same commit (the facade hands it in).
+    """
     with core.reading() as view:
         summary = {"resources": 0, "tombstones": 0}
         pending: dict[str, Any] = {}
@@ -172,6 +188,8 @@ def status(core: Core, provider: Provider | None = None) -> dict[str, Any]:
         remote = None
         if provider is not None:
             remote = provider_status(view, provider)
+        others = inventory(view) if inventory is not None else {}
+    sent = original_kinds()
     result = {
         "store": str(core.path),
         "exists": core.exists(),
@@ -180,8 +198,9 @@ def status(core: Core, provider: Provider | None = None) -> dict[str, Any]:
         "pendingDistillation": len(pending),
         "resumableSources": resumable,
         "provider": None,
-        "pending": summary["resources"] + summary["tombstones"],
+        "pending": sum(summary.get(spec.summary_key, 0) for spec in sent),
+        "pendingKinds": [spec.name for spec in sent],
         "remoteSync": "not_configured",
         "note": NOTE,
     }
-    return {**result, **(remote or {}), "commit": head}
+    return {**result, **(remote or {}), **others, "commit": head}

@@ -43,6 +43,7 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainErro
 from ..inputs import read_file
 from ..kinds import resource as resource_kind
 from ..urls import redact_url
+from .backup import bundle_bound, bundle_file
 from .intake import check_commit
 from .merge import integrate
 from .settings import (
@@ -232,7 +233,8 @@ def clone_into(
     resources: list[dict[str, Any]] | None = None,
     scratch: bool = False,
 ) -> CommitId:
-    """Restore a store from ``location`` into ``target`` (missing, or an empty directory).
+    """Restore a store from ``location`` into ``target`` (missing, or an empty directory);
+    ``location`` may be a bundle file ``backup create`` wrote, read through the same checks.
 
     The repository is built in a private sibling directory: fetch ``main`` only, check
     every path and file it brings (:func:`xbrain.remote.intake.check_commit`), re-derive the
@@ -259,7 +261,12 @@ def clone_into(
     try:
         GitStore.init_private(temp)
         with GitStore(temp) as git:
-            theirs = git.fetch(location, _bound())
+            bundle = bundle_file(location)  # a backup create's file, read as one
+            theirs: CommitId | None
+            if bundle is not None:
+                theirs = git.read_bundle(bundle, bundle_bound(), f"The bundle {shown}")
+            else:
+                theirs = git.fetch(location, _bound())
             if theirs is None:
                 raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
             parsed: dict[str, dict[str, Any]] = {}
@@ -274,8 +281,9 @@ def clone_into(
             for key, value in restored.items():
                 if value > StoreConfig().limits()[key]:
                     git.set_device_limit(key, value)
-            git.set_remote("origin", stored_location(location, where))
-            git.note_remote_head("origin", theirs)
+            if bundle is None:  # a bundle is a snapshot, not a remote to pull from
+                git.set_remote("origin", stored_location(location, where))
+                git.note_remote_head("origin", theirs)
             git.refresh_worktree(head, [p for p, _ in git.snapshot(head).files()], fresh=True)
             if resources is not None:  # the live resources, as the check parsed them
                 for _, blob in git.snapshot(head).files(resource_kind.DIRECTORY):

@@ -256,6 +256,12 @@ class Store(Skills, Entries):
         self.core.existing()
         return remote.verify(self.core, name, lambda git: doctor.diagnose(git, repair=False))
 
+    def backup_create(self, file: Path, *, force: bool = False) -> dict[str, Any]:
+        """Write the whole store (``main``, every kind, all history) as a git bundle."""
+        from ..remote import backup
+
+        return backup.create(self.core, file, force=force)
+
     # -- ingestion -------------------------------------------------------------------------
 
     def capture(self, bookmarks_file: Path, **options: Any) -> dict[str, Any]:
@@ -301,9 +307,10 @@ class Store(Skills, Entries):
 
     def status(self, provider: Provider | None = None) -> dict[str, Any]:
         """Counts and sync state (no provider: ``not_configured``)."""
+        from ..listing import inventory
         from ..providers.sync import status
 
-        return status(self.core, provider)
+        return status(self.core, provider, inventory)
 
 
 class _Host:
