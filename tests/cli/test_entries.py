@@ -36,21 +36,28 @@ def test_a_memex_folder_imports_and_exports_back_byte_identically(
     imported = xb("entry", "import", str(MEMEX))
     assert imported.code == 0, imported.stderr
     assert schema_errors("entry-put-output", imported.json) == []
-    assert imported.json["added"] == 5
+    assert imported.json["added"] == 4
     names = {r["name"] for r in imported.json["results"]}
     assert names == {
         "no-force-push",
         "review-checklist",
         "project-notes#部署环境",
         "project-notes#Build tips",
-        "deploy-steps",
     }
+    # skills/deploy/SKILL.md is memex's skill folder: a skill, not a workflow entry
+    (skill,) = imported.json["skills"]
+    assert (skill["slug"], skill["status"], skill["state"]) == (
+        "deploy-steps",
+        "created",
+        "proposed",
+    )
     before = head(store_dir)
     again = xb("entry", "import", str(MEMEX)).json
-    assert again["unchanged"] == 5 and again["commit"] is None and head(store_dir) == before
+    assert again["unchanged"] == 4 and again["commit"] is None and head(store_dir) == before
+    assert again["skills"][0]["status"] == "unchanged" and again["missing"] == []
     out = tmp_path / "out"
     exported = xb("entry", "export", str(out))
-    assert exported.json == {"exported": 5, "files": 4, "directory": str(out)}
+    assert exported.json == {"exported": 4, "skills": 1, "files": 4, "directory": str(out)}
     assert same_tree(MEMEX, out)
     assert all(oct(p.stat().st_mode & 0o777) == "0o600" for p in out.rglob("*.md"))
     rule = xb("entry", "get", RULE).json
@@ -58,8 +65,9 @@ def test_a_memex_folder_imports_and_exports_back_byte_identically(
     assert rule["kind"] == "rule" and rule["boost"] == 0.05
     assert rule["queries"] == ["git push --force", "强制推送到主分支"]
     assert rule["oneLiner"] == "Rule: no force-push on shared branches."
-    steps = xb("entry", "get", entry_id("global", "deploy-steps")).json
-    assert steps["kind"] == "workflow" and steps["events"] == ["UserPromptSubmit"]
+    assert xb("entry", "get", entry_id("global", "deploy-steps")).code == 3
+    steps = xb("skill", "recall", "--slug", "deploy-steps").json
+    assert steps["instructions"] == "1. Build.\n2. Ship.\n"
     memory = xb("entry", "get", entry_id("global", "project-notes#Build tips")).json
     assert memory["body"].startswith("Use `make -j2`") and memory["kind"] == "memory"
     review = xb("entry", "get", entry_id("global", "review-checklist")).json
@@ -85,7 +93,7 @@ def test_edited_entries_render_and_import_back_to_the_same_fields(xb: Run, tmp_p
     ).read_bytes()
     assert "one-liner:" in (out / "rules/no-force-push.md").read_text()
     other = tmp_path / "other"
-    assert xb("entry", "import", str(out), store=other).json["added"] == 5
+    assert xb("entry", "import", str(out), store=other).json["added"] == 4
     for rid in (RULE, entry_id("global", "project-notes#部署环境")):
         here = xb("entry", "get", rid).json
         there = xb("entry", "get", rid, store=other).json
@@ -132,7 +140,7 @@ def test_an_import_does_not_bring_back_a_deleted_entry(xb: Run) -> None:
     xb("entry", "import", str(MEMEX))
     assert xb("entry", "delete", RULE).json["deleted"] is True
     again = xb("entry", "import", str(MEMEX)).json
-    assert again["skippedDeleted"] == 1 and again["unchanged"] == 4
+    assert again["skippedDeleted"] == 1 and again["unchanged"] == 3
     assert xb("entry", "get", RULE).code == 3
 
 
@@ -272,12 +280,12 @@ def test_two_devices_merge_entries_like_resources(xb: Run, tmp_path: Path) -> No
 
 def test_a_scoped_import_exports_with_its_scope(xb: Run, tmp_path: Path) -> None:
     scoped = xb("entry", "import", str(MEMEX), "--scope", "project:example.org/app")
-    assert scoped.json["added"] == 5
+    assert scoped.json["added"] == 4
     out = tmp_path / "out"
     assert xb("entry", "export", str(out)).code == 0
     assert "scope: project:example.org/app" in (out / "rules/no-force-push.md").read_text()
     again = tmp_path / "again"
-    assert xb("entry", "import", str(out), store=again).json["added"] == 5
+    assert xb("entry", "import", str(out), store=again).json["added"] == 4
     ids = {e["id"] for e in xb("entry", "list").json["entries"]}
     assert {e["id"] for e in xb("entry", "list", store=again).json["entries"]} == ids
 
@@ -296,7 +304,7 @@ def test_an_edited_section_never_overwrites_its_file(xb: Run, tmp_path: Path) ->
     assert "## Build tips" in kept and "部署环境" not in kept
     assert "queries:" in (out / "memory/project-notes-2.md").read_text()
     other = tmp_path / "other"
-    assert xb("entry", "import", str(out), store=other).json["added"] == 5
+    assert xb("entry", "import", str(out), store=other).json["added"] == 4
 
 
 def test_two_entries_with_one_name_in_a_batch_change_nothing(
@@ -338,7 +346,7 @@ def test_a_whole_cache_build_holds_what_each_write_adds(
         return entries, postings
 
     added = rows()
-    assert len(added[0]) == 6 and ("告警", entry_id("global", "alert-rule")) in added[1]
+    assert len(added[0]) == 5 and ("告警", entry_id("global", "alert-rule")) in added[1]
     monkeypatch.setattr(tokenize, "BULK_SWITCH", 0)  # jieba-rs from the first character
     assert xb("reindex").code == 0
     assert rows() == added
@@ -474,7 +482,7 @@ def test_entry_list_reads_recalls_cache_when_it_reflects_main(xb: Run, store_dir
     cache = store_dir / ".git" / "xbrain" / "entries.sqlite"
     assert cache.is_file()
     assert [xb("entry", "list", *f).stdout for f in filters] == from_git
-    assert json.loads(from_git[3])["count"] == 1 and json.loads(from_git[0])["count"] == 5
+    assert json.loads(from_git[3])["count"] == 1 and json.loads(from_git[0])["count"] == 4
     # the cache is what answered: a description changed in it alone shows
     with sqlite3.connect(cache) as conn:
         (data,) = conn.execute("SELECT data FROM entry WHERE id = ?", (RULE,)).fetchone()
@@ -583,3 +591,137 @@ def test_two_entries_from_one_file_name_are_both_exported_and_import_back(
         assert {k: v for k, v in here.items() if k not in ("source", "updatedAt")} == {
             k: v for k, v in there.items() if k not in ("source", "updatedAt")
         }
+
+
+def _claude_code_skills(root: Path) -> None:
+    """Two real-looking Claude Code skills (extra frontmatter keys, references/,
+    templates/, an executable script) beside a memex rules/ and memory/ tree."""
+    review = root / "skills" / "code-review"
+    (review / "references").mkdir(parents=True)
+    (review / "templates").mkdir()
+    (review / "SKILL.md").write_text(
+        "---\nname: code-review\ndescription: Review a pull request the way this team does.\n"
+        "allowed-tools: Read, Grep, Bash(git diff:*)\nmodel: claude-sonnet-4-5\n"
+        "argument-hint: [pr-number]\n---\nRead the diff, then the tests.\n"
+    )
+    (review / "references" / "style.md").write_text("# Style\nPrefer small functions.\n")
+    (review / "templates" / "comment.md").write_text("## Review\n- [ ] tests pass\n")
+    release = root / "skills" / "release"
+    (release / "scripts").mkdir(parents=True)
+    (release / "SKILL.md").write_text(
+        "---\nname: release\ndescription: 发布新版本的步骤。\ndisable-model-invocation: true\n"
+        "---\n1. 运行 scripts/tag.sh\n2. 写发布说明。\n"
+    )
+    (release / "scripts" / "tag.sh").write_text('#!/bin/sh\ngit tag "$1"\n')
+    (release / "scripts" / "tag.sh").chmod(0o755)
+    (root / "rules").mkdir()
+    (root / "rules" / "no-force-push.md").write_bytes(
+        (MEMEX / "rules/no-force-push.md").read_bytes()
+    )
+    (root / "memory").mkdir()
+    (root / "memory" / "notes.md").write_text("## Staging\nThe staging host is stg-2.\n")
+
+
+def test_claude_code_skill_folders_become_skills_not_junk_entries(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """entry import read every .md under skills/ recursively: a skill's references/ and
+    templates/ became workflow entries whose bodies matched prompts."""
+    folder = tmp_path / "agent"
+    _claude_code_skills(folder)
+    imported = xb_proc("entry", "import", str(folder))
+    assert imported.code == 0, imported.stderr
+    assert schema_errors("entry-put-output", imported.json) == []
+    names = sorted(r["name"] for r in imported.json["results"])
+    assert names == ["no-force-push", "notes#Staging"]  # no style, comment or SKILL entries
+    slugs = sorted(s["slug"] for s in imported.json["skills"])
+    assert slugs == ["code-review", "release"]
+    warned = next(s for s in imported.json["skills"] if s["slug"] == "code-review")["warnings"]
+    assert any("'model'" in w for w in warned)
+    level1 = xb_proc("skill", "recall", "--slug", "code-review").json
+    assert {f["path"] for f in level1["files"]} == {"references/style.md", "templates/comment.md"}
+    assert xb_proc("entry", "list").json["count"] == 2
+    found = xb_proc("skill", "recall", "review a pull request").json
+    assert found["results"][0]["slug"] == "code-review"
+    # exported and imported again: every file back, byte for byte, nothing added
+    out = tmp_path / "out"
+    exported = xb_proc("entry", "export", str(out))
+    assert exported.code == 0 and exported.json["skills"] == 2
+    for path in folder.rglob("*"):
+        if path.is_file():
+            rel = path.relative_to(folder)
+            assert (out / rel).read_bytes() == path.read_bytes(), rel
+    again = tmp_path / "again"
+    back = xb_proc("entry", "import", str(out), store=again)
+    assert back.code == 0 and back.json["added"] == 2
+    assert sorted(s["slug"] for s in back.json["skills"]) == slugs
+    here = xb_proc("skill", "log", "release").json["revisions"][0]["canonical_hash"]
+    there = xb_proc("skill", "log", "release", store=again).json["revisions"][0]["canonical_hash"]
+    assert here == there
+
+
+def test_a_bad_skill_folder_refuses_the_whole_import(
+    xb_proc: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    folder = tmp_path / "agent"
+    _claude_code_skills(folder)
+    (folder / "skills" / "release" / "SKILL.md").write_text("---\nname: Bad Name\n---\nx\n")
+    result = xb_proc("entry", "import", str(folder))
+    assert result.code == 4 and "skills/release" in result.stderr
+    assert not store_dir.exists() or head(store_dir) is None
+
+
+def test_import_lists_entries_whose_file_is_gone_and_prune_deletes_them(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    folder = tmp_path / "agent"
+    _claude_code_skills(folder)
+    assert xb_proc("entry", "import", str(folder)).code == 0
+    other = tmp_path / "other"  # another folder of the same scope, its own file names
+    (other / "rules").mkdir(parents=True)
+    (other / "rules" / "tabs.md").write_text(
+        "---\nname: tabs\ndescription: Use tabs.\n---\nTabs.\n"
+    )
+    assert xb_proc("entry", "import", str(other)).code == 0
+    (folder / "memory" / "notes.md").unlink()
+    listed = xb_proc("entry", "import", str(folder))
+    assert listed.code == 0
+    assert [m["name"] for m in listed.json["missing"]] == ["notes#Staging"]
+    assert listed.json["missing"][0]["path"] == "memory/notes.md"
+    assert listed.json["commit"] is None  # listing changes nothing
+    pruned = xb_proc("entry", "import", str(folder), "--prune")
+    assert [m["name"] for m in pruned.json["pruned"]] == ["notes#Staging"]
+    assert pruned.json["commit"] is not None
+    names = sorted(e["name"] for e in xb_proc("entry", "list").json["entries"])
+    assert names == ["no-force-push", "tabs"]  # the other folder's entry is kept
+    assert xb_proc("entry", "import", str(folder), "--prune").json["pruned"] == []
+
+
+def test_prune_removes_the_junk_entries_an_older_import_made_of_skill_files(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """Stores that imported skills/ before: a skill's references became workflow
+    entries (no folder remembered); the next import lists them, --prune removes them."""
+    folder = tmp_path / "agent"
+    _claude_code_skills(folder)
+    text = (folder / "skills/code-review/references/style.md").read_text()
+    junk = {
+        "kind": "workflow",
+        "name": "style",
+        "body": text,
+        "source": {
+            "path": "skills/code-review/references/style.md",
+            "section": None,
+            "order": 0,
+            "markdown": text,
+        },
+    }
+    assert xb_proc("entry", "put", "-", input=json.dumps(junk)).code == 0
+    keep = {"kind": "rule", "name": "mine", "description": "A rule put by hand."}
+    assert xb_proc("entry", "put", "-", input=json.dumps(keep)).code == 0
+    listed = xb_proc("entry", "import", str(folder)).json
+    assert [m["path"] for m in listed["missing"]] == ["skills/code-review/references/style.md"]
+    pruned = xb_proc("entry", "import", str(folder), "--prune").json
+    assert [m["name"] for m in pruned["pruned"]] == ["style"]
+    names = sorted(e["name"] for e in xb_proc("entry", "list").json["entries"])
+    assert names == ["mine", "no-force-push", "notes#Staging"]

@@ -97,16 +97,25 @@ def activate(ctx: click.Context, entry_id: str) -> None:
 @entry.command("import")
 @click.argument("folder", metavar="DIR", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--scope", help="Scope for entries that do not name one (default: global).")
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Delete (tombstone) the entries of this scope imported from a file the folder no "
+    "longer has (without it they are only listed under missing).",
+)
 @common_options
 @click.pass_context
-def import_command(ctx: click.Context, folder: Path, scope: str | None) -> None:
-    """Import a memex-style folder: rules/, memory/ and skills/ of Markdown.
+def import_command(ctx: click.Context, folder: Path, scope: str | None, prune: bool) -> None:
+    """Import a memex-style folder: rules/, memory/ and skills/.
 
     A file with frontmatter is one entry; a memory file without it is one entry per
-    '## ' section (named '<file>#<title>'). Links are refused, nothing outside the three
-    folders is read. Entries deleted here are not brought back. One commit.
+    '## ' section (named '<file>#<title>'); a Markdown file directly in skills/ is a
+    workflow entry. Each skills/<name>/ folder with a SKILL.md is saved as a skill (its
+    other files are its components, lands as proposed). Links are refused, nothing
+    outside the three folders is read. Entries deleted here are not brought back. The
+    entries are one commit, each skill one more.
     """
-    emit(open_store(ctx).entry_import(folder, scope))
+    emit(open_store(ctx).entry_import(folder, scope, prune=prune))
 
 
 @entry.command("export")

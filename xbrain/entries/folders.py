@@ -31,82 +31,11 @@ from ..kinds.entryformat import (
 )
 from ..kinds.jsonstore import write_private_file
 from ..paths import same_file_key
-from . import apply, prepare
+from .skillfolders import skill_files
 
-__all__ = ["export_dir", "import_dir", "read_folder"]
+__all__ = ["export_dir"]
 
-MAX_FILE = 256 * 1024
-MAX_FILES = 5000
 _FOLDER_OF = {kind_name: folder for folder, kind_name in FOLDERS.items()}
-
-
-def read_folder(root: Path) -> list[dict[str, Any]]:
-    """Raw entries from the ``rules/``, ``memory/`` and ``skills/`` folders under ``root``."""
-    if not root.is_dir():
-        if root.exists():  # a file, a device: there, but not a folder to import
-            raise InvalidInputError(f"Not a directory: {root}")
-        raise NotFoundError(f"No such directory: {root}")
-    found: list[dict[str, Any]] = []
-    files = 0
-    for folder, default in FOLDERS.items():
-        top = root / folder
-        if top.is_symlink():
-            raise InvalidInputError(f"{folder}/ is a symbolic link.")
-        if not top.is_dir():
-            continue
-        for path, rel in _walk(top, folder):
-            files += 1
-            if files > MAX_FILES:
-                raise InvalidInputError(f"The folder holds more than {MAX_FILES:,} Markdown files.")
-            text = _read_text(path, rel)
-            found.extend(parse_markdown(text, rel, default))
-    if not found:
-        raise InvalidInputError(f"No entries in {root} (looked in rules/, memory/, skills/).")
-    return found
-
-
-def _walk(directory: Path, rel: str) -> list[tuple[Path, str]]:
-    out: list[tuple[Path, str]] = []
-    with os.scandir(directory) as entries:
-        for item in sorted(entries, key=lambda e: e.name):
-            mode = item.stat(follow_symlinks=False).st_mode
-            path = f"{rel}/{item.name}"
-            if stat.S_ISDIR(mode):
-                if path.count("/") > 8:
-                    raise InvalidInputError(f"{path!a} is nested too deeply.")
-                out.extend(_walk(Path(item.path), path))
-            elif not stat.S_ISREG(mode):
-                what = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
-                raise InvalidInputError(f"{path!a} is {what}.")
-            elif item.name.endswith(".md"):
-                out.append((Path(item.path), path))
-    return out
-
-
-def _read_text(path: Path, rel: str) -> str:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(MAX_FILE + 1)
-    if len(data) > MAX_FILE:
-        raise InvalidInputError(f"{rel!a} is over {MAX_FILE // 1024} KiB.")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InvalidInputError(f"{rel!a} is not UTF-8 text.") from None
-
-
-def import_dir(core: Core, root: Path, scope: str | None = None) -> dict[str, Any]:
-    """Import a memex-style folder as one commit (deleted entries are not brought back)."""
-    raws = read_folder(root)
-    if scope is not None:
-        for raw in raws:
-            raw.setdefault("scope", scope)
-    now = core.clock()
-    prepared = prepare(raws, now)  # all checked before the store is touched
-    results: list[dict[str, Any]] = []
-    with core.transaction("entry import") as txn:
-        counts = apply(txn, prepared, now, restore=False, results=results)
-    return {**counts, "results": results, "commit": txn.commit_id}
 
 
 def export_dir(core: Core, root: Path) -> dict[str, Any]:
@@ -116,19 +45,23 @@ def export_dir(core: Core, root: Path) -> dict[str, Any]:
     if root.exists() and any(root.iterdir()):
         raise InvalidInputError(f"Export into a new or empty directory: {root}")
     with core.reading() as view:
-        entries = []
+        entries: list[dict[str, Any]] = []
+        skills: dict[str, bytes] = {}
         if view is not None:
             with core.git() as git:
                 entries = list(bulk.records(git, view, "entry"))
-    files = _files(entries)
+            skills = skill_files(view)
+    texts = _files(entries, set(skills))
+    files = {**skills, **{rel: text.encode("utf-8") for rel, text in texts.items()}}
     new_root = not root.exists()
     try:
-        for rel, text in sorted(files.items()):
-            write_private_file(root / rel, text.encode("utf-8"))
+        for rel, data in sorted(files.items()):
+            write_private_file(root / rel, data)
     except BaseException:  # a full disk, a name the file system refuses: leave it as it was
         _remove_written(root, sorted(files), new_root)
         raise
-    return {"exported": len(entries), "files": len(files), "directory": str(root)}
+    count = len({rel.split("/", 2)[1] for rel in skills})
+    return {"exported": len(entries), "skills": count, "files": len(files), "directory": str(root)}
 
 
 def _remove_written(root: Path, written: list[str], new_root: bool) -> None:
@@ -146,7 +79,7 @@ def _remove_written(root: Path, written: list[str], new_root: bool) -> None:
             root.rmdir()
 
 
-def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
+def _files(entries: list[dict[str, Any]], reserved: set[str]) -> dict[str, str]:
     """Path → text of every file the export writes: first the files that go back where
     they came from (whole, or a memory file's sections in order), then the rendered ones
     at a free path (never over another).
@@ -155,9 +88,9 @@ def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
     another entry already went back to (two imports of ``rules/x.md`` from different
     folders, a section whose place another holds, a path that differs only in letter
     case or Unicode form) is rendered to a free path instead, so every entry is in the
-    export and imports back.
+    export and imports back. ``reserved``: the paths of the skills' files, taken first.
     """
-    claims: dict[str, str] = {}  # same_file_key → the path that went back there
+    claims = {same_file_key(path): path for path in reserved}  # same_file_key → its path
     groups: dict[str, dict[int, str]] = {}  # a memory file's path → order → section text
     used: dict[str, set[int]] = {}  # a memory file's path → the section places taken
     files: dict[str, str] = {}
@@ -195,7 +128,7 @@ def _files(entries: list[dict[str, Any]]) -> dict[str, str]:
         if all(order < 0 for order in sections):
             continue  # only the text before the sections is left: no entry holds it
         files[path] = "".join(text for _, text in sorted(sections.items()))
-    taken = {same_file_key(path) for path in files}
+    taken = {same_file_key(path) for path in [*files, *reserved]}
     for path, entry in sorted(rendered, key=lambda item: (item[0], item[1]["id"])):
         path = _free(path, taken)
         taken.add(same_file_key(path))

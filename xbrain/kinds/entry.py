@@ -113,7 +113,8 @@ def _source(value: Any) -> dict[str, Any] | None:
         return None
     if (
         not isinstance(value, dict)
-        or set(value) != {"path", "section", "order", "markdown"}
+        or not {"path", "section", "order", "markdown"} <= set(value) <= _SOURCE_KEYS
+        or not (value.get("folder") is None or _FOLDER.fullmatch(str(value["folder"])))
         or not isinstance(value["path"], str)
         or not isinstance(value["markdown"], str)
         or not (value["section"] is None or isinstance(value["section"], str))
@@ -130,12 +131,19 @@ def _source(value: Any) -> dict[str, Any] | None:
         raise InvalidInputError(
             "Entry source path must be a .md file under rules/, memory/ or skills/."
         )
-    return {
+    out = {
         "path": path,
         "section": value["section"],
         "order": value["order"],
         "markdown": value["markdown"],
     }
+    if value.get("folder") is not None:
+        out["folder"] = value["folder"]
+    return out
+
+
+_SOURCE_KEYS = {"path", "section", "order", "markdown", "folder"}
+_FOLDER = re.compile(r"[0-9a-f]{16}")
 
 
 def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:

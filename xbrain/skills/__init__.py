@@ -20,6 +20,7 @@ from .writing import archive, deprecate, publish, save
 
 __all__ = [
     "archive",
+    "check_folder",
     "deprecate",
     "import_git",
     "import_skill",
@@ -60,6 +61,21 @@ def save_input(
         expect=expect,
         skipped=gathered.skipped,
     )
+
+
+def check_folder(source: Path) -> None:
+    """Everything :func:`import_skill` checks of a skill folder before it writes (its
+    files, ``SKILL.md``, the manifest), without writing: a caller importing several
+    refuses them all before it writes any."""
+    from ..kinds.skillformat import SKILL_MD, manifest, parse_skill_md
+
+    gathered = _gather(source)
+    if SKILL_MD not in gathered.files:
+        from ..errors import InvalidInputError
+
+        raise InvalidInputError(f"{source.name}: a skill needs a {SKILL_MD}.")
+    parse_skill_md(gathered.files[SKILL_MD])
+    manifest(gathered.files)
 
 
 def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed") -> dict[str, Any]:

@@ -52,11 +52,29 @@ class Entries:
 
         return entries.set_status(self.core, rid, status)
 
-    def entry_import(self, folder: Path, scope: str | None = None) -> dict[str, Any]:
-        """Import a memex-style folder (rules/, memory/, skills/) as one commit."""
-        from ..entries.folders import import_dir
+    def entry_import(
+        self, folder: Path, scope: str | None = None, *, prune: bool = False
+    ) -> dict[str, Any]:
+        """Import a memex-style folder: rules/, memory/ and skills/*.md as entries in one
+        commit, each skills/<name>/ with a SKILL.md as a skill (a revision each, checked
+        like skill import, all of them before anything is written)."""
+        from .. import skills
+        from ..entries.importing import import_dir, read_folder
+        from ..errors import XbrainError
 
-        return import_dir(self.core, folder, scope)
+        found = read_folder(folder)
+        for path in found.skills:
+            try:
+                skills.check_folder(path)
+            except XbrainError as exc:  # which folder, among several
+                exc.message = f"skills/{path.name}: {exc.message}"
+                exc.args = (exc.message,)
+                raise
+        result = import_dir(self.core, found, scope, prune=prune)
+        saved = [skills.import_skill(self.core, path) for path in found.skills]
+        keys = ("slug", "status", "revision_id", "state", "warnings")
+        result["skills"] = [{k: one[k] for k in keys if k in one} for one in saved]
+        return result
 
     def entry_export(self, folder: Path) -> dict[str, Any]:
         """Write every entry into a new folder as memex-style Markdown."""
