@@ -1,9 +1,8 @@
-"""``entry import DIR`` and ``entry export DIR``: memex-style ``rules/``, ``memory/`` and
-``skills/`` folders of Markdown, in and out losslessly.
+"""``entry export DIR``: entries as memex-style ``rules/``, ``memory/`` and ``skills/``
+folders of Markdown (and skills as ``skills/<name>/``), which ``entry import``
+(:mod:`.importing`) reads back losslessly.
 
-Import walks those three folders without following a link (a link or other non-regular
-file is refused), bounds every read, and reads nothing else. Export writes into a new or
-empty directory (it never overwrites a file): each entry goes back to the file it came
+Export writes into a new or empty directory (it never overwrites a file): each entry goes back to the file it came
 from — byte for byte when it has not changed since, a memory file's sections in their
 order — and an entry without a source file, or whose file another entry already went
 back to (two imports of one file name), rendered to a free ``<folder>/<name>.md``: no
@@ -13,13 +12,11 @@ entry is ever written over another.
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from ..core import Core, bulk
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import InvalidInputError
 from ..kinds import entry as kind
 from ..kinds.entryformat import (
     FOLDERS,
