@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KINDS",
+    "KeyNotSetError",
     "Provider",
     "ProviderSpec",
     "SemanticUnavailableError",
@@ -42,6 +43,10 @@ KINDS = ("packaged", "onnx", "openai", "hashing")
 
 class SemanticUnavailableError(InvalidInputError):
     """Semantic recall was asked for but cannot run here (the extra is not installed)."""
+
+
+class KeyNotSetError(InvalidInputError):
+    """The environment variable that holds an endpoint's key is not set in this process."""
 
 
 class Provider(Protocol):
@@ -66,6 +71,7 @@ class ProviderSpec:
     model: str | None = None  # openai: the model name
     key_env: str | None = None  # openai: the environment variable holding the key
     floor: float | None = None  # None: the provider's own
+    timeout: float | None = None  # openai: seconds one request may take in all (None: 30)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> ProviderSpec:
@@ -80,6 +86,12 @@ class ProviderSpec:
             check_endpoint(self.url, self.model, self.key_env)
         if self.floor is not None and not -1.0 <= self.floor <= 1.0:
             raise InvalidInputError("--floor must be a cosine from -1 to 1.")
+        if self.timeout is not None:
+            number = isinstance(self.timeout, (int, float)) and not isinstance(self.timeout, bool)
+            if self.kind != "openai":
+                raise InvalidInputError("--timeout goes with --provider openai.")
+            if not number or not 0 < self.timeout <= 600:
+                raise InvalidInputError("--timeout must be more than 0 and at most 600 seconds.")
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +134,8 @@ def load_provider(spec: ProviderSpec) -> Provider:
 
         assert spec.url is not None and spec.model is not None
         provider = OpenAIProvider(spec.url, spec.model, spec.key_env)
+        if spec.timeout is not None:
+            provider.timeout = float(spec.timeout)
     if spec.floor is not None:
         provider.floor = spec.floor
     return provider

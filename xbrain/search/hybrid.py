@@ -15,13 +15,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..embedding import KeyNotSetError
+from ..errors import InvalidInputError, ProviderError, XbrainError
 from .query import SEMANTIC_FILE
 
 if TYPE_CHECKING:
     from ..embedding import Provider
 
 __all__ = [
+    "FAILED_PROVIDER",
     "LEXICAL_DEPTH",
     "MODES",
     "RRF_K",
@@ -29,6 +31,7 @@ __all__ = [
     "WEIGHTS",
     "fuse",
     "fused_search",
+    "lexical_instead",
     "resolve_mode",
     "semantic_leg",
 ]
@@ -39,6 +42,9 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+# what a provider that fails here raises — an endpoint that fails, is slow or answers
+# something else, or a key not set in this process — as opposed to a damaged store
+FAILED_PROVIDER = (ProviderError, KeyNotSetError)
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 
@@ -103,6 +109,11 @@ def semantic_leg(
     provider = provider_for(control)
     vectors = catch_up(control, provider)
     query = provider.embed([text])[0]
+    if vectors.rows and query.shape != (vectors.dimension,):
+        raise ProviderError(
+            f"The embedding provider's vectors now have {query.shape[0]} dimensions, the stored "
+            f"ones {vectors.dimension}; run xbrain reindex --semantic."
+        )
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
@@ -112,6 +123,17 @@ def semantic_leg(
             taken[kind] = taken.get(kind, 0) + 1
             out.append((kind, rid, score))
     return out
+
+
+def lexical_instead(exc: XbrainError, asked: str | None) -> dict[str, str]:
+    """What an answer says when its semantic leg failed (``exc``, a ``FAILED_PROVIDER``:
+    the endpoint did not answer in time, or answered an error) and it was answered by
+    the lexical leg alone — as a fresh hook answers, and as the answer would be without
+    semantic recall. Only the default mode falls back: a mode the caller ``asked`` for
+    fails with ``exc``."""
+    if asked is not None:
+        raise exc
+    return {"retrieval": "lexical", "warning": f"{exc.message.rstrip('.')}; answered lexically."}
 
 
 def fuse(

@@ -293,15 +293,22 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             )
     finally:
         tokenizer.close()
-    if mode == "lexical":
-        candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
-    else:
+    note: dict[str, str] = {}
+    if mode != "lexical":
+        from .hybrid import FAILED_PROVIDER, lexical_instead
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:
             return _allowed(entry, options, project, request.event)
 
-        candidates = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
+        try:
+            fused = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
+        except FAILED_PROVIDER as exc:  # the endpoint failed: as a fresh hook answers
+            note = lexical_instead(exc, options.mode)
+    if mode == "lexical" or note:
+        candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
+    else:
+        candidates = fused
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(
             candidates, state["shown"], options.budget, cap=options.top_k
@@ -316,4 +323,5 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         "results": results,
         "skipped": skipped + more,
         "budget": {"limit": options.budget, "used": used},
+        **note,
     }

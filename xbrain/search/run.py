@@ -61,7 +61,13 @@ def search_store(
             )
             if domain or feature or style:  # design filters: the lexical leg alone
                 return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
-            return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
+            from .hybrid import FAILED_PROVIDER, lexical_instead
+
+            try:
+                return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
+            except FAILED_PROVIDER as exc:  # the endpoint failed
+                note = lexical_instead(exc, mode)
+                return {**wide, "results": wide["results"][:limit], **note}
     if at is None and provider is None:
         own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
         words = Tokenizer(cache_dir) if tokenizer is None else tokenizer
