@@ -23,7 +23,7 @@ from .serveclient import MAGIC, MAX_MESSAGE, NOT_SERVED, READY
 
 __all__ = ["Client", "Clients"]
 
-OPENING_TIMEOUT = 0.5  # from connecting to the opening line
+OPENING_TIMEOUT = 1.0  # from connecting to the opening line (a client sends it at once)
 REQUEST_TIMEOUT = 5.0  # from READY to the whole request
 SEND_TIMEOUT = 10.0  # for the answer to be taken (a client waits ANSWER_TIMEOUT for it)
 MAX_CLIENTS = 64  # connections held at once; more wait in the listen backlog
