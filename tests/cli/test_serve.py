@@ -675,3 +675,48 @@ def test_a_failing_endpoint_is_answered_lexically_through_the_server_too(
             server.kill()
             server.communicate()
     assert summary["served"] == 5  # all of them through the server
+
+
+def test_a_slow_endpoint_is_not_waited_for_on_every_prompt(
+    xb: Run, stocked: Path, runtime: Path, tmp_path: Path
+) -> None:
+    """Issue 42, items 4 and 5: once the endpoint has not answered within its timeout,
+    the server answers by default lexically at once for a minute instead of asking it
+    again — each prompt would wait out the whole timeout, past the hook's own, to be
+    answered lexically in the end. A mode asked for still asks (and fails)."""
+    pytest.importorskip("numpy", reason="the semantic extra is not installed")
+    from tests.security.test_hostile_endpoint import Stub
+
+    elsewhere = tmp_path / "no-server"
+    elsewhere.mkdir(mode=0o700)
+    prompt = "keyboard focus in a React dialog"
+    hook = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt})
+    with Stub() as endpoint:
+        switch = ["--url", endpoint.url, "--model", "m", "--timeout", "2"]
+        assert xb("reindex", "--semantic", "--provider", "openai", *switch).code == 0
+        server = start(runtime, stocked)
+        try:
+            endpoint.trickle = True
+            first = json.loads(cli(runtime, stocked, "recall", "-", stdin=prompt).stdout)
+            assert first["retrieval"] == "lexical" and first["results"]
+            assert first["warning"].endswith(
+                "within 2 s (reindex --semantic --timeout sets it); answered lexically."
+            )
+            asked = endpoint.requests
+            again = json.loads(cli(runtime, stocked, "recall", "-", stdin=prompt).stdout)
+            assert again["results"] == first["results"]
+            assert again["warning"].endswith("; answered lexically, asked again after 60 s.")
+            hooked = cli(runtime, stocked, "hook", "claude-code", stdin=hook)
+            alone = cli(elsewhere, stocked, "hook", "claude-code", stdin=hook)
+            assert hooked.stdout and hooked.stdout == alone.stdout
+            assert endpoint.requests == asked  # not asked again
+            hybrid = cli(runtime, stocked, "search", prompt, "--mode", "hybrid")
+            assert hybrid.returncode == 8 and "within 2 s" in hybrid.stderr
+            assert endpoint.requests == asked + 1
+            stopped = cli(runtime, stocked, "serve", "--stop")
+            assert json.loads(stopped.stdout)["stopped"] is True
+            summary = finished(server)
+        finally:
+            server.kill()
+            server.communicate()
+    assert summary["served"] == 5  # two recalls, the hook, the search, the stop

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ProviderError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,6 +34,7 @@ __all__ = [
     "KeyNotSetError",
     "Provider",
     "ProviderSpec",
+    "ProviderTimeoutError",
     "SemanticUnavailableError",
     "load_provider",
 ]
@@ -47,6 +48,10 @@ class SemanticUnavailableError(InvalidInputError):
 
 class KeyNotSetError(InvalidInputError):
     """The environment variable that holds an endpoint's key is not set in this process."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider (an endpoint) did not answer within its time."""
 
 
 class Provider(Protocol):

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InvalidInputError, ProviderError
 from ..redact import redact_url
-from . import KeyNotSetError
+from . import KeyNotSetError, ProviderTimeoutError
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "OpenAIProvider", "check_endpoint"]
 
@@ -123,7 +123,7 @@ class OpenAIProvider:
         # shut down midway, what came back was cut short; a socket's own timeout may
         # have been the first to see the time was up
         if deadline.expired or (failed is not None and deadline.over()):
-            raise EndpointError(
+            raise ProviderTimeoutError(
                 f"The embeddings endpoint did not answer within {self.timeout:g} s "
                 "(reindex --semantic --timeout sets it)."
             )

@@ -12,10 +12,12 @@ gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..embedding import KeyNotSetError
+from ..embedding import KeyNotSetError, ProviderTimeoutError
 from ..errors import InvalidInputError, ProviderError, XbrainError
 from .query import SEMANTIC_FILE
 
@@ -32,6 +34,7 @@ __all__ = [
     "fuse",
     "fused_search",
     "lexical_instead",
+    "or_lexical",
     "resolve_mode",
     "semantic_leg",
 ]
@@ -42,9 +45,12 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+T = TypeVar("T")
+_TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
 # what a provider that fails here raises — an endpoint that fails, is slow or answers
 # something else, or a key not set in this process — as opposed to a damaged store
 FAILED_PROVIDER = (ProviderError, KeyNotSetError)
+RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 
@@ -134,6 +140,32 @@ def lexical_instead(exc: XbrainError, asked: str | None) -> dict[str, str]:
     if asked is not None:
         raise exc
     return {"retrieval": "lexical", "warning": f"{exc.message.rstrip('.')}; answered lexically."}
+
+
+def or_lexical(
+    control: Path, asked: str | None, semantic: Callable[[], T]
+) -> tuple[T | None, dict[str, str]]:
+    """``(semantic(), {})``, or ``(None, what the answer says)`` when it failed in the
+    default mode (see ``lexical_instead``: an asked-for mode fails with the error). A
+    provider that timed out is not asked again by default for ``RETRY_AFTER`` seconds
+    in this process — a server, whose prompts would each wait out the whole timeout
+    (past the hook's own) to be answered lexically in the end."""
+    key = str(control)
+    earlier = _TIMED_OUT.get(key)
+    if asked is None and earlier is not None and time.monotonic() - earlier[0] < RETRY_AFTER:
+        note = lexical_instead(earlier[1], None)
+        note["warning"] = note["warning"].replace(
+            "; answered lexically.", f"; answered lexically, asked again after {RETRY_AFTER:g} s."
+        )
+        return None, note
+    try:
+        done = semantic()
+    except FAILED_PROVIDER as exc:
+        if isinstance(exc, ProviderTimeoutError):
+            _TIMED_OUT[key] = (time.monotonic(), exc)
+        return None, lexical_instead(exc, asked)
+    _TIMED_OUT.pop(key, None)
+    return done, {}
 
 
 def fuse(

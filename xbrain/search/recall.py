@@ -294,21 +294,23 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     finally:
         tokenizer.close()
     note: dict[str, str] = {}
+    both: list[dict[str, Any]] | None = None  # both legs' candidates, fused
     if mode != "lexical":
-        from .hybrid import FAILED_PROVIDER, lexical_instead
+        from .hybrid import or_lexical
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:
             return _allowed(entry, options, project, request.event)
 
-        try:
-            fused = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
-        except FAILED_PROVIDER as exc:  # the endpoint failed: as a fresh hook answers
-            note = lexical_instead(exc, options.mode)
-    if mode == "lexical" or note:
+        def fused() -> list[dict[str, Any]]:
+            return recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
+
+        # the endpoint failing: the lexical answer, as a fresh hook gives
+        both, note = or_lexical(store_dir / ".git", options.mode, fused)
+    if both is None:
         candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
     else:
-        candidates = fused
+        candidates = both
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(
             candidates, state["shown"], options.budget, cap=options.top_k

@@ -61,13 +61,15 @@ def search_store(
             )
             if domain or feature or style:  # design filters: the lexical leg alone
                 return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
-            from .hybrid import FAILED_PROVIDER, lexical_instead
+            from .hybrid import or_lexical
 
-            try:
+            def fused() -> dict[str, Any]:
                 return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
-            except FAILED_PROVIDER as exc:  # the endpoint failed
-                note = lexical_instead(exc, mode)
-                return {**wide, "results": wide["results"][:limit], **note}
+
+            found, note = or_lexical(store_dir / ".git", mode, fused)  # the endpoint failing
+            if found is not None:
+                return found
+            return {**wide, "results": wide["results"][:limit], **note}
     if at is None and provider is None:
         own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
         words = Tokenizer(cache_dir) if tokenizer is None else tokenizer
