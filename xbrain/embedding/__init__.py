@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "KINDS",
+    "MAX_TIMEOUT",
     "KeyNotSetError",
     "Provider",
     "ProviderSpec",
@@ -40,6 +42,8 @@ __all__ = [
 ]
 
 KINDS = ("packaged", "onnx", "openai", "hashing")
+DEFAULT_TIMEOUT = 30.0  # openai: seconds one request may take, all of it
+MAX_TIMEOUT = 600.0
 
 
 class SemanticUnavailableError(InvalidInputError):
@@ -76,7 +80,7 @@ class ProviderSpec:
     model: str | None = None  # openai: the model name
     key_env: str | None = None  # openai: the environment variable holding the key
     floor: float | None = None  # None: the provider's own
-    timeout: float | None = None  # openai: seconds one request may take in all (None: 30)
+    timeout: float | None = None  # openai: seconds a request may take in all (None: 30)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> ProviderSpec:
@@ -95,8 +99,10 @@ class ProviderSpec:
             number = isinstance(self.timeout, (int, float)) and not isinstance(self.timeout, bool)
             if self.kind != "openai":
                 raise InvalidInputError("--timeout goes with --provider openai.")
-            if not number or not 0 < self.timeout <= 600:
-                raise InvalidInputError("--timeout must be more than 0 and at most 600 seconds.")
+            if not number or not 0 < self.timeout <= MAX_TIMEOUT:
+                raise InvalidInputError(
+                    f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds."
+                )
         return self
 
     def to_json(self) -> dict[str, Any]:

@@ -25,15 +25,13 @@ import numpy as np
 
 from ..errors import InvalidInputError, ProviderError
 from ..redact import redact_url
-from . import KeyNotSetError, ProviderTimeoutError
+from . import DEFAULT_TIMEOUT, KeyNotSetError, ProviderTimeoutError
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "OpenAIProvider", "check_endpoint"]
+__all__ = ["OpenAIProvider", "check_endpoint", "max_answer"]
 
 BATCH = 64
 MAX_DIMENSION = 8192
 MAX_NUMBER = 32  # bytes of JSON per number, separator included: a float's repr is 24 at most
-DEFAULT_TIMEOUT = 30.0  # seconds for one request, all of it
-MAX_TIMEOUT = 600.0
 _ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
 
 
@@ -144,7 +142,6 @@ class _Deadline:
     It holds a duplicate of each socket (TLS takes the original over), closed at the end."""
 
     def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
         self.expired = False
         self._end = time.monotonic() + seconds
         self._lock = threading.Lock()
