@@ -142,7 +142,7 @@ def _warm(store: Path) -> dict[str, Any]:
     and — when semantic recall is on here — the model and its vectors."""
     from .lightcli import cache_dir
     from .search import entrycache
-    from .search.hybrid import FAILED_PROVIDER, provider_for, resolve_mode
+    from .search.hybrid import failed_provider, provider_for, resolve_mode
     from .search.tokenize import Tokenizer, keep_warm
 
     keep_warm()
@@ -159,7 +159,7 @@ def _warm(store: Path) -> dict[str, Any]:
     try:
         provider = provider_for(control)
         provider.embed(["warm"])
-    except FAILED_PROVIDER as exc:  # each request tries again (and answers lexically)
+    except failed_provider() as exc:  # each request tries again (and answers lexically)
         return {"mode": mode, "warning": exc.message}
     return {"mode": mode, "model": provider.model_id}
 

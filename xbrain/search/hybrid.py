@@ -17,20 +17,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..embedding import KeyNotSetError, ProviderTimeoutError
 from ..errors import InvalidInputError, ProviderError, XbrainError
 from .query import SEMANTIC_FILE
 
 if TYPE_CHECKING:
-    from ..embedding import Provider
+    from ..embedding import Provider, ProviderTimeoutError
 
 __all__ = [
-    "FAILED_PROVIDER",
     "LEXICAL_DEPTH",
     "MODES",
     "RRF_K",
     "SEMANTIC_DEPTH",
     "WEIGHTS",
+    "failed_provider",
     "fuse",
     "fused_search",
     "lexical_instead",
@@ -47,9 +46,6 @@ SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
 T = TypeVar("T")
 _TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
-# what a provider that fails here raises — an endpoint that fails, is slow or answers
-# something else, or a key not set in this process — as opposed to a damaged store
-FAILED_PROVIDER = (ProviderError, KeyNotSetError)
 RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
@@ -131,8 +127,17 @@ def semantic_leg(
     return out
 
 
+def failed_provider() -> tuple[type[XbrainError], ...]:
+    """What a provider that fails raises — an endpoint that fails, is slow or answers
+    something else, or a key not set in this process — as opposed to a damaged store
+    (``xbrain.embedding`` is imported here, not on every prompt's lexical path)."""
+    from ..embedding import KeyNotSetError
+
+    return (ProviderError, KeyNotSetError)
+
+
 def lexical_instead(exc: XbrainError, asked: str | None) -> dict[str, str]:
-    """What an answer says when its semantic leg failed (``exc``, a ``FAILED_PROVIDER``:
+    """What an answer says when its semantic leg failed (``exc``, a ``failed_provider()``:
     the endpoint did not answer in time, or answered an error) and it was answered by
     the lexical leg alone — as a fresh hook answers, and as the answer would be without
     semantic recall. Only the default mode falls back: a mode the caller ``asked`` for
@@ -158,9 +163,11 @@ def or_lexical(
             "; answered lexically.", f"; answered lexically, asked again after {RETRY_AFTER:g} s."
         )
         return None, note
+    from ..embedding import ProviderTimeoutError
+
     try:
         done = semantic()
-    except FAILED_PROVIDER as exc:
+    except failed_provider() as exc:
         if isinstance(exc, ProviderTimeoutError):
             _TIMED_OUT[key] = (time.monotonic(), exc)
         return None, lexical_instead(exc, asked)

@@ -286,7 +286,8 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
                 texts.setdefault(digest, text)
     fresh: dict[str, np.ndarray] = {}
     pending = list(texts.items())
-    dimension = vectors.dimension if vectors is not None and known else 0
+    kept = vectors is not None and any(digest in known for _, _, digest in rows)
+    dimension = vectors.dimension if vectors is not None and kept else 0
     for start in range(0, len(pending), 256):
         batch = pending[start : start + 256]
         made = provider.embed([text for _, text in batch])
