@@ -4,13 +4,16 @@ It holds what a fresh process pays for on every prompt — the interpreter and m
 the tokenizer's dictionaries, the embedding model and its vectors — and answers
 ``recall``, ``hook`` and ``search`` requests, and the writes ``put`` and ``skill save``
 (run in the client's directory), on a private Unix socket (see
-:mod:`xbrain.serveclient` for where it lives and how it is asked). Requests are served
-one at a time with the same functions a fresh process runs, so an answer is the one the
-CLI would give: each request reads ``main`` afresh, and every derived index checks the
-commit it reflects, so a new commit is noticed by the next request and a stale answer is
-never served. It exits after ``idle`` seconds without a request, on ``serve --stop``, or
-on SIGTERM/SIGINT, and removes its socket. It refuses a socket directory or a socket
-that is not the user's own, and answers only the user's own processes.
+:mod:`xbrain.serveclient` for where it lives and how it is asked). Connections are taken
+in all at once, so an idle or slow one holds nobody up (:mod:`xbrain.serveloop`);
+requests are served one at a time with the same functions a fresh process runs, so an
+answer is the one the CLI would give: each request reads ``main`` afresh, and every
+derived index checks the commit it reflects, so a new commit is noticed by the next
+request and a stale answer is never served. It exits after ``idle`` seconds without a
+request, on ``serve --stop``, or on SIGTERM/SIGINT, and removes its socket. It refuses a
+socket directory or a socket that is not the user's own, and answers only the user's own
+processes. With semantic recall on, a failing embeddings endpoint does not stop it: each
+request answers lexically and says so, as a fresh process does.
 """
 
 from __future__ import annotations
@@ -21,26 +24,16 @@ import os
 import signal
 import socket
 import stat
-import struct
 import time
 from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
-from .serveclient import (
-    ANSWER_TIMEOUT,
-    MAGIC,
-    NOT_SERVED,
-    READY,
-    ask,
-    owned,
-    read_all,
-    socket_path,
-)
+from .serveclient import ANSWER_TIMEOUT, NOT_SERVED, ask, owned, socket_path
+from .serveloop import Client, Clients
 
 __all__ = ["serve", "stop"]
 
-REQUEST_TIMEOUT = 5.0  # to send a whole request once connected
 SEARCH_FIELDS = {"query", "limit", "domain", "feature", "style", "mode", "brief"}
 
 
@@ -59,35 +52,35 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
         stopping.append("signal")
 
     previous = {sig: signal.signal(sig, finish) for sig in (signal.SIGTERM, signal.SIGINT)}
-    served, started = 0, time.monotonic()
+    started = time.monotonic()
+    clients = Clients(listener)
     try:
         warm = _warm(store)
         info = {"socket": str(path), "pid": os.getpid(), "store": str(store), **warm}
         if ready is not None:
             ready(info)
         last = time.monotonic()
-        listener.settimeout(0.5)  # wake up to notice a signal or the idle limit
         while not stopping:
-            if time.monotonic() - last > idle:
+            if time.monotonic() - last > idle and not clients.open:
                 stopping.append("idle")
                 break
-            try:
-                conn, _ = listener.accept()
-            except (TimeoutError, InterruptedError):
-                continue
-            with conn:
-                if _handle(conn, store, cache_dir, stopping):
-                    served += 1
-            last = time.monotonic()
+            if clients.step():  # a connection came, went or moved on
+                last = time.monotonic()
+            client = clients.next_request()
+            if client is not None:
+                begun = time.monotonic()
+                clients.answer(client, _handle(client, store, cache_dir, stopping))
+                last = time.monotonic()
+                clients.postpone(last - begun)  # the time spent here was nobody's to use
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        listener.close()
+        clients.close()
         with contextlib.suppress(OSError):
             if owned(path, stat.S_IFSOCK):
                 path.unlink()
     return {
-        "served": served,
+        "served": clients.served,
         "seconds": round(time.monotonic() - started, 1),
         "stopped": stopping[0] if stopping else "idle",
         "socket": str(path),
@@ -129,7 +122,7 @@ def _listen(path: Path) -> socket.socket:
         listener.bind(str(path))
     finally:
         os.umask(old)
-    listener.listen(16)
+    listener.listen(64)
     return listener
 
 
@@ -149,7 +142,7 @@ def _warm(store: Path) -> dict[str, Any]:
     and — when semantic recall is on here — the model and its vectors."""
     from .lightcli import cache_dir
     from .search import entrycache
-    from .search.hybrid import provider_for, resolve_mode
+    from .search.hybrid import failed_provider, provider_for, resolve_mode
     from .search.tokenize import Tokenizer, keep_warm
 
     keep_warm()
@@ -163,64 +156,26 @@ def _warm(store: Path) -> dict[str, Any]:
     mode = resolve_mode(control, None)
     if mode == "lexical":
         return {"mode": mode}
-    provider = provider_for(control)
-    provider.embed(["warm"])
+    try:
+        provider = provider_for(control)
+        provider.embed(["warm"])
+    except failed_provider() as exc:  # each request tries again (and answers lexically)
+        return {"mode": mode, "warning": exc.message}
     return {"mode": mode, "model": provider.model_id}
 
 
-def _peer_is_us(conn: socket.socket) -> bool:
-    """The connecting process runs as this user (Linux: SO_PEERCRED)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True  # the 0700 directory and 0600 socket already keep others out
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    _, uid, _ = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
-
-
-def _handle(conn: socket.socket, store: Path, cache_dir: Path, stopping: list[str]) -> bool:
-    """Answer one request; whether it was one."""
-    try:
-        if not _peer_is_us(conn):
-            return False
-        conn.settimeout(REQUEST_TIMEOUT)
-        opening = _opening(conn)
-        if opening != MAGIC + b"\n":
-            if opening[:2] == MAGIC[:2]:  # a client of another version: it does the work
-                read_all(conn)  # its whole request, so it reads the answer, not a reset
-                conn.sendall(f"{NOT_SERVED}\nAnother xbrain serve protocol.\n".encode())
-            return False
-        conn.sendall(READY)
-        data = read_all(conn)
-        if data is None:
-            return False  # over the bound: refused whole, never run truncated
-        header, _, body = data.partition(b"\n\n")
-        lines = header.decode("utf-8", "surrogateescape").split("\n")
-        if len(lines) < 2:
-            return False  # a client that gave up before READY sent nothing more
-        fields: dict[str, list[str]] = {}
-        for line in lines[2:]:
-            key, _, value = line.partition("=")
-            fields.setdefault(key, []).append(value)
-        code, out = _answer(lines[0], lines[1], fields, body, store, cache_dir, stopping)
-    except (OSError, ValueError):
-        return False
-    with contextlib.suppress(OSError):
-        conn.sendall(f"{code}\n".encode() + out)
-    return True
-
-
-def _opening(conn: socket.socket) -> bytes:
-    """The request's first line as sent (``MAGIC`` and a newline), or fewer bytes when
-    the client sent less before it hung up."""
-    want = len(MAGIC) + 1
-    data = b""
-    while len(data) < want:
-        chunk = conn.recv(want - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
+def _handle(client: Client, store: Path, cache_dir: Path, stopping: list[str]) -> bytes | None:
+    """The answer to one complete request (None: it was none)."""
+    header, _, body = client.data().partition(b"\n\n")
+    lines = header.decode("utf-8", "surrogateescape").split("\n")
+    if len(lines) < 2:
+        return None
+    fields: dict[str, list[str]] = {}
+    for line in lines[2:]:
+        key, _, value = line.partition("=")
+        fields.setdefault(key, []).append(value)
+    code, out = _answer(lines[0], lines[1], fields, body, store, cache_dir, stopping)
+    return f"{code}\n".encode() + out
 
 
 def _answer(
@@ -261,7 +216,10 @@ def _answer(
             from .codec import json_document
             from .lightcli import search_document
 
-            args = json.loads((fields.get("args") or ["{}"])[0])
+            try:
+                args = json.loads((fields.get("args") or ["{}"])[0])
+            except (ValueError, RecursionError):  # a hand-made request's JSON
+                return 4, b"Not a search.\n"
             if (
                 not isinstance(args, dict)
                 or not isinstance(args.get("query"), str)

@@ -361,3 +361,16 @@ def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
     assert holds_as_asked(store_dir, rid, ["directory", "listings", "time"])
     assert not holds_as_asked(store_dir, rid, ["sorted", "directory", "listing"])
     assert not holds_as_asked(store_dir, resource_id("web", "gone"), ["time"])
+
+
+def test_timeout_goes_with_an_endpoint(xb: Run, store_dir: Path) -> None:
+    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    alone = xb("reindex", "--timeout", "5")
+    assert alone.code == 2 and "--timeout go with --semantic" in alone.stderr
+    hashing = xb("reindex", "--semantic", "--provider", "hashing", "--timeout", "5")
+    assert hashing.code == 4 and hashing.stderr == "--timeout goes with --provider openai.\n"
+    url = ["--url", "http://127.0.0.1:9/v1", "--model", "m"]
+    for bad in ("0", "-1", "601", "nan"):
+        refused = xb("reindex", "--semantic", "--provider", "openai", *url, "--timeout", bad)
+        assert refused.code == 4 and "at most 600 seconds" in refused.stderr, bad
+    assert not (store_dir / ".git" / "xbrain" / "semantic.json").exists()

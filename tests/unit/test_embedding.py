@@ -4,6 +4,7 @@ OpenAI-compatible endpoint, the packaged model — all offline."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import threading
@@ -41,6 +42,10 @@ def test_hashing_is_deterministic_normalized_and_shares_words() -> None:
         (ProviderSpec("openai", url="https://k:s@x.example/v1", model="m"), "credentials"),
         (ProviderSpec("openai", url="https://x.example/v1", model="m", key_env="A B"), "variable"),
         (ProviderSpec("hashing", floor=3.0), "--floor"),
+        (ProviderSpec("hashing", timeout=5.0), "--timeout goes with --provider openai"),
+        (ProviderSpec("openai", url="https://x.example/v1", model="m", timeout=0.0), "--timeout"),
+        (ProviderSpec("openai", url="https://x.example/v1", model="m", timeout=601.0), "600"),
+        (ProviderSpec("openai", url="https://x.example/v1", model="m", timeout=math.nan), "600"),
     ],
 )
 def test_bad_provider_choices_are_refused(spec: ProviderSpec, message: str) -> None:
@@ -226,6 +231,19 @@ def test_a_redirect_is_refused_and_nothing_follows_it(
         other.shutdown()
         other.server_close()
     assert elsewhere == []
+
+
+def test_a_timeout_from_the_settings_file_is_checked_and_kept() -> None:
+    """semantic.json is read back with ProviderSpec.from_json: a timeout that is not a
+    number is refused like a bad --timeout, a good one reaches the provider."""
+    base = {"kind": "openai", "url": "https://x.example/v1", "model": "m"}
+    for bad in ("5", True, [1], -1):
+        with pytest.raises(InvalidInputError, match="--timeout"):
+            ProviderSpec.from_json({**base, "timeout": bad})
+    spec = ProviderSpec.from_json({**base, "timeout": 2.5})
+    assert spec.to_json()["timeout"] == 2.5
+    assert getattr(load_provider(spec), "timeout", None) == 2.5
+    assert getattr(load_provider(ProviderSpec.from_json(base)), "timeout", None) == 30.0
 
 
 def test_an_unreachable_endpoint_is_a_provider_error() -> None:

@@ -103,6 +103,8 @@ def serve_command(ctx: click.Context, idle: float, detach: bool, stop: bool) -> 
 
     def ready(info: dict[str, Any]) -> None:
         click.echo(f"xbrain serve: listening on {info['socket']} (pid {info['pid']})", err=True)
+        if "warning" in info:
+            click.echo(f"xbrain serve: semantic recall: {info['warning']}", err=True)
 
     from .base import cache_dir
 

@@ -104,6 +104,12 @@ def search(
 @click.option("--model", metavar="NAME", help="openai: the embedding model's name.")
 @click.option("--key-env", metavar="VAR", help="openai: the environment variable with the key.")
 @click.option("--floor", type=float, help="The semantic leg's cosine floor [the provider's].")
+@click.option(
+    "--timeout",
+    type=float,
+    metavar="SECONDS",
+    help="openai: the most one request to the endpoint may take, all of it [30].",
+)
 @click.option("--semantic-off", is_flag=True, help="Switch semantic recall off; delete vectors.")
 @common_options
 @click.pass_context
@@ -116,6 +122,7 @@ def reindex(
     model: str | None,
     key_env: str | None,
     floor: float | None,
+    timeout: float | None,
     semantic_off: bool,
 ) -> None:
     """Rebuild the search indexes from the committed records (they are derived data).
@@ -136,10 +143,14 @@ def reindex(
 
         # kept for later commands, which may run in another folder: an absolute path
         folder = os.path.abspath(model_dir) if model_dir else None
-        spec = ProviderSpec(kind, folder, url, model, key_env, floor)
-    elif any(v is not None for v in (model_dir, url, model, key_env, floor)) or kind != "packaged":
+        spec = ProviderSpec(kind, folder, url, model, key_env, floor, timeout)
+    elif (
+        any(v is not None for v in (model_dir, url, model, key_env, floor, timeout))
+        or kind != "packaged"
+    ):
         raise UsageError(
-            "--provider, --model-dir, --url, --model, --key-env and --floor go with --semantic."
+            "--provider, --model-dir, --url, --model, --key-env, --floor and --timeout go "
+            "with --semantic."
         )
     progress = Progress("reindex")
     try:

@@ -24,24 +24,38 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ProviderError
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "KINDS",
+    "MAX_TIMEOUT",
+    "KeyNotSetError",
     "Provider",
     "ProviderSpec",
+    "ProviderTimeoutError",
     "SemanticUnavailableError",
     "load_provider",
 ]
 
 KINDS = ("packaged", "onnx", "openai", "hashing")
+DEFAULT_TIMEOUT = 30.0  # openai: seconds one request may take, all of it
+MAX_TIMEOUT = 600.0
 
 
 class SemanticUnavailableError(InvalidInputError):
     """Semantic recall was asked for but cannot run here (the extra is not installed)."""
+
+
+class KeyNotSetError(InvalidInputError):
+    """The environment variable that holds an endpoint's key is not set in this process."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider (an endpoint) did not answer within its time."""
 
 
 class Provider(Protocol):
@@ -66,6 +80,7 @@ class ProviderSpec:
     model: str | None = None  # openai: the model name
     key_env: str | None = None  # openai: the environment variable holding the key
     floor: float | None = None  # None: the provider's own
+    timeout: float | None = None  # openai: seconds a request may take in all (None: 30)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> ProviderSpec:
@@ -80,6 +95,14 @@ class ProviderSpec:
             check_endpoint(self.url, self.model, self.key_env)
         if self.floor is not None and not -1.0 <= self.floor <= 1.0:
             raise InvalidInputError("--floor must be a cosine from -1 to 1.")
+        if self.timeout is not None:
+            number = isinstance(self.timeout, (int, float)) and not isinstance(self.timeout, bool)
+            if self.kind != "openai":
+                raise InvalidInputError("--timeout goes with --provider openai.")
+            if not number or not 0 < self.timeout <= MAX_TIMEOUT:
+                raise InvalidInputError(
+                    f"--timeout must be more than 0 and at most {MAX_TIMEOUT:g} seconds."
+                )
         return self
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +145,8 @@ def load_provider(spec: ProviderSpec) -> Provider:
 
         assert spec.url is not None and spec.model is not None
         provider = OpenAIProvider(spec.url, spec.model, spec.key_env)
+        if spec.timeout is not None:
+            provider.timeout = float(spec.timeout)
     if spec.floor is not None:
         provider.floor = spec.floor
     return provider

@@ -12,14 +12,16 @@ gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ProviderError, XbrainError
 from .query import SEMANTIC_FILE
 
 if TYPE_CHECKING:
-    from ..embedding import Provider
+    from ..embedding import Provider, ProviderTimeoutError
 
 __all__ = [
     "LEXICAL_DEPTH",
@@ -27,8 +29,11 @@ __all__ = [
     "RRF_K",
     "SEMANTIC_DEPTH",
     "WEIGHTS",
+    "failed_provider",
     "fuse",
     "fused_search",
+    "lexical_instead",
+    "or_lexical",
     "resolve_mode",
     "semantic_leg",
 ]
@@ -39,6 +44,9 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+T = TypeVar("T")
+_TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
+RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
 _PROVIDERS: dict[str, Provider] = {}  # one loaded model per process (the server keeps it)
 
 
@@ -103,6 +111,11 @@ def semantic_leg(
     provider = provider_for(control)
     vectors = catch_up(control, provider)
     query = provider.embed([text])[0]
+    if vectors.rows and query.shape != (vectors.dimension,):
+        raise ProviderError(
+            f"The embedding provider's vectors now have {query.shape[0]} dimensions, the stored "
+            f"ones {vectors.dimension}; run xbrain reindex --semantic."
+        )
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
@@ -112,6 +125,54 @@ def semantic_leg(
             taken[kind] = taken.get(kind, 0) + 1
             out.append((kind, rid, score))
     return out
+
+
+def failed_provider() -> tuple[type[XbrainError], ...]:
+    """What a provider that fails raises — an endpoint that fails, is slow or answers
+    something else, or a key not set in this process — as opposed to a damaged store
+    (``xbrain.embedding`` is imported here, not on every prompt's lexical path)."""
+    from ..embedding import KeyNotSetError
+
+    return (ProviderError, KeyNotSetError)
+
+
+def lexical_instead(exc: XbrainError, asked: str | None) -> dict[str, str]:
+    """What an answer says when its semantic leg failed (``exc``, a ``failed_provider()``:
+    the endpoint did not answer in time, or answered an error) and it was answered by
+    the lexical leg alone — as a fresh hook answers, and as the answer would be without
+    semantic recall. Only the default mode falls back: a mode the caller ``asked`` for
+    fails with ``exc``."""
+    if asked is not None:
+        raise exc
+    return {"retrieval": "lexical", "warning": f"{exc.message.rstrip('.')}; answered lexically."}
+
+
+def or_lexical(
+    control: Path, asked: str | None, semantic: Callable[[], T]
+) -> tuple[T | None, dict[str, str]]:
+    """``(semantic(), {})``, or ``(None, what the answer says)`` when it failed in the
+    default mode (see ``lexical_instead``: an asked-for mode fails with the error). A
+    provider that timed out is not asked again by default for ``RETRY_AFTER`` seconds
+    in this process — a server, whose prompts would each wait out the whole timeout
+    (past the hook's own) to be answered lexically in the end."""
+    key = str(control)
+    earlier = _TIMED_OUT.get(key)
+    if asked is None and earlier is not None and time.monotonic() - earlier[0] < RETRY_AFTER:
+        note = lexical_instead(earlier[1], None)
+        note["warning"] = note["warning"].replace(
+            "; answered lexically.", f"; answered lexically, asked again after {RETRY_AFTER:g} s."
+        )
+        return None, note
+    from ..embedding import ProviderTimeoutError
+
+    try:
+        done = semantic()
+    except failed_provider() as exc:
+        if isinstance(exc, ProviderTimeoutError):
+            _TIMED_OUT[key] = (time.monotonic(), exc)
+        return None, lexical_instead(exc, asked)
+    _TIMED_OUT.pop(key, None)
+    return done, {}
 
 
 def fuse(

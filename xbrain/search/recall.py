@@ -293,15 +293,24 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             )
     finally:
         tokenizer.close()
-    if mode == "lexical":
-        candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
-    else:
+    note: dict[str, str] = {}
+    both: list[dict[str, Any]] | None = None  # both legs' candidates, fused
+    if mode != "lexical":
+        from .hybrid import or_lexical
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:
             return _allowed(entry, options, project, request.event)
 
-        candidates = recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
+        def fused() -> list[dict[str, Any]]:
+            return recall_fused(store_dir, request.prompt, lexical, mode, options, allowed, order)
+
+        # the endpoint failing: the lexical answer, as a fresh hook gives
+        both, note = or_lexical(store_dir / ".git", options.mode, fused)
+    if both is None:
+        candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
+    else:
+        candidates = both
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(
             candidates, state["shown"], options.budget, cap=options.top_k
@@ -316,4 +325,5 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         "results": results,
         "skipped": skipped + more,
         "budget": {"limit": options.budget, "used": used},
+        **note,
     }

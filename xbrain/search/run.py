@@ -61,7 +61,15 @@ def search_store(
             )
             if domain or feature or style:  # design filters: the lexical leg alone
                 return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
-            return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
+            from .hybrid import or_lexical
+
+            def fused() -> dict[str, Any]:
+                return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)
+
+            found, note = or_lexical(store_dir / ".git", mode, fused)  # the endpoint failing
+            if found is not None:
+                return found
+            return {**wide, "results": wide["results"][:limit], **note}
     if at is None and provider is None:
         own = tokenizer is None  # a caller's tokenizer (recall) keeps its loaded segmenter
         words = Tokenizer(cache_dir) if tokenizer is None else tokenizer

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import CorruptStoreError, InvalidInputError
+from ..errors import CorruptStoreError, InvalidInputError, ProviderError
 from .query import INDEX_FILE, SEMANTIC_FILE
 
 if TYPE_CHECKING:
@@ -286,11 +286,19 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
                 texts.setdefault(digest, text)
     fresh: dict[str, np.ndarray] = {}
     pending = list(texts.items())
+    kept = vectors is not None and any(digest in known for _, _, digest in rows)
+    dimension = vectors.dimension if vectors is not None and kept else 0
     for start in range(0, len(pending), 256):
         batch = pending[start : start + 256]
         made = provider.embed([text for _, text in batch])
+        if made.ndim != 2 or len(made) != len(batch) or dimension not in (0, made.shape[1]):
+            raise ProviderError(
+                "The embedding provider's vectors changed their dimension (they had "
+                f"{dimension}); run xbrain reindex --semantic."
+            )
+        dimension = int(made.shape[1])
         fresh.update((digest, made[i]) for i, (digest, _) in enumerate(batch))
-    dimension = provider.dimension or (vectors.dimension if vectors else 0)
+    dimension = dimension or provider.dimension or (vectors.dimension if vectors else 0)
     matrix = np.zeros((len(rows), dimension), dtype=np.float32)
     for i, (_, _, digest) in enumerate(rows):
         matrix[i] = fresh[digest] if digest in fresh else vectors.matrix[known[digest]]  # type: ignore[union-attr]
