@@ -4,9 +4,9 @@ folders of Markdown (and skills as ``skills/<name>/``), which ``entry import``
 
 Export writes into a new or empty directory (it never overwrites a file): each entry
 goes back to the file it came from — byte for byte when it has not changed since, a
-memory file's sections in their order — and an entry without a source file, or whose file another entry already went
-back to (two imports of one file name), rendered to a free ``<folder>/<name>.md``: no
-entry is ever written over another.
+memory file's sections in their order — and an entry without a source file, or whose
+file another entry already went back to (two imports of one file name), rendered to a
+free ``<folder>/<name>.md``: no entry is ever written over another.
 """
 
 from __future__ import annotations
