@@ -334,3 +334,15 @@ def test_a_huge_argument_is_not_printed_back_whole(
     assert refused.code in (2, 3, 4), refused.stderr
     assert refused.stderr.count("\n") == 1 and len(refused.stderr) < 600
     assert "a" * 150 in refused.stderr and "a…" in refused.stderr  # cut, not dropped
+
+
+def test_no_help_text_cites_the_spec_users_do_not_have(xb: Run, xb_proc: Run) -> None:
+    """Help texts said "SPEC §12" and "SPEC §13"; users have no SPEC."""
+    from xbrain.cli import COMMANDS
+
+    for args in ([], ["skill"], ["entry"]):  # the ones that cited it, as a user runs them
+        shown = xb_proc(*args, "--help", store=None)
+        assert shown.code == 0 and "SPEC" not in shown.stdout, args
+    for name in COMMANDS:  # and every command's own help
+        shown = xb(name, "--help", store=None)
+        assert shown.code == 0 and "SPEC" not in shown.stdout, name
