@@ -46,8 +46,9 @@ def skill_copy(tmp_path: Path, name: str, body: str) -> Path:
 
 
 def every_kind(xb: Run, tmp_path: Path, store: Path) -> None:
-    """A store with resources and a tombstone, two skills (one with three revisions, one
-    archived), five entries (one retired) and an entry tombstone."""
+    """A store with resources and a tombstone, three skills (one with three revisions, one
+    archived, one from the memex folder, proposed), four entries (one retired, one deleted:
+    an entry tombstone)."""
 
     def ok(*args: str) -> Result:
         result = xb(*args, store=store)
@@ -65,7 +66,7 @@ def every_kind(xb: Run, tmp_path: Path, store: Path) -> None:
     ok("skill", "archive", "old-habit")
     ok("entry", "import", str(EXAMPLES / "memex"))
     ok("entry", "retire", entry_id("global", "review-checklist"))
-    ok("entry", "delete", entry_id("global", "deploy-steps"))
+    ok("entry", "delete", entry_id("global", "project-notes#Build tips"))
 
 
 def adapter_config(tmp_path: Path, log: Path, data: Path) -> str:
@@ -117,7 +118,7 @@ def test_sync_of_an_entry_id_is_not_a_resource(xb: Run, tmp_path: Path, store_di
     log = tmp_path / "requests.log"
     cfg = adapter_config(tmp_path, log, tmp_path / "remote.json")
     before = head(store_dir)
-    for rid in (entry_id("global", "no-force-push"), entry_id("global", "deploy-steps")):
+    for rid in (entry_id("global", "no-force-push"), entry_id("global", "project-notes#部署环境")):
         result = xb("sync", "--id", rid, "--provider-config", cfg)
         assert (result.code, result.stderr) == (3, "Resource not found.\n")
     assert head(store_dir) == before and not log.exists()
@@ -156,15 +157,15 @@ def test_status_counts_every_kind(xb: Run, tmp_path: Path, store_dir: Path) -> N
     assert schema_errors("status-output", status) == []
     assert (status["resources"], status["tombstones"]) == (1, 1)
     assert status["skills"] == {
-        "active": 1,
+        "active": 2,
         "archived": 1,
-        "revisions": {"draft": 2, "proposed": 0, "published": 1, "deprecated": 1},
+        "revisions": {"draft": 2, "proposed": 1, "published": 1, "deprecated": 1},
     }
     entries: dict[str, Any] = status["entries"]
-    assert (entries["active"], entries["retired"]) == (3, 1)
+    assert (entries["active"], entries["retired"]) == (2, 1)
     assert entries["kinds"]["rule"] == {"active": 1, "retired": 1}
-    assert entries["kinds"]["memory"] == {"active": 2, "retired": 0}
-    assert sum(k["active"] + k["retired"] for k in entries["kinds"].values()) == 4
+    assert entries["kinds"]["memory"] == {"active": 1, "retired": 0}
+    assert sum(k["active"] + k["retired"] for k in entries["kinds"].values()) == 3
     assert status["entryTombstones"] == 1
     # pending counts what a provider would be sent, and says which kinds those are
     assert (status["provider"], status["pending"]) == (None, 2)
@@ -182,9 +183,9 @@ def test_export_store_counts_and_names_what_it_leaves_out(
     exported = xb("export-store", str(out))
     assert exported.code == 0, exported.stderr
     assert schema_errors("export-store-output", exported.json) == []
-    assert exported.json["omitted"] == {"skills": 2, "entries": 4, "entryTombstones": 1}
+    assert exported.json["omitted"] == {"skills": 3, "entries": 3, "entryTombstones": 1}
     assert exported.stderr == (
-        "Left out 2 skills, 4 entries, 1 entry tombstone: the original format holds only "
+        "Left out 3 skills, 3 entries, 1 entry tombstone: the original format holds only "
         "resources and tombstones; back up everything with xbrain backup create FILE.\n"
     )
     document = json.loads(out.read_text())
