@@ -284,3 +284,16 @@ def test_a_git_commit_made_during_a_write_is_kept_and_the_write_is_a_conflict(
     assert again.code == 0, again.stderr
     assert git(store_dir, "log", "-1", "--format=%s", "main~1").strip() == "made by git meanwhile"
     assert xb("get", resource_id("web", "late")).code == 0
+
+
+def test_a_folder_a_write_empties_leaves_no_empty_tree_behind(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """git itself never records an empty tree: the tree git would write from the index
+    (the one a plain ``git commit`` would make) is the tree of main, after a delete too."""
+    assert xb("put", json_file(sample())).code == 0
+    assert xb("delete", ID).json["deleted"] is True  # resources/e6/ is now empty
+    assert git(store_dir, "ls-tree", "-r", "-t", "--name-only", "main", "resources") == ""
+    assert (
+        git(store_dir, "write-tree").strip() == git(store_dir, "rev-parse", "main^{tree}").strip()
+    )

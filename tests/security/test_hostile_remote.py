@@ -667,6 +667,11 @@ EVIL = _entry_id()
             "hello",
             "not part of an xbrain store's layout",
         ),
+        (  # a valid entry filed under another entry's id: it would shadow that one
+            f"entries/00/entry_{'0' * 64}.yaml",
+            f"id: {EVIL}\nkind: rule\nname: x\nupdatedAt: '2026-01-01T00:00:00.000Z'\n",
+            "the file name does not match its id",
+        ),
         (  # YAML nested 30,000 deep: ruamel's C composer crashed the process on it
             f"entries/{EVIL[6:8]}/{EVIL}.yaml",
             "id: " + EVIL + "\nkind: rule\nname: " + "[" * 30_000 + "]" * 30_000 + "\n",
