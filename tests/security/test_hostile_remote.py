@@ -635,6 +635,12 @@ def _entry_id() -> str:
 EVIL = _entry_id()
 
 
+def _evil_skill_id() -> str:
+    from xbrain.kinds.skillformat import skill_id
+
+    return skill_id("evil")
+
+
 @pytest.mark.parametrize(
     ("path", "text", "why"),
     [
@@ -651,6 +657,29 @@ EVIL = _entry_id()
             + "0" * 32
             + "\nrevisions: []\n",
             "invalid",
+        ),
+        (  # a well-formed skill state whose id is not its slug's: two ids for one skill
+            "skills/evil/skill.yaml",
+            "id: skill_" + "0" * 64 + "\nslug: evil\nstatus: active\n"
+            "status_changed: '2026-01-01T00:00:00.000Z'\nhead: rev_" + "0" * 32 + "\n"
+            "revisions:\n- id: rev_" + "0" * 32 + "\n  number: 1\n  parent: null\n"
+            "  created: '2026-01-01T00:00:00.000Z'\n  state: draft\n"
+            "  state_changed: '2026-01-01T00:00:00.000Z'\n",
+            "the skill's id is not the id of its slug",
+        ),
+        (  # a skill state with two published revisions (SPEC §12: one at most)
+            "skills/evil/skill.yaml",
+            f"id: {_evil_skill_id()}\nslug: evil\nstatus: active\n"
+            "status_changed: '2026-01-01T00:00:00.000Z'\nhead: rev_" + "1" * 32 + "\n"
+            "revisions:\n"
+            + "".join(
+                f"- id: rev_{n * 32}\n  number: {number}\n  parent: {parent}\n"
+                "  created: '2026-01-01T00:00:00.000Z'\n  state: published\n"
+                "  state_changed: '2026-01-01T00:00:00.000Z'\n"
+                "  published_at: '2026-01-01T00:00:00.000Z'\n"
+                for n, number, parent in (("0", 1, "null"), ("1", 2, "rev_" + "0" * 32))
+            ),
+            "more than one revision is published",
         ),
         (  # a skill file over the 128 KiB bound
             "skills/evil/revisions/rev_" + "0" * 32 + "/files/big.md",
