@@ -214,6 +214,16 @@ CORRUPTIONS: list[tuple[str, str, Callable[[Read], Changes], tuple[tuple[str, ..
         "",
     ),
     (
+        "a number that is not its parent's plus one, in both files",
+        "skill_chain",
+        lambda read: {
+            **_edit(_rev(REV_2), b"number: 2", b"number: 3")(read),
+            **_edit(STATE, b"number: 2", b"number: 3")(read),
+        },
+        (),
+        "",
+    ),
+    (
         "a record that does not parse",
         "invalid_record",
         lambda read: {RECORD: b"id: [\n"},

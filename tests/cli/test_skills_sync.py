@@ -91,6 +91,31 @@ def test_two_devices_publishing_different_revisions_keep_the_later_publication(
         assert xb("doctor", store=store).json["ok"] is True
 
 
+def test_the_same_revision_saved_on_two_devices_merges_to_one_consistent_revision(
+    xb: Run, tmp_path: Path
+) -> None:
+    """Equal content on the same parent is the same revision id, saved at two times: the
+    pull keeps one revision whose skill.yaml and revision.yaml agree (the later one)."""
+    from xbrain.git import GitStore as Git
+
+    remote = tmp_path / "remote.git"
+    Git.init_bare(remote)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb("skill", "save", str(write_skill(tmp_path / "s1", "one")), store=a).code == 0
+    xb("remote", "add", "origin", str(remote), store=a)
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    on_a = xb("skill", "save", str(write_skill(tmp_path / "s2", "two")), store=a).json
+    assert xb("remote", "push", store=a).code == 0
+    on_b = xb("skill", "save", str(write_skill(tmp_path / "s3", "two")), store=b).json
+    assert on_a["revision_id"] == on_b["revision_id"]
+    assert xb("remote", "pull", store=b).code == 0
+    log = xb("skill", "log", "runbook", store=b).json["revisions"]
+    assert [r["revision_number"] for r in log] == [2, 1]
+    report = xb("doctor", store=b)
+    assert report.json["problems"] == [], report.stdout
+
+
 ACTIONS = st.lists(
     st.tuples(
         st.sampled_from(["save", "save", "publish", "deprecate", "archive", "unarchive"]),
