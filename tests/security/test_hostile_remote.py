@@ -248,6 +248,26 @@ def test_failed_clone_removes_what_it_created_and_keeps_an_existing_dir(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_repository_without_xbrain_yaml_is_not_cloned_as_a_store(
+    xb: Run, backed_up: Path, tmp_path: Path
+) -> None:
+    """Every file in its place, but no marker: not an xbrain store, refused whole."""
+    remote = backed_up
+    entries = []
+    for line in git(remote, "ls-tree", "main").splitlines():
+        meta, name = line.split("\t", 1)
+        mode, kind, sha = meta.split()
+        if name != "xbrain.yaml":
+            entries.append((mode, kind, sha, name))
+    commit = git(remote, "commit-tree", mktree(remote, entries), "-m", "no marker")
+    git(remote, "update-ref", "refs/heads/main", commit)
+    copy = tmp_path / "copy"
+    cloned = xb("clone", str(remote), str(copy), store=None)
+    assert cloned.code == 4, (cloned.stdout, cloned.stderr)
+    assert "it is not an xbrain store (no xbrain.yaml)" in cloned.stderr
+    assert not copy.exists()
+
+
 def test_verify_reports_a_hostile_remote_and_leaves_no_copy(
     xb: Run, backed_up: Path, store_dir: Path
 ) -> None:
