@@ -55,6 +55,27 @@ def test_config_rejects_bad_values(
     assert head(store_dir) == before
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("limits.maxEntries", "5", "limits can only be raised (at least 10000)"),
+        ("limits.maxBytes", "1024", "limits can only be raised (at least"),
+        ("recall.topK", "21", "use an integer from 1 to 20"),
+        ("recall.topK", "0", "use an integer from 1 to 20"),
+        ("recall.threshold", "2.5", "use a number from 0.0 to 2.0"),
+        ("recall.budget", "200001", "use an integer from 100 to 200000"),
+    ],
+)
+def test_config_refusals_name_the_rule_broken(
+    xb: Run, store_dir: Path, key: str, value: str, message: str
+) -> None:
+    xb("init")
+    before = head(store_dir)
+    refused = xb("config", key, value)
+    assert refused.code == 4 and message in refused.stderr, refused.stderr
+    assert head(store_dir) == before
+
+
 def test_config_key_without_value_is_usage_error(xb: Run) -> None:
     assert xb("config", "identity.name").code == 2
 

@@ -150,6 +150,8 @@ def test_an_import_does_not_bring_back_a_deleted_entry(xb: Run) -> None:
         ({"kind": "note", "name": "x"}, "kind"),
         ({"kind": "rule", "name": "a\nb"}, "name"),
         ({"kind": "rule", "name": "x", "boost": 0.5}, "boost"),
+        ({"kind": "rule", "name": "n" * 201}, "Entry name is over 200 characters."),
+        ({"kind": "rule", "name": "x", "oneLiner": "o" * 301}, "oneLiner is over 300"),
         ({"kind": "rule", "name": "x", "scope": "Project:X"}, "scope"),
         ({"kind": "rule", "name": "x", "events": ["not an event"]}, "events"),
         ({"kind": "rule", "name": "x", "queries": "q" * 600}, "queries"),
@@ -180,6 +182,12 @@ def test_invalid_entries_change_nothing(
     assert result.code == 4 and message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert snapshot_files(store_dir) == before
+
+
+def test_entry_texts_at_their_limits_are_kept(xb: Run, json_file: Callable[[Any], str]) -> None:
+    entry = {"kind": "rule", "name": "n" * 200, "oneLiner": "o" * 300}
+    result = xb("entry", "put", json_file([entry]))
+    assert result.code == 0, result.stderr
 
 
 @pytest.mark.parametrize(

@@ -118,6 +118,64 @@ def test_expect_revision_takes_a_number(xb_proc: Run, tmp_path: Path, store_dir:
     assert unknown.code == 5
 
 
+def test_two_devices_publishing_different_revisions_keep_the_later_publication(
+    xb: Run, tmp_path: Path
+) -> None:
+    """SPEC §12: one published revision after a pull; the later publication wins, on
+    whichever device the pull runs."""
+    from xbrain.git import GitStore as Git
+
+    remote = tmp_path / "remote.git"
+    Git.init_bare(remote)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb("skill", "save", str(write_skill(tmp_path / "s1", "one")), store=a).code == 0
+    xb("remote", "add", "origin", str(remote), store=a)
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    earlier = xb(
+        "skill", "save", str(write_skill(tmp_path / "s2", "two on a")), "--publish", store=a
+    ).json
+    assert xb("remote", "push", store=a).code == 0
+    later = xb(
+        "skill", "save", str(write_skill(tmp_path / "s3", "two on b")), "--publish", store=b
+    ).json
+    assert earlier["state"] == later["state"] == "published"
+    assert xb("remote", "pull", store=b).code == 0
+    assert xb("remote", "push", store=b).code == 0
+    assert xb("remote", "pull", store=a).code == 0
+    for store in (a, b):
+        log = xb("skill", "log", "runbook", store=store).json["revisions"]
+        states = {r["revision_id"]: r["state"] for r in log}
+        assert states[later["revision_id"]] == "published", (store, states)
+        assert states[earlier["revision_id"]] == "deprecated", (store, states)
+        assert xb("doctor", store=store).json["ok"] is True
+
+
+def test_the_same_revision_saved_on_two_devices_merges_to_one_consistent_revision(
+    xb: Run, tmp_path: Path
+) -> None:
+    """Equal content on the same parent is the same revision id, saved at two times: the
+    pull keeps one revision whose skill.yaml and revision.yaml agree (the later one)."""
+    from xbrain.git import GitStore as Git
+
+    remote = tmp_path / "remote.git"
+    Git.init_bare(remote)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert xb("skill", "save", str(write_skill(tmp_path / "s1", "one")), store=a).code == 0
+    xb("remote", "add", "origin", str(remote), store=a)
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    on_a = xb("skill", "save", str(write_skill(tmp_path / "s2", "two")), store=a).json
+    assert xb("remote", "push", store=a).code == 0
+    on_b = xb("skill", "save", str(write_skill(tmp_path / "s3", "two")), store=b).json
+    assert on_a["revision_id"] == on_b["revision_id"]
+    assert xb("remote", "pull", store=b).code == 0
+    log = xb("skill", "log", "runbook", store=b).json["revisions"]
+    assert [r["revision_number"] for r in log] == [2, 1]
+    report = xb("doctor", store=b)
+    assert report.json["problems"] == [], report.stdout
+
+
 ACTIONS = st.lists(
     st.tuples(
         st.sampled_from(["save", "save", "publish", "deprecate", "archive", "unarchive"]),

@@ -194,6 +194,27 @@ def test_deleted_at_is_after_updated_at(
     assert "2999-01-01T00:00:00.001Z" in tombstone
 
 
+def test_restore_needs_updated_at_newer_than_deleted_at_not_equal(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """SPEC §4: a put whose updatedAt equals the tombstone's deletedAt is stale (exit 5,
+    nothing changed); one millisecond later restores the resource."""
+    put(xb, json_file, sample(updatedAt="2999-01-01T00:00:00Z"))
+    xb("delete", ID)
+    tombstone = store_dir / "tombstones" / "e6" / f"{ID}.yaml"
+    assert "deletedAt: '2999-01-01T00:00:00.001Z'" in tombstone.read_text()
+    before, files = head(store_dir), snapshot_files(store_dir)
+    same = put(xb, json_file, sample(updatedAt="2999-01-01T00:00:00.001Z"))
+    assert same.code == 5, same.stdout
+    assert "Stale resource; use a newer updatedAt" in same.stderr
+    assert head(store_dir) == before and snapshot_files(store_dir) == files
+    assert xb("get", ID).code == 3
+    newer = put(xb, json_file, sample(updatedAt="2999-01-01T00:00:00.002Z"))
+    assert newer.code == 0 and newer.json["added"] == 1, newer.stderr
+    assert xb("get", ID).json["updatedAt"] == "2999-01-01T00:00:00.002Z"
+    assert not tombstone.exists()
+
+
 def test_delete_of_unknown_or_malformed_id(xb: Run, store_dir: Path) -> None:
     assert xb("delete", "resource_" + "a" * 64).json["deleted"] is False
     assert not store_dir.exists()

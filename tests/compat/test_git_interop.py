@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -232,3 +233,67 @@ def test_a_split_index_git_wrote_is_written_afresh_not_a_crash(
     assert "git_index" in {r["code"] for r in repaired}
     assert xb("doctor").json["ok"] is True
     assert git(store_dir, "status", "--porcelain") == ""
+
+
+# ``xbrain put`` in a new process whose write lets the real git binary commit on main
+# between xbrain's snapshot (the commit is built on it) and its compare-and-swap of main.
+_RACING_PUT = """
+import subprocess, sys
+from xbrain.git import writing
+
+store, built = sys.argv[1], writing.Writer.write_commit
+
+def racing(self, *args, **kwargs):
+    made = built(self, *args, **kwargs)
+    subprocess.run(
+        ["git", "-C", store, "-c", "user.name=Other", "-c", "user.email=o@example.invalid",
+         "commit", "-q", "--allow-empty", "-m", "made by git meanwhile"],
+        check=True,
+        umask=0o077,  # as a user's private store would have it (doctor checks modes)
+    )
+    return made
+
+writing.Writer.write_commit = racing
+sys.argv = ["xbrain", *sys.argv[2:], "--store", store]
+from xbrain.cli import main
+main()
+"""
+
+
+def test_a_git_commit_made_during_a_write_is_kept_and_the_write_is_a_conflict(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    assert xb("put", json_file(sample())).code == 0
+    before = git(store_dir, "rev-parse", "main").strip()
+    racing = subprocess.run(
+        [sys.executable, "-c", _RACING_PUT, str(store_dir), "put", json_file(make("late"))],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert racing.returncode == 5, (racing.stdout, racing.stderr)
+    assert "The store changed during this write" in racing.stderr
+    # main is git's commit, on top of the head xbrain started from: nothing was lost
+    assert git(store_dir, "log", "-1", "--format=%s", "main").strip() == "made by git meanwhile"
+    assert git(store_dir, "rev-parse", "main~1").strip() == before
+    assert xb("get", resource_id("web", "late")).code == 3  # the refused put wrote nothing
+    assert git(store_dir, "status", "--porcelain", "--untracked-files=all") == ""
+    assert xb("doctor").json["problems"] == []
+    # and the same put, run again, goes on top of git's commit
+    again = xb("put", json_file(make("late")))
+    assert again.code == 0, again.stderr
+    assert git(store_dir, "log", "-1", "--format=%s", "main~1").strip() == "made by git meanwhile"
+    assert xb("get", resource_id("web", "late")).code == 0
+
+
+def test_a_folder_a_write_empties_leaves_no_empty_tree_behind(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """git itself never records an empty tree: the tree git would write from the index
+    (the one a plain ``git commit`` would make) is the tree of main, after a delete too."""
+    assert xb("put", json_file(sample())).code == 0
+    assert xb("delete", ID).json["deleted"] is True  # resources/e6/ is now empty
+    assert git(store_dir, "ls-tree", "-r", "-t", "--name-only", "main", "resources") == ""
+    assert (
+        git(store_dir, "write-tree").strip() == git(store_dir, "rev-parse", "main^{tree}").strip()
+    )

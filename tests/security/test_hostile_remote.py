@@ -248,6 +248,26 @@ def test_failed_clone_removes_what_it_created_and_keeps_an_existing_dir(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_repository_without_xbrain_yaml_is_not_cloned_as_a_store(
+    xb: Run, backed_up: Path, tmp_path: Path
+) -> None:
+    """Every file in its place, but no marker: not an xbrain store, refused whole."""
+    remote = backed_up
+    entries = []
+    for line in git(remote, "ls-tree", "main").splitlines():
+        meta, name = line.split("\t", 1)
+        mode, kind, sha = meta.split()
+        if name != "xbrain.yaml":
+            entries.append((mode, kind, sha, name))
+    commit = git(remote, "commit-tree", mktree(remote, entries), "-m", "no marker")
+    git(remote, "update-ref", "refs/heads/main", commit)
+    copy = tmp_path / "copy"
+    cloned = xb("clone", str(remote), str(copy), store=None)
+    assert cloned.code == 4, (cloned.stdout, cloned.stderr)
+    assert "it is not an xbrain store (no xbrain.yaml)" in cloned.stderr
+    assert not copy.exists()
+
+
 def test_verify_reports_a_hostile_remote_and_leaves_no_copy(
     xb: Run, backed_up: Path, store_dir: Path
 ) -> None:
@@ -635,6 +655,12 @@ def _entry_id() -> str:
 EVIL = _entry_id()
 
 
+def _evil_skill_id() -> str:
+    from xbrain.kinds.skillformat import skill_id
+
+    return skill_id("evil")
+
+
 @pytest.mark.parametrize(
     ("path", "text", "why"),
     [
@@ -652,6 +678,29 @@ EVIL = _entry_id()
             + "\nrevisions: []\n",
             "invalid",
         ),
+        (  # a well-formed skill state whose id is not its slug's: two ids for one skill
+            "skills/evil/skill.yaml",
+            "id: skill_" + "0" * 64 + "\nslug: evil\nstatus: active\n"
+            "status_changed: '2026-01-01T00:00:00.000Z'\nhead: rev_" + "0" * 32 + "\n"
+            "revisions:\n- id: rev_" + "0" * 32 + "\n  number: 1\n  parent: null\n"
+            "  created: '2026-01-01T00:00:00.000Z'\n  state: draft\n"
+            "  state_changed: '2026-01-01T00:00:00.000Z'\n",
+            "the skill's id is not the id of its slug",
+        ),
+        (  # a skill state with two published revisions (SPEC §12: one at most)
+            "skills/evil/skill.yaml",
+            f"id: {_evil_skill_id()}\nslug: evil\nstatus: active\n"
+            "status_changed: '2026-01-01T00:00:00.000Z'\nhead: rev_" + "1" * 32 + "\n"
+            "revisions:\n"
+            + "".join(
+                f"- id: rev_{n * 32}\n  number: {number}\n  parent: {parent}\n"
+                "  created: '2026-01-01T00:00:00.000Z'\n  state: published\n"
+                "  state_changed: '2026-01-01T00:00:00.000Z'\n"
+                "  published_at: '2026-01-01T00:00:00.000Z'\n"
+                for n, number, parent in (("0", 1, "null"), ("1", 2, "rev_" + "0" * 32))
+            ),
+            "more than one revision is published",
+        ),
         (  # a skill file over the 128 KiB bound
             "skills/evil/revisions/rev_" + "0" * 32 + "/files/big.md",
             "x" * (130 * 1024),
@@ -666,6 +715,11 @@ EVIL = _entry_id()
             "skills/evil/notes.txt",
             "hello",
             "not part of an xbrain store's layout",
+        ),
+        (  # a valid entry filed under another entry's id: it would shadow that one
+            f"entries/00/entry_{'0' * 64}.yaml",
+            f"id: {EVIL}\nkind: rule\nname: x\nupdatedAt: '2026-01-01T00:00:00.000Z'\n",
+            "the file name does not match its id",
         ),
         (  # YAML nested 30,000 deep: ruamel's C composer crashed the process on it
             f"entries/{EVIL[6:8]}/{EVIL}.yaml",

@@ -183,3 +183,23 @@ def test_local_backups_are_private(xb: Run, tmp_path: Path, store_dir: Path) -> 
     clone = tmp_path / "plain"
     subprocess.run(["git", "clone", "-q", str(remote), str(clone)], check=True)
     assert (clone / "xbrain.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://alice@example.com/page",  # a user name alone is a credential too
+        "https://alice:@example.com/page",
+        "https://:secret@example.com/page",
+    ],
+)
+def test_a_source_url_with_a_user_name_is_refused_and_nothing_written(
+    xb: Run, tmp_path: Path, store_dir: Path, url: str
+) -> None:
+    resource = json.loads((EXAMPLES / "synthetic-resource.json").read_text())
+    resource["source"]["url"] = url
+    refused = xb("put", str(write_json(tmp_path / "r.json", resource)))
+    assert refused.code == 4, refused.stderr
+    assert "Source URLs must use HTTPS without embedded credentials." in refused.stderr
+    assert "alice" not in refused.stderr and "secret" not in refused.stderr
+    assert not store_dir.exists()  # the first write would have created it

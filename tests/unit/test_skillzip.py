@@ -110,6 +110,19 @@ def test_names_equal_after_nfc_or_case_are_refused() -> None:
         read_skill_zip(archive([(SKILL_MD, SKILL), ("Notes.md", b"1"), ("NOTES.md", b"2")]))
 
 
+def test_an_encrypted_member_is_named_as_encrypted_before_any_read() -> None:
+    """The flag is read first, so the message says why (zipfile's own refusal to read an
+    encrypted member would only say it cannot be read)."""
+    data = bytearray(archive([(SKILL_MD, b"---\nname: a\ndescription: b\n---\n"), ("s.md", b"s")]))
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (start := data.find(signature, start)) != -1:
+            data[start + flag_at] |= 0x1
+            start += 4
+    with pytest.raises(InvalidInputError, match="is encrypted"):
+        read_skill_zip(bytes(data))
+
+
 def test_a_member_whose_declared_size_lies_is_refused() -> None:
     data = bytearray(archive([(SKILL_MD, SKILL), ("a.md", b"x" * 1000)], compression=0))
     # the central directory entry of a.md: shrink its declared uncompressed size
