@@ -186,22 +186,22 @@ CORRUPTIONS: list[tuple[str, str, Callable[[Read], Changes], tuple[tuple[str, ..
         "SKILL.md's bytes changed",
         "skill_hash",
         _edit(_rev(REV_2, "files/SKILL.md"), b"Step 2", b"Step 9"),
-        (),
-        "",
+        (RECALL, EXPORT, DIFF, ("skill", "list")),  # never served (issue 42)
+        REV_2,
     ),
     (
         "a component's bytes changed",
         "skill_hash",
         _edit(_rev(REV_2, f"files/{COMPONENT[0]}"), b"notes", b"notez"),
-        (),
-        "",
+        (RESOURCE, EXPORT, DIFF),
+        REV_2,
     ),
     (
         "canonical_hash changed",
         "skill_hash",
         _edit(_rev(REV_2), HASH_2.encode(), HASH_1.encode()),
-        (),
-        "",
+        SKILL_READS,
+        REV_2,
     ),
     (
         "a parent changed in both files: the id no longer chains",
