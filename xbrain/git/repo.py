@@ -45,6 +45,7 @@ __all__ = ["Repository"]
 
 R = TypeVar("R", bound="Repository")
 
+_TREES_KEPT = 256  # trees a walk keeps parsed, in case it meets them again
 _ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
 
 
@@ -239,18 +240,29 @@ class Repository:
             commit, entry = parent, before
         return found
 
-    def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
+    def walk_leaves(
+        self,
+        base: CommitId | None,
+        commit: CommitId,
+        max_walk: int | None = None,
+        origin: str = "the incoming commit",
+    ) -> Iterator[Leaf]:
         """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
 
         Subtrees whose id equals ``base``'s at the same path are skipped (the store's own
         tree is trusted), so a pull walks only what it brings. Names come raw: the caller
-        decides which are acceptable. A tree nested deeper than any store path is refused.
+        decides which are acceptable. A tree nested deeper than any store path is refused,
+        and so is one whose walk opens more than ``max_walk`` trees and entries in all (a
+        few trees whose entries all point at the next name more paths than any walk can
+        visit); ``origin`` names it in the refusal.
         """
         new_tree = self.snapshot(commit).tree_id
         old_tree = self.snapshot(base).tree_id if base is not None else None
         stack: list[tuple[tuple[bytes, ...], bytes, bytes | None]] = []
         if new_tree is not None:
             stack.append(((), new_tree, old_tree))
+        walked = 0
+        seen: dict[bytes, ShaFile] = {}
         while stack:
             prefix, sha, old = stack.pop()
             if sha == old:
@@ -258,9 +270,20 @@ class Repository:
             if len(prefix) > MAX_DEPTH:
                 shown = b"/".join(prefix).decode("utf-8", "backslashreplace")
                 raise InvalidInputError(f"Refused: {shown!r} is nested too deeply for a store.")
-            tree = load_object(self._repo, sha)
+            tree = seen.get(sha)
+            if tree is None:  # (an empty tree is falsy)
+                tree = load_object(self._repo, sha)
             if not isinstance(tree, Tree):
                 raise CorruptStoreError("A tree of the incoming commit is damaged.")
+            if len(seen) >= _TREES_KEPT:
+                seen.clear()
+            seen[sha] = tree  # a tree met again (at another path) is not read again
+            walked += 1 + len(tree)
+            if max_walk is not None and walked > max_walk:
+                raise InvalidInputError(
+                    f"Refused {origin}: its tree has more than {max_walk:,} folders and entries, "
+                    "more than a store within its limit of records holds; nothing changed."
+                )
             before: dict[bytes, tuple[int, bytes]] = {}
             if old is not None:
                 old_obj = load_object(self._repo, old)
