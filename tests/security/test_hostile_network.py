@@ -218,6 +218,40 @@ def test_an_endless_ref_advertisement_is_refused_before_it_grows(
         assert server.sent < 32 << 20
 
 
+def http_flood(conn: socket.socket, server: Server) -> None:
+    """An http(s) server's ref advertisement without end (stops at 256 MiB)."""
+    conn.sendall(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/x-git-upload-pack-advertisement\r\n\r\n"
+    )
+    conn.sendall(pkt(b"# service=git-upload-pack\n") + b"0000")
+    conn.sendall(pkt(b"0" * 40 + b" HEAD\0multi_ack side-band-64k ofs-delta\n"))
+    for number in range(10**7):
+        if server.stop.is_set() or server.sent > 256 << 20:
+            return
+        data = pkt(b"1" * 40 + b" refs/tags/t%d\n" % number)
+        conn.sendall(data)
+        server.sent += len(data)
+
+
+def test_over_http_the_same_deadline_and_bound_hold(xb_proc: Run, tmp_path: Path) -> None:
+    """Before, an http server that never answered held the import until it hung up, and
+    one that flooded refs was read whole."""
+    fresh = tmp_path / "fresh"
+    with serving(silent) as server:
+        url = f"http://127.0.0.1:{server.port}/skills"
+        result = xb_proc("skill", "import", url, store=fresh, env=FAST)
+        assert result.code == 8, result.stderr
+        assert "no complete answer within 2 s" in result.stderr
+    with serving(http_flood) as server:
+        url = f"http://127.0.0.1:{server.port}/skills"
+        result = xb_proc("skill", "import", url, store=fresh, env=FAST)
+        assert result.code == 4, result.stderr
+        assert "sent more than 8 MiB before its pack" in result.stderr
+        assert server.done.wait(30)
+        assert server.sent < 32 << 20
+    assert not fresh.exists()
+
+
 def test_a_bad_deadline_setting_is_a_usage_error(xb_proc: Run, tmp_path: Path) -> None:
     for value in ("soon", "0", "-1", "nan", "1e9"):
         fresh = tmp_path / "fresh"

@@ -115,6 +115,10 @@ class Budget:
         """Whether the deadline has passed."""
         return time.monotonic() >= self._end
 
+    def remaining(self) -> float:
+        """Seconds left before the deadline (0 once it has passed)."""
+        return max(self._end - time.monotonic(), 0.0)
+
     def check(self) -> None:
         """Raise Expired once the deadline has passed."""
         if self.expired:
@@ -187,7 +191,13 @@ class _Pool:
         return getattr(self.made, name)
 
     def request(self, *args: Any, **kwargs: Any) -> Any:
+        from urllib3.util import Retry
+
         self.budget.check()
+        # what remains of the deadline, and no second attempt after a timeout (urllib3
+        # would try a GET four times); redirects are still followed
+        kwargs["timeout"] = max(self.budget.remaining(), 0.001)
+        kwargs["retries"] = Retry(total=3, connect=0, read=0)
         return _Response(self.__getattr__("request")(*args, **kwargs), self.budget)
 
 
