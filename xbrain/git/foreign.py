@@ -118,11 +118,11 @@ def _damage_is_theirs(shown: str) -> Iterator[None]:
     a remote failure (ProviderError), never a store's corruption or dulwich's words."""
     try:
         yield
-    except (KeyError, CorruptStoreError, *DAMAGE):
+    except (KeyError, CorruptStoreError, *DAMAGE) as exc:
         raise ProviderError(
             f"The repository at {shown} is damaged (a git object of it is missing or "
             "cannot be read); nothing was imported. Check it with git fsck."
-        ) from None
+        ) from exc
 
 
 def _named(ref: str | None) -> str:

@@ -12,7 +12,8 @@ and pack) to both, through dulwich's public hooks only:
   past the deadline the operation stops there, and before the pack (refs, capabilities,
   acknowledgements) at most ``MAX_TALK`` bytes are accepted; over http(s) the same holds
   for every read of every response (a urllib3 pool whose responses are bounded);
-* the ref list is held to ``MAX_REFS``; the pack itself, to the deadline as it arrives.
+* the ref list is held to ``MAX_REFS``; the pack itself, to the deadline as it arrives
+  (a repository on this machine has no deadline: there is nothing to wait on).
 
 So a silent server is given up after the deadline, and one that stalls just before it
 after at most twice that. The deadline is ``XBRAIN_NETWORK_TIMEOUT`` seconds (default
@@ -114,6 +115,11 @@ class Budget:
     def expired(self) -> bool:
         """Whether the deadline has passed."""
         return time.monotonic() >= self._end
+
+    def no_deadline(self) -> None:
+        """The repository is on this machine: nothing to wait on but the disk, and a big
+        store's first fetch from a slow one may take long; only the bounds hold."""
+        self._end = math.inf
 
     def remaining(self) -> float:
         """Seconds left before the deadline (0 once it has passed)."""

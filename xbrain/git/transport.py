@@ -141,6 +141,8 @@ class Transport(Repository):
                 options = budget.client_options(config, url)
                 client, path = get_transport_and_path(url, config=config, **options)
                 local = isinstance(client, LocalGitClient)
+                if local:
+                    budget.no_deadline()
                 raw = path.encode() if isinstance(path, str) else path
 
                 def counted(
@@ -153,7 +155,9 @@ class Transport(Repository):
         except XbrainError:
             raise
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise fetch_failure(budget, local, label or url, exc) from None
+            raise fetch_failure(
+                budget, local, label or url, exc
+            ) from None  # its text may quote the URL
 
     def _fetch_bounded(
         self,

@@ -63,11 +63,11 @@ def check_commit(
     """
     try:
         return _check(git, base, commit, origin, parsed, WALK_PER_RECORD * max_entries)
-    except CorruptStoreError:
+    except CorruptStoreError as exc:
         raise ProviderError(
             f"Refused {origin}: a git object it should have sent is missing or damaged; "
             "nothing changed. Check that repository with git fsck."
-        ) from None
+        ) from exc
 
 
 def _check(
