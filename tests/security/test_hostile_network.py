@@ -218,6 +218,33 @@ def test_an_endless_ref_advertisement_is_refused_before_it_grows(
         assert server.sent < 32 << 20
 
 
+def trickle(conn: socket.socket, server: Server) -> None:
+    """One ref line every 0.2 s for a minute: every read finishes, the whole never does."""
+    conn.sendall(pkt(b"0" * 40 + b" HEAD\0multi_ack side-band-64k ofs-delta\n"))
+    for number in range(300):
+        if server.stop.wait(0.2):
+            return
+        data = pkt(b"1" * 40 + b" refs/tags/t%d\n" % number)
+        conn.sendall(data)
+        server.sent += len(data)
+
+
+def test_a_server_that_trickles_is_given_up_at_the_deadline_too(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """No single read waits long, so no socket timeout fires: the deadline is checked at
+    every line. Before, the import lasted as long as the server went on (here a minute)."""
+    with serving(trickle) as server:
+        url = f"git://127.0.0.1:{server.port}/skills"
+        fresh = tmp_path / "fresh"
+        result = xb_proc("skill", "import", url, store=fresh, env=FAST)
+        assert result.code == 8, result.stderr
+        assert "no complete answer within 2 s" in result.stderr
+        assert not fresh.exists()
+        assert server.done.wait(30)
+        assert server.sent < 100 * 60  # it stopped listening long before the minute
+
+
 def http_flood(conn: socket.socket, server: Server) -> None:
     """An http(s) server's ref advertisement without end (stops at 256 MiB)."""
     conn.sendall(
@@ -441,6 +468,38 @@ def test_a_damaged_backup_is_said_to_be_damaged(
     assert result.code == 8 and "its repository is damaged" in result.stderr, result.stderr
     assert not clone.exists()
     assert head(stocked) == before_head and snapshot_files(stocked) == before
+
+
+def test_an_object_missing_from_an_incoming_commit_is_the_remotes_damage(
+    tmp_path: Path,
+) -> None:
+    """A commit that names a blob it did not bring: before, CorruptStoreError (exit 7,
+    'run xbrain doctor', as if the store were damaged); now the remote's damage, exit 8."""
+    from dulwich.objects import Commit, Tree
+
+    from xbrain.errors import ProviderError
+    from xbrain.git import GitStore
+    from xbrain.remote.intake import check_commit
+
+    path = tmp_path / "incoming"
+    path.mkdir()
+    GitStore.init_private(path)
+    with GitStore(path) as git:
+        repo = git._repo  # the test builds the hostile commit with dulwich itself
+        tree = Tree()
+        tree.add(b"xbrain.yaml", 0o100644, b"1" * 40)  # a blob that is not there
+        repo.object_store.add_object(tree)
+        commit = Commit()
+        commit.tree = tree.id
+        commit.author = commit.committer = b"m <m@example.invalid>"
+        commit.commit_time = commit.author_time = 0
+        commit.commit_timezone = commit.author_timezone = 0
+        commit.message = b"innocent"
+        repo.object_store.add_object(commit)
+        with pytest.raises(ProviderError) as caught:
+            check_commit(git, None, commit.id.decode(), "remote origin")  # type: ignore[arg-type]
+    assert caught.value.exit_code == 8
+    assert "Refused remote origin: a git object it should have sent is missing" in str(caught.value)
 
 
 def loosen(backup: Path) -> None:
