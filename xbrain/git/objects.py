@@ -118,6 +118,7 @@ def guarded_objects(records: Iterable[T]) -> Iterator[T]:
 
 
 def objects_damaged() -> CorruptStoreError:
+    """The error of a push that met an object missing or damaged in the store."""
     return CorruptStoreError(
         "An object of the store is missing or damaged, so it cannot be sent; nothing was "
         "pushed. Run xbrain doctor."

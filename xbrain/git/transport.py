@@ -155,9 +155,8 @@ class Transport(Repository):
         except XbrainError:
             raise
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise fetch_failure(
-                budget, local, label or url, exc
-            ) from None  # its text may quote the URL
+            # not chained: its text may quote the URL (a token in it, on --traceback)
+            raise fetch_failure(budget, local, label or url, exc) from None
 
     def _fetch_bounded(
         self,
