@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import mmap
+import tempfile
 import zlib
 
 import pytest
@@ -148,3 +150,19 @@ def test_packed_size_reads_every_entrys_size_without_inflating_it(
         for blob in blobs:
             offset = pack.index.object_offset(blob.id)
             assert packed_size(data[offset : offset + 128]) == len(blob.data)
+
+
+def test_a_truncated_pack_in_a_map_is_refused_and_the_map_still_closes() -> None:
+    """How a fetch checks what it received: through a read-only map of its spool file.
+    Before, the refusal's traceback kept slices of the map alive and closing it raised
+    ``BufferError: cannot close exported pointers exist`` in place of the refusal."""
+    whole = dulwich_pack([bytes(range(256)) * 40, b"second file\n" * 300])
+    for cut in (len(whole) // 5, len(whole) // 2, len(whole) - 25):
+        with tempfile.TemporaryFile() as spool:
+            spool.write(whole[:cut])
+            spool.flush()
+            with (
+                pytest.raises(InvalidInputError, match="sent a truncated pack"),
+                mmap.mmap(spool.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+            ):
+                check_pack(mapped, LOOSE, "The repository")

@@ -21,7 +21,8 @@ def remote() -> None:
     """Git remotes for backups and other devices (only ones you add; never implicit).
 
     URLs may be paths, file://, ssh://, git:// or https://; credentials come from your
-    ssh agent or git credential helper, never from xbrain.
+    ssh agent or git credential helper, never from xbrain. A server that has not
+    answered in full within XBRAIN_NETWORK_TIMEOUT seconds (120) is given up (exit 8).
     """
     quiet_network_libraries()
 

@@ -67,7 +67,8 @@ def import_command(ctx: click.Context, source: str, ref: str | None, subdir: str
 
     ZIPs are read in memory, never extracted, and refused whole (exit 4) on any unsafe
     member. Git URLs (paths, file://, git://, ssh://, https://) are fetched with dulwich
-    and the commit is recorded. Unknown frontmatter keys are warnings here.
+    (given up after XBRAIN_NETWORK_TIMEOUT seconds, 120) and the commit is recorded.
+    Unknown frontmatter keys are warnings here.
     """
     store = open_store(ctx)
     local = source == "-" or Path(source).exists() or Path(source).is_symlink()

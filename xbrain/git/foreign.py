@@ -12,23 +12,23 @@ at most ``max_bytes``, no deeper than ``max_depth``.
 
 from __future__ import annotations
 
+import contextlib
 import re
-import shutil
 import stat
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tag, Tree
 from dulwich.refs import Ref
 
-from ..errors import CorruptStoreError, InvalidInputError, NotFoundError
+from ..errors import CorruptStoreError, InvalidInputError, NotFoundError, ProviderError
 from ..paths import git_own_name
 from ..redact import redact_url
-from .objects import private_umask
+from .objects import DAMAGE
 from .packcheck import PackBound, amount
 from .repo import Repository
+from .scratch import scratch_dir, sweep_dead
 from .transport import Transport, local_path
 
 __all__ = ["ForeignTree", "Limits", "PackBound", "read_foreign_tree"]
@@ -44,6 +44,17 @@ class Limits(NamedTuple):
     max_bytes: int
     max_depth: int
     pack: PackBound
+
+    @property
+    def max_trees(self) -> int:
+        """Directories a walk may open: one for each level above every file allowed."""
+        return self.max_files * self.max_depth
+
+    @property
+    def max_entries(self) -> int:
+        """Entries a walk may read in all: each of those directories and files, and as
+        many again for names skipped on the way (``.DS_Store``, git's own files)."""
+        return 2 * self.max_trees
 
 
 class ForeignTree(NamedTuple):
@@ -68,34 +79,50 @@ def _candidates(ref: str | None) -> list[bytes]:
     return [b"refs/heads/" + raw, b"refs/tags/" + raw]
 
 
-def read_foreign_tree(url: str, ref: str | None, path: str | None, limits: Limits) -> ForeignTree:
+def read_foreign_tree(
+    url: str, ref: str | None, path: str | None, limits: Limits, scratch: Path | None = None
+) -> ForeignTree:
     """Fetch ``ref`` of ``url`` and read the files under ``path`` of its commit.
 
     A repository on this machine is read in place (nothing copied, nothing written): only
     the objects on the way to ``path`` and under it are read, each size checked first.
+    Another is fetched into a scratch repository under ``scratch`` (a private directory;
+    None: the system's temporary directory), removed afterwards; those that imports
+    killed mid-way left there are removed first.
     """
+    if scratch is not None:
+        sweep_dead(scratch)
     local = local_path(url)
     if local is not None:
         try:
             source = _Foreign(Path(local))
         except CorruptStoreError:
             raise InvalidInputError(f"{local} is not a git repository.") from None
-        with source:
+        with source, _damage_is_theirs(local):
             sha = _pinned(ref) or source.local_ref(_candidates(ref))
             if sha is None or not source.holds(sha):
                 raise NotFoundError(f"The repository at {local} has no {_named(ref)}.")
             return source.read_under(sha, path or "", limits)
-    with private_umask():
-        scratch = Path(tempfile.mkdtemp(prefix="xbrain-import-"))
-    try:
-        Repository.init_bare(scratch / "repo")
-        with _Foreign(scratch / "repo") as repo:
+    with scratch_dir(scratch) as work:
+        Repository.init_bare(work / "repo")
+        with _Foreign(work / "repo") as repo, _damage_is_theirs(redact_url(url)):
             sha = repo.fetch_one(url, _candidates(ref), limits.pack, _pinned(ref))
             if sha is None or not repo.holds(sha):
                 raise NotFoundError(f"The repository at {redact_url(url)} has no {_named(ref)}.")
             return repo.read_under(sha, path or "", limits)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _damage_is_theirs(shown: str) -> Iterator[None]:
+    """An object of someone else's repository missing or unreadable: its damage, said as
+    a remote failure (ProviderError), never a store's corruption or dulwich's words."""
+    try:
+        yield
+    except (KeyError, CorruptStoreError, *DAMAGE) as exc:
+        raise ProviderError(
+            f"The repository at {shown} is damaged (a git object of it is missing or "
+            "cannot be read); nothing was imported. Check it with git fsck."
+        ) from exc
 
 
 def _named(ref: str | None) -> str:
@@ -161,7 +188,7 @@ class _Foreign(Transport):
         if not isinstance(tree, Tree):
             raise InvalidInputError(f"{path or '/'!a} in the repository is not a directory.")
         found = ForeignTree(obj.id.decode(), {}, [])
-        self._collect(tree, "", found, limits)
+        self._collect(tree, "", found, limits, [0, 0])
         return found
 
     def _object(self, sha: ObjectID, limits: Limits) -> ShaFile:
@@ -174,7 +201,20 @@ class _Foreign(Transport):
             )
         return self._repo[sha]
 
-    def _collect(self, tree: Tree, prefix: str, found: ForeignTree, limits: Limits) -> None:
+    def _collect(
+        self, tree: Tree, prefix: str, found: ForeignTree, limits: Limits, walked: list[int]
+    ) -> None:
+        """Read the files of ``tree`` into ``found``; ``walked`` counts the trees opened and
+        the entries read, held to the limits' bounds (a tree whose entries all point at
+        the next one names more paths than any walk could visit)."""
+        walked[0] += 1
+        walked[1] += len(tree)
+        if walked[0] > limits.max_trees or walked[1] > limits.max_entries:
+            raise InvalidInputError(
+                f"The directory is too big to import: more than {limits.max_trees:,} folders "
+                f"or {limits.max_entries:,} entries in all (a skill holds at most "
+                f"{limits.max_files} files, {limits.max_depth} levels deep)."
+            )
         for item in tree.items():
             shown = prefix + item.path.decode("utf-8", "backslashreplace")
             if item.path in _SKIP or git_own_name(shown.rpartition("/")[2]):
@@ -190,7 +230,7 @@ class _Foreign(Transport):
                 sub = self._object(item.sha, limits)
                 if not isinstance(sub, Tree):
                     raise InvalidInputError(f"{shown!a} in the repository is not a directory.")
-                self._collect(sub, shown + "/", found, limits)
+                self._collect(sub, shown + "/", found, limits, walked)
                 continue
             if len(found.files) >= limits.max_files:
                 raise InvalidInputError(f"The directory holds more than {limits.max_files} files.")

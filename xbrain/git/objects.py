@@ -10,9 +10,9 @@ import contextlib
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple, NewType
+from typing import NamedTuple, NewType, TypeVar
 
 from dulwich.errors import (
     ApplyDeltaError,
@@ -36,6 +36,7 @@ from ..errors import (
 __all__ = ["CommitId", "CommitInfo", "Leaf", "Snapshot", "load_object", "private_umask"]
 
 CommitId = NewType("CommitId", str)
+T = TypeVar("T")
 
 MAIN = Ref(b"refs/heads/main")
 # git's checkouts in a store write files as stored, whatever a global autocrlf says
@@ -106,6 +107,23 @@ def remote_failure(action: str, location: str, exc: BaseException) -> ProviderEr
     text = " ".join(str(exc).split())
     detail = text if 0 < len(text) <= 160 else type(exc).__name__
     return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
+
+
+def guarded_objects(records: Iterable[T]) -> Iterator[T]:
+    """``records`` (the objects a push sends), an object missing or damaged on the way
+    being the store's corruption."""
+    try:
+        yield from records
+    except (KeyError, *DAMAGE) as exc:
+        raise objects_damaged() from exc
+
+
+def objects_damaged() -> CorruptStoreError:
+    """The error of a push that met an object missing or damaged in the store."""
+    return CorruptStoreError(
+        "An object of the store is missing or damaged, so it cannot be sent; nothing was "
+        "pushed. Run xbrain doctor."
+    )
 
 
 @contextlib.contextmanager

@@ -44,9 +44,20 @@ class PackBound(NamedTuple):
 
 
 def check_pack(data: bytes | mmap.mmap, bound: PackBound, what: str) -> None:
-    """Refuse (InvalidInputError naming ``what``) a pack over ``bound`` or malformed."""
+    """Refuse (InvalidInputError naming ``what``) a pack over ``bound`` or malformed.
+
+    The refusal is raised anew once the walk's frames are gone: raised from inside them,
+    its traceback would keep slices of ``data`` alive, and closing a map of it would then
+    fail ("cannot close exported pointers exist") in place of the refusal.
+    """
+    refusal = None
     with memoryview(data) as view:
-        _check(view, bound, what)
+        try:
+            _check(view, bound, what)
+        except InvalidInputError as exc:
+            refusal = exc.message
+    if refusal is not None:
+        raise InvalidInputError(refusal)
 
 
 def _check(view: memoryview, bound: PackBound, what: str) -> None:

@@ -7,32 +7,27 @@ from __future__ import annotations
 
 import contextlib
 import re
-import stat
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from dulwich.errors import (
     NotGitRepository,
 )
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile
 from dulwich.repo import Repo
 
 from ..errors import (
     CorruptStoreError,
-    InvalidInputError,
     NotFoundError,
 )
 from .objects import (
     DAMAGE,
     DIR_MODE,
     MAIN,
-    MAX_DEPTH,
     PLAIN_LINE_ENDINGS,
     CommitId,
     CommitInfo,
-    Leaf,
     Snapshot,
     config_change,
     load_object,
@@ -40,6 +35,7 @@ from .objects import (
 )
 from .packcheck import packed_size
 from .pending import ObjectsMarker, PendingMarker
+from .walk import Walking
 
 __all__ = ["Repository"]
 
@@ -48,7 +44,7 @@ R = TypeVar("R", bound="Repository")
 _ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
 
 
-class Repository:
+class Repository(Walking):
     """A git repository with a working tree, driven only through dulwich."""
 
     def __init__(self, path: Path) -> None:
@@ -239,41 +235,6 @@ class Repository:
             commit, entry = parent, before
         return found
 
-    def walk_leaves(self, base: CommitId | None, commit: CommitId) -> Iterator[Leaf]:
-        """Every non-directory entry of ``commit`` not identical in ``base`` at its path.
-
-        Subtrees whose id equals ``base``'s at the same path are skipped (the store's own
-        tree is trusted), so a pull walks only what it brings. Names come raw: the caller
-        decides which are acceptable. A tree nested deeper than any store path is refused.
-        """
-        new_tree = self.snapshot(commit).tree_id
-        old_tree = self.snapshot(base).tree_id if base is not None else None
-        stack: list[tuple[tuple[bytes, ...], bytes, bytes | None]] = []
-        if new_tree is not None:
-            stack.append(((), new_tree, old_tree))
-        while stack:
-            prefix, sha, old = stack.pop()
-            if sha == old:
-                continue
-            if len(prefix) > MAX_DEPTH:
-                shown = b"/".join(prefix).decode("utf-8", "backslashreplace")
-                raise InvalidInputError(f"Refused: {shown!r} is nested too deeply for a store.")
-            tree = load_object(self._repo, sha)
-            if not isinstance(tree, Tree):
-                raise CorruptStoreError("A tree of the incoming commit is damaged.")
-            before: dict[bytes, tuple[int, bytes]] = {}
-            if old is not None:
-                old_obj = load_object(self._repo, old)
-                if isinstance(old_obj, Tree):
-                    before = {i.path: (i.mode, i.sha) for i in old_obj.iteritems()}
-            for item in tree.iteritems():
-                parts = (*prefix, item.path)
-                was = before.get(item.path)
-                if stat.S_ISDIR(item.mode):
-                    stack.append((parts, item.sha, was[1] if was and was[0] == DIR_MODE else None))
-                elif was != (item.mode, item.sha):
-                    yield Leaf(parts, item.mode, item.sha.decode())
-
     def blob_size(self, sha: str) -> int | None:
         """A stored object's size read from its header, without inflating the object.
 
@@ -325,43 +286,6 @@ class Repository:
             config = self._repo.get_config()
             config.set((b"xbrain",), key.encode(), str(value).encode())
             config.write_to_path()
-
-    def is_ancestor(self, older: CommitId, newer: CommitId) -> bool:
-        """True when ``older`` is reachable from ``newer`` (or equal).
-
-        A plain walk over parents: dulwich's date-ordered ``can_fast_forward`` answers
-        wrongly when commits share a timestamp, which xbrain's second-resolution commits
-        often do (found by the two-device test).
-        """
-        seen: set[str] = set()
-        todo = [str(newer)]
-        while todo:
-            commit = todo.pop()
-            if commit == older:
-                return True
-            if commit in seen:
-                continue
-            seen.add(commit)
-            todo.extend(self.commit_info(CommitId(commit)).parents)
-        return False
-
-    def merge_base(self, ours: CommitId, theirs: CommitId) -> CommitId | None:
-        """The common ancestor nearest to ``theirs`` (None: none), walked as is_ancestor."""
-        mine: set[str] = set()
-        todo = [str(ours)]
-        while todo:
-            commit = todo.pop()
-            if commit not in mine:
-                mine.add(commit)
-                todo.extend(self.commit_info(CommitId(commit)).parents)
-        queue, seen = [str(theirs)], {str(theirs)}
-        for commit in queue:  # breadth first: the queue grows while it is read
-            if commit in mine:
-                return CommitId(commit)
-            parents = [p for p in self.commit_info(CommitId(commit)).parents if p not in seen]
-            seen.update(parents)
-            queue.extend(parents)
-        return None
 
     @property
     def pending(self) -> PendingMarker:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import shutil
 import stat
 import tempfile
 import time
@@ -29,9 +28,22 @@ from ..errors import (
     no_space,
 )
 from ..redact import redact_url
-from .objects import MAIN, CommitId, config_change, disk_full, private_file, private_umask
+from .network import Budget, Expired, fetch_failure
+from .objects import (
+    DAMAGE,
+    MAIN,
+    CommitId,
+    config_change,
+    disk_full,
+    guarded_objects,
+    objects_damaged,
+    private_file,
+    private_umask,
+    remote_failure,
+)
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
+from .scratch import scratch_dir, sweep_dead
 
 __all__ = ["Transport", "local_path", "sweep_dead"]
 
@@ -60,13 +72,6 @@ class Wants(Protocol):
 
 def _quiet(_data: bytes) -> None:
     """dulwich's progress callback: remote chatter is never shown."""
-
-
-def remote_failure(action: str, location: str, exc: BaseException) -> ProviderError:
-    """One line for a failed network operation; never echoes credentials."""
-    text = " ".join(str(exc).split())
-    detail = text if 0 < len(text) <= 160 else type(exc).__name__
-    return ProviderError(redact_url(f"Could not {action} {location}: {detail}".rstrip(".") + "."))
 
 
 class Transport(Repository):
@@ -125,25 +130,43 @@ class Transport(Repository):
         (``depth``: only that many commits of history). What the remote sends is held to
         ``bound`` before anything is indexed (InvalidInputError); every other failure is
         one ProviderError naming ``label`` (default: the URL)."""
-        from dulwich.client import get_transport_and_path
+        from dulwich.client import LocalGitClient, get_transport_and_path
 
+        what = f"The repository at {redact_url(url)}"
+        budget = Budget(what)
+        local = False
         try:
-            with private_umask():
-                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+            with private_umask(), budget:
+                config = self._repo.get_config_stack()
+                options = budget.client_options(config, url)
+                client, path = get_transport_and_path(url, config=config, **options)
+                local = isinstance(client, LocalGitClient)
+                if local:
+                    budget.no_deadline()
                 raw = path.encode() if isinstance(path, str) else path
-                what = f"The repository at {redact_url(url)}"
-                self._fetch_bounded(client, raw, wants, depth, bound, what)
+
+                def counted(
+                    refs: Mapping[Ref, ObjectID], depth: int | None = None
+                ) -> list[ObjectID]:
+                    budget.count_refs(refs)
+                    return wants(refs, depth)
+
+                self._fetch_bounded(client, raw, counted, depth, bound, what, budget)
         except XbrainError:
             raise
-        except OSError as exc:
-            if no_space(exc):
-                raise disk_full() from None
-            raise remote_failure("fetch from", label or url, exc) from None
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
-            raise remote_failure("fetch from", label or url, exc) from None
+            # not chained: its text may quote the URL (a token in it, on --traceback)
+            raise fetch_failure(budget, local, label or url, exc) from None
 
     def _fetch_bounded(
-        self, client: Any, path: bytes, wants: Wants, depth: int | None, bound: PackBound, what: str
+        self,
+        client: Any,
+        path: bytes,
+        wants: Wants,
+        depth: int | None,
+        bound: PackBound,
+        what: str,
+        budget: Budget,
     ) -> None:
         """dulwich's ``client.fetch``, with the pack spooled to a file, held to ``bound``
         and checked (through a read-only map of the file) before dulwich indexes it."""
@@ -152,6 +175,7 @@ class Transport(Repository):
 
             def take(data: bytes) -> int:
                 nonlocal received
+                budget.pack_begins()
                 received += len(data)
                 if received > bound.max_wire:
                     raise InvalidInputError(
@@ -181,29 +205,22 @@ class Transport(Repository):
         The scratch directory is removed afterwards; one a killed process left behind
         is removed by the next call.
         """
-        scratch = self.control_dir / "xbrain" / "incoming"
-        sweep_dead(scratch)
-        with private_umask():
-            scratch.mkdir(parents=True, exist_ok=True)
-            work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=scratch))
-            try:
+        with scratch_dir(self.control_dir / "xbrain" / "incoming") as work:
+            with private_umask():
                 Repo.init_bare(str(work), default_branch=b"main").close()
                 info = work / "objects" / "info"
                 info.mkdir(parents=True, exist_ok=True)
                 own = os.path.abspath(self.control_dir / "objects")
                 (info / "alternates").write_text(own + "\n")
-                incoming = type(self)(work)
+            incoming = type(self)(work)
+            try:
                 head = self.head()
                 if head is not None:  # so the remote sends only what the store lacks
-                    incoming.seed_main(head)
-            except BaseException:
-                shutil.rmtree(work, ignore_errors=True)
-                raise
-        try:
-            yield incoming
-        finally:
-            incoming.close()
-            shutil.rmtree(work, ignore_errors=True)
+                    with private_umask():
+                        incoming.seed_main(head)
+                yield incoming
+            finally:
+                incoming.close()
 
     def seed_main(self, commit: CommitId) -> None:
         """Point ``main`` of a scratch quarantine at ``commit`` (no CAS: no one else sees it)."""
@@ -263,13 +280,21 @@ class Transport(Repository):
             return {**unchanged, MAIN: ObjectID(head.encode())}
 
         started = time.time()
+        budget = Budget(f"The repository at {redact_url(url)}")
         try:
-            with private_umask():
-                client, path = get_transport_and_path(url, config=self._repo.get_config_stack())
+            with private_umask(), budget:
+                config = self._repo.get_config_stack()
+                options = budget.client_options(config, url)
+                client, path = get_transport_and_path(url, config=config, **options)
+
+                def counted(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
+                    budget.count_refs(refs)
+                    return update_refs(refs)
+
                 result = client.send_pack(
                     path.encode() if isinstance(path, str) else path,
-                    update_refs,
-                    generate_pack_data=cast(Any, self._repo.generate_pack_data),
+                    counted,
+                    generate_pack_data=cast(Any, self._pack_data),
                 )
         except FileLocked:
             raise ProviderError(
@@ -278,11 +303,11 @@ class Transport(Repository):
             ) from None
         except XbrainError:
             raise
-        except OSError as exc:
+        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
+            if budget.expired or isinstance(exc, Expired):
+                raise budget.timed_out("push to", location) from None
             if no_space(exc):
                 raise disk_full() from None
-            raise remote_failure("push to", location, exc) from None
-        except Exception as exc:  # dulwich raises many kinds for unreachable remotes
             raise remote_failure("push to", location, exc) from None
         finally:
             local = _local_repository(url)
@@ -302,25 +327,14 @@ class Transport(Repository):
                 ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN]
             )
 
-
-def sweep_dead(scratch: Path) -> None:
-    """Remove ``<pid>-…`` scratch directories whose process is gone (killed mid-way)."""
-    if not scratch.is_dir():
-        return
-    for entry in scratch.iterdir():
-        pid = entry.name.split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(entry, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    def _pack_data(self, *args: Any, **kwargs: Any) -> tuple[int, Iterator[Any]]:
+        """The store's ``generate_pack_data`` for a push: an object missing or damaged in
+        the store is the store's corruption (CorruptStoreError), never the remote's."""
+        try:
+            count, records = self._repo.generate_pack_data(*args, **kwargs)
+        except (KeyError, *DAMAGE) as exc:
+            raise objects_damaged() from exc
+        return count, guarded_objects(records)
 
 
 def _local_repository(url: str) -> Path | None:

@@ -158,7 +158,8 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                     locked.note_remote_head(name, theirs)
                     return {"state": "up_to_date", "commit": ours, "dropped": []}
                 parsed: dict[str, dict[str, Any]] = {}
-                check_commit(incoming, ours, theirs, f"remote {name}", parsed)
+                limits = device(locked)
+                check_commit(incoming, ours, theirs, f"remote {name}", parsed, limits.max_entries)
                 locked.accept_objects(incoming)
                 dropped: list[dict[str, Any]] = []
                 state, head = integrate(
@@ -171,7 +172,7 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                     dropped,
                     parsed,
                 )
-                check_limits(View(locked.snapshot(head)), f"Pulling {name}", device(locked))
+                check_limits(View(locked.snapshot(head)), f"Pulling {name}", limits)
                 paths = locked.changed_files(ours, head)
                 edited = locked.hand_edits(locked.snapshot(ours), paths, locked.snapshot(head).read)
                 refuse_hand_edits(locked, edited)

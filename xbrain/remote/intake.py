@@ -24,13 +24,19 @@ from typing import Any
 
 from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..core import FILE_MODE, CommitId, GitStore, View, layout
+from ..core.config import DEFAULT_MAX_ENTRIES
 from ..core.registry import classify, content_problem, max_bytes
-from ..errors import InvalidInputError
+from ..errors import CorruptStoreError, InvalidInputError, ProviderError
 from ..kinds import skill as skill_kind
 from ..kinds.skillcheck import skill_problems
 from ..paths import component_problem
 
-__all__ = ["check_commit"]
+__all__ = ["WALK_PER_RECORD", "check_commit"]
+
+# trees and entries a check may walk for each record the store may hold: a store at its
+# limit holds one file per record, its shard folders and catalog, URL and entry files
+# (entries and skills do not count toward the limit): 1,000,000 at the default 10,000
+WALK_PER_RECORD = 100
 
 _MODES = {0o120000: "a symbolic link", 0o160000: "a submodule (gitlink)"}
 
@@ -49,16 +55,37 @@ def check_commit(
     commit: CommitId,
     origin: str,
     parsed: dict[str, dict[str, Any]] | None = None,
+    max_entries: int = DEFAULT_MAX_ENTRIES,
 ) -> list[str]:
     """Check what ``commit`` brings on top of ``base`` (None: all of it); its paths.
 
     ``origin`` names where it came from in messages (``remote origin``, a URL).
     Raises InvalidInputError naming the first refused path. ``parsed``, when given,
     receives each record parsed on the way (blob id → record), so the merge that
-    follows does not parse it again.
+    follows does not parse it again. The walk is held to ``WALK_PER_RECORD`` trees and
+    entries for each of the ``max_entries`` records the store may hold (this device's
+    limit). An object the commit needs that is missing or damaged is the remote's
+    damage (ProviderError), not the store's.
     """
+    try:
+        return _check(git, base, commit, origin, parsed, WALK_PER_RECORD * max_entries)
+    except CorruptStoreError as exc:
+        raise ProviderError(
+            f"Refused {origin}: a git object it should have sent is missing or damaged; "
+            "nothing changed. Check that repository with git fsck."
+        ) from exc
+
+
+def _check(
+    git: GitStore,
+    base: CommitId | None,
+    commit: CommitId,
+    origin: str,
+    parsed: dict[str, dict[str, Any]] | None,
+    max_walk: int,
+) -> list[str]:
     found: list[tuple[str, str, str]] = []
-    for leaf in git.walk_leaves(base, commit):
+    for leaf in git.walk_leaves(base, commit, max_walk, origin):
         shown = _shown(leaf.parts)
         for part in leaf.parts:
             problem = component_problem(part)

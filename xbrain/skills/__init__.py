@@ -92,13 +92,22 @@ def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> di
     repository (a repository on this machine: read in place), the commit recorded; lands
     as ``proposed``."""
     limits = Limits(MAX_COMPONENTS + 1, MAX_COMPONENT_BYTES, MAX_DEPTH, IMPORT_BOUND)
-    tree = read_foreign_tree(url, ref, path, limits)
+    tree = read_foreign_tree(url, ref, path, limits, _scratch_root(core))
     source = {"type": "git", "url": redact_url(url), "commit": tree.commit}
     if ref:
         source["ref"] = ref
     if path:
         source["path"] = path
     return save(core, tree.files, source=source, state="proposed", skipped=tree.skipped)
+
+
+def _scratch_root(core: Core) -> Path | None:
+    """Where a git import's scratch repository goes: ``import/`` of the cache directory
+    (private; a killed import's is removed by the next). None (the system's temporary
+    directory) when the cache directory lies inside a store not made yet."""
+    if not core.exists() and core.cache_dir.is_relative_to(core.path):
+        return None
+    return core.cache_dir / "import"
 
 
 def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[str, Any]:
