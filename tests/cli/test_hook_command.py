@@ -251,3 +251,67 @@ def test_a_log_line_with_text_the_locale_cannot_hold(tmp_path: Path) -> None:
     assert (code, out, err) == (0, "", "")
     [line] = (cache / "hook.log").read_text(encoding="utf-8").splitlines()
     assert "Store path is not a directory" in line
+
+
+def test_a_hook_whose_store_is_not_there_says_so_in_the_log(tmp_path: Path) -> None:
+    """Issue 44 item 7: a hook whose store does not exist printed nothing and logged
+    nothing, so a misconfigured XBRAIN_STORE looked like a store that never matched.
+    Now each such hook writes one line (the store path, never the prompt) to hook.log,
+    still exits 0 and prints nothing; SessionStart's reminder needs no store."""
+    cache, missing = tmp_path / "cache", tmp_path / "no-such-store"
+    events = [
+        {"hook_event_name": "UserPromptSubmit", "prompt": "zebra secret git push --force"},
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "/x"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s"},
+    ]
+    for number, payload in enumerate(events, 1):
+        assert hook(missing, payload, cache) == (0, "", "")
+        lines = (cache / "hook.log").read_text().splitlines()
+        assert len(lines) == number and f"No store at {missing}: " in lines[-1]
+        assert "zebra" not in lines[-1]
+    code, out, err = hook(missing, {"hook_event_name": "SessionStart"}, cache)
+    assert (code, err) == (0, "") and "xbrain search" in out
+    assert len((cache / "hook.log").read_text().splitlines()) == 3
+    assert not missing.exists()
+
+
+def test_an_edit_recalls_the_rules_whose_paths_match_its_file(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 44 item 6, through the hook: PreToolUse of Edit on
+    ``migrations/versions/0042_add_col.py`` recalled nothing for a rule with
+    ``paths: [migrations/**/*.py]``. Now the rule comes as context, in full once and then
+    as its one-liner; a Bash call still gets tool guidance only."""
+    rule = {
+        "kind": "rule",
+        "name": "migrations-reversible",
+        "paths": ["migrations/**/*.py"],
+        "body": "Every migration needs a downgrade.",
+        "oneLiner": "Migrations: write the downgrade.",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    project, cache = tmp_path / "proj", tmp_path / "cache"
+    (project / ".git").mkdir(parents=True)
+    edit = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "e-1",
+        "cwd": str(project),
+        "tool_name": "Edit",
+        "tool_input": {
+            "file_path": str(project / "migrations" / "versions" / "0042_add_col.py"),
+            "old_string": "x = 1",
+            "new_string": "x = 2",
+        },
+    }
+    texts = []
+    for _ in range(2):
+        code, out, err = hook(store_dir, edit, cache)
+        assert (code, err) == (0, "")
+        context = json.loads(out)["hookSpecificOutput"]
+        assert context["hookEventName"] == "PreToolUse"
+        texts.append(context["additionalContext"])
+    assert "- [rule] migrations-reversible: Every migration needs a downgrade." in texts[0]
+    assert "- [rule] migrations-reversible: Migrations: write the downgrade." in texts[1]
+    bash = {**edit, "tool_name": "Bash", "tool_input": {"command": "ls migrations"}}
+    assert hook(store_dir, bash, cache) == (0, "", "")
+    assert not (cache / "hook.log").exists()

@@ -92,7 +92,7 @@ def record(
             item["kind"],
             item["disclosure"],
             item["why"].get("via"),
-            item["why"].get("query") if item["why"].get("via") in ("query", "keyword") else None,
+            _matched(item["why"]),
         )
         for item in results
     ]
@@ -101,6 +101,13 @@ def record(
         conn.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     finally:
         conn.close()
+
+
+def _matched(why: dict[str, Any]) -> str | None:
+    """Which of the entry's own texts matched: a query, a keyword or a ``paths`` glob."""
+    if why.get("via") in ("query", "keyword"):
+        return str(why.get("query"))
+    return str(why.get("glob")) if why.get("via") == "path" else None
 
 
 def clear(control: Path) -> int:
