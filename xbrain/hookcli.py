@@ -16,6 +16,9 @@ answers for its ``hook_event_name``:
 * ``Stop`` — the agent's last message (the end of the transcript) against the
   ``stop-rule`` entries: a match answers ``{"decision": "block", "reason": …}``, at most
   once in a row (``stop_hook_active``);
+* ``PostToolUse``, ``PostToolUseFailure`` — the tool's name and outcome (success or
+  error, never its input or output) in the session's trace (``search.traces``), no
+  answer;
 * ``SessionStart`` — a one-paragraph reminder of how to use xbrain.
 
 It never fails what it hooks: bad input, a missing, busy or broken store, or an answer
@@ -244,6 +247,9 @@ def respond(
         raise NotFoundError(missing)
     if event == "Stop" or event == "SubagentStop":
         return _stop(store, payload, mode)
+    if event == "PostToolUse" or event == "PostToolUseFailure":
+        _trace(store, payload)
+        return None
     if event == "PreToolUse" or (event is None and "tool_name" in payload):
         return _tool_guidance(store, payload, mode)
     return _prompt(store, payload, env, mode)
@@ -289,6 +295,16 @@ def _tool_guidance(store: Path, payload: dict[str, Any], mode: str | None) -> di
     routed = any(result["why"].get("via") == "path" for result in results)
     header = FILE_HEADER if routed else TOOL_HEADER
     return _context("PreToolUse", "\n".join([header, *lines])) if lines else None
+
+
+def _trace(store: Path, payload: dict[str, Any]) -> None:
+    """Record the tool call in the session's trace (its name and outcome only); no
+    answer."""
+    from .search.prompt import payload_request
+    from .search.traces import outcome, record_call
+
+    session = payload_request(payload, "").session
+    record_call(store / ".git", session, payload.get("tool_name"), outcome(payload))
 
 
 def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, Any] | None:
