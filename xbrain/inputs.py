@@ -21,6 +21,7 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_INPUT",
     "check_store_dir",
+    "no_store",
     "parse_json",
     "read_file",
     "read_json_input",
@@ -118,3 +119,23 @@ def check_store_dir(path: Path) -> None:
         raise CorruptStoreError(f"Store path is not a directory: {path}")
     if path.is_dir() and not (path / ".git").is_dir() and any(path.iterdir()):
         raise CorruptStoreError(f"Not an xbrain store (a non-empty directory without .git): {path}")
+
+
+def no_store(where: str) -> str | None:
+    """What to say when no store is at ``where`` — a path that does not exist, or an empty
+    folder — else None. ``search`` and ``recall`` there answer nothing (exit 0, as they
+    always did) and a hook says nothing, but a mistyped --store or XBRAIN_STORE must not
+    look like a store with nothing relevant in it. (A file, or a folder that is not a
+    store, is an error of its own: ``check_store_dir``.)"""
+    if os.path.isdir(os.path.join(where, ".git")):
+        return None
+    try:
+        missing = not os.path.lexists(where) or (os.path.isdir(where) and not os.listdir(where))
+    except OSError:
+        return None
+    if not missing:
+        return None
+    return (
+        f"No store at {where}: nothing to answer from (the first write creates it; "
+        "--store or XBRAIN_STORE chooses another)."
+    )

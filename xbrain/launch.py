@@ -11,7 +11,7 @@ from __future__ import annotations
 # when click must parse the arguments (help, an unknown option, a value click refuses).
 LIGHT = (
     (("recall",), "lightcli", "run_recall"),
-    (("search",), "lightcli", "run_search"),
+    (("search",), "lightsearch", "run_search"),
     (("get",), "lightread", "run_get"),
     (("list",), "lightread", "run_list"),
     (("hook",), "hookcli", "run_hook"),

@@ -29,15 +29,14 @@ __all__ = [
     "answer",
     "env_flag",
     "failed",
+    "note_missing_store",
     "parse_plain",
     "parse_recall",
-    "parse_search",
     "print_document",
     "print_served",
+    "read_prompt",
     "run_recall",
-    "run_search",
     "say",
-    "search_document",
     "stdin_stream",
     "stdout_failed",
     "tracebacks_wanted",
@@ -66,19 +65,11 @@ _VALUES: dict[str, tuple[str, Any]] = {  # option → (parameter, int | float | 
     "--budget": ("budget", int),
     "--project": ("project", str),
     "--session": ("session", str),
+    "--path": ("path", str),
     "--only": ("only", ONLY),
     "--store": ("store", store_location),
 }
 _FLAGS = {"--include-retired": "include_retired"}
-_SEARCH_VALUES: dict[str, tuple[str, Any]] = {
-    "--limit": ("limit", int),
-    "--domain": ("domain", str),
-    "--feature": ("feature", str),
-    "--style": ("style", str),
-    "--mode": ("mode", MODES),
-    "--store": ("store", store_location),
-}
-_SEARCH_FLAGS = {"--brief": "brief"}
 
 
 def parse_recall(args: list[str]) -> dict[str, Any] | None:
@@ -88,15 +79,6 @@ def parse_recall(args: list[str]) -> dict[str, Any] | None:
         return None
     found.pop("query", None)
     found["only"] = tuple(found.get("only", ()))
-    return found
-
-
-def parse_search(args: list[str]) -> dict[str, Any] | None:
-    """The parameters of ``xbrain search ARGS`` (QUERY and the plain options; not
-    ``--at`` or ``--provider-config``), or None when click should parse them."""
-    found = parse_plain(args, _SEARCH_VALUES, _SEARCH_FLAGS, query=True)
-    if found is None or "query" not in found:
-        return None
     return found
 
 
@@ -150,15 +132,19 @@ def answer(
     project: str | None = None,
     only: tuple[str, ...] = (),
     cwd: str | None = None,
+    path: str | None = None,
     **given: Any,
 ) -> dict[str, Any]:
     """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
-    the caller's working directory when the payload names none."""
+    the caller's working directory when the payload names none; ``path``: a file, to
+    route by the entries' ``paths`` (relative to the working directory)."""
     from .search.recall import Options, read_request, recall
 
     request = read_request(data)
     if session is not None:
         request = request.changed(session=session)
+    if path is not None:
+        request = request.changed(path=path)
     if request.cwd is None and cwd is not None:
         request = request.changed(cwd=cwd)
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
@@ -173,7 +159,7 @@ def run_recall(args: list[str]) -> int | None:
     store = found.pop("store", None)
     try:
         where = store if store is not None else default_store_path()
-        data = stdin_stream().read(1 << 20)
+        data = read_prompt(found.get("path") is not None)
         from .serveclient import ask
         from .workdir import working_directory
 
@@ -184,6 +170,7 @@ def run_recall(args: list[str]) -> int | None:
         from pathlib import Path
 
         result = answer(Path(where), data, **found)
+        note_missing_store(where)
     except Exception as exc:
         return failed(exc)
     return print_document(result)
@@ -212,18 +199,6 @@ class Progress:
             self.bar.render_finish()
 
 
-def search_document(
-    store: Path, query: str, *, brief: bool = False, progress: Any = None, **given: Any
-) -> dict[str, Any]:
-    """What ``xbrain search`` prints for ``query`` (``given``: limit, domain, feature,
-    style, mode)."""
-    from .search.query import brief as shorten
-    from .search.run import search_store
-
-    found = search_store(store, cache_dir(), query, progress=progress, **given)
-    return shorten(found) if brief else found
-
-
 def print_document(value: Any) -> int:
     """Print ``value`` as one JSON document on stdout, in UTF-8 whatever stdout's text
     encoding (``PYTHONIOENCODING=ascii``, a C locale): JSON between programs is UTF-8
@@ -232,6 +207,17 @@ def print_document(value: Any) -> int:
     from .codec import json_document
 
     return 0 if write_stdout(json_document(value).encode("utf-8")) else 1
+
+
+def read_prompt(optional: bool = False) -> bytes:
+    """The prompt on stdin (at most 1 MiB); ``optional`` (``recall --path``): nothing
+    when stdin is a terminal, rather than waiting for someone to type."""
+    stream = stdin_stream()
+    if optional:
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            if stream.isatty():
+                return b""
+    return stream.read(1 << 20)
 
 
 def stdin_stream() -> BinaryIO:
@@ -300,42 +286,6 @@ def print_served(code: int, body: bytes) -> int:
     return code
 
 
-def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:
-    """A running ``xbrain serve``'s answer to a search: (served, exit code, what to print)."""
-    import json
-
-    from .serveclient import ask
-
-    return ask(store, "search", [("args", json.dumps(asked))])
-
-
-def run_search(args: list[str]) -> int | None:
-    """Run ``xbrain search ARGS`` if this module can parse them: the exit code, or None."""
-    found = parse_search(args)
-    if found is None:
-        return None
-    store = found.pop("store", None)
-    where = store if store is not None else default_store_path()
-    progress = Progress("indexing")  # a first search after clone or import builds the index
-    try:
-        query = found.pop("query")
-        if query == "-":
-            from .search.query import read_query
-
-            query = read_query(stdin_stream())
-        served, code, body = served_search(where, {"query": query, **found})
-        if served:
-            return print_served(code, body)
-        from pathlib import Path
-
-        result = search_document(Path(where), query, progress=progress, **found)
-    except Exception as exc:
-        return failed(exc)
-    finally:
-        progress.finish()
-    return print_document(result)
-
-
 def env_flag(name: str) -> bool:
     """Whether the environment variable ``name`` is switched on (1, true, yes, on)."""
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
@@ -344,6 +294,16 @@ def env_flag(name: str) -> bool:
 def tracebacks_wanted() -> bool:
     """$XBRAIN_TRACEBACK: show Python tracebacks on errors."""
     return env_flag("XBRAIN_TRACEBACK")
+
+
+def note_missing_store(where: str) -> None:
+    """One line on stderr when there is no store at ``where`` (``inputs.no_store``):
+    ``search`` and ``recall`` still answer, empty."""
+    from .inputs import no_store
+
+    message = no_store(where)
+    if message:
+        say(message)
 
 
 def failed(exc: BaseException, show_traceback: bool = False) -> int:

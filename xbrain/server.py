@@ -214,7 +214,7 @@ def _answer(
             return 0, b"" if said is None else json.dumps(said, ensure_ascii=False).encode()
         if op == "search":
             from .codec import json_document
-            from .lightcli import search_document
+            from .lightsearch import search_document
 
             try:
                 args = json.loads((fields.get("args") or ["{}"])[0])

@@ -251,3 +251,181 @@ def test_a_log_line_with_text_the_locale_cannot_hold(tmp_path: Path) -> None:
     assert (code, out, err) == (0, "", "")
     [line] = (cache / "hook.log").read_text(encoding="utf-8").splitlines()
     assert "Store path is not a directory" in line
+
+
+def test_a_hook_whose_store_is_not_there_says_so_in_the_log(tmp_path: Path) -> None:
+    """Issue 44 item 7: a hook whose store does not exist printed nothing and logged
+    nothing, so a misconfigured XBRAIN_STORE looked like a store that never matched.
+    Now each such hook writes one line (the store path, never the prompt) to hook.log,
+    still exits 0 and prints nothing; SessionStart's reminder needs no store."""
+    cache, missing = tmp_path / "cache", tmp_path / "no-such-store"
+    events = [
+        {"hook_event_name": "UserPromptSubmit", "prompt": "zebra secret git push --force"},
+        {"hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_input": {"file_path": "/x"}},
+        {"hook_event_name": "PostToolUse", "tool_name": "Bash", "session_id": "s"},
+    ]
+    for number, payload in enumerate(events, 1):
+        assert hook(missing, payload, cache) == (0, "", "")
+        lines = (cache / "hook.log").read_text().splitlines()
+        assert len(lines) == number and f"No store at {missing}: " in lines[-1]
+        assert "zebra" not in lines[-1]
+    code, out, err = hook(missing, {"hook_event_name": "SessionStart"}, cache)
+    assert (code, err) == (0, "") and "xbrain search" in out
+    assert len((cache / "hook.log").read_text().splitlines()) == 3
+    assert not missing.exists()
+
+
+def test_an_edit_recalls_the_rules_whose_paths_match_its_file(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 44 item 6, through the hook: PreToolUse of Edit on
+    ``migrations/versions/0042_add_col.py`` recalled nothing for a rule with
+    ``paths: [migrations/**/*.py]``. Now the rule comes as context, in full once and then
+    as its one-liner; a Bash call still gets tool guidance only."""
+    rule = {
+        "kind": "rule",
+        "name": "migrations-reversible",
+        "paths": ["migrations/**/*.py"],
+        "body": "Every migration needs a downgrade.",
+        "oneLiner": "Migrations: write the downgrade.",
+    }
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    project, cache = tmp_path / "proj", tmp_path / "cache"
+    (project / ".git").mkdir(parents=True)
+    edit = {
+        "hook_event_name": "PreToolUse",
+        "session_id": "e-1",
+        "cwd": str(project),
+        "tool_name": "Edit",
+        "tool_input": {
+            "file_path": str(project / "migrations" / "versions" / "0042_add_col.py"),
+            "old_string": "x = 1",
+            "new_string": "x = 2",
+        },
+    }
+    texts = []
+    for _ in range(2):
+        code, out, err = hook(store_dir, edit, cache)
+        assert (code, err) == (0, "")
+        context = json.loads(out)["hookSpecificOutput"]
+        assert context["hookEventName"] == "PreToolUse"
+        texts.append(context["additionalContext"])
+    assert "- [rule] migrations-reversible: Every migration needs a downgrade." in texts[0]
+    assert "- [rule] migrations-reversible: Migrations: write the downgrade." in texts[1]
+    bash = {**edit, "tool_name": "Bash", "tool_input": {"command": "ls migrations"}}
+    assert hook(store_dir, bash, cache) == (0, "", "")
+    assert not (cache / "hook.log").exists()
+
+
+def test_post_tool_use_records_a_trace_of_tool_names_and_outcomes(
+    xb: Run, xb_proc: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 44 item 12: a session's trace held only what recall injected. PostToolUse
+    (and PostToolUseFailure) now add each call's tool name and outcome beside it —
+    never the tool's input or output — in the private telemetry database, with no
+    answer to the agent; switched off with telemetry."""
+    from xbrain.schemas import schema_errors
+
+    rule = {"kind": "rule", "name": "deploy-check", "queries": ["deploy the api service"]}
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    cache, base = tmp_path / "cache", {"session_id": "tr-1", "cwd": str(tmp_path)}
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "deploy the api service"}
+    assert "deploy-check" in hook(store_dir, prompt, cache)[1]
+    calls = [
+        {"tool_name": "Bash", "tool_input": {"command": "zebra-secret-cmd"}},
+        {"tool_name": "Edit", "tool_response": {"success": False, "error": "zebra-out"}},
+        {"tool_name": "mcp__db__query", "hook_event_name": "PostToolUseFailure"},
+        {"tool_name": "Read", "tool_response": {"content": "zebra-file-text"}},
+    ]
+    for call in calls:
+        payload = {**base, "hook_event_name": "PostToolUse", **call}
+        assert hook(store_dir, payload, cache) == (0, "", "")
+    report = xb_proc("telemetry", "--session", "tr-1")
+    assert report.code == 0 and schema_errors("telemetry-output", report.json) == []
+    assert [t["event"] for t in report.json["trace"]] == ["UserPromptSubmit"]
+    assert [(t["tool"], t["outcome"]) for t in report.json["tools"]] == [
+        ("Bash", "success"),
+        ("Edit", "error"),
+        ("mcp__db__query", "error"),
+        ("Read", "success"),
+    ]
+    database = store_dir / ".git/xbrain/telemetry.sqlite"
+    stored = b"".join(f.read_bytes() for f in database.parent.glob("telemetry.sqlite*"))
+    assert b"zebra" not in stored and oct(database.stat().st_mode & 0o777) == "0o600"
+    assert not (cache / "hook.log").exists()
+    assert xb("config", "telemetry", "off").code == 0
+    hook(store_dir, {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash"}, cache)
+    assert len(xb_proc("telemetry", "--session", "tr-1").json["tools"]) == 4
+    assert xb_proc("telemetry", "--session", "tr-1", "--observations").code == 2
+
+
+def test_traces_are_bounded_per_session_and_swept_with_idle_sessions(
+    store_dir: Path, xb: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session's calls stop being recorded at MAX_CALLS, and the calls of sessions idle
+    for a week are swept (at most once an hour), as session state is."""
+    import sqlite3
+    import time
+
+    from xbrain.search import traces
+
+    assert xb("entry", "put", "-", input=json.dumps({"kind": "rule", "name": "r"})).code == 0
+    control = store_dir / ".git"
+    monkeypatch.setattr(traces, "MAX_CALLS", 5)
+    for _ in range(8):
+        traces.record_call(control, "busy", "Bash", "success")
+    database = control / "xbrain" / "telemetry.sqlite"
+    with sqlite3.connect(database) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM tool").fetchone() == (5,)
+        old = time.time() - 8 * 86400
+        conn.execute("INSERT INTO tool VALUES (?, 'old', 'Bash', 'success')", (old,))
+        conn.execute("DELETE FROM swept")  # the last sweep was long ago
+    traces.record_call(control, "busy", "Bash", "success")
+    with sqlite3.connect(database) as conn:
+        sessions = conn.execute("SELECT session, COUNT(*) FROM tool GROUP BY session").fetchall()
+    assert sessions == [("busy", 5)]
+
+
+def test_telemetry_observations_report_what_the_traces_suggest(
+    xb: Run, xb_proc: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 44 item 12: ``xbrain telemetry --observations`` reports, and never changes:
+    entries never matched, entries shown often whose showing no tool call ever
+    followed, and entries that always fire together."""
+    from xbrain.schemas import schema_errors
+
+    entries = [
+        {"kind": "rule", "name": "deploy-a", "queries": ["deploy the api service"]},
+        {"kind": "rule", "name": "deploy-b", "queries": ["deploy the api service now"]},
+        {"kind": "rule", "name": "weather", "queries": ["what is the weather like"]},
+        {"kind": "rule", "name": "never", "queries": ["rotate the vault keys"]},
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(entries)).code == 0
+    before = subprocess.run(["git", "-C", str(store_dir), "rev-parse", "HEAD"], capture_output=True)
+    cache = tmp_path / "cache"
+
+    def event(session: str, name: str, **more: Any) -> str:
+        payload = {"session_id": session, "cwd": str(tmp_path), "hook_event_name": name}
+        return hook(store_dir, {**payload, **more}, cache)[1]
+
+    for n in range(3):  # acted on: a tool call follows the showing
+        out = event(f"d-{n}", "UserPromptSubmit", prompt="deploy the api service now")
+        assert "deploy-a" in out and "deploy-b" in out
+        event(f"d-{n}", "PostToolUse", tool_name="Bash")
+    for n in range(3):  # traced sessions where no tool call followed the showing
+        event(f"w-{n}", "PostToolUse", tool_name="Read")
+        assert "weather" in event(f"w-{n}", "UserPromptSubmit", prompt="what is the weather like")
+    report = xb_proc("telemetry", "--observations")
+    assert report.code == 0 and schema_errors("telemetry-output", report.json) == []
+    assert report.json["traced"] == {"sessions": 6, "calls": 6, "errors": 0}
+    found = [
+        (o["type"], [e["name"] for e in o["entries"]], o.get("sessions"))
+        for o in report.json["observations"]
+    ]
+    assert found == [
+        ("never-matched", ["never"], None),
+        ("not-acted-on", ["weather"], 3),
+        ("fire-together", ["deploy-a", "deploy-b"], 3),
+    ]
+    after = subprocess.run(["git", "-C", str(store_dir), "rev-parse", "HEAD"], capture_output=True)
+    assert after.stdout == before.stdout  # a report: nothing retired, nothing merged

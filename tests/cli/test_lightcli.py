@@ -23,7 +23,8 @@ from tests.conftest import (
 )
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
-from xbrain.lightcli import _user_dir, parse_recall, parse_search
+from xbrain.lightcli import _user_dir, parse_recall
+from xbrain.lightsearch import parse_search
 
 Run = Callable[..., Result]
 TOKENS = [
@@ -54,6 +55,9 @@ TOKENS = [
     "Acme/App",
     "--session",
     "s-1",
+    "--path",
+    "migrations/v/0042.py",
+    "--path=/abs/x.sql",
     "--store",
     "/tmp/somewhere",
     "--wait",
@@ -66,6 +70,7 @@ TOKENS = [
 RECALL_UNITS = [
     *("--top-k 3", "--threshold 0.4", "--budget 900", "--scoring absolute", "--only rule"),
     *("--only skill", "--project Acme/App", "--session s-1", "--include-retired", "-"),
+    "--path migrations/v/0042.py",
 ]
 
 

@@ -646,3 +646,107 @@ def test_recall_answers_to_the_words_as_typed_while_search_matches_their_forms(
         assert rid not in [r["id"] for r in asked.json["results"]]
         typed = run("recall", "-", input="sorting directory listings").json["results"]
         assert rid in [r["id"] for r in typed]
+
+
+def test_a_store_that_is_not_there_is_said_on_stderr(xb: Run, xb_proc: Run, tmp_path: Path) -> None:
+    """Issue 44 item 7: ``search`` and ``recall`` on a store path that does not exist (or
+    an empty folder) answered nothing, exit 0, with nothing on stderr — a mistyped
+    --store looked like a store with nothing relevant in it. The answer stays empty and
+    exit 0; one line on stderr now says there is no store, and nothing is created."""
+    from xbrain.schemas import schema_errors
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for where in (tmp_path / "no-such-store", empty):
+        for run in (xb_proc, xb):  # the light path, and click's
+            for argv, schema in ((("recall", "-"), "recall-output"), (("search", "deploy"), None)):
+                result = run(*argv, input="how do I deploy", store=where)
+                assert result.code == 0 and result.json["results"] == [], result
+                if schema:
+                    assert schema_errors(schema, result.json) == []
+                assert result.stderr.count("\n") == 1, result.stderr
+                assert result.stderr.startswith(f"No store at {where}: "), result.stderr
+    assert not (tmp_path / "no-such-store").exists() and list(empty.iterdir()) == []
+
+
+ROUTED = [
+    {
+        "kind": "rule",
+        "name": "migrations-reversible",
+        "paths": ["migrations/**/*.py"],
+        "body": "Every migration needs a downgrade that restores the old schema.",
+        "oneLiner": "Migrations: write the downgrade.",
+    },
+    {"kind": "memory", "name": "sql-dialect", "paths": ["*.sql", "!legacy/**"], "body": "PG 16."},
+    {"kind": "rule", "name": "prompt-only", "paths": ["*.sql"], "events": ["UserPromptSubmit"]},
+    {"kind": "stop-rule", "name": "never-by-path", "paths": ["**"], "body": "Stop."},
+]
+
+
+def test_paths_route_entries_to_the_file_a_tool_names(
+    xb: Run, xb_proc: Run, store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 44 item 6: an entry's ``paths`` were stored but never used — a rule with
+    ``migrations/**/*.py`` was not recalled when the agent edited
+    ``migrations/versions/0042_add_col.py``. A PreToolUse payload of a tool that names a
+    file, and ``recall --path FILE``, now recall the entries whose globs match the file
+    relative to the project root (the git work tree above the cwd), with graduated
+    disclosure; a stop-rule is never routed, an entry's events still hold, a file
+    outside the project matches nothing."""
+    from xbrain.schemas import schema_errors
+
+    assert xb("entry", "put", "-", input=json.dumps(ROUTED)).code == 0
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "migrations" / "versions").mkdir(parents=True)
+    target = project / "migrations" / "versions" / "0042_add_col.py"
+
+    def tool(name: str, file: str, **more: Any) -> str:
+        key = "notebook_path" if name == "NotebookEdit" else "file_path"
+        payload = {"hook_event_name": "PreToolUse", "session_id": "p-1", "cwd": str(project)}
+        return json.dumps({**payload, "tool_name": name, "tool_input": {key: file}, **more})
+
+    rule = entry_id("global", "migrations-reversible")
+    first = xb_proc("recall", "-", input=tool("Edit", str(target)))
+    assert first.code == 0 and schema_errors("recall-output", first.json) == []
+    (hit,) = first.json["results"]
+    assert (hit["id"], hit["disclosure"]) == (rule, "full")
+    assert hit["why"] == {
+        "via": "path",
+        "glob": "migrations/**/*.py",
+        "matched": ["migrations/versions/0042_add_col.py"],
+    }
+    again = xb_proc("recall", "-", input=tool("Write", str(target))).json["results"]
+    assert [(r["id"], r["disclosure"], r["text"]) for r in again] == [
+        (rule, "one-liner", "Migrations: write the downgrade.")
+    ]
+    for name, file, names in (
+        ("Read", "db/schema.sql", ["sql-dialect"]),  # relative: from the cwd; memory once
+        ("NotebookEdit", "db/schema.sql", []),
+        ("MultiEdit", "legacy/old.sql", []),  # taken back by !legacy/**
+        ("Edit", str(tmp_path / "elsewhere" / "migrations" / "a.py"), []),  # outside
+        ("Bash", str(target), []),  # a tool that names no file
+    ):
+        found = xb_proc("recall", "-", input=tool(name, file)).json["results"]
+        assert [r["name"] for r in found] == names, (name, file)
+    # the command line: --path FILE from a folder inside the project, stdin optional
+    proc = subprocess.run(
+        [sys.executable, "-m", "xbrain", "recall", "--path", "versions/0042_add_col.py"],
+        cwd=project / "migrations",
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XBRAIN_STORE": str(store_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    names = [r["name"] for r in json.loads(proc.stdout)["results"]]
+    assert names == ["migrations-reversible"]  # the prompt-only rule keeps its event
+    monkeypatch.chdir(project)  # click's path: the project is the caller's cwd
+    both = xb("recall", "-", "--path", str(project / "a.sql"), input="can I git push --force?")
+    assert [r["name"] for r in both.json["results"]] == ["sql-dialect", "prompt-only"]
+    assert schema_errors("recall-output", both.json) == []
+    (tmp_path / "other" / ".git").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "other")  # the same file, from another project: no route
+    assert xb("recall", "-", "--path", str(project / "a.sql"), input="").json["results"] == []
+    stats = {e["name"]: e["queries"] for e in xb("telemetry").json["entries"] if "name" in e}
+    assert stats["migrations-reversible"] == {"migrations/**/*.py": 3}  # its glob, not text

@@ -53,7 +53,11 @@ def hook_command(ctx: click.Context, harness: str) -> None:
     claude-code: for the Claude Code hook events
       UserPromptSubmit  recall for the prompt (rules, memories, skill pointers,
                         resources to cite), as additionalContext
-      PreToolUse        tool-guidance entries for the tool and its input
+      PreToolUse        tool-guidance entries for the tool and its input, and for
+                        Edit, Write, MultiEdit, Read, NotebookEdit the entries whose
+                        paths globs match the file
+      PostToolUse       the tool's name and outcome in the session's trace (also
+                        PostToolUseFailure; never its input or output)
       Stop              a matching stop-rule blocks the stop once, with its text
       SessionStart      a reminder of how to use xbrain
     In settings.json: {"type": "command", "command": "/abs/path/to/xbrain hook

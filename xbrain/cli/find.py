@@ -56,7 +56,8 @@ def search(
     may be "" when a design filter is given, or - to read it from stdin (UTF-8). Each
     result carries a citation {id, url, updatedAt}: cite the original URL.
     """
-    from ..lightcli import print_served, search_document, served_search, stdin_stream
+    from ..lightcli import note_missing_store, print_served, stdin_stream
+    from ..lightsearch import search_document, served_search
     from ..search import query as search_query
 
     text = search_query.read_query(stdin_stream()) if query == "-" else query
@@ -80,6 +81,8 @@ def search(
         )
     finally:
         progress.finish()
+    if at is None:  # an empty answer, and no store to give it: said (--at fails on its own)
+        note_missing_store(str(store_path(ctx)))
     emit(found)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..lightcli import MODES, ONLY, SCORING, stdin_stream
+from ..lightcli import MODES, ONLY, SCORING, read_prompt
 from .base import common_options, emit, store_path
 
 
@@ -29,6 +29,12 @@ from .base import common_options, emit, store_path
 @click.option("--project", metavar="ID", help="This project's id (default: from the cwd).")
 @click.option("--session", metavar="ID", help="Session id (a hook payload carries its own).")
 @click.option(
+    "--path",
+    metavar="FILE",
+    help="Also the entries whose paths globs match FILE (relative to the project root); "
+    "stdin is then optional.",
+)
+@click.option(
     "--only",
     "only",
     multiple=True,
@@ -49,6 +55,7 @@ def recall(
     include_retired: bool,
     project: str | None,
     session: str | None,
+    path: str | None,
     only: tuple[str, ...],
 ) -> None:
     """Recall for a prompt on stdin (plain text or a Claude Code hook payload).
@@ -56,21 +63,24 @@ def recall(
     Answers {results: [{id, kind, name, disclosure, text, score, why}], skipped: [{id,
     reason}], budget: {limit, used}}: rules and memories that match the prompt (by their
     queries, keywords or description, plus boost), skills as pointers, resources as
-    cited candidates. Within one session a rule is shown in full once, then as its
-    one-liner; a memory, a skill pointer and a resource once. Nothing is cut in half:
+    cited candidates. With --path FILE (or the payload of a tool that edits or reads a
+    file), the entries whose paths globs match the file come first. Within one session
+    a rule is shown in full once, then as its one-liner; a memory, a skill pointer and
+    a resource once. Nothing is cut in half:
     what does not fit the budget is skipped. Defaults [in brackets] can be set per store
     with `xbrain config recall.topK 5` (topK, threshold, maxDropoff, budget, scoring).
     Prints private content.
     """
     from ..errors import UsageError
-    from ..lightcli import answer
+    from ..lightcli import answer, note_missing_store
 
     if source != "-":
         raise UsageError("recall reads the prompt from stdin: xbrain recall - < prompt.txt")
     result = answer(
         store_path(ctx),
-        stdin_stream().read(1 << 20),
+        read_prompt(path is not None),
         session=session,
+        path=path,
         include_retired=include_retired,
         project=project,
         only=only,
@@ -81,4 +91,5 @@ def recall(
         max_dropoff=max_dropoff,
         budget=budget,
     )
+    note_missing_store(str(store_path(ctx)))
     emit(result)

@@ -5,7 +5,9 @@ the committed entries when that is not ``main`` (or when it is missing or damage
 is brought along by each commit's hook (only the entries the commit changed are
 tokenized again). It holds each entry's fields with the terms of its queries, keywords,
 name and description, and a posting list of every term an entry holds (body included),
-so a recall reads only the entries that share a term with the prompt — and no git.
+so a recall reads only the entries that share a term with the prompt — and no git. The
+entries with ``paths`` also hold ``pathroute.PATHS_TERM``, which routing by a file asks
+for.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sqlitefiles import DAMAGED, remove_database
+from .pathroute import PATHS_TERM
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -34,7 +37,7 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "3"
+VERSION = "4"  # 4: paths, and the PATHS_TERM posting of the entries that have them
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -42,6 +45,7 @@ _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "scope",
     "description",
     "oneLiner",
+    "paths",
     "events",
     "boost",
     "alwaysOn",
@@ -75,6 +79,8 @@ def prepared(
     held = set(tokenizer.counts(text, bulk))
     held |= {t for _, terms in kept["queries"] + kept["keywords"] for t in terms}
     held |= set(kept["about"])
+    if entry["paths"]:
+        held.add(PATHS_TERM)  # what routing by a file reads: the entries with paths
     return kept, held
 
 

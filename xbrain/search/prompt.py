@@ -26,6 +26,7 @@ class Request(NamedTuple):
     session: str | None = None
     event: str | None = None
     cwd: str | None = None
+    path: str | None = None  # the file a tool names (or --path): routes by entries' paths
 
     def changed(self, **fields: Any) -> Request:
         """A copy with ``fields`` replaced."""
@@ -52,7 +53,8 @@ def read_request(data: bytes) -> Request:
 
 def payload_request(payload: dict[str, Any], prompt: str | None = None) -> Request:
     """The request a Claude Code hook payload makes: its ``prompt`` (or ``tool_name`` and
-    ``tool_input``), unless ``prompt`` is given, with its session, event and cwd."""
+    ``tool_input``), unless ``prompt`` is given, with its session, event and cwd, and
+    the file a tool that names one (``Edit``, ``Read``, …) is about to touch."""
     if prompt is None:
         prompt = payload.get("prompt")
     if not isinstance(prompt, str):
@@ -70,7 +72,21 @@ def payload_request(payload: dict[str, Any], prompt: str | None = None) -> Reque
         session if isinstance(session, str) else None,
         event if isinstance(event, str) and _EVENT.fullmatch(event) else None,
         cwd if isinstance(cwd, str) and 0 < len(cwd) <= 4096 and "\0" not in cwd else None,
+        _tool_file(payload),
     )
+
+
+def _tool_file(payload: dict[str, Any]) -> str | None:
+    """The file the payload's tool names, when it is one of ``FILE_TOOLS`` (checked
+    where it is used: ``pathroute.relative_file``)."""
+    from .pathroute import FILE_TOOLS
+
+    tool, given = payload.get("tool_name"), payload.get("tool_input")
+    key = FILE_TOOLS.get(tool) if isinstance(tool, str) else None
+    if key is None or not isinstance(given, dict):
+        return None
+    file = given.get(key)
+    return file if isinstance(file, str) else None
 
 
 def project_id(cwd: str | None, mapping: Any = None) -> str:

@@ -14,6 +14,13 @@ The answer is filled greedily into the budget (a text that does not fit falls ba
 its one-liner, else is skipped and the next is tried; nothing is cut). Per session, a
 rule is shown in full once and then as its one-liner (in full again when it changed); a
 memory, a skill pointer and a resource once.
+
+A request that names a file (a ``PreToolUse`` of ``Edit``, ``Write``, ``MultiEdit``,
+``Read`` or ``NotebookEdit``; ``recall --path FILE``) also routes by the entries'
+``paths`` globs (``pathroute``): each entry whose globs match the file, relative to the
+project root, scores ``PATH`` plus its boost, whatever the prompt says; up to ``top_k``
+of them come first (a stop-rule never: it blocks only on ``Stop``), with the same
+disclosure.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from . import entrycache
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
 from .hybrid import resolve_mode
+from .pathroute import PATHS_TERM, matching_glob, relative_file
 from .prompt import Request, payload_request, project_id, read_request
 from .query import main_head
 from .session import session_state
@@ -48,6 +56,7 @@ __all__ = [
 KEYWORD = 0.6
 ABOUT = 0.8
 CONTENT = 0.7
+PATH = 1.0
 
 
 class Options(NamedTuple):
@@ -63,6 +72,7 @@ class Options(NamedTuple):
     project: str | None = None
     kinds: tuple[str, ...] = ("entry", "skill", "resource")
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
+    path_kinds: tuple[str, ...] | None = None  # routed by a file: these (None: entry_kinds)
     mode: str | None = None  # lexical, semantic or hybrid (None: hybrid when it can)
     given: frozenset[str] = frozenset()  # fields the caller set: the store's defaults yield
 
@@ -73,11 +83,13 @@ class Options(NamedTuple):
         include_retired: bool = False,
         project: str | None = None,
         only: tuple[str, ...] = (),
+        path_kinds: tuple[str, ...] | None = None,
         **given: Any,
     ) -> Options:
         """Options from what a caller set (``given``: scoring, top_k, threshold,
         max_dropoff, budget; None means unset, so the store's defaults apply); ``project``
-        is a bare id; ``only`` limits the kinds (entry kinds, ``skill``, ``resource``)."""
+        is a bare id; ``only`` limits the kinds (entry kinds, ``skill``, ``resource``);
+        ``path_kinds``, the entry kinds a file may route to (default: as ``only``)."""
         given = {key: value for key, value in given.items() if value is not None}
         unknown = set(given) - {"scoring", "top_k", "threshold", "max_dropoff", "budget", "mode"}
         if unknown:
@@ -87,6 +99,7 @@ class Options(NamedTuple):
             given=frozenset(given),
             include_retired=include_retired,
             project=("project:" + project.lower()) if project else None,
+            path_kinds=path_kinds,
         )
         if not only:
             return options
@@ -193,16 +206,39 @@ def _candidates(
     return found or entrycache.Candidates([], {}, 0, {})
 
 
-def _allowed(entry: dict[str, Any], options: Options, project: str, event: str | None) -> bool:
-    """Whether the call may show ``entry``: its kind asked for, active (or retired ones
-    asked for), global or this project's, and for this hook event."""
-    if options.entry_kinds is not None and entry["kind"] not in options.entry_kinds:
+def _allowed(
+    entry: dict[str, Any],
+    options: Options,
+    project: str,
+    event: str | None,
+    kinds: tuple[str, ...] | bool | None = True,
+) -> bool:
+    """Whether the call may show ``entry``: its kind asked for (``kinds``; True:
+    ``options.entry_kinds``), active (or retired ones asked for), global or this
+    project's, and for this hook event."""
+    if kinds is True:
+        kinds = options.entry_kinds
+    if isinstance(kinds, tuple) and entry["kind"] not in kinds:
         return False
     if entry["status"] == "retired" and not options.include_retired:
         return False
     if entry["scope"] not in ("global", project):
         return False
     return not (entry["events"] and event and event not in entry["events"])
+
+
+def _routed(
+    entry: dict[str, Any], file: str, options: Options, project: str, event: str | None
+) -> Scored | None:
+    """``entry`` as routed to by ``file`` (relative to the project root), when one of its
+    globs matches it and the call may show it; a stop-rule never is."""
+    kinds = options.path_kinds if options.path_kinds is not None else options.entry_kinds
+    if entry["kind"] == "stop-rule" or not _allowed(entry, options, project, event, kinds):
+        return None
+    glob = matching_glob(entry["paths"], file)
+    if glob is None:
+        return None
+    return PATH + entry["boost"], entry, {"via": "path", "glob": glob, "matched": [file]}
 
 
 def _one_term(entry: dict[str, Any]) -> bool:
@@ -245,16 +281,22 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     head = main_head(store_dir / ".git")
     if head is None:
         check_store_dir(store_dir)  # a file, a folder that is no store: said, as search does
-    if head is None or not request.prompt.strip():
+    if head is None or not (request.prompt.strip() or request.path):
         return empty
+    file = None
+    if request.path is not None:  # outside the project, or no usable path: no route
+        from ..workdir import working_directory
+
+        file = relative_file(request.path, request.cwd or working_directory())
     tokenizer = Tokenizer(cache_dir)
+    routed: list[dict[str, Any]] = []  # entries the file routes to: first, as they are
     try:
         words = tokenizer.words(request.prompt)
         order = list(dict.fromkeys(words))
         prompt = set(words) | set(tokenizer.counts(request.prompt))
-        if not prompt:
+        if not prompt and file is None:
             return empty
-        found = _candidates(store_dir, head, prompt, tokenizer)
+        found = _candidates(store_dir, head, prompt | ({PATHS_TERM} if file else set()), tokenizer)
         options = options.with_defaults(found.defaults)
         options.check()
         project = options.project or project_id(request.cwd, found.defaults.get("projects"))
@@ -265,9 +307,16 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
             # once per prompt, not per entry: a long prompt has thousands of terms
             weight_total = sum(idf.weight(t) for t in order)
             position = {t: i for i, t in enumerate(order) if t not in CHATTER}
-            scored = []
+            scored: list[Scored] = []
+            by_path: list[Scored] = []
             for entry, held in found.entries:
-                if len(held) < 2 and not _one_term(entry):
+                if file is not None and PATHS_TERM in held:
+                    held = held - {PATHS_TERM}
+                    hit = _routed(entry, file, options, project, request.event)
+                    if hit is not None:
+                        by_path.append(hit)
+                        continue  # routed: not scored again by the prompt
+                if not held or (len(held) < 2 and not _one_term(entry)):
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
@@ -276,18 +325,21 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
-            skipped += cut
-            texts = entrycache.bodies(store_dir / ".git", [entry["id"] for _, entry, _ in kept])
-            lexical["entry"] = [
+            by_path, cut_path = choose(by_path, options.changed(scoring="absolute", threshold=0))
+            skipped += cut_path + cut
+            ids = [entry["id"] for _, entry, _ in by_path + kept]
+            texts = entrycache.bodies(store_dir / ".git", ids)
+            shown = [
                 entry_candidate({**entry, "body": texts.get(entry["id"], "")}, score, why)
-                for score, entry, why in kept
+                for score, entry, why in by_path + kept
             ]
+            routed, lexical["entry"] = shown[: len(by_path)], shown[len(by_path) :]
         wide = min(20, options.top_k * 3)  # room for what this session saw already
-        if "skill" in options.kinds:
+        if prompt and "skill" in options.kinds:  # (a file alone asks for entries only)
             lexical["skill"] = skill_candidates(
                 store_dir, cache_dir, request.prompt, order, wide, tokenizer
             )
-        if "resource" in options.kinds:
+        if prompt and "resource" in options.kinds:
             lexical["resource"] = resource_candidates(
                 store_dir, cache_dir, request.prompt, order, wide, tokenizer
             )
@@ -295,7 +347,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         tokenizer.close()
     note: dict[str, str] = {}
     both: list[dict[str, Any]] | None = None  # both legs' candidates, fused
-    if mode != "lexical":
+    if mode != "lexical" and prompt:
         from .hybrid import or_lexical
         from .recallfuse import recall_fused
 
@@ -311,6 +363,9 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
     else:
         candidates = both
+    if routed:
+        first = {item["id"] for item in routed}
+        candidates = routed + [item for item in candidates if item["id"] not in first]
     with session_state(store_dir / ".git", request.session) as state:
         results, more, used = fill_budget(
             candidates, state["shown"], options.budget, cap=options.top_k

@@ -7,7 +7,9 @@ queries or keywords matched. It never holds prompt text. A session is kept by th
 its state file has (``session.file_name``: the id, or a digest of an id that is not a
 plain name), so a payload's id of any length stays a short key. ``report`` answers per
 entry (matches, sessions, first and last match, hits per query), per session (the
-trace), and which active entries never matched (candidates to retire).
+trace: what was shown and, from ``PostToolUse``, which tools were called with what
+outcome — ``search.traces``), and which active entries never matched (candidates to
+retire).
 ``.git/xbrain/telemetry-off`` switches recording off on this device; ``clear`` erases
 what was recorded.
 """
@@ -28,7 +30,9 @@ __all__ = [
     "TELEMETRY_FILE",
     "check",
     "clear",
+    "connect",
     "enabled",
+    "reader",
     "record",
     "report",
     "set_enabled",
@@ -41,6 +45,10 @@ _SCHEMA = (
     " id TEXT NOT NULL, kind TEXT NOT NULL, disclosure TEXT NOT NULL, via TEXT, query TEXT)",
     "CREATE INDEX IF NOT EXISTS shown_id ON shown (id)",
     "CREATE INDEX IF NOT EXISTS shown_session ON shown (session)",
+    # execution traces (search.traces): each tool call's name and outcome, never its text
+    "CREATE TABLE IF NOT EXISTS tool (time REAL NOT NULL, session TEXT NOT NULL,"
+    " tool TEXT NOT NULL, outcome TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS tool_session ON tool (session, time)",
 )
 
 
@@ -92,7 +100,7 @@ def record(
             item["kind"],
             item["disclosure"],
             item["why"].get("via"),
-            item["why"].get("query") if item["why"].get("via") in ("query", "keyword") else None,
+            _matched(item["why"]),
         )
         for item in results
     ]
@@ -101,6 +109,13 @@ def record(
         conn.executemany("INSERT INTO shown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
     finally:
         conn.close()
+
+
+def _matched(why: dict[str, Any]) -> str | None:
+    """Which of the entry's own texts matched: a query, a keyword or a ``paths`` glob."""
+    if why.get("via") in ("query", "keyword"):
+        return str(why.get("query"))
+    return str(why.get("glob")) if why.get("via") == "path" else None
 
 
 def clear(control: Path) -> int:
@@ -118,6 +133,7 @@ def clear(control: Path) -> int:
         try:
             conn.execute("PRAGMA secure_delete=ON")
             count = conn.execute("DELETE FROM shown").rowcount
+            count += conn.execute("DELETE FROM tool").rowcount
             conn.execute("VACUUM")
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
@@ -199,6 +215,8 @@ def _report(
                 {"time": _iso(t), "event": e, "id": i, "kind": k, "disclosure": d}
                 for t, e, i, k, d in rows
             ]
+            calls = [] if conn is None else _tools(conn, file_name(session))
+            out["tools"] = [{"time": _iso(t), "tool": n, "outcome": o} for t, n, o in calls]
             return out
         stats: dict[str, dict[str, Any]] = {}
         if conn is not None:
@@ -236,6 +254,26 @@ def _report(
     finally:
         if conn is not None:
             conn.close()
+
+
+def connect(control: Path) -> sqlite3.Connection:
+    """The telemetry database, opened for writing (created private when missing)."""
+    return _connect(control)
+
+
+def reader(control: Path) -> sqlite3.Connection | None:
+    """The telemetry database to report from (read-only when the store cannot be
+    written); None when it is missing or cannot be read."""
+    return _reader(control) if (control / TELEMETRY_FILE).exists() else None
+
+
+def _tools(conn: sqlite3.Connection, key: str) -> list[tuple[float, str, str]]:
+    """The tool calls a session's trace recorded (none in a database from before them)."""
+    try:
+        query = "SELECT time, tool, outcome FROM tool WHERE session = ? ORDER BY time, rowid"
+        return conn.execute(query, (key,)).fetchall()
+    except sqlite3.OperationalError:  # read-only, from before traces: no such table
+        return []
 
 
 def _reader(control: Path) -> sqlite3.Connection | None:

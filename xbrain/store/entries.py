@@ -82,14 +82,21 @@ class Entries:
 
         return export_dir(self.core, folder)
 
-    def telemetry(self, session: str | None = None, unused: bool = False) -> dict[str, Any]:
-        """Local recall telemetry: per entry, one session's trace, or unused entries."""
+    def telemetry(
+        self, session: str | None = None, unused: bool = False, observations: bool = False
+    ) -> dict[str, Any]:
+        """Local recall telemetry: per entry, one session's trace, unused entries, or what
+        the execution traces suggest (``observations``: a report, nothing changed)."""
         from ..entries import list_entries
         from ..search.telemetry import report
 
         self.core.check_dir()  # a file or a folder that is no store: said, not "no data"
         listed = list_entries(self.core)["entries"] if self.core.exists() else []
         entries = {entry["id"]: entry for entry in listed}
+        if observations:
+            from ..search.traces import observations as observed
+
+            return observed(self.path / ".git", entries)
         return report(self.path / ".git", entries, session=session, unused=unused)
 
     def clear_telemetry(self) -> dict[str, Any]:
