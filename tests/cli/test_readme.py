@@ -137,7 +137,7 @@ def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> Non
     resources = ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
     assert sorted(names) == sorted([*resources, "recall_skill", "save_skill", "recall"])
     (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
-    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "Stop", "SessionStart"}
+    assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionStart"}
     for event, (entry,) in hooks.items():
         command = entry["hooks"][0]["command"]
         assert command.endswith("/xbrain hook claude-code"), command
