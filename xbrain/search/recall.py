@@ -60,6 +60,8 @@ class Options(NamedTuple):
     max_dropoff: float = 0.1
     budget: int = 8000
     include_retired: bool = False
+    include_superseded: bool = False  # superseded or out-of-validity entries, marked
+    as_of: str | None = None  # the facts as they stood then (normalized ISO 8601)
     project: str | None = None
     kinds: tuple[str, ...] = ("entry", "skill", "resource")
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
@@ -71,6 +73,8 @@ class Options(NamedTuple):
         cls,
         *,
         include_retired: bool = False,
+        include_superseded: bool = False,
+        as_of: str | None = None,
         project: str | None = None,
         only: tuple[str, ...] = (),
         **given: Any,
@@ -82,10 +86,16 @@ class Options(NamedTuple):
         unknown = set(given) - {"scoring", "top_k", "threshold", "max_dropoff", "budget", "mode"}
         if unknown:
             raise TypeError(f"unknown recall options: {sorted(unknown)}")
+        if as_of is not None:
+            from ..kinds.entry import moment
+
+            as_of = moment(as_of, "--as-of")
         options = cls(
             **given,
             given=frozenset(given),
             include_retired=include_retired,
+            include_superseded=include_superseded,
+            as_of=as_of,
             project=("project:" + project.lower()) if project else None,
         )
         if not only:
@@ -198,11 +208,28 @@ def _allowed(entry: dict[str, Any], options: Options, project: str, event: str |
     asked for), global or this project's, and for this hook event."""
     if options.entry_kinds is not None and entry["kind"] not in options.entry_kinds:
         return False
-    if entry["status"] == "retired" and not options.include_retired:
-        return False
+    if entry["status"] == "proposed" or (
+        entry["status"] == "retired" and not options.include_retired
+    ):
+        return False  # a proposal waits for review
     if entry["scope"] not in ("global", project):
         return False
     return not (entry["events"] and event and event not in entry["events"])
+
+
+def standing(
+    entry: dict[str, Any], links: dict[str, list[tuple[str, str]]], when: str
+) -> dict[str, Any] | None:
+    """Why ``entry`` is not in force at ``when`` (superseded by an active entry valid by
+    then, or outside its own validity), or None."""
+    by = sorted(new for new, since in links.get(entry["id"], ()) if since <= when)
+    if by:
+        return {"supersededBy": by}
+    if entry.get("validUntil", "\uffff") <= when:
+        return {"expired": entry["validUntil"]}
+    if entry.get("validFrom", "") > when:
+        return {"validFrom": entry["validFrom"]}
+    return None
 
 
 def _one_term(entry: dict[str, Any]) -> bool:
@@ -237,6 +264,15 @@ def choose(scored: list[Scored], options: Options) -> tuple[list[Scored], list[d
     return kept, cut
 
 
+def _now(links: dict[str, Any], entries: list[tuple[dict[str, Any], set[str]]]) -> str:
+    """The current time when any entry has links or validity to judge, else "" (none)."""
+    if links or any("validFrom" in e or "validUntil" in e for e, _ in entries):
+        from ..timestamps import now_timestamp
+
+        return now_timestamp()
+    return ""
+
+
 def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options) -> dict[str, Any]:
     """Entries, skill pointers and resource candidates for ``request`` (see the module)."""
     options.check()
@@ -260,6 +296,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         project = options.project or project_id(request.cwd, found.defaults.get("projects"))
         lexical: dict[str, list[dict[str, Any]]] = {}
         skipped: list[dict[str, Any]] = []
+        when = options.as_of or _now(found.links, found.entries)
         if "entry" in options.kinds:
             idf = Idf(found.df, found.n)
             # once per prompt, not per entry: a long prompt has thousands of terms
@@ -271,8 +308,13 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
+                stands = standing(entry, found.links, when) if when else None
+                if stands is not None and not options.include_superseded:
+                    continue
                 within = sorted((t for t in held if t in position), key=position.__getitem__)
                 score, why = _score(entry, prompt, within, weight_total, idf)
+                if stands is not None:
+                    why = {**why, **stands}  # shown, marked
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
@@ -300,6 +342,9 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:
+            at = when or _now({}, [(entry, set())])
+            if at and standing(entry, found.links, at) and not options.include_superseded:
+                return False
             return _allowed(entry, options, project, request.event)
 
         def fused() -> list[dict[str, Any]]:
