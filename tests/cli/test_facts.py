@@ -30,16 +30,20 @@ def memory(name: str, body: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def recalled(run: Run, *options: str, session: str) -> dict[str, Any]:
+def recalled(run: Run, *options: str, session: str, **where: Any) -> dict[str, Any]:
     """``xbrain recall`` of PROMPT (lexical); its results by id."""
-    result = run("recall", "-", "--mode", "lexical", "--session", session, *options, input=PROMPT)
+    result = run(
+        "recall", "-", "--mode", "lexical", "--session", session, *options, input=PROMPT, **where
+    )
     assert result.code == 0, result.stderr
     assert schema_errors("recall-output", result.json) == []
     return {item["id"]: item for item in result.json["results"]}
 
 
-def put(run: Run, *entries: dict[str, Any], args: tuple[str, ...] = ()) -> dict[str, Any]:
-    result = run("entry", "put", "-", *args, input=list(entries))
+def put(
+    run: Run, *entries: dict[str, Any], args: tuple[str, ...] = (), **where: Any
+) -> dict[str, Any]:
+    result = run("entry", "put", "-", *args, input=list(entries), **where)
     assert result.code == 0, result.stderr
     assert schema_errors("entry-put-output", result.json) == []
     return result.json
@@ -198,3 +202,53 @@ def test_unused_fields_keep_an_entry_s_bytes(xb_proc: Run, store_dir: Path) -> N
         assert key not in text
     assert head(store_dir) is not None
     assert json.loads(json.dumps(xb_proc("entry", "get", OLD).json))["status"] == "active"
+
+
+def test_log_and_show_link_both_ways(xb_proc: Run) -> None:
+    put(xb_proc, memory("db port", "5432."))
+    put(xb_proc, memory("db port since the move", "6543."))
+    before = xb_proc("log", "--limit", "1").json["commits"][0]["commit"]
+    assert xb_proc("entry", "supersede", OLD, NEW).code == 0
+    old_log, new_log = xb_proc("log", OLD), xb_proc("log", NEW)
+    assert schema_errors("log-output", old_log.json) == []
+    assert old_log.json["supersededBy"] == [NEW] and "supersedes" not in old_log.json
+    assert new_log.json["supersedes"] == [OLD] and "supersededBy" not in new_log.json
+    assert new_log.json["commits"][0]["summary"].startswith("entry supersede: supersede")
+    shown = xb_proc("show", OLD, "--at", "main")
+    assert shown.code == 0, shown.stderr
+    assert shown.json["supersededBy"] == [NEW]
+    earlier = xb_proc("show", OLD, "--at", before)  # as the store was before the supersede
+    assert "supersededBy" not in earlier.json
+    assert xb_proc("show", NEW, "--at", "main").json["supersedes"] == [OLD]
+
+
+def test_a_merge_of_two_devices_keeps_both_links(xb: Run, tmp_path: Path) -> None:
+    """Each device supersedes something through the same entry; after they sync, the
+    entry supersedes both (and a link made through another entry is kept too)."""
+    from tests.cli.test_remotes import bare
+
+    a, b, remote = tmp_path / "a", tmp_path / "b", bare(tmp_path)
+    third = entry_id("global", "db port guess")
+    put(
+        xb,
+        memory("db port", "5432."),
+        memory("db port guess", "5431."),
+        memory("db port since the move", "6543."),
+        store=a,
+    )
+    assert xb("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    assert xb("entry", "supersede", OLD, NEW, store=a).code == 0
+    assert xb("entry", "supersede", third, NEW, store=b).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    pulled = xb("remote", "pull", store=b)
+    assert pulled.code == 0 and pulled.json["state"] == "merged", pulled.stderr
+    assert xb("remote", "push", store=b).code == 0
+    assert xb("remote", "pull", store=a).code == 0
+    for store in (a, b):
+        entry = xb("entry", "get", NEW, store=store).json
+        assert sorted(entry["supersedes"]) == sorted([OLD, third])
+        assert xb("log", OLD, store=store).json["supersededBy"] == [NEW]
+        assert xb("doctor", store=store).code == 0
+    assert set(recalled(xb, session="m", store=a)) == {NEW}

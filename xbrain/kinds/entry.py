@@ -305,6 +305,22 @@ def search_fields(entry: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _combine(kept: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """Two devices' revisions of one entry: the kept one, with the supersede links of
+    the other added (each device may have superseded something through it)."""
+    links = kept.get("supersedes", [])
+    more = [rid for rid in other.get("supersedes", []) if rid not in links]
+    if not more:
+        return kept
+    merged = {**kept, "supersedes": [*links, *more][:MAX_LIST]}
+    if "validFrom" in other and "validFrom" not in kept:
+        merged["validFrom"] = other["validFrom"]
+        if merged["validFrom"] >= kept.get("validUntil", "\uffff"):
+            del merged["validFrom"]
+    record, _ = normalize_entry(merged, "")
+    return record
+
+
 KIND = RecordKind(
     name="entry",
     directory=DIRECTORY,
@@ -317,6 +333,7 @@ KIND = RecordKind(
     schema="entry",
     siblings=("entry-tombstone",),
     search_fields=search_fields,
+    combine=_combine,
 )
 TOMBSTONES = RecordKind(
     name="entry-tombstone",
