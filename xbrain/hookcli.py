@@ -13,7 +13,8 @@ answers for its ``hook_event_name``:
   context (never a permission decision);
 * ``Stop`` — the agent's last message (the end of the transcript) against the
   ``stop-rule`` entries: a match answers ``{"decision": "block", "reason": …}``, at most
-  once in a row (``stop_hook_active``);
+  once in a row (``stop_hook_active``); else, with ``review.sessionLearning on``, once
+  per session with corrections, a request to propose what it learned (for review);
 * ``SessionStart`` — a one-paragraph reminder of how to use xbrain.
 
 It never fails what it hooks: bad input, a missing, busy or broken store, or an answer
@@ -276,9 +277,17 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
     asked = {**payload, "hook_event_name": "Stop"}
     results = _recall(store, asked, text, only=("stop-rule",), budget=4000, mode=mode)
     if not results:
-        return None
+        from .search.learning import ask  # review.sessionLearning: once per session
+
+        learning = ask(store, payload) if event_is_stop(payload) else None
+        return None if learning is None else {"decision": "block", "reason": learning}
     reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
     return {"decision": "block", "reason": reason}
+
+
+def event_is_stop(payload: dict[str, Any]) -> bool:
+    """The main agent's Stop (a subagent's stop is not the session's end)."""
+    return payload.get("hook_event_name") == "Stop"
 
 
 def _recall(

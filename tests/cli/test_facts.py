@@ -252,3 +252,55 @@ def test_a_merge_of_two_devices_keeps_both_links(xb: Run, tmp_path: Path) -> Non
         assert xb("log", OLD, store=store).json["supersededBy"] == [NEW]
         assert xb("doctor", store=store).code == 0
     assert set(recalled(xb, session="m", store=a)) == {NEW}
+
+
+def _stop_hook(store: Path, tmp_path: Path, session: str, *user: str) -> tuple[int, str]:
+    """``xbrain hook claude-code`` for a Stop after a session where the user said ``user``."""
+    import os
+    import subprocess
+
+    transcript = tmp_path / f"{session}.jsonl"
+    lines = [{"type": "user", "message": {"role": "user", "content": text}} for text in user]
+    lines.append({"type": "assistant", "message": {"role": "assistant", "content": "Done."}})
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    payload = {
+        "hook_event_name": "Stop",
+        "session_id": session,
+        "transcript_path": str(transcript),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "xbrain", "hook", "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env={**os.environ, "XBRAIN_STORE": str(store), "XBRAIN_CACHE_DIR": str(tmp_path / "c")},
+        timeout=60,
+    )
+    return proc.returncode, proc.stdout.decode()
+
+
+def test_the_stop_hook_asks_for_session_learnings_once_when_on(
+    xb_proc: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    put(xb_proc, memory("db port", "5432."))
+    corrected = ("install numpy", "no, use uv instead of pip")
+    assert _stop_hook(store_dir, tmp_path, "s1", *corrected) == (0, "")  # off by default
+    assert xb_proc("config", "review.sessionLearning", "on").code == 0
+    code, out = _stop_hook(store_dir, tmp_path, "s2", *corrected)
+    assert code == 0
+    answer = json.loads(out)
+    assert answer["decision"] == "block"
+    assert "session-learning" in answer["reason"] and '"session": "s2"' in answer["reason"]
+    assert _stop_hook(store_dir, tmp_path, "s2", *corrected) == (0, "")  # once per session
+    assert _stop_hook(store_dir, tmp_path, "s3", "install numpy", "thanks") == (0, "")
+    # what the agent is asked to run lands in the review queue, not in recall
+    proposal = {
+        "kind": "session-learning",
+        "name": "use uv",
+        "body": "Install Python packages with uv, not pip.",
+        "queries": ["install python packages"],
+        "status": "proposed",
+        "proposedBy": {"agent": "claude-code", "session": "s2"},
+    }
+    put(xb_proc, proposal)
+    (item,) = xb_proc("review").json["proposals"]
+    assert item["proposedBy"] == {"agent": "claude-code", "session": "s2"}
