@@ -304,3 +304,20 @@ def test_the_stop_hook_asks_for_session_learnings_once_when_on(
     put(xb_proc, proposal)
     (item,) = xb_proc("review").json["proposals"]
     assert item["proposedBy"] == {"agent": "claude-code", "session": "s2"}
+
+
+def test_export_and_import_keep_the_new_fields(xb: Run, tmp_path: Path) -> None:
+    fields = {
+        "supersedes": [OLD],
+        "validFrom": "2025-01-01T00:00:00.000Z",
+        "validUntil": "2026-01-01T00:00:00.000Z",
+        "status": "proposed",
+        "proposedBy": {"agent": "claude-code", "session": "s1"},
+    }
+    put(xb, memory("db port", "5432."), memory("db port since the move", "6543.", **fields))
+    assert xb("entry", "export", str(tmp_path / "out")).code == 0
+    other = tmp_path / "other"
+    imported = xb("entry", "import", str(tmp_path / "out"), store=other)
+    assert imported.code == 0, imported.stderr
+    again = xb("entry", "get", NEW, store=other).json
+    assert {key: again[key] for key in fields} == fields
