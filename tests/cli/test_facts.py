@@ -321,3 +321,20 @@ def test_export_and_import_keep_the_new_fields(xb: Run, tmp_path: Path) -> None:
     assert imported.code == 0, imported.stderr
     again = xb("entry", "get", NEW, store=other).json
     assert {key: again[key] for key in fields} == fields
+
+
+def test_project_links_only_always_on_rules_in_force(xb: Run, tmp_path: Path) -> None:
+    """A proposed, superseded or expired always-on rule is not linked into an agent."""
+    rule = {"kind": "rule", "body": "Answer in English.", "alwaysOn": True}
+    old, new = entry_id("global", "english"), entry_id("global", "english v2")
+    put(
+        xb,
+        {**rule, "name": "english"},
+        {**rule, "name": "english v2", "supersedes": [old]},
+        {**rule, "name": "proposed rule", "status": "proposed"},
+        {**rule, "name": "expired rule", "validUntil": "2001-01-01"},
+    )
+    assert xb("entry", "get", new).json["supersedes"] == [old]
+    result = xb("project", "--target", str(tmp_path / "agent"), "--dry-run")
+    assert result.code == 0, result.stderr
+    assert [Path(a["path"]).name for a in result.json["actions"]] == ["english-v2.md"]

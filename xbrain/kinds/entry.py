@@ -44,6 +44,7 @@ __all__ = [
     "get",
     "is_id",
     "normalize_entry",
+    "not_in_force",
     "tombstone",
 ]
 
@@ -366,6 +367,21 @@ def get(view: View, rid: str) -> dict[str, Any] | None:
 def tombstone(view: View, rid: str) -> dict[str, Any] | None:
     """An entry's tombstone ``{id, deletedAt}``, or None."""
     return view.record("entry-tombstone", rid)
+
+
+def not_in_force(entries: list[dict[str, Any]], when: str) -> set[str]:
+    """The ids among ``entries`` not in force at ``when``: superseded by an active entry
+    valid by then, or outside their own validity (recall's rule, for whole lists)."""
+    out = {
+        old
+        for e in entries
+        if e["status"] == "active" and e.get("validFrom", "") <= when
+        for old in e.get("supersedes", ())
+    }
+    for e in entries:
+        if e.get("validFrom", "") > when or e.get("validUntil", "\uffff") <= when:
+            out.add(e["id"])
+    return out
 
 
 def put(txn: Transaction, entry: dict[str, Any]) -> None:
