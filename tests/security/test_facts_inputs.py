@@ -54,6 +54,10 @@ def test_bad_supersede_and_review_commands_change_nothing(xb: Run, store_dir: Pa
     refused(xb, store_dir, 4, "entry", "supersede", RID, RID)
     refused(xb, store_dir, 4, "entry", "supersede", "../../etc", RID)
     refused(xb, store_dir, 3, "entry", "supersede", other, RID)
+    third = entry_id("global", "third")
+    assert xb("entry", "put", "-", input={**BASE, "name": "third"}).code == 0
+    assert xb("entry", "supersede", RID, third).code == 0
+    refused(xb, store_dir, 4, "entry", "supersede", third, RID)  # a cycle: both would hide
     refused(xb, store_dir, 4, "review", "accept", RID)  # active, not proposed
     refused(xb, store_dir, 3, "review", "accept", other)
     refused(xb, store_dir, 4, "review", "accept", "entry_../x")

@@ -56,6 +56,8 @@ def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
         replaced, current = kind.get(txn, old), kind.get(txn, new)
         if replaced is None or current is None:
             raise NotFoundError(f"Entry not found: {old if replaced is None else new}.")
+        if new in replaced.get("supersedes", ()):  # each would hide the other
+            raise InvalidInputError(f"Entry {old} already supersedes {new}.")
         links = current.get("supersedes", [])
         changed = old not in links
         if changed:
