@@ -53,5 +53,6 @@ def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
         "limits": settings.limits(),
         "recall": dict(settings.recall),
         "projects": dict(settings.projects),
+        **({"review": dict(settings.review)} if settings.review else {}),  # set only
         "commit": commit,
     }

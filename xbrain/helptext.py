@@ -50,6 +50,7 @@ TOP_HELP = (
     "  reindex       Rebuild the search indexes from the committed records...\n"
     "  remote        Git remotes for backups and other devices (only ones you...\n"
     "  restore       Write a resource's or an entry's content from a past...\n"
+    "  review        The review queue: proposed entries, to accept, reject or...\n"
     "  search        Find resources for QUERY (English, Chinese or mixed).\n"
     "  serve         Keep recall warm: one process per store on a private Unix...\n"
     "  show          A resource or an entry as it was at a revision.\n"

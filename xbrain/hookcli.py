@@ -15,7 +15,8 @@ answers for its ``hook_event_name``:
   permission decision);
 * ``Stop`` — the agent's last message (the end of the transcript) against the
   ``stop-rule`` entries: a match answers ``{"decision": "block", "reason": …}``, at most
-  once in a row (``stop_hook_active``);
+  once in a row (``stop_hook_active``); else, with ``review.sessionLearning on``, once
+  per session with corrections, a request to propose what it learned (for review);
 * ``PostToolUse``, ``PostToolUseFailure`` — the tool's name and outcome (success or
   error, never its input or output) in the session's trace (``search.traces``), no
   answer;
@@ -317,9 +318,17 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
     asked = {**payload, "hook_event_name": "Stop"}
     results = _recall(store, asked, text, only=("stop-rule",), budget=4000, mode=mode)
     if not results:
-        return None
+        from .search.learning import ask  # review.sessionLearning: once per session
+
+        learning = ask(store, payload) if event_is_stop(payload) else None
+        return None if learning is None else {"decision": "block", "reason": learning}
     reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
     return {"decision": "block", "reason": reason}
+
+
+def event_is_stop(payload: dict[str, Any]) -> bool:
+    """The main agent's Stop (a subagent's stop is not the session's end)."""
+    return payload.get("hook_event_name") == "Stop"
 
 
 def _recall(

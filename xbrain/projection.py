@@ -31,6 +31,7 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk, private_umask
 from .errors import InvalidInputError, XbrainError
 from .inputs import read_file
+from .kinds import entry as entry_kind
 from .kinds import skill as skill_kind
 from .kinds.entryformat import cut_utf8, file_stem, render_file
 from .paths import same_file_key
@@ -66,11 +67,16 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
                 files = core.path / skill_kind.revision_dir(slug, entry["id"]) / "files"
                 wanted[f"skills/{slug}"] = files
         with core.git() as git:
-            rules = [
-                e
-                for e in bulk.records(git, view, "entry")
-                if e["alwaysOn"] and e["status"] == "active" and e["scope"] == "global"
-            ]
+            entries = list(bulk.records(git, view, "entry"))
+        stale = entry_kind.not_in_force(entries, core.clock())  # superseded, expired
+        rules = [
+            e
+            for e in entries
+            if e["alwaysOn"]
+            and e["status"] == "active"
+            and e["scope"] == "global"
+            and e["id"] not in stale
+        ]
     rendered = core.path / ".git" / PROJECTED
     for name, entry in _rule_names(rules).items():
         wanted[f"rules/{name}.md"] = rendered / f"{entry['id']}.md"

@@ -172,6 +172,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "restore",
         "Write a resource's or an entry's content from a past revision as a new revision.",
     ),
+    "review": (
+        "review",
+        "review",
+        "The review queue: proposed entries, to accept, reject or edit.",
+    ),
     "search": (
         "find",
         "search",

@@ -1,4 +1,4 @@
-"""The ``entry`` group: put, get, list, delete, retire, activate, import, export."""
+"""The ``entry`` group: put, get, list, delete, retire, activate, supersede, import, export."""
 
 from __future__ import annotations
 
@@ -32,7 +32,11 @@ def put(ctx: click.Context, file: str) -> None:
     Markdown uses memex's keys: name, description, type (the kind), queries, keywords,
     paths, hooks, one-liner, boost, status; the body follows the frontmatter. Without
     updatedAt an entry takes the current time and is unchanged when nothing else
-    differs. Unknown fields are dropped and listed per result.
+    differs. Unknown fields are dropped and listed per result. supersedes (entry ids),
+    validFrom and validUntil (ISO 8601) say which facts it replaces and when it holds.
+    Each result lists possibleConflicts: active entries of the same scope and kind that
+    look like the same subject (unchanged; supersede them if so). With --agent, entries
+    land proposed for `xbrain review` when `xbrain config review.agentWrites proposed`.
     """
     from ..entries import parse_input
     from ..inputs import MAX_INPUT, read_file
@@ -59,7 +63,9 @@ def get(ctx: click.Context, entry_id: str) -> None:
 
 @entry.command("list")
 @click.option("--kind", "kind_filter", help="Only this kind (rule, memory, workflow, …).")
-@click.option("--status", type=click.Choice(["active", "retired"]), help="Only this status.")
+@click.option(
+    "--status", type=click.Choice(["active", "retired", "proposed"]), help="Only this status."
+)
 @common_options
 @click.pass_context
 def list_command(ctx: click.Context, kind_filter: str | None, status: str | None) -> None:
@@ -92,6 +98,21 @@ def retire(ctx: click.Context, entry_id: str) -> None:
 def activate(ctx: click.Context, entry_id: str) -> None:
     """Make a retired entry active again."""
     emit(open_store(ctx).entry_status(entry_id, "active"))
+
+
+@entry.command("supersede")
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@common_options
+@click.pass_context
+def supersede(ctx: click.Context, old: str, new: str) -> None:
+    """Record that entry NEW supersedes entry OLD (from now on; NEW's validFrom).
+
+    OLD is kept but no longer recalled while NEW is active; `recall --as-of` a date
+    before NEW's validFrom still answers with OLD, and --include-superseded shows it,
+    marked. show and log name the link both ways.
+    """
+    emit(open_store(ctx).entry_supersede(old, new))
 
 
 @entry.command("import")

@@ -26,6 +26,16 @@ from .base import common_options, emit, store_path
 @click.option("--max-dropoff", type=float, help="Relative mode: the most below the best [0.1].")
 @click.option("--budget", type=int, help="Characters at most [8000].")
 @click.option("--include-retired", is_flag=True, help="Let retired entries surface too.")
+@click.option(
+    "--include-superseded",
+    is_flag=True,
+    help="Let superseded and out-of-validity entries surface too, marked in why.",
+)
+@click.option(
+    "--as-of",
+    metavar="DATE",
+    help="Answer as the facts stood at DATE (ISO 8601): validity and supersession then.",
+)
 @click.option("--project", metavar="ID", help="This project's id (default: from the cwd).")
 @click.option("--session", metavar="ID", help="Session id (a hook payload carries its own).")
 @click.option(
@@ -53,6 +63,8 @@ def recall(
     max_dropoff: float | None,
     budget: int | None,
     include_retired: bool,
+    include_superseded: bool,
+    as_of: str | None,
     project: str | None,
     session: str | None,
     path: str | None,
@@ -82,6 +94,8 @@ def recall(
         session=session,
         path=path,
         include_retired=include_retired,
+        include_superseded=include_superseded,
+        as_of=as_of,
         project=project,
         only=only,
         scoring=scoring,

@@ -36,6 +36,7 @@ class StoreConfig(NamedTuple):
     max_bytes: int = DEFAULT_MAX_BYTES
     recall: tuple[tuple[str, Any], ...] = ()  # recall's defaults set here (key, value)
     projects: tuple[tuple[str, str], ...] = ()  # folder → project id (``projects.PATH``)
+    review: tuple[tuple[str, Any], ...] = ()  # the review queue's settings (key, value)
 
     @classmethod
     def from_marker(cls, data: bytes | None) -> StoreConfig:
@@ -52,13 +53,17 @@ class StoreConfig(NamedTuple):
             )
         identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
         recall, projects = raw.get("recall") or {}, raw.get("projects") or {}
-        if not all(isinstance(part, dict) for part in (identity, limits, recall, projects)):
+        review = raw.get("review") or {}
+        if not all(isinstance(part, dict) for part in (identity, limits, recall, projects, review)):
             raise CorruptStoreError(
                 "Invalid xbrain.yaml (identity/limits/recall/projects); run xbrain doctor."
             )
         for key, value in recall.items():
             if key not in RECALL_KEYS or _recall_problem(key, value):
                 raise CorruptStoreError(f"Invalid xbrain.yaml (recall.{key}); run xbrain doctor.")
+        for key, value in review.items():
+            if REVIEW_KEYS.get(key) is None or value not in REVIEW_KEYS[key]:
+                raise CorruptStoreError(f"Invalid xbrain.yaml (review.{key}); run xbrain doctor.")
         for folder, pid in projects.items():
             if _folder_problem(folder) or not isinstance(pid, str) or _project_problem(pid):
                 raise CorruptStoreError("Invalid xbrain.yaml (projects); run xbrain doctor.")
@@ -83,7 +88,12 @@ class StoreConfig(NamedTuple):
             max_bytes=raised[1],
             recall=tuple(sorted(recall.items())),
             projects=tuple(sorted(projects.items())),
+            review=tuple(sorted(review.items())),
         )
+
+    def review_setting(self, key: str) -> str:
+        """A review setting (``REVIEW_KEYS``), its default (the first value) when unset."""
+        return str(dict(self.review).get(key, REVIEW_KEYS[key][0]))
 
     def recall_settings(self) -> dict[str, Any]:
         """What recall reads of the settings: its defaults and, under ``projects``, the
@@ -106,12 +116,19 @@ RECALL_KEYS = {  # recall's defaults: key → (type, low, high) or the allowed v
     "budget": (int, 100, 200_000),
     "scoring": ("relative", "absolute"),
 }
+REVIEW_KEYS = {  # the review queue's settings: key → the allowed values, the default first
+    # an entry written through the CLI by a named agent (--agent, XBRAIN_AGENT)
+    "agentWrites": ("active", "proposed"),
+    # the Stop hook asks the agent, once per session, to propose what it learned
+    "sessionLearning": ("off", "on"),
+}
 CONFIG_KEYS = (
     "identity.name",
     "identity.email",
     "limits.maxEntries",
     "limits.maxBytes",
     *(f"recall.{key}" for key in RECALL_KEYS),
+    *(f"review.{key}" for key in REVIEW_KEYS),
 )
 _PROJECT_ID = re.compile(r"[^\s\x00-\x1f\x7fA-Z]{1,200}")
 
@@ -182,6 +199,10 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         problem = _recall_problem(name, parsed)
         if problem is not None:
             raise InvalidInputError(f"Invalid {key}; use {problem}.")
+    elif section == "review":
+        if value not in REVIEW_KEYS[name]:
+            raise InvalidInputError(f"Invalid {key}; use one of {', '.join(REVIEW_KEYS[name])}.")
+        parsed = value
     elif section == "identity":
         if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():
             raise InvalidInputError(

@@ -127,6 +127,9 @@ class RecordKind(NamedTuple):
     # whether it is a kind of the original single-file store (resources and tombstones):
     # the only kinds the original's protocols and its JSON file carry (SPEC §6)
     original: bool = False
+    # two devices' live revisions of one record: the kept one with what the other must
+    # not lose (an entry's supersede links); None keeps the later as it is
+    combine: Callable[[Record, Record], Record] | None = None
 
     @property
     def ids(self) -> re.Pattern[str]:

@@ -84,6 +84,10 @@ def apply(
         rid = new["id"]
         old = kind.get(txn, rid)
         dead = kind.tombstone(txn, rid) if old is None else None
+        if "supersedes" in new and "validFrom" not in new:
+            # a supersession takes effect from then on: --as-of an earlier date still
+            # answers with what it replaced
+            new["validFrom"] = (old or {}).get("validFrom") or now
         if dead is not None and not timed and not restore:
             counts["skippedDeleted"] += 1
             results.append({"id": rid, "name": new["name"], "status": "skipped_deleted"})
@@ -95,6 +99,12 @@ def apply(
                 new["updatedAt"] = later_of(now, old["updatedAt"])
         elif not timed and dead is not None:
             new["updatedAt"] = later_of(now, dead["deletedAt"])
+        proposal = new["status"] == "proposed" and "proposedBy" in new
+        if proposal and old is not None and old["status"] != "proposed":
+            # a proposal never hides what is in force
+            raise ConflictError(
+                f"Entry {new['name']!a} exists; propose a new entry that supersedes it."
+            )
         if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
             dead is not None and new["updatedAt"] <= dead["deletedAt"]
         ):
@@ -149,21 +159,47 @@ def parse_input(data: bytes, name: str = "-") -> Any:
     return value
 
 
-def put(core: Core, items: Any, command: str = "entry put", restore: bool = True) -> dict[str, Any]:
-    """Validate then upsert 1–1,000 entries as one commit."""
+Existing = Callable[[], list[dict[str, Any]]]  # every entry now (brief: no body)
+
+
+def put(
+    core: Core,
+    items: Any,
+    command: str = "entry put",
+    restore: bool = True,
+    *,
+    propose: dict[str, str] | None = None,
+    existing: Existing | None = None,
+) -> dict[str, Any]:
+    """Validate then upsert 1–1,000 entries as one commit. ``propose``: the entries land
+    ``proposed`` with this ``proposedBy`` (an agent's write, for review); else an agent
+    named on the core proposes when the store's ``review.agentWrites`` says so.
+    ``existing``: the entries before the write, for ``possibleConflicts``."""
+    from .review import conflicts, proposal
+
     batch = items if isinstance(items, list) else [items]
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 entries per batch.")
     now = core.clock()
+    propose = proposal(core, propose)
+    if propose is not None:
+        batch = [
+            {**raw, "status": "proposed", "proposedBy": propose} if isinstance(raw, dict) else raw
+            for raw in batch
+        ]
     prepared = prepare(batch, now)
+    before = existing() if existing is not None else None
     results: list[dict[str, Any]] = []
     with core.transaction(command) as txn:
         counts = apply(txn, prepared, now, restore=restore, results=results)
+    if before is not None:
+        conflicts([new for new, _, _ in prepared], before, results)
     return {**counts, "results": results, "commit": txn.commit_id}
 
 
 def get(core: Core, rid: str) -> dict[str, Any]:
-    """One entry (private content); a deleted one says so."""
+    """One entry (private content); a deleted one says so (and why, when a review
+    rejected it)."""
     if not kind.is_id(rid):
         raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
     with core.reading() as view:
@@ -171,6 +207,8 @@ def get(core: Core, rid: str) -> dict[str, Any]:
         dead = None if view is None or found is not None else kind.tombstone(view, rid)
     if found is None:
         when = f" (deleted at {dead['deletedAt']})" if dead else ""
+        if dead and dead.get("reason"):
+            when = f" (rejected at {dead['deletedAt']}: {dead['reason']})"
         raise NotFoundError(f"Entry not found{when}.")
     return found
 
@@ -190,8 +228,8 @@ def list_entries(
     ``search.entrycache.listed``), or None when it cannot say; then git answers."""
     if kind_filter is not None and kind_filter not in kind.KINDS:
         raise InvalidInputError(f"--kind must be one of: {', '.join(kind.KINDS)}.")
-    if status not in (None, "active", "retired"):
-        raise InvalidInputError("--status must be active or retired.")
+    if status not in (None, *kind.STATUSES):
+        raise InvalidInputError("--status must be active, retired or proposed.")
 
     def brief(found: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return [

@@ -45,7 +45,8 @@ def log(core: Core, rid: str | None = None, limit: int = 20) -> dict[str, Any]:
         if view is None:
             return {"id": rid, "commits": []}
         with core.git() as git, private_umask():
-            return {"id": rid, "commits": log_commits(git, rid, limit)}
+            links = _links(git, view, rid) if rid is not None else {}
+            return {"id": rid, "commits": log_commits(git, rid, limit), **links}
 
 
 def show(core: Core, rid: str, at: str) -> dict[str, Any]:
@@ -59,13 +60,31 @@ def show(core: Core, rid: str, at: str) -> dict[str, Any]:
             record = past.record(kinds.live, rid)
             tombstone = past.record(kinds.dead, rid) if record is None else None
             commit = past.snap.commit
+            links = _links(git, past, rid)
     if record is None and tombstone is None:
         raise NotFoundError(f"{kinds.live.capitalize()} not found at {at}.")
     if record is not None:
-        return {"id": rid, "commit": commit, "state": "live", kinds.live: record}
+        return {"id": rid, "commit": commit, "state": "live", kinds.live: record, **links}
     assert tombstone is not None
     gone = {"id": tombstone["id"], "deletedAt": tombstone["deletedAt"]}
     return {"id": rid, "commit": commit, "state": "deleted", "tombstone": gone}
+
+
+def _links(git: GitStore, view: View, rid: str) -> dict[str, list[str]]:
+    """An entry's supersede links both ways at ``view``: the entries it supersedes, and
+    the active entries that supersede it (each only when there are any)."""
+    if not rid.startswith("entry_"):
+        return {}
+    from ..core import bulk
+
+    found = view.record("entry", rid)
+    by = sorted(
+        other["id"]
+        for other in bulk.records(git, view, "entry")
+        if other["status"] == "active" and rid in other.get("supersedes", ())
+    )
+    links = {"supersedes": list(found["supersedes"])} if found and "supersedes" in found else {}
+    return {**links, **({"supersededBy": by} if by else {})}
 
 
 def diff(core: Core, rid: str, old: str | None = None, new: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,13 @@ Decisions where SPEC §13 leaves a choice:
   the folder, its section, its exact text), so an export writes an unchanged entry back
   byte for byte; an entry edited since is rendered from its fields.
 * Unknown input fields are dropped and counted, as ``put`` does for resources.
+* Facts that change (issue 46): ``supersedes`` (entry ids), ``validFrom`` and
+  ``validUntil`` (ISO 8601; a bare date is its midnight UTC), and ``proposedBy``
+  (``{agent, session}`` of a proposal) are written only when set, after ``updatedAt``,
+  so an entry that uses none of them keeps its bytes and its revision. The link lives
+  in the superseding entry alone: "superseded" is derived from the entries at the
+  commit being read, never stored in the old one. ``status`` ``proposed``: in the review
+  queue, never recalled.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ __all__ = [
     "get",
     "is_id",
     "normalize_entry",
+    "not_in_force",
     "tombstone",
 ]
 
@@ -61,8 +69,13 @@ FIELDS = (
     "trust",
     "provenance",
     "updatedAt",
+    "supersedes",
+    "validFrom",
+    "validUntil",
+    "proposedBy",
     "source",
 )
+STATUSES = ("active", "retired", "proposed")
 MAX_BODY = 64 * 1024
 MAX_LIST = 50
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -146,6 +159,50 @@ _SOURCE_KEYS = {"path", "section", "order", "markdown", "folder"}
 _FOLDER = re.compile(r"[0-9a-f]{16}")
 
 
+def moment(value: object, field: str) -> str:
+    """An ISO 8601 timestamp, or a bare date (its midnight UTC), normalized."""
+    if isinstance(value, str) and _DATE.fullmatch(value):
+        value += "T00:00:00Z"
+    return parse_timestamp(value, field)
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+_AGENT = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+
+
+def _facts(data: dict[str, Any], entry: dict[str, Any]) -> None:
+    """The optional supersede, validity and proposal fields, each only when set."""
+    supersedes = data.get("supersedes")
+    if supersedes is not None:
+        if isinstance(supersedes, str):
+            supersedes = [supersedes]
+        if (
+            not isinstance(supersedes, list)
+            or len(supersedes) > MAX_LIST
+            or not all(is_id(rid) for rid in supersedes)
+        ):
+            raise InvalidInputError(f"Entry supersedes: at most {MAX_LIST} entry ids.")
+        if entry["id"] in supersedes:
+            raise InvalidInputError("An entry cannot supersede itself.")
+        if supersedes:
+            entry["supersedes"] = list(dict.fromkeys(supersedes))
+    for key in ("validFrom", "validUntil"):
+        if data.get(key) is not None:
+            entry[key] = moment(data[key], key)
+    if entry.get("validFrom", "") >= entry.get("validUntil", "\uffff"):
+        raise InvalidInputError("Entry validUntil must be after its validFrom.")
+    proposed = data.get("proposedBy")
+    if proposed is not None:
+        if (
+            not isinstance(proposed, dict)
+            or not set(proposed) <= {"agent", "session"}
+            or not all(isinstance(v, str) and _AGENT.fullmatch(v) for v in proposed.values())
+        ):
+            raise InvalidInputError("Entry proposedBy must be {agent, session} (one line each).")
+        if proposed:
+            entry["proposedBy"] = {k: proposed[k] for k in ("agent", "session") if k in proposed}
+
+
 def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     """A valid entry in canonical field order, and the unknown fields dropped."""
     if not isinstance(data, dict):
@@ -191,11 +248,12 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
         "events": events,
         "boost": float(boost),
         "alwaysOn": always,
-        "status": _choice(data, "status", ("active", "retired"), "active"),
+        "status": _choice(data, "status", STATUSES, "active"),
         "trust": _choice(data, "trust", ("trusted", "untrusted"), "trusted"),
         "provenance": provenance,
         "updatedAt": parse_timestamp(data.get("updatedAt", now)),
     }
+    _facts(data, entry)
     source = _source(data.get("source"))  # a source path that is not UTF-8: its own words
     if source is not None:
         entry["source"] = source
@@ -217,9 +275,12 @@ def _parse_entry(data: bytes) -> dict[str, Any]:
 
 def _parse_tombstone(data: bytes) -> dict[str, Any]:
     raw = _load(data)
-    if set(raw) != {"id", "deletedAt"} or not is_id(raw["id"]):
-        raise InvalidInputError("An entry tombstone is {id, deletedAt}.")
-    return {"id": raw["id"], "deletedAt": parse_timestamp(raw["deletedAt"], "deletedAt")}
+    if not {"id", "deletedAt"} <= set(raw) <= {"id", "deletedAt", "reason"} or not is_id(raw["id"]):
+        raise InvalidInputError("An entry tombstone is {id, deletedAt} (and a reason).")
+    out = {"id": raw["id"], "deletedAt": parse_timestamp(raw["deletedAt"], "deletedAt")}
+    if "reason" in raw:  # a proposal rejected in review says why
+        out["reason"] = _text(raw, "reason", 1024, line=True)
+    return out
 
 
 def _load(data: bytes) -> dict[str, Any]:
@@ -245,6 +306,22 @@ def search_fields(entry: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _combine(kept: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """Two devices' revisions of one entry: the kept one, with the supersede links of
+    the other added (each device may have superseded something through it)."""
+    links = kept.get("supersedes", [])
+    more = [rid for rid in other.get("supersedes", []) if rid not in links]
+    if not more:
+        return kept
+    merged = {**kept, "supersedes": [*links, *more][:MAX_LIST]}
+    if "validFrom" in other and "validFrom" not in kept:
+        merged["validFrom"] = other["validFrom"]
+        if merged["validFrom"] >= kept.get("validUntil", "\uffff"):
+            del merged["validFrom"]
+    record, _ = normalize_entry(merged, "")
+    return record
+
+
 KIND = RecordKind(
     name="entry",
     directory=DIRECTORY,
@@ -257,6 +334,7 @@ KIND = RecordKind(
     schema="entry",
     siblings=("entry-tombstone",),
     search_fields=search_fields,
+    combine=_combine,
 )
 TOMBSTONES = RecordKind(
     name="entry-tombstone",
@@ -291,11 +369,30 @@ def tombstone(view: View, rid: str) -> dict[str, Any] | None:
     return view.record("entry-tombstone", rid)
 
 
+def not_in_force(entries: list[dict[str, Any]], when: str) -> set[str]:
+    """The ids among ``entries`` not in force at ``when``: superseded by an active entry
+    valid by then, or outside their own validity (recall's rule, for whole lists)."""
+    out = {
+        old
+        for e in entries
+        if e["status"] == "active" and e.get("validFrom", "") <= when
+        for old in e.get("supersedes", ())
+    }
+    for e in entries:
+        if e.get("validFrom", "") > when or e.get("validUntil", "\uffff") <= when:
+            out.add(e["id"])
+    return out
+
+
 def put(txn: Transaction, entry: dict[str, Any]) -> None:
     """Stage a live entry (replacing its tombstone)."""
     txn.put_record("entry", entry)
 
 
-def bury(txn: Transaction, rid: str, deleted_at: str) -> None:
-    """Stage a tombstone in place of the live entry."""
-    txn.put_record("entry-tombstone", {"id": rid, "deletedAt": deleted_at})
+def bury(txn: Transaction, rid: str, deleted_at: str, reason: str | None = None) -> None:
+    """Stage a tombstone in place of the live entry (``reason``: why a proposal was
+    rejected)."""
+    record = {"id": rid, "deletedAt": deleted_at}
+    if reason:
+        record["reason"] = reason
+    txn.put_record("entry-tombstone", record)

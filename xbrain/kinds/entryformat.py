@@ -3,7 +3,8 @@
 A file with YAML frontmatter is one entry; its keys are memex's (``type``, ``one-liner``,
 ``hooks``, ``queries``, ``keywords``, ``paths``, ``boost``, ``status``) plus xbrain's own
 when they differ from the default (``scope``, ``trust``, ``provenance``, ``always-on``,
-``updated``). A memory file without frontmatter is one entry per ``## `` section, named
+``updated``; ``supersedes``, ``valid-from``, ``valid-until``, ``proposed-by`` when set).
+A memory file without frontmatter is one entry per ``## `` section, named
 ``<file stem>#<section title>`` (text before the first section travels with the first).
 Every imported entry keeps the exact Markdown it came from, so an export writes an
 unchanged entry back byte for byte; an entry changed since is rendered from its fields.
@@ -46,7 +47,12 @@ _FROM_FRONTMATTER = {
     "provenance": "provenance",
     "always-on": "alwaysOn",
     "updated": "updatedAt",
+    "supersedes": "supersedes",
+    "valid-from": "validFrom",
+    "valid-until": "validUntil",
+    "proposed-by": "proposedBy",
 }
+_FACTS = ("supersedes", "validFrom", "validUntil", "proposedBy")  # written when set
 _TO_FRONTMATTER = {field: key for key, field in _FROM_FRONTMATTER.items()}
 _DEFAULTS = {
     "description": "",
@@ -167,6 +173,7 @@ def render_file(entry: dict[str, Any]) -> str:
         if entry[field] != _DEFAULTS[field]:
             meta[_TO_FRONTMATTER[field]] = entry[field]
     meta["updated"] = entry["updatedAt"]
+    meta.update((_TO_FRONTMATTER[field], entry[field]) for field in _FACTS if field in entry)
     body: str = entry["body"]
     return "---\n" + dump_yaml(meta).decode() + "---\n" + body
 

@@ -65,6 +65,17 @@ def _winner(
     return live if live[1][live_spec.clock] > dead[1][dead_spec.clock] else dead
 
 
+def _combined(
+    pick: tuple[str, dict[str, Any], bytes], other: tuple[str, dict[str, Any], bytes]
+) -> tuple[str, dict[str, Any], bytes]:
+    """The kept revision with what its kind says the other must not lose (both live)."""
+    spec = record_kind(pick[0])
+    if spec.combine is None or other[0] != pick[0]:
+        return pick
+    record = spec.combine(pick[1], other[1])
+    return pick if record == pick[1] else (pick[0], record, spec.serialize(record))
+
+
 def _ids(view: View) -> set[str]:
     return {
         Path(p).stem for prefix in _record_dirs() for p, _ in view.snap.files(prefix.rstrip("/"))
@@ -91,6 +102,8 @@ def merge_files(
         b = a if same else _record(theirs, rid, parsed)
         pick = a if b is None else b if a is None else (a if a[2] == b[2] else _winner(a, b))
         assert pick is not None
+        if a is not None and b is not None and a[2] != b[2]:
+            pick = _combined(pick, b if pick is a else a)
         if dropped is not None and a is not None and b is not None and a[2] != b[2]:
             lost, view = (b, theirs) if pick is a else (a, ours)
             dropped.append(

@@ -7,7 +7,8 @@ tokenized again). It holds each entry's fields with the terms of its queries, ke
 name and description, and a posting list of every term an entry holds (body included),
 so a recall reads only the entries that share a term with the prompt — and no git. The
 entries with ``paths`` also hold ``pathroute.PATHS_TERM``, which routing by a file asks
-for.
+for. ``link`` (superseded id, active superseding id, its ``validFrom``; read whole) lets
+recall hide what was superseded by the date it answers for.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "4"  # 4: paths, and the PATHS_TERM posting of the entries that have them
+VERSION = "5"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -60,7 +61,10 @@ _SCHEMA = (
     " data TEXT NOT NULL, body TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS posting (term TEXT NOT NULL, i INTEGER NOT NULL,"
     " PRIMARY KEY (term, i)) WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS link (old TEXT NOT NULL, new TEXT NOT NULL,"
+    " since TEXT NOT NULL, PRIMARY KEY (old, new)) WITHOUT ROWID",
 )
+_FACTS = ("supersedes", "validFrom", "validUntil", "proposedBy")  # only when there
 
 
 def prepared(
@@ -71,6 +75,7 @@ def prepared(
     from ..codec import digest
 
     kept = {key: entry[key] for key in _KEPT}
+    kept.update((key, entry[key]) for key in _FACTS if key in entry)
     kept["revision"] = digest(entry)[:16]
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]
@@ -103,9 +108,14 @@ def _put(
         (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":")), entry["body"]),
     )
     conn.executemany("INSERT INTO posting VALUES (?, ?)", [(t, cursor.lastrowid) for t in held])
+    if entry["status"] == "active":  # only what is in force supersedes
+        since = entry.get("validFrom", "")
+        rows = [(old, entry["id"], since) for old in entry.get("supersedes", ())]
+        conn.executemany("INSERT OR REPLACE INTO link VALUES (?, ?, ?)", rows)
 
 
 def _drop(conn: sqlite3.Connection, rid: str) -> None:
+    conn.execute("DELETE FROM link WHERE new = ?", (rid,))
     row = conn.execute("SELECT i FROM entry WHERE id = ?", (rid,)).fetchone()
     if row is not None:
         conn.execute("DELETE FROM posting WHERE i = ?", row)
@@ -145,7 +155,7 @@ def _fill(
 ) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
-        for table in ("posting", "entry", "meta"):  # a cache of an older shape goes too
+        for table in ("posting", "entry", "meta", "link"):  # an older shape goes too
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA:
             conn.execute(statement)
@@ -232,11 +242,20 @@ class Candidates:
         df: dict[str, int],
         n: int,
         defaults: dict[str, Any],
+        links: dict[str, list[tuple[str, str]]] | None = None,
     ) -> None:
         self.entries = entries
         self.df = df
         self.n = n
         self.defaults = defaults  # recall's defaults from xbrain.yaml
+        self.links = links or {}  # superseded id → [(active superseding id, its validFrom)]
+
+
+def _links(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
+    links: dict[str, list[tuple[str, str]]] = {}
+    for old, new, since in conn.execute("SELECT old, new, since FROM link"):
+        links.setdefault(old, []).append((new, since))
+    return links
 
 
 _WARM: dict[Path, tuple[str, _Loaded]] | None = None  # xbrain serve: the cache in memory
@@ -257,6 +276,7 @@ class _Loaded:
         row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
         defaults = json.loads(row[0] if row else "{}")
         self.defaults = defaults if isinstance(defaults, dict) else {}
+        self.links = _links(conn)
 
     def candidates(self, terms: set[str]) -> Candidates:
         held: dict[int, set[str]] = {}
@@ -270,7 +290,7 @@ class _Loaded:
             | terms
         )
         df = {t: len(self.postings[t]) for t in needed if t in self.postings}
-        return Candidates(entries, df, len(self.entries), self.defaults)
+        return Candidates(entries, df, len(self.entries), self.defaults, self.links)
 
 
 def keep_warm() -> None:
@@ -366,7 +386,8 @@ def _read(conn: sqlite3.Connection, terms: set[str]) -> Candidates:
     (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()
     row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
     defaults = json.loads(row[0] if row else "{}")
-    return Candidates(entries, df, int(n), defaults if isinstance(defaults, dict) else {})
+    kept = defaults if isinstance(defaults, dict) else {}
+    return Candidates(entries, df, int(n), kept, _links(conn))
 
 
 def bodies(control: Path, ids: list[str]) -> dict[str, str]:

@@ -26,7 +26,6 @@ disclosure.
 from __future__ import annotations
 
 import contextlib
-import math
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -35,11 +34,13 @@ from ..inputs import check_store_dir
 from . import entrycache
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
+from .entryscore import Idf, one_term, score_entry
 from .hybrid import resolve_mode
 from .pathroute import PATHS_TERM, matching_glob, relative_file
 from .prompt import Request, payload_request, project_id, read_request
 from .query import main_head
 from .session import session_state
+from .standing import now_if_needed, standing
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -53,9 +54,6 @@ __all__ = [
     "recall",
 ]
 
-KEYWORD = 0.6
-ABOUT = 0.8
-CONTENT = 0.7
 PATH = 1.0
 
 
@@ -69,6 +67,8 @@ class Options(NamedTuple):
     max_dropoff: float = 0.1
     budget: int = 8000
     include_retired: bool = False
+    include_superseded: bool = False  # superseded or out-of-validity entries, marked
+    as_of: str | None = None  # the facts as they stood then (normalized ISO 8601)
     project: str | None = None
     kinds: tuple[str, ...] = ("entry", "skill", "resource")
     entry_kinds: tuple[str, ...] | None = None  # only entries of these kinds
@@ -81,6 +81,8 @@ class Options(NamedTuple):
         cls,
         *,
         include_retired: bool = False,
+        include_superseded: bool = False,
+        as_of: str | None = None,
         project: str | None = None,
         only: tuple[str, ...] = (),
         path_kinds: tuple[str, ...] | None = None,
@@ -94,10 +96,16 @@ class Options(NamedTuple):
         unknown = set(given) - {"scoring", "top_k", "threshold", "max_dropoff", "budget", "mode"}
         if unknown:
             raise TypeError(f"unknown recall options: {sorted(unknown)}")
+        if as_of is not None:
+            from ..kinds.entry import moment
+
+            as_of = moment(as_of, "--as-of")
         options = cls(
             **given,
             given=frozenset(given),
             include_retired=include_retired,
+            include_superseded=include_superseded,
+            as_of=as_of,
             project=("project:" + project.lower()) if project else None,
             path_kinds=path_kinds,
         )
@@ -139,60 +147,6 @@ class Options(NamedTuple):
             raise InvalidInputError("--budget must be 100-200,000 characters.")
 
 
-def _similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, list[str]]:
-    unique = list(dict.fromkeys(terms))
-    if not unique:
-        return 0.0, []
-    matched = [t for t in unique if t in prompt]
-    total = sum(idf.weight(t) for t in unique)
-    score = sum(idf.weight(t) for t in matched) / total
-    if len(unique) > 1 and len(matched) < 2:
-        score *= 0.5  # one shared word out of several is weak evidence
-    return score, matched
-
-
-def _score(
-    entry: dict[str, Any], prompt: set[str], found: list[str], weight_total: float, idf: Idf
-) -> tuple[float, dict[str, Any]]:
-    best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
-    for text, terms in entry["queries"]:
-        score, matched = _similarity(terms, prompt, idf)
-        if score > best[0]:
-            best = (score, {"via": "query", "query": text, "matched": matched})
-    for text, terms in entry["keywords"]:
-        if terms and all(t in prompt for t in terms) and best[0] < KEYWORD:
-            best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
-    if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
-        return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])
-    score, matched = _similarity(entry["about"], prompt, idf)
-    if score * ABOUT > best[0]:
-        best = (score * ABOUT, {"via": "description", "matched": matched})
-    if len(found) >= 3:  # the prompt's terms the entry holds anywhere (body too), three at least
-        share = sum(idf.weight(t) for t in found) / weight_total
-        if share * CONTENT > best[0]:
-            best = (share * CONTENT, {"via": "content", "matched": found})
-    if best[0] <= 0:
-        return 0.0, best[1]
-    return best[0] + entry["boost"], best[1]
-
-
-class Idf:
-    """Inverse document frequency among the entries, computed per term on demand (a
-    prompt touches few terms); a term no entry holds weighs as the rarest."""
-
-    def __init__(self, df: dict[str, int], n: int) -> None:
-        self.df = df
-        self.n = n
-        self._known: dict[str, float] = {}
-
-    def weight(self, term: str) -> float:
-        """``log(1 + (n + 1) / (df + 0.5))``."""
-        known = self._known.get(term)
-        if known is None:
-            known = self._known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
-        return known
-
-
 def _candidates(
     store_dir: Path, head: str, prompt: set[str], tokenizer: Tokenizer
 ) -> entrycache.Candidates:
@@ -220,8 +174,10 @@ def _allowed(
         kinds = options.entry_kinds
     if isinstance(kinds, tuple) and entry["kind"] not in kinds:
         return False
-    if entry["status"] == "retired" and not options.include_retired:
-        return False
+    if entry["status"] == "proposed" or (
+        entry["status"] == "retired" and not options.include_retired
+    ):
+        return False  # a proposal waits for review
     if entry["scope"] not in ("global", project):
         return False
     return not (entry["events"] and event and event not in entry["events"])
@@ -239,13 +195,6 @@ def _routed(
     if glob is None:
         return None
     return PATH + entry["boost"], entry, {"via": "path", "glob": glob, "matched": [file]}
-
-
-def _one_term(entry: dict[str, Any]) -> bool:
-    """Whether a single term can match the entry fully (a one-word query or keyword, or a
-    name alone)."""
-    texts = [terms for _, terms in entry["queries"] + entry["keywords"]] + [entry["about"]]
-    return any(len(set(terms)) == 1 for terms in texts)
 
 
 Scored = tuple[float, dict[str, Any], dict[str, Any]]  # (score, entry, why)
@@ -302,6 +251,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         project = options.project or project_id(request.cwd, found.defaults.get("projects"))
         lexical: dict[str, list[dict[str, Any]]] = {}
         skipped: list[dict[str, Any]] = []
+        when = options.as_of or now_if_needed(found.links, found.entries)
         if "entry" in options.kinds:
             idf = Idf(found.df, found.n)
             # once per prompt, not per entry: a long prompt has thousands of terms
@@ -314,14 +264,21 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                     held = held - {PATHS_TERM}
                     hit = _routed(entry, file, options, project, request.event)
                     if hit is not None:
-                        by_path.append(hit)
-                        continue  # routed: not scored again by the prompt
-                if not held or (len(held) < 2 and not _one_term(entry)):
+                        stands = standing(entry, found.links, when) if when else None
+                        if stands is None or options.include_superseded:
+                            by_path.append(hit if stands is None else (*hit[:2], hit[2] | stands))
+                        continue  # routed (or not in force): not scored again by the prompt
+                if not held or (len(held) < 2 and not one_term(entry)):
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
+                stands = standing(entry, found.links, when) if when else None
+                if stands is not None and not options.include_superseded:
+                    continue
                 within = sorted((t for t in held if t in position), key=position.__getitem__)
-                score, why = _score(entry, prompt, within, weight_total, idf)
+                score, why = score_entry(entry, prompt, within, weight_total, idf)
+                if stands is not None:
+                    why = {**why, **stands}  # shown, marked
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
@@ -352,6 +309,9 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:
+            at = when or now_if_needed({}, [(entry, set())])
+            if at and standing(entry, found.links, at) and not options.include_superseded:
+                return False
             return _allowed(entry, options, project, request.event)
 
         def fused() -> list[dict[str, Any]]:

@@ -18,11 +18,51 @@ class Entries:
     path: Path
     cache_dir: Path
 
-    def entry_put(self, items: Any) -> dict[str, Any]:
-        """Validate then upsert 1–1,000 entries as one commit."""
+    def entry_put(self, items: Any, propose: dict[str, str] | None = None) -> dict[str, Any]:
+        """Validate then upsert 1–1,000 entries as one commit; each result names the
+        active entries it may conflict with. ``propose``: ``proposedBy`` of a proposal."""
         from .. import entries
 
-        return entries.put(self.core, items)
+        return entries.put(self.core, items, propose=propose, existing=self._all_entries)
+
+    def _all_entries(self) -> list[dict[str, Any]]:
+        from functools import partial
+
+        from ..entries.review import everything
+        from ..search.entrycache import listed
+
+        return everything(self.core, partial(listed, self.core.path / ".git"))
+
+    def entry_supersede(self, old: str, new: str) -> dict[str, Any]:
+        """Record that entry ``new`` supersedes entry ``old``."""
+        from ..entries.review import supersede
+
+        return supersede(self.core, old, new)
+
+    def review_list(self) -> dict[str, Any]:
+        """The review queue: proposed entries, who proposed them, possible conflicts."""
+        from ..entries.review import pending
+
+        self.core.check_dir()
+        return pending(self._all_entries() if self.core.exists() else [])
+
+    def review_accept(self, ids: list[str]) -> dict[str, Any]:
+        """Make proposed entries active."""
+        from ..entries.review import accept
+
+        return accept(self.core, ids)
+
+    def review_reject(self, ids: list[str], reason: str) -> dict[str, Any]:
+        """Replace proposed entries with tombstones that say why."""
+        from ..entries.review import reject
+
+        return reject(self.core, ids, reason)
+
+    def review_edit(self, rid: str, raw: Any) -> dict[str, Any]:
+        """Replace a proposed entry with its edited text and accept it."""
+        from ..entries.review import edit
+
+        return edit(self.core, rid, raw)
 
     def entry_get(self, rid: str) -> dict[str, Any]:
         """One entry (private content)."""

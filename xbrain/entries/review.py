@@ -1,0 +1,232 @@
+"""Facts that change and the review queue (issue 46): supersede, possible conflicts,
+proposals and their review.
+
+* ``supersede OLD NEW`` adds OLD to NEW's ``supersedes`` (the link lives in the newer
+  entry only, so two devices that each supersede something never touch the same
+  record) and, when NEW has no ``validFrom``, starts it now: ``recall --as-of`` an
+  earlier date still answers with OLD.
+* ``possibleConflicts``: the active entries of the same scope and kind whose name (and
+  description, one-liner) share most of their words with a written entry — reported,
+  never changed.
+* A proposal is an entry with ``status: proposed`` (and ``proposedBy``): never recalled;
+  ``accept`` makes it active, ``reject`` leaves a tombstone with the reason, ``edit``
+  replaces it with the edited text and accepts it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..core import Core
+from ..errors import InvalidInputError, NotFoundError
+from ..kinds import entry as kind
+from ..timestamps import later_of
+
+__all__ = [
+    "accept",
+    "conflicts",
+    "edit",
+    "everything",
+    "pending",
+    "proposal",
+    "reject",
+    "supersede",
+    "superseded_by",
+]
+
+SIMILAR = 0.6  # the share of words two entries' names (and descriptions) have in common
+_WORD = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _check(rid: str) -> None:
+    if not kind.is_id(rid):
+        raise InvalidInputError("Invalid entry ID; expected entry_ and 64 hex digits.")
+
+
+def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
+    """Record that entry ``new`` supersedes entry ``old`` (both live)."""
+    _check(old)
+    _check(new)
+    if old == new:
+        raise InvalidInputError("An entry cannot supersede itself.")
+    with core.transaction("entry supersede") as txn:
+        replaced, current = kind.get(txn, old), kind.get(txn, new)
+        if replaced is None or current is None:
+            raise NotFoundError(f"Entry not found: {old if replaced is None else new}.")
+        if new in replaced.get("supersedes", ()):  # each would hide the other
+            raise InvalidInputError(f"Entry {old} already supersedes {new}.")
+        links = current.get("supersedes", [])
+        changed = old not in links
+        if changed:
+            now = core.clock()
+            raw = {
+                **current,
+                "supersedes": [*links, old],
+                "validFrom": current.get("validFrom") or now,
+                "updatedAt": later_of(now, current["updatedAt"]),
+            }
+            updated, _ = kind.normalize_entry(raw, now)  # canonical key order
+            kind.put(txn, updated)
+            txn.actions = [("supersede", new, f"{current['name']} supersedes {replaced['name']}")]
+    return {
+        "id": new,
+        "supersedes": old,
+        "status": "superseded" if changed else "unchanged",
+        "commit": txn.commit_id,
+    }
+
+
+def superseded_by(entry: dict[str, Any], others: list[dict[str, Any]]) -> list[str]:
+    """The ids of the active entries among ``others`` that supersede ``entry``."""
+    return sorted(
+        other["id"]
+        for other in others
+        if other["status"] == "active" and entry["id"] in other.get("supersedes", ())
+    )
+
+
+def _words(entry: dict[str, Any]) -> set[str]:
+    text = f"{entry['name']} {entry.get('description', '')} {entry.get('oneLiner', '')}"
+    text = _CJK.sub(lambda m: f" {m.group()} ", text.lower())  # each CJK character a word
+    return set(_WORD.findall(text))
+
+
+def conflicts(
+    written: list[dict[str, Any]], existing: list[dict[str, Any]], results: list[dict[str, Any]]
+) -> None:
+    """Add ``possibleConflicts`` ([{id, name, why}]) to the results of ``written`` entries:
+    the active ones among ``existing`` of the same scope and kind that look like the same
+    subject (the same name; or most words of name, description and one-liner shared)."""
+    by_id = {result["id"]: result for result in results}
+    for new in written:
+        result = by_id.get(new["id"])
+        if result is None or result.get("status") in ("skipped_deleted",):
+            continue
+        words, name = _words(new), new["name"].casefold()
+        found = []
+        for other in existing:
+            if (
+                other["id"] == new["id"]
+                or other["status"] != "active"
+                or other["scope"] != new["scope"]
+                or other["kind"] != new["kind"]
+                or other["id"] in new.get("supersedes", ())
+            ):
+                continue
+            theirs = _words(other)
+            share = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
+            if other["name"].casefold() == name:
+                found.append({"id": other["id"], "name": other["name"], "why": "same name"})
+            elif share >= SIMILAR:
+                why = f"similar name and description ({share:.2f} of words shared)"
+                found.append({"id": other["id"], "name": other["name"], "why": why})
+        if found:
+            result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+
+
+def proposal(core: Core, given: dict[str, str] | None) -> dict[str, str] | None:
+    """Who proposes a write: ``given`` (MCP, a hook), else the agent named on the core
+    when the store's ``review.agentWrites`` is ``proposed``, else None (in force at once)."""
+    if given is not None:
+        return given
+    if core.agent is None:
+        return None
+    with core.reading() as view:
+        if view is None or view.config().review_setting("agentWrites") != "proposed":
+            return None
+    return {"agent": core.agent}
+
+
+Cached = Callable[[Callable[[Any], list[dict[str, Any]]]], list[dict[str, Any]] | None]
+
+
+def everything(core: Core, cached: Cached | None = None) -> list[dict[str, Any]]:
+    """Every entry (from recall's entry cache when ``cached`` can say, without its body;
+    else from git)."""
+    found = None if cached is None else cached(list)
+    if found is not None:
+        return found
+    from ..core import bulk
+
+    with core.reading() as view:
+        if view is None:
+            return []
+        with core.git() as git:
+            return list(bulk.records(git, view, "entry"))
+
+
+def pending(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The review queue: every proposed entry (with who proposed it and the active
+    entries it may conflict with), oldest first."""
+    queue = sorted(
+        (e for e in entries if e["status"] == "proposed"), key=lambda e: (e["updatedAt"], e["id"])
+    )
+    out = []
+    for entry in queue:
+        item = {key: entry[key] for key in ("id", "kind", "name", "scope", "updatedAt")}
+        item["proposedBy"] = entry.get("proposedBy", {})
+        if entry.get("supersedes"):
+            item["supersedes"] = entry["supersedes"]
+        results = [{"id": entry["id"]}]
+        conflicts([entry], entries, results)
+        item["possibleConflicts"] = results[0].get("possibleConflicts", [])
+        out.append(item)
+    return {"count": len(out), "proposals": out}
+
+
+def _proposed(txn: Any, rid: str) -> dict[str, Any]:
+    _check(rid)
+    found = kind.get(txn, rid)
+    if found is None:
+        raise NotFoundError(f"Entry not found: {rid}.")
+    if found["status"] != "proposed":
+        raise InvalidInputError(f"Entry {rid} is not proposed (it is {found['status']}).")
+    return found
+
+
+def accept(core: Core, ids: list[str]) -> dict[str, Any]:
+    """Make proposed entries active (all of them, or none)."""
+    with core.transaction("review accept") as txn:
+        now = core.clock()
+        for rid in dict.fromkeys(ids):
+            found = _proposed(txn, rid)
+            later = later_of(now, found["updatedAt"])
+            kind.put(txn, {**found, "status": "active", "updatedAt": later})
+            txn.actions.append(("accept", rid, found["name"]))
+    return {"accepted": list(dict.fromkeys(ids)), "commit": txn.commit_id}
+
+
+def reject(core: Core, ids: list[str], reason: str) -> dict[str, Any]:
+    """Replace proposed entries with tombstones that keep ``reason`` (all, or none)."""
+    reason = reason.strip()
+    if not reason or len(reason) > 1024 or any(ch < " " or ch == "\x7f" for ch in reason):
+        raise InvalidInputError("--reason must be one line of 1-1,024 characters.")
+    with core.transaction("review reject") as txn:
+        now = core.clock()
+        for rid in dict.fromkeys(ids):
+            found = _proposed(txn, rid)
+            kind.bury(txn, rid, later_of(now, found["updatedAt"]), reason)
+            txn.actions.append(("reject", rid, found["name"]))
+    return {"rejected": list(dict.fromkeys(ids)), "commit": txn.commit_id}
+
+
+def edit(core: Core, rid: str, raw: Any) -> dict[str, Any]:
+    """Replace a proposed entry with ``raw`` (its edited text: the same scope and name)
+    and accept it."""
+    if not isinstance(raw, dict):
+        raise InvalidInputError("The edited entry must be one mapping.")
+    with core.transaction("review edit") as txn:
+        found = _proposed(txn, rid)
+        now = core.clock()
+        fields = {k: v for k, v in raw.items() if k not in ("id", "updatedAt", "status")}
+        fields.setdefault("proposedBy", found.get("proposedBy"))
+        later = later_of(now, found["updatedAt"])
+        new, _ = kind.normalize_entry({**fields, "status": "active", "updatedAt": later}, now)
+        if new["id"] != rid:
+            raise InvalidInputError("An edited proposal keeps its scope and name.")
+        kind.put(txn, new)
+        txn.actions.append(("accept", rid, new["name"]))
+    return {"accepted": [rid], "commit": txn.commit_id}

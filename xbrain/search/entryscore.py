@@ -1,0 +1,79 @@
+"""How an entry scores against a prompt's terms: its best query (the share of its terms,
+weighted by rarity among the entries, the prompt holds — halved when only one of several
+matched), a keyword the prompt holds, its name and description, and the prompt's own
+terms found anywhere in it; plus its ``boost``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["ABOUT", "CONTENT", "KEYWORD", "Idf", "one_term", "score_entry", "similarity"]
+
+KEYWORD = 0.6
+ABOUT = 0.8
+CONTENT = 0.7
+
+
+def similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, list[str]]:
+    """The rarity-weighted share of ``terms`` the prompt holds, and those terms."""
+    unique = list(dict.fromkeys(terms))
+    if not unique:
+        return 0.0, []
+    matched = [t for t in unique if t in prompt]
+    total = sum(idf.weight(t) for t in unique)
+    score = sum(idf.weight(t) for t in matched) / total
+    if len(unique) > 1 and len(matched) < 2:
+        score *= 0.5  # one shared word out of several is weak evidence
+    return score, matched
+
+
+def score_entry(
+    entry: dict[str, Any], prompt: set[str], found: list[str], weight_total: float, idf: Idf
+) -> tuple[float, dict[str, Any]]:
+    """``entry``'s score for the prompt and why (``found``: the prompt's terms it holds,
+    in prompt order; ``weight_total``: their weights' sum over the whole prompt)."""
+    best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
+    for text, terms in entry["queries"]:
+        score, matched = similarity(terms, prompt, idf)
+        if score > best[0]:
+            best = (score, {"via": "query", "query": text, "matched": matched})
+    for text, terms in entry["keywords"]:
+        if terms and all(t in prompt for t in terms) and best[0] < KEYWORD:
+            best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
+    if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
+        return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])
+    score, matched = similarity(entry["about"], prompt, idf)
+    if score * ABOUT > best[0]:
+        best = (score * ABOUT, {"via": "description", "matched": matched})
+    if len(found) >= 3:  # the prompt's terms the entry holds anywhere (body too), three at least
+        share = sum(idf.weight(t) for t in found) / weight_total
+        if share * CONTENT > best[0]:
+            best = (share * CONTENT, {"via": "content", "matched": found})
+    if best[0] <= 0:
+        return 0.0, best[1]
+    return best[0] + entry["boost"], best[1]
+
+
+class Idf:
+    """Inverse document frequency among the entries, computed per term on demand (a
+    prompt touches few terms); a term no entry holds weighs as the rarest."""
+
+    def __init__(self, df: dict[str, int], n: int) -> None:
+        self.df = df
+        self.n = n
+        self._known: dict[str, float] = {}
+
+    def weight(self, term: str) -> float:
+        """``log(1 + (n + 1) / (df + 0.5))``."""
+        known = self._known.get(term)
+        if known is None:
+            known = self._known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
+        return known
+
+
+def one_term(entry: dict[str, Any]) -> bool:
+    """Whether a single term can match the entry fully (a one-word query or keyword, or a
+    name alone)."""
+    texts = [terms for _, terms in entry["queries"] + entry["keywords"]] + [entry["about"]]
+    return any(len(set(terms)) == 1 for terms in texts)
