@@ -5,9 +5,13 @@ MCP tool profiles. Through a real ``python -m xbrain`` process."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import EXAMPLES, Result
 from xbrain.schemas import schema_errors
@@ -43,3 +47,68 @@ def test_doctor_and_remote_verify_say_what_they_checked_per_kind(
     assert {k: v for k, v in verified.json["checked"].items() if k != "summary"} == {
         k: v for k, v in checked.items() if k != "summary"
     }
+
+
+def _executable_skill(tmp_path: Path) -> Path:
+    folder = tmp_path / "work" / "deploy-check"
+    shutil.copytree(SKILL, folder)
+    (folder / "scripts" / "check.sh").chmod(0o755)
+    (folder / "references" / "rollback.md").chmod(0o644)
+    return folder
+
+
+def test_a_scripts_executable_bit_survives_save_export_import_and_entry_export(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    saved = xb_proc("skill", "save", str(_executable_skill(tmp_path)), "--publish")
+    assert saved.code == 0, saved.stderr
+    shown = xb_proc("skill", "recall", "--slug", "deploy-check").json
+    marks = {item["path"]: item.get("executable") for item in shown["files"]}
+    assert marks == {"references/rollback.md": None, "scripts/check.sh": True}
+    script = xb_proc(
+        "skill",
+        "recall",
+        "--slug",
+        "deploy-check",
+        "--revision",
+        saved.json["revision_id"],
+        "--resource",
+        "scripts/check.sh",
+    )
+    assert schema_errors("skill-component-output", script.json) == []
+    assert script.json["executable"] is True
+    capsule = tmp_path / "deploy-check.zip"
+    assert xb_proc("skill", "export", "deploy-check", str(capsule)).code == 0
+    with zipfile.ZipFile(capsule) as archive:
+        modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
+    assert modes["deploy-check/scripts/check.sh"] == 0o100755
+    assert modes["deploy-check/references/rollback.md"] == 0o100644
+    assert modes["deploy-check/SKILL.md"] == 0o100644
+    other = tmp_path / "other"
+    imported = xb_proc("skill", "import", str(capsule), store=other)
+    assert imported.code == 0, imported.stderr
+    assert imported.json["canonical_hash"] == saved.json["canonical_hash"]
+    again = xb_proc("skill", "recall", "--slug", "deploy-check", store=other).json
+    assert {item["path"]: item.get("executable") for item in again["files"]} == marks
+    out = tmp_path / "folders"
+    assert xb_proc("entry", "export", str(out), store=other).code == 0
+    assert (out / "skills/deploy-check/scripts/check.sh").stat().st_mode & 0o777 == 0o700
+    assert (out / "skills/deploy-check/references/rollback.md").stat().st_mode & 0o777 == 0o600
+    assert xb_proc("doctor", store=other).json["ok"] is True
+
+
+@pytest.mark.compat
+def test_a_git_import_marks_what_git_records_as_executable(xb_proc: Run, tmp_path: Path) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    repo = tmp_path / "source-repo"
+    shutil.copytree(_executable_skill(tmp_path), repo / "deploy-check")
+    ident = ["-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(repo), *ident, "commit", "-qm", "skill"], check=True)
+    result = xb_proc("skill", "import", str(repo), "--path", "deploy-check")
+    assert result.code == 0, result.stderr
+    shown = xb_proc("skill", "recall", "--slug", "deploy-check").json
+    marks = {item["path"]: item.get("executable") for item in shown["files"]}
+    assert marks == {"references/rollback.md": None, "scripts/check.sh": True}

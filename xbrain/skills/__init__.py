@@ -60,6 +60,7 @@ def save_input(
         state="published" if publish else "draft",
         expect=expect,
         skipped=gathered.skipped,
+        executable=gathered.executable,
     )
 
 
@@ -75,7 +76,7 @@ def check_folder(source: Path) -> None:
 
         raise InvalidInputError(f"{source.name}: a skill needs a {SKILL_MD}.")
     parse_skill_md(gathered.files[SKILL_MD])
-    manifest(gathered.files)
+    manifest(gathered.files, executable=gathered.executable)
 
 
 def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed") -> dict[str, Any]:
@@ -84,7 +85,14 @@ def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed"
     origin = {"type": gathered.origin}
     if isinstance(source, Path):
         origin["path"] = str(source.name)
-    return save(core, gathered.files, source=origin, state=state, skipped=gathered.skipped)
+    return save(
+        core,
+        gathered.files,
+        source=origin,
+        state=state,
+        skipped=gathered.skipped,
+        executable=gathered.executable,
+    )
 
 
 def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
@@ -98,7 +106,14 @@ def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> di
         source["ref"] = ref
     if path:
         source["path"] = path
-    return save(core, tree.files, source=source, state="proposed", skipped=tree.skipped)
+    return save(
+        core,
+        tree.files,
+        source=source,
+        state="proposed",
+        skipped=tree.skipped,
+        executable=tree.executable,
+    )
 
 
 def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[str, Any]:
@@ -115,6 +130,7 @@ def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[s
         revision = kind.stored_revision(view, slug, rev)
         files = dict(kind.revision_files(view, slug, revision))
         types = {item["path"]: item["type"] for item in revision["files"]}
+        executable = {item["path"] for item in revision["files"] if item.get("executable")}
     result = save(
         core,
         files,
@@ -122,6 +138,7 @@ def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[s
         state="published" if publish else "draft",
         command="skill restore",
         types=types,
+        executable=executable,
     )
     result["restored_from"] = rev
     return result

@@ -40,6 +40,7 @@ class Gathered:
     files: dict[str, bytes]
     origin: str
     skipped: list[str] = field(default_factory=list)
+    executable: set[str] = field(default_factory=set)  # files with an execute bit
 
 
 def from_stream(stream: BinaryIO) -> Gathered:
@@ -53,7 +54,9 @@ def from_stream(stream: BinaryIO) -> Gathered:
 def _from_bytes(data: bytes) -> Gathered:
     if data.startswith(b"PK"):
         archive = read_skill_zip(data)
-        gathered = Gathered(dict(archive.files), "zip", list(archive.skipped))
+        gathered = Gathered(
+            dict(archive.files), "zip", list(archive.skipped), set(archive.executable)
+        )
         if CAPSULE in gathered.files:
             del gathered.files[CAPSULE]
             gathered.skipped.append(CAPSULE)
@@ -118,6 +121,8 @@ def _from_directory(root: Path) -> Gathered:
                         f"A skill has a {SKILL_MD} and at most {MAX_COMPONENTS} components."
                     )
                 gathered.files[rel] = _read(Path(entry.path), limit)
+                if mode & 0o111:
+                    gathered.executable.add(rel)
     if SKILL_MD not in gathered.files:
         raise InvalidInputError(f"The directory {root} has no {SKILL_MD}.")
     return gathered
