@@ -112,3 +112,40 @@ def test_a_git_import_marks_what_git_records_as_executable(xb_proc: Run, tmp_pat
     shown = xb_proc("skill", "recall", "--slug", "deploy-check").json
     marks = {item["path"]: item.get("executable") for item in shown["files"]}
     assert marks == {"references/rollback.md": None, "scripts/check.sh": True}
+
+
+def test_a_capsule_import_keeps_its_provenance_and_lands_proposed(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    saved = xb_proc("skill", "save", str(_executable_skill(tmp_path)), "--publish").json
+    capsule = tmp_path / "deploy-check.zip"
+    assert xb_proc("skill", "export", "deploy-check", str(capsule)).code == 0
+    other = tmp_path / "other"
+    imported = xb_proc("skill", "import", str(capsule), store=other)
+    assert imported.code == 0, imported.stderr
+    assert schema_errors("skill-save-output", imported.json) == []
+    assert imported.json["state"] == "proposed"  # published there, proposed here
+    assert ".xbrain-capsule.json" not in imported.json.get("skipped", [])
+    origin = {
+        "revision_id": saved["revision_id"],
+        "revision_number": 1,
+        "created": origin_created(xb_proc),
+        "state": "published",
+        "status": "active",
+        "source": {"type": "save"},
+    }
+    assert imported.json["origin"] == origin
+    log = xb_proc("skill", "log", "deploy-check", store=other)
+    assert schema_errors("skill-log-output", log.json) == []
+    source = log.json["revisions"][0]["source"]
+    assert source == {"type": "capsule", "path": "deploy-check.zip", "origin": origin}
+    again = tmp_path / "again.zip"  # a capsule of a capsule keeps the first source
+    assert xb_proc("skill", "export", "deploy-check", str(again), store=other).code == 0
+    third = xb_proc("skill", "import", str(again), store=tmp_path / "third").json
+    assert third["origin"]["source"] == {"type": "save"} and third["origin"]["state"] == "proposed"
+    assert xb_proc("doctor", store=tmp_path / "third").json["ok"] is True
+
+
+def origin_created(xb_proc: Run) -> str:
+    created: str = xb_proc("skill", "log", "deploy-check").json["revisions"][0]["created"]
+    return created

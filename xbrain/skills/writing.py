@@ -30,7 +30,7 @@ def save(
     core: Core,
     files: dict[str, bytes],
     *,
-    source: dict[str, str],
+    source: dict[str, Any],
     state: str,
     expect: str | None = None,
     skipped: list[str] | None = None,
