@@ -129,7 +129,8 @@ def inventory(view: View | None) -> dict[str, Any]:
         if line["path"].startswith(prefix):
             record = entry_kind.get(view, rid)
             if record is not None:
-                entries[record["status"]] += 1
-                kinds[record["kind"]][record["status"]] += 1
+                status = entry_kind.status_of(record)
+                entries[status] += 1
+                kinds[record["kind"]][status] += 1
     out["entryTombstones"] = view.summary().get(entry_kind.TOMBSTONES.summary_key, 0)
     return out

@@ -32,6 +32,7 @@ from .core import Core, bulk, private_umask
 from .errors import InvalidInputError, XbrainError
 from .inputs import read_file
 from .kinds import skill as skill_kind
+from .kinds.entry import status_of
 from .kinds.entryformat import cut_utf8, file_stem, render_file
 from .paths import same_file_key
 
@@ -69,7 +70,7 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
             rules = [
                 e
                 for e in bulk.records(git, view, "entry")
-                if e["alwaysOn"] and e["status"] == "active" and e["scope"] == "global"
+                if e["alwaysOn"] and status_of(e) == "active" and e["scope"] == "global"
             ]
     rendered = core.path / ".git" / PROJECTED
     for name, entry in _rule_names(rules).items():

@@ -149,3 +149,36 @@ def test_a_capsule_import_keeps_its_provenance_and_lands_proposed(
 def origin_created(xb_proc: Run) -> str:
     created: str = xb_proc("skill", "log", "deploy-check").json["revisions"][0]["created"]
     return created
+
+
+LEGACY = """---
+name: old-deploy-rule
+type: rule
+description: RETIRED - replaced by the release checklist
+queries:
+  - how do I deploy the legacy service
+---
+Deploy the legacy service by hand.
+"""
+
+
+def test_a_legacy_retired_description_is_treated_as_retired(xb_proc: Run, tmp_path: Path) -> None:
+    folder = tmp_path / "memex"
+    (folder / "rules").mkdir(parents=True)
+    (folder / "rules" / "old-deploy-rule.md").write_text(LEGACY)
+    assert xb_proc("entry", "import", str(folder)).code == 0
+    prompt = "how do I deploy the legacy service"
+    assert xb_proc("recall", "-", input=prompt).json["results"] == []
+    asked = xb_proc("recall", "-", "--include-retired", input=prompt).json["results"]
+    assert [hit["name"] for hit in asked] == ["old-deploy-rule"]
+    for args in ((), ("--status", "retired")):  # from the cache, then asked again
+        listed = xb_proc("entry", "list", *args).json
+        assert schema_errors("entry-list-output", listed) == []
+        assert [(e["name"], e["status"]) for e in listed["entries"]] == [
+            ("old-deploy-rule", "retired")
+        ]
+    assert xb_proc("entry", "list", "--status", "active").json["entries"] == []
+    assert xb_proc("status").json["entries"]["retired"] == 1
+    out = tmp_path / "out"  # the record still says what the file said
+    assert xb_proc("entry", "export", str(out)).code == 0
+    assert (out / "rules" / "old-deploy-rule.md").read_text() == LEGACY

@@ -37,6 +37,7 @@ __all__ = [
     "get",
     "is_id",
     "normalize_entry",
+    "status_of",
     "tombstone",
 ]
 
@@ -68,6 +69,16 @@ MAX_LIST = 50
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SCOPE = re.compile(r"global|project:[^\s\x00-\x1f\x7fA-Z]{1,256}")
 _EVENT = re.compile(r"[A-Za-z][A-Za-z0-9]{0,39}")
+
+
+def status_of(entry: dict[str, Any]) -> str:
+    """An entry's status as recall, ``entry list`` and projection treat it: ``retired``
+    when it says so, or when its description begins with ``RETIRED`` (memex's legacy form,
+    "the same treatment until corpus migration adds structured status"); else ``active``.
+    The record itself keeps what it said (its bytes, its id, its export are unchanged)."""
+    if entry["status"] == "retired" or entry["description"].lstrip().startswith("RETIRED"):
+        return "retired"
+    return "active"
 
 
 def entry_id(scope: str, name: str) -> str:

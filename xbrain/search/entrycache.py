@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "3"
+VERSION = "4"  # 4: status is status_of (memex's legacy RETIRED description)
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -65,8 +65,10 @@ def prepared(
     """An entry as recall keeps it (fields and the terms it matches on), and every term
     it holds (``bulk``: part of a whole build)."""
     from ..codec import digest
+    from ..kinds.entry import status_of
 
     kept = {key: entry[key] for key in _KEPT}
+    kept["status"] = status_of(entry)
     kept["revision"] = digest(entry)[:16]
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]
