@@ -5,6 +5,7 @@ MCP tool profiles. Through a real ``python -m xbrain`` process."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import zipfile
@@ -182,3 +183,51 @@ def test_a_legacy_retired_description_is_treated_as_retired(xb_proc: Run, tmp_pa
     out = tmp_path / "out"  # the record still says what the file said
     assert xb_proc("entry", "export", str(out)).code == 0
     assert (out / "rules" / "old-deploy-rule.md").read_text() == LEGACY
+
+
+CASED = """---
+name: http-api-rule
+type: rule
+description: Versioned endpoints only.
+keywords:
+  - API
+caseSensitive: true
+---
+Call the versioned endpoint.
+"""
+
+
+def test_a_case_sensitive_entrys_keywords_match_in_their_own_case(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    folder = tmp_path / "memex"
+    (folder / "rules").mkdir(parents=True)
+    (folder / "rules" / "http-api-rule.md").write_text(CASED)
+    loose = CASED.replace("caseSensitive: true\n", "").replace("http-api-rule", "loose-rule")
+    (folder / "rules" / "loose-rule.md").write_text(loose)
+    assert xb_proc("entry", "import", str(folder)).code == 0
+    cased = [e for e in xb_proc("entry", "list").json["entries"] if e["name"] == "http-api-rule"]
+    got = xb_proc("entry", "get", cased[0]["id"])
+    assert schema_errors("entry-get-output", got.json) == []
+    assert got.json["caseSensitive"] is True
+    loose_id = next(
+        e["id"] for e in xb_proc("entry", "list").json["entries"] if e["name"] == "loose-rule"
+    )
+    assert "caseSensitive" not in xb_proc("entry", "get", loose_id).json
+
+    def names(prompt: str) -> set[str]:
+        result = xb_proc("recall", "-", "--top-k", "5", input=prompt)
+        assert result.code == 0, result.stderr
+        return {hit["name"] for hit in result.json["results"]}
+
+    assert names("what does the API return") == {"http-api-rule", "loose-rule"}
+    assert names("what does the api return") == {"loose-rule"}
+    put = dict(got.json, keywords=["Api"], updatedAt="2030-01-01T00:00:00.000Z")
+    assert xb_proc("entry", "put", "-", input=json.dumps(put)).code == 0
+    assert names("what does the Api return") == {"http-api-rule", "loose-rule"}
+    out = tmp_path / "out"
+    assert xb_proc("entry", "export", str(out)).code == 0
+    assert "caseSensitive: true" in (out / "rules" / "http-api-rule.md").read_text()
+    bad = dict(got.json, caseSensitive="yes", updatedAt="2031-01-01T00:00:00.000Z")
+    refused = xb_proc("entry", "put", "-", input=json.dumps(bad))
+    assert refused.code == 4 and "caseSensitive" in refused.stderr

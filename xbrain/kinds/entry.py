@@ -54,6 +54,7 @@ FIELDS = (
     "oneLiner",
     "queries",
     "keywords",
+    "caseSensitive",
     "paths",
     "events",
     "boost",
@@ -179,6 +180,9 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     always = data.get("alwaysOn", False)
     if not isinstance(always, bool):
         raise InvalidInputError("Entry alwaysOn must be true or false.")
+    case = data.get("caseSensitive", False)
+    if not isinstance(case, bool):
+        raise InvalidInputError("Entry caseSensitive must be true or false.")
     events = _texts(data, "events", 40)
     if not all(_EVENT.fullmatch(event) for event in events):
         raise InvalidInputError("Entry events are hook event names (e.g. PreToolUse).")
@@ -198,6 +202,7 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
         "oneLiner": _text(data, "oneLiner", 300, line=True),
         "queries": _texts(data, "queries"),
         "keywords": _texts(data, "keywords", 100),
+        **({"caseSensitive": True} if case else {}),  # only when set: older bytes unchanged
         "paths": _texts(data, "paths"),
         "events": events,
         "boost": float(boost),

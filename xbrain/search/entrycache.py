@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "4"  # 4: status is status_of (memex's legacy RETIRED description)
+VERSION = "4"  # 4: status is status_of (memex's legacy RETIRED description), caseSensitive
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -69,6 +69,7 @@ def prepared(
 
     kept = {key: entry[key] for key in _KEPT}
     kept["status"] = status_of(entry)
+    kept["caseSensitive"] = entry.get("caseSensitive", False)
     kept["revision"] = digest(entry)[:16]
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]

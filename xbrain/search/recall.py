@@ -139,15 +139,23 @@ def _similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, li
 
 
 def _score(
-    entry: dict[str, Any], prompt: set[str], found: list[str], weight_total: float, idf: Idf
+    entry: dict[str, Any],
+    prompt: set[str],
+    found: list[str],
+    weight_total: float,
+    idf: Idf,
+    asked: str,
 ) -> tuple[float, dict[str, Any]]:
+    """``asked``: the prompt as written (a ``caseSensitive`` entry's keyword must be in
+    it in the same case; its terms alone are lower-cased)."""
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
     for text, terms in entry["queries"]:
         score, matched = _similarity(terms, prompt, idf)
         if score > best[0]:
             best = (score, {"via": "query", "query": text, "matched": matched})
     for text, terms in entry["keywords"]:
-        if terms and all(t in prompt for t in terms) and best[0] < KEYWORD:
+        exact = not entry.get("caseSensitive") or text in asked
+        if terms and all(t in prompt for t in terms) and exact and best[0] < KEYWORD:
             best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
     if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
         return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])
@@ -272,7 +280,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                 if not _allowed(entry, options, project, request.event):
                     continue
                 within = sorted((t for t in held if t in position), key=position.__getitem__)
-                score, why = _score(entry, prompt, within, weight_total, idf)
+                score, why = _score(entry, prompt, within, weight_total, idf, request.prompt)
                 if score > 0:
                     scored.append((score, entry, why))
             kept, cut = choose(scored, options)
