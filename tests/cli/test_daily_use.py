@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from dulwich.repo import Repo
 
 from tests.conftest import EXAMPLES, Result
 from xbrain.schemas import schema_errors
@@ -39,7 +40,7 @@ def test_doctor_and_remote_verify_say_what_they_checked_per_kind(
     assert checked["entries"] >= 3 and checked["entryTombstones"] == 0
     assert "summary" in checked
     remote = tmp_path / "backup.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    Repo.init_bare(str(remote), mkdir=True, default_branch=b"main").close()
     assert xb_proc("remote", "add", "origin", str(remote)).code == 0
     assert xb_proc("remote", "push").code == 0
     verified = xb_proc("remote", "verify", "origin")
@@ -231,3 +232,35 @@ def test_a_case_sensitive_entrys_keywords_match_in_their_own_case(
     bad = dict(got.json, caseSensitive="yes", updatedAt="2031-01-01T00:00:00.000Z")
     refused = xb_proc("entry", "put", "-", input=json.dumps(bad))
     assert refused.code == 4 and "caseSensitive" in refused.stderr
+
+
+def test_the_project_registry_lists_the_folders_recall_has_seen(
+    xb_proc: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    assert xb_proc("entry", "import", str(MEMEX)).code == 0
+    assert xb_proc("config", "projects").json == {"count": 0, "projects": []}
+    app = tmp_path / "work" / "App"
+    app.mkdir(parents=True)
+    mapped = tmp_path / "mapped"
+    mapped.mkdir()
+    assert xb_proc("config", f"projects.{mapped}", "team/api").code == 0
+    for folder in (app, mapped, app):
+        payload = {"prompt": "git push --force?", "session_id": "s", "cwd": str(folder)}
+        assert xb_proc("recall", "-", input=json.dumps(payload)).code == 0
+    listed = xb_proc("config", "projects")
+    assert listed.code == 0, listed.stderr
+    assert schema_errors("config-projects-output", listed.json) == []
+    found = {row["folder"]: row["project"] for row in listed.json["projects"]}
+    assert found == {
+        str(app): str(app).replace("/", "-").strip("-").lower(),
+        str(mapped): "team/api",
+    }
+    assert listed.json["count"] == 2
+    registry = store_dir / ".git" / "xbrain" / "projects.json"
+    assert registry.stat().st_mode & 0o777 == 0o600
+    with Repo(str(store_dir)) as repo:  # never committed
+        assert not [p for p in repo.open_index() if b"projects.json" in p]
+    registry.write_text("{damaged")  # local data: started over, never a failed prompt
+    payload = {"prompt": "git push --force?", "session_id": "s", "cwd": str(app)}
+    assert xb_proc("recall", "-", input=json.dumps(payload)).code == 0
+    assert [row["folder"] for row in xb_proc("config", "projects").json["projects"]] == [str(app)]

@@ -29,7 +29,7 @@ from . import entrycache
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
 from .hybrid import resolve_mode
-from .prompt import Request, payload_request, project_id, read_request
+from .prompt import Request, payload_request, project_folder, project_id, read_request
 from .query import main_head
 from .session import session_state
 from .tokenize import Tokenizer
@@ -188,6 +188,15 @@ class Idf:
         return known
 
 
+def _resolved(store_dir: Path, request: Request, defaults: dict[str, Any]) -> str:
+    """The project of the request's folder, noted in the local project registry."""
+    from .projects import note
+
+    project = project_id(request.cwd, defaults.get("projects"))
+    note(store_dir / ".git", str(project_folder(request.cwd)), project.removeprefix("project:"))
+    return project
+
+
 def _candidates(
     store_dir: Path, head: str, prompt: set[str], tokenizer: Tokenizer
 ) -> entrycache.Candidates:
@@ -265,7 +274,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         found = _candidates(store_dir, head, prompt, tokenizer)
         options = options.with_defaults(found.defaults)
         options.check()
-        project = options.project or project_id(request.cwd, found.defaults.get("projects"))
+        project = options.project or _resolved(store_dir, request, found.defaults)
         lexical: dict[str, list[dict[str, Any]]] = {}
         skipped: list[dict[str, Any]] = []
         if "entry" in options.kinds:
