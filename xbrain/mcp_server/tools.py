@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError, XbrainError
+from ..errors import InvalidInputError, UsageError, XbrainError
 from ..inputs import MAX_INPUT
 from ..schemas import inline_schema
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "Tools"]
+__all__ = ["INSTRUCTIONS", "PROFILES", "TOOLS", "Tool", "Tools", "tool_profile"]
 
 INSTRUCTIONS = (
     "xbrain is the user's private, local memory of sources (notes on pages, repos, posts). "
@@ -231,6 +231,29 @@ TOOLS = (
 )
 
 
+PROFILES = {  # --tools NAME: the built-in profiles
+    "all": tuple(tool.name for tool in TOOLS),
+    "read-only": tuple(tool.name for tool in TOOLS if tool.read_only),
+}
+
+
+def tool_profile(spec: str | None) -> frozenset[str]:
+    """The tools ``--tools`` names: comma-separated tool names and profile names
+    (``all``, ``read-only``); None is every tool. An unknown name is a UsageError."""
+    if spec is None:
+        return frozenset(PROFILES["all"])
+    names: set[str] = set()
+    for part in (piece.strip() for piece in spec.split(",")):
+        if part in PROFILES:
+            names.update(PROFILES[part])
+        elif part in PROFILES["all"]:
+            names.add(part)
+        else:
+            known = ", ".join((*PROFILES, *PROFILES["all"]))
+            raise UsageError(f"--tools: unknown tool or profile {part[:40]!r}; use {known}.")
+    return frozenset(names)
+
+
 class Tools:
     """The tool calls against one store, with the CLI's rules and messages."""
 
@@ -242,14 +265,16 @@ class Tools:
         wait: float,
         agent: str | None,
         allow_publish: bool = False,
+        only: str | None = None,
     ) -> None:
         self.store_dir = store_dir
         self.allow_publish = allow_publish
         self.cache_dir = cache_dir
         self.wait = wait
         self.agent = agent
-        self.by_name = {tool.name: tool for tool in TOOLS}
-        self.inputs = {tool.name: tool.input_schema() for tool in TOOLS}
+        shown = tool_profile(only)
+        self.by_name = {tool.name: tool for tool in TOOLS if tool.name in shown}
+        self.inputs = {name: tool.input_schema() for name, tool in self.by_name.items()}
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Run tool ``name``; raises XbrainError with the CLI's message on failure."""
