@@ -37,11 +37,11 @@ def mcp_command(ctx: click.Context, allow_publish: bool, only: str | None) -> No
     is waited for up to --wait seconds. Logs go to stderr only.
     """
     from ..mcp_server import Tools, serve
-    from ..mcp_server.tools import tool_profile
+    from ..mcp_server.profiles import tool_profile
     from .base import Settings, show_tracebacks
 
     settings = ctx.ensure_object(Settings)
-    tool_profile(only)  # an unknown name: a usage error before anything else
+    served = tool_profile(only)  # an unknown name: a usage error before anything else
     store = open_store(ctx)
     wait = settings.wait if settings.wait is not None else 5.0
     tools = Tools(
@@ -50,7 +50,7 @@ def mcp_command(ctx: click.Context, allow_publish: bool, only: str | None) -> No
         wait=wait,
         agent=store.agent,
         allow_publish=allow_publish,
-        only=only,
+        only=served,
     )
     if sys.stdin.isatty():  # started by hand rather than by an MCP client
         click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)

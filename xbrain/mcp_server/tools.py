@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError, UsageError, XbrainError
+from ..errors import InvalidInputError, XbrainError
 from ..inputs import MAX_INPUT
 from ..schemas import inline_schema
 
-__all__ = ["INSTRUCTIONS", "PROFILES", "TOOLS", "Tool", "Tools", "tool_profile"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "Tool", "Tools"]
 
 INSTRUCTIONS = (
     "xbrain is the user's private, local memory of sources (notes on pages, repos, posts). "
@@ -231,29 +231,6 @@ TOOLS = (
 )
 
 
-PROFILES = {  # --tools NAME: the built-in profiles
-    "all": tuple(tool.name for tool in TOOLS),
-    "read-only": tuple(tool.name for tool in TOOLS if tool.read_only),
-}
-
-
-def tool_profile(spec: str | None) -> frozenset[str]:
-    """The tools ``--tools`` names: comma-separated tool names and profile names
-    (``all``, ``read-only``); None is every tool. An unknown name is a UsageError."""
-    if spec is None:
-        return frozenset(PROFILES["all"])
-    names: set[str] = set()
-    for part in (piece.strip() for piece in spec.split(",")):
-        if part in PROFILES:
-            names.update(PROFILES[part])
-        elif part in PROFILES["all"]:
-            names.add(part)
-        else:
-            known = ", ".join((*PROFILES, *PROFILES["all"]))
-            raise UsageError(f"--tools: unknown tool or profile {part[:40]!r}; use {known}.")
-    return frozenset(names)
-
-
 class Tools:
     """The tool calls against one store, with the CLI's rules and messages."""
 
@@ -265,15 +242,15 @@ class Tools:
         wait: float,
         agent: str | None,
         allow_publish: bool = False,
-        only: str | None = None,
+        only: frozenset[str] | None = None,
     ) -> None:
         self.store_dir = store_dir
         self.allow_publish = allow_publish
         self.cache_dir = cache_dir
         self.wait = wait
         self.agent = agent
-        shown = tool_profile(only)
-        self.by_name = {tool.name: tool for tool in TOOLS if tool.name in shown}
+        # ``only``: the tools a --tools profile serves (mcp_server.profiles); None: all
+        self.by_name = {tool.name: tool for tool in TOOLS if only is None or tool.name in only}
         self.inputs = {name: tool.input_schema() for name, tool in self.by_name.items()}
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
