@@ -1,7 +1,8 @@
 """Issue 44, skills and rules in daily use: what doctor and remote verify checked per
 kind, skills' executable scripts and capsule provenance through export and import,
-memex's legacy RETIRED description, case-sensitive keywords, the project registry and
-MCP tool profiles. Through a real ``python -m xbrain`` process."""
+memex's legacy RETIRED description, case-sensitive keywords and the project registry,
+through a real ``python -m xbrain`` process (MCP tool profiles: tests/cli/test_mcp.py;
+hostile capsules: tests/security/test_skill_capsule.py)."""
 
 from __future__ import annotations
 
