@@ -69,7 +69,6 @@ REMINDER = (
     "said why — never invent it); updating needs a newer updatedAt. Nothing syncs unless "
     "the user names a provider."
 )
-TAIL = 256 * 1024  # how much of a transcript's end a Stop reads
 LOG_LIMIT = 64 * 1024
 
 
@@ -354,33 +353,11 @@ def _block(result: dict[str, Any]) -> str:
 
 
 def _last_message(path: str) -> str:
-    """The text of the last assistant message in a Claude Code transcript (JSON lines),
-    read from its last 256 KiB; a FIFO or any other non-file is never read."""
-    import json
-    import stat
+    """The text of the last assistant message in a Claude Code transcript."""
+    from .transcript import messages
 
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO never blocks
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return ""
-    with os.fdopen(fd, "rb") as handle:
-        handle.seek(max(0, handle.seek(0, os.SEEK_END) - TAIL))
-        lines = handle.read(TAIL).decode("utf-8", "replace").splitlines()
-    for line in reversed(lines):
-        try:
-            item = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        message = item.get("message") if isinstance(item, dict) else None
-        if not isinstance(message, dict) or message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            texts = [c.get("text", "") for c in content if isinstance(c, dict)]
-            return "\n".join(t for t in texts if isinstance(t, str))
-    return ""
+    said = messages(path, "assistant")
+    return said[-1] if said else ""
 
 
 def _note(exc: BaseException) -> None:

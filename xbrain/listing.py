@@ -106,14 +106,15 @@ def list_resources(
 
 def inventory(view: View | None) -> dict[str, Any]:
     """What ``status`` counts beyond resources: skills by status and their revisions by
-    lifecycle state, entries by status and by kind, and entry tombstones."""
+    lifecycle state, entries by status (active, retired, proposed) and by kind, and entry
+    tombstones."""
     from .kinds import entry as entry_kind
     from .kinds import skill as skill_kind
 
     revisions = dict.fromkeys(skill_kind.STATES, 0)
     skills: dict[str, Any] = {**dict.fromkeys(skill_kind.STATUSES, 0), "revisions": revisions}
-    kinds = {name: {"active": 0, "retired": 0} for name in entry_kind.KINDS}
-    entries: dict[str, Any] = {"active": 0, "retired": 0, "kinds": kinds}
+    kinds = {name: dict.fromkeys(entry_kind.STATUSES, 0) for name in entry_kind.KINDS}
+    entries: dict[str, Any] = {**dict.fromkeys(entry_kind.STATUSES, 0), "kinds": kinds}
     out = {"skills": skills, "entries": entries, "entryTombstones": 0}
     if view is None:
         return out
@@ -129,7 +130,8 @@ def inventory(view: View | None) -> dict[str, Any]:
         if line["path"].startswith(prefix):
             record = entry_kind.get(view, rid)
             if record is not None:
-                entries[record["status"]] += 1
-                kinds[record["kind"]][record["status"]] += 1
+                status = entry_kind.status_of(record)
+                entries[status] += 1
+                kinds[record["kind"]][status] += 1
     out["entryTombstones"] = view.summary().get(entry_kind.TOMBSTONES.summary_key, 0)
     return out

@@ -31,8 +31,9 @@ from . import kinds  # noqa: F401  (registers the record kinds)
 from .core import Core, bulk, private_umask
 from .errors import InvalidInputError, XbrainError
 from .inputs import read_file
-from .kinds import entry as entry_kind
 from .kinds import skill as skill_kind
+from .kinds.entry import status_of
+from .kinds.entryfacts import not_in_force
 from .kinds.entryformat import cut_utf8, file_stem, render_file
 from .paths import same_file_key
 
@@ -68,12 +69,12 @@ def _wanted(core: Core, render: bool) -> dict[str, Path]:
                 wanted[f"skills/{slug}"] = files
         with core.git() as git:
             entries = list(bulk.records(git, view, "entry"))
-        stale = entry_kind.not_in_force(entries, core.clock())  # superseded, expired
+        stale = not_in_force(entries, core.clock())  # superseded, expired
         rules = [
             e
             for e in entries
             if e["alwaysOn"]
-            and e["status"] == "active"
+            and status_of(e) == "active"
             and e["scope"] == "global"
             and e["id"] not in stale
         ]

@@ -163,9 +163,16 @@ def test_status_counts_every_kind(xb: Run, tmp_path: Path, store_dir: Path) -> N
     }
     entries: dict[str, Any] = status["entries"]
     assert (entries["active"], entries["retired"]) == (2, 1)
-    assert entries["kinds"]["rule"] == {"active": 1, "retired": 1}
-    assert entries["kinds"]["memory"] == {"active": 1, "retired": 0}
-    assert sum(k["active"] + k["retired"] for k in entries["kinds"].values()) == 3
+    assert entries["kinds"]["rule"] == {"active": 1, "retired": 1, "proposed": 0}
+    assert entries["kinds"]["memory"] == {"active": 1, "retired": 0, "proposed": 0}
+    assert sum(sum(k.values()) for k in entries["kinds"].values()) == 3
+    # a proposal awaiting review is counted as one (it made status crash)
+    proposal = {"kind": "memory", "name": "maybe", "description": "x", "status": "proposed"}
+    assert xb("entry", "put", "-", input=json.dumps(proposal)).code == 0
+    counted = xb("status").json
+    assert schema_errors("status-output", counted) == []
+    assert counted["entries"]["proposed"] == 1
+    assert counted["entries"]["kinds"]["memory"]["proposed"] == 1
     assert status["entryTombstones"] == 1
     # pending counts what a provider would be sent, and says which kinds those are
     assert (status["provider"], status["pending"]) == (None, 2)

@@ -642,3 +642,30 @@ def test_search_and_recall_take_a_mode(xb: Run, store_dir: Path) -> None:
     assert [r["name"] for r in seen[1]["results"]] == ["no-force-push"]
     assert "reindex --semantic" in seen[2]  # semantic recall is off in this store
     assert "mode" in seen[3]
+
+
+def test_a_tool_profile_serves_only_its_tools(xb_proc: Run, store_dir: Path) -> None:
+    """``--tools`` (issue 44 item 12): a client sees and calls only the tools named, by
+    name or profile; an unknown name is a usage error before anything starts."""
+    xb_proc("put", str(EXAMPLES / "synthetic-resource.json"))
+    seen: dict[str, Any] = {}
+
+    async def body(client: Client) -> None:
+        seen["names"] = {tool.name for tool in (await client.list_tools()).tools}
+        seen["status"] = structured(await client.call_tool("status", {}))["resources"]
+        with pytest.raises(MCPError, match="Unknown tool: put"):
+            await client.call_tool("put", {"resources": [make("x")]})
+
+    session(store_dir, body, "--tools", "recall, search,status")
+    assert seen == {"names": {"recall", "search", "status"}, "status": 1}
+    assert xb_proc("status").json["resources"] == 1  # the hidden put wrote nothing
+
+    async def read_only(client: Client) -> None:
+        seen["read-only"] = {tool.name for tool in (await client.list_tools()).tools}
+
+    session(store_dir, read_only, "--tools", "read-only")
+    assert seen["read-only"] == TOOLS - {"put", "delete", "restore", "save_skill"}
+    for bad in ("recall,nope", "", "read-only,Put"):
+        refused = xb_proc("mcp", "--tools", bad)
+        assert refused.code == 2 and refused.stdout == "", (bad, refused.stderr)
+        assert "--tools" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1

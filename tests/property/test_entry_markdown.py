@@ -36,6 +36,7 @@ def entries(draw: Any) -> dict[str, Any]:
         "events": draw(st.lists(st.sampled_from(["Stop", "PreToolUse"]), max_size=2)),
         "boost": draw(st.sampled_from([0, 0.05, -0.2, 0.2, 0.125])),
         "alwaysOn": draw(st.booleans()),
+        "caseSensitive": draw(st.booleans()),
         "status": draw(st.sampled_from(["active", "retired"])),
         "trust": draw(st.sampled_from(["trusted", "untrusted"])),
         "scope": draw(st.sampled_from(["global", "project:github.com/org/repo"])),

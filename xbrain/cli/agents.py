@@ -16,26 +16,41 @@ from .base import common_options, emit, open_store, store_path
     is_flag=True,
     help="Let save_skill publish when asked (default: saved skills land as proposed).",
 )
+@click.option(
+    "--tools",
+    "only",
+    metavar="LIST",
+    help="Serve only these tools (comma-separated names, or the profiles all and "
+    "read-only), e.g. recall,search,get: a client sees and calls nothing else.",
+)
 @common_options(wait_default="5")
 @click.pass_context
-def mcp_command(ctx: click.Context, allow_publish: bool) -> None:
+def mcp_command(ctx: click.Context, allow_publish: bool, only: str | None) -> None:
     """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
 
     Tools: search, get, list, log, diff, status, recall, recall_skill (read-only), put,
-    delete, restore, save_skill. The store is fixed at start-up
+    delete, restore, save_skill; --tools serves only some (per client: --tools
+    read-only, --tools recall,recall_skill). The store is fixed at start-up
     (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
     Errors come back as tool errors with the CLI's messages. There is no sync or push
     tool: sending data off the machine stays an explicit command of yours. A busy store
     is waited for up to --wait seconds. Logs go to stderr only.
     """
     from ..mcp_server import Tools, serve
+    from ..mcp_server.profiles import tool_profile
     from .base import Settings, show_tracebacks
 
     settings = ctx.ensure_object(Settings)
+    served = tool_profile(only)  # an unknown name: a usage error before anything else
     store = open_store(ctx)
     wait = settings.wait if settings.wait is not None else 5.0
     tools = Tools(
-        store.path, store.cache_dir, wait=wait, agent=store.agent, allow_publish=allow_publish
+        store.path,
+        store.cache_dir,
+        wait=wait,
+        agent=store.agent,
+        allow_publish=allow_publish,
+        only=served,
     )
     if sys.stdin.isatty():  # started by hand rather than by an MCP client
         click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)

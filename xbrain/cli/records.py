@@ -135,6 +135,8 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
           recall.topK|threshold|maxDropoff|budget|scoring  recall's defaults
           projects.FOLDER ID   recall treats FOLDER (and below) as project ID;
                                an empty ID ("") drops the mapping
+          projects             (no VALUE) list the folders recall has seen on
+                               this device, their project ids and lastSeen
           telemetry on|off     recall telemetry on this device (not committed)
     """
     emit(open_store(ctx).config(key, value))

@@ -33,7 +33,7 @@ from ..core import (
 )
 from ..core.registry import record_kinds
 from ..errors import CorruptStoreError
-from ..kinds.skillcheck import skill_problems
+from ..kinds.skillcheck import skill_counts, skill_problems
 from ..messages import commit_message
 from ..paths import path_problem
 from .records import check_catalog, check_records, check_tree, problem
@@ -99,11 +99,12 @@ def diagnose(
         expected = check_records(view, problems, live)
         for code, message, path in skill_problems(view):
             problems.append(problem(code, message, path))
+        skills = skill_counts(view)
         fixes = check_catalog(view, expected, problems, live)
     except CorruptStoreError as exc:
         # Damaged objects: report, and leave repair to a backup (remote verify / clone).
         problems.append(problem("git_object", str(exc)))
-        return _report(git, head, {}, {}, problems, repaired)
+        return _report(git, head, {}, {}, problems, repaired, {})
     if repair and fixes:
         message = commit_message("doctor", [], None, subject="doctor: rebuild catalog")
         head = git.commit(head, fixes, message, config.identity, int(time.time()))
@@ -246,7 +247,7 @@ def diagnose(
         else:
             problems.append(problem("git_lock", "Stale lock left by a killed git writer.", rel))
 
-    return _report(git, head, expected, view.summary(), problems, repaired)
+    return _report(git, head, expected, view.summary(), problems, repaired, skills)
 
 
 def _report(
@@ -256,6 +257,7 @@ def _report(
     totals: dict[str, int],
     problems: list[dict[str, Any]],
     repaired: list[dict[str, Any]],
+    skills: dict[str, int],
 ) -> dict[str, Any]:
     return {
         "ok": not problems,
@@ -263,6 +265,7 @@ def _report(
         "commit": head,
         "checked": {
             **_counts(expected),
+            **skills,
             "summary": totals,
         },
         "problems": problems,
@@ -290,12 +293,11 @@ def _worktree_drift(
 
 
 def _counts(expected: dict[str, dict[str, Any]]) -> dict[str, int]:
-    """Records checked per kind (kinds that are not always counted: when they have some)."""
+    """Records checked per kind, every registered kind (zero when it has none)."""
     counts = {}
     for spec in record_kinds():
         found = sum(1 for e in expected.values() if e["path"].startswith(spec.directory + "/"))
-        if found or spec.always_counted:
-            counts[spec.summary_key] = found
+        counts[spec.summary_key] = found
     return counts
 
 

@@ -233,10 +233,10 @@ def list_entries(
 
     def brief(found: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         return [
-            {key: entry[key] for key in _BRIEF}
+            {**{key: entry[key] for key in _BRIEF}, "status": kind.status_of(entry)}
             for entry in found
             if (kind_filter is None or entry["kind"] == kind_filter)
-            and (status is None or entry["status"] == status)
+            and (status is None or kind.status_of(entry) == status)
         ]
 
     out = None if cached is None else cached(brief)

@@ -44,16 +44,19 @@ def export_dir(core: Core, root: Path) -> dict[str, Any]:
     with core.reading() as view:
         entries: list[dict[str, Any]] = []
         skills: dict[str, bytes] = {}
+        executable: set[str] = set()
         if view is not None:
             with core.git() as git:
                 entries = list(bulk.records(git, view, "entry"))
-            skills = skill_files(view)
+            skills, executable = skill_files(view)
     texts = _files(entries, set(skills))
     files = {**skills, **{rel: text.encode("utf-8") for rel, text in texts.items()}}
     new_root = not root.exists()
     try:
         for rel, data in sorted(files.items()):
             write_private_file(root / rel, data)
+            if rel in executable:  # a script marked so where it came from: 0700, still private
+                (root / rel).chmod(0o700)
     except BaseException:  # a full disk, a name the file system refuses: leave it as it was
         _remove_written(root, sorted(files), new_root)
         raise

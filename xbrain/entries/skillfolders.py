@@ -20,9 +20,11 @@ __all__ = ["skill_files"]
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
-def skill_files(view: View) -> dict[str, bytes]:
-    """``skills/<name>/<path>`` → bytes of every skill's shown revision at ``view``."""
+def skill_files(view: View) -> tuple[dict[str, bytes], set[str]]:
+    """``skills/<name>/<path>`` → bytes of every skill's shown revision at ``view``, and
+    which of those paths its manifest marks executable."""
     out: dict[str, bytes] = {}
+    executable: set[str] = set()
     names: set[str] = set()
     for slug in kind.slugs(view):
         state = kind.read_state(view, slug)
@@ -36,7 +38,9 @@ def skill_files(view: View) -> dict[str, bytes]:
         names.add(name.lower())
         for path, data in kind.revision_files(view, slug, revision):
             out[f"skills/{name}/{path}"] = data
-    return out
+        marked = (item["path"] for item in revision["files"] if item.get("executable"))
+        executable.update(f"skills/{name}/{path}" for path in marked)
+    return out, executable
 
 
 def _folder(source: dict[str, Any], slug: str) -> str:

@@ -58,11 +58,13 @@ class Limits(NamedTuple):
 
 
 class ForeignTree(NamedTuple):
-    """The files found (path → bytes), the commit they came from, what was skipped."""
+    """The files found (path → bytes), the commit they came from, what was skipped, and
+    the files git records as executable (mode 100755)."""
 
     commit: str
     files: dict[str, bytes]
     skipped: list[str]
+    executable: set[str]
 
 
 def _pinned(ref: str | None) -> ObjectID | None:
@@ -187,7 +189,7 @@ class _Foreign(Transport):
             tree = self._object(child, limits)
         if not isinstance(tree, Tree):
             raise InvalidInputError(f"{path or '/'!a} in the repository is not a directory.")
-        found = ForeignTree(obj.id.decode(), {}, [])
+        found = ForeignTree(obj.id.decode(), {}, [], set())
         self._collect(tree, "", found, limits, [0, 0])
         return found
 
@@ -243,3 +245,5 @@ class _Foreign(Transport):
             if not isinstance(blob, Blob) or len(blob.data) > limits.max_bytes:
                 raise InvalidInputError(f"{shown!a} in the repository is not a file within bounds.")
             found.files[shown] = bytes(blob.data)
+            if item.mode == 0o100755:
+                found.executable.add(shown)

@@ -34,6 +34,7 @@ from ..core.view import Transaction, View
 from ..errors import InvalidInputError
 from ..text import holds_lone_surrogate
 from ..timestamps import parse_timestamp
+from .entryfacts import check_facts, not_in_force
 
 __all__ = [
     "DIRECTORY",
@@ -45,6 +46,7 @@ __all__ = [
     "is_id",
     "normalize_entry",
     "not_in_force",
+    "status_of",
     "tombstone",
 ]
 
@@ -61,6 +63,7 @@ FIELDS = (
     "oneLiner",
     "queries",
     "keywords",
+    "caseSensitive",
     "paths",
     "events",
     "boost",
@@ -81,6 +84,17 @@ MAX_LIST = 50
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SCOPE = re.compile(r"global|project:[^\s\x00-\x1f\x7fA-Z]{1,256}")
 _EVENT = re.compile(r"[A-Za-z][A-Za-z0-9]{0,39}")
+
+
+def status_of(entry: dict[str, Any]) -> str:
+    """An entry's status as recall, ``entry list`` and projection treat it: ``retired``
+    when it says so, or when its description begins with ``RETIRED`` (memex's legacy form,
+    "the same treatment until corpus migration adds structured status"); else what it
+    says (``active``, or ``proposed`` awaiting review). The record itself keeps what it
+    said (its bytes, its id, its export are unchanged)."""
+    if entry["status"] == "active" and entry["description"].lstrip().startswith("RETIRED"):
+        return "retired"
+    return str(entry["status"])
 
 
 def entry_id(scope: str, name: str) -> str:
@@ -159,50 +173,6 @@ _SOURCE_KEYS = {"path", "section", "order", "markdown", "folder"}
 _FOLDER = re.compile(r"[0-9a-f]{16}")
 
 
-def moment(value: object, field: str) -> str:
-    """An ISO 8601 timestamp, or a bare date (its midnight UTC), normalized."""
-    if isinstance(value, str) and _DATE.fullmatch(value):
-        value += "T00:00:00Z"
-    return parse_timestamp(value, field)
-
-
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
-_AGENT = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
-
-
-def _facts(data: dict[str, Any], entry: dict[str, Any]) -> None:
-    """The optional supersede, validity and proposal fields, each only when set."""
-    supersedes = data.get("supersedes")
-    if supersedes is not None:
-        if isinstance(supersedes, str):
-            supersedes = [supersedes]
-        if (
-            not isinstance(supersedes, list)
-            or len(supersedes) > MAX_LIST
-            or not all(is_id(rid) for rid in supersedes)
-        ):
-            raise InvalidInputError(f"Entry supersedes: at most {MAX_LIST} entry ids.")
-        if entry["id"] in supersedes:
-            raise InvalidInputError("An entry cannot supersede itself.")
-        if supersedes:
-            entry["supersedes"] = list(dict.fromkeys(supersedes))
-    for key in ("validFrom", "validUntil"):
-        if data.get(key) is not None:
-            entry[key] = moment(data[key], key)
-    if entry.get("validFrom", "") >= entry.get("validUntil", "\uffff"):
-        raise InvalidInputError("Entry validUntil must be after its validFrom.")
-    proposed = data.get("proposedBy")
-    if proposed is not None:
-        if (
-            not isinstance(proposed, dict)
-            or not set(proposed) <= {"agent", "session"}
-            or not all(isinstance(v, str) and _AGENT.fullmatch(v) for v in proposed.values())
-        ):
-            raise InvalidInputError("Entry proposedBy must be {agent, session} (one line each).")
-        if proposed:
-            entry["proposedBy"] = {k: proposed[k] for k in ("agent", "session") if k in proposed}
-
-
 def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     """A valid entry in canonical field order, and the unknown fields dropped."""
     if not isinstance(data, dict):
@@ -225,6 +195,9 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
     always = data.get("alwaysOn", False)
     if not isinstance(always, bool):
         raise InvalidInputError("Entry alwaysOn must be true or false.")
+    case = data.get("caseSensitive", False)
+    if not isinstance(case, bool):
+        raise InvalidInputError("Entry caseSensitive must be true or false.")
     events = _texts(data, "events", 40)
     if not all(_EVENT.fullmatch(event) for event in events):
         raise InvalidInputError("Entry events are hook event names (e.g. PreToolUse).")
@@ -244,6 +217,7 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
         "oneLiner": _text(data, "oneLiner", 300, line=True),
         "queries": _texts(data, "queries"),
         "keywords": _texts(data, "keywords", 100),
+        **({"caseSensitive": True} if case else {}),  # only when set: older bytes unchanged
         "paths": _texts(data, "paths"),
         "events": events,
         "boost": float(boost),
@@ -253,7 +227,7 @@ def normalize_entry(data: Any, now: str) -> tuple[dict[str, Any], list[str]]:
         "provenance": provenance,
         "updatedAt": parse_timestamp(data.get("updatedAt", now)),
     }
-    _facts(data, entry)
+    check_facts(data, entry)
     source = _source(data.get("source"))  # a source path that is not UTF-8: its own words
     if source is not None:
         entry["source"] = source
@@ -367,21 +341,6 @@ def get(view: View, rid: str) -> dict[str, Any] | None:
 def tombstone(view: View, rid: str) -> dict[str, Any] | None:
     """An entry's tombstone ``{id, deletedAt}``, or None."""
     return view.record("entry-tombstone", rid)
-
-
-def not_in_force(entries: list[dict[str, Any]], when: str) -> set[str]:
-    """The ids among ``entries`` not in force at ``when``: superseded by an active entry
-    valid by then, or outside their own validity (recall's rule, for whole lists)."""
-    out = {
-        old
-        for e in entries
-        if e["status"] == "active" and e.get("validFrom", "") <= when
-        for old in e.get("supersedes", ())
-    }
-    for e in entries:
-        if e.get("validFrom", "") > when or e.get("validUntil", "\uffff") <= when:
-            out.add(e["id"])
-    return out
 
 
 def put(txn: Transaction, entry: dict[str, Any]) -> None:

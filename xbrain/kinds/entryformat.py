@@ -1,7 +1,8 @@
 """Entries as Markdown (memex's format): frontmatter in, frontmatter out, losslessly.
 
 A file with YAML frontmatter is one entry; its keys are memex's (``type``, ``one-liner``,
-``hooks``, ``queries``, ``keywords``, ``paths``, ``boost``, ``status``) plus xbrain's own
+``hooks``, ``queries``, ``keywords``, ``caseSensitive``, ``paths``, ``boost``, ``status``)
+plus xbrain's own
 when they differ from the default (``scope``, ``trust``, ``provenance``, ``always-on``,
 ``updated``; ``supersedes``, ``valid-from``, ``valid-until``, ``proposed-by`` when set).
 A memory file without frontmatter is one entry per ``## `` section, named
@@ -37,6 +38,7 @@ _FROM_FRONTMATTER = {
     "type": "kind",
     "queries": "queries",
     "keywords": "keywords",
+    "caseSensitive": "caseSensitive",
     "paths": "paths",
     "hooks": "events",
     "one-liner": "oneLiner",
@@ -58,6 +60,7 @@ _DEFAULTS = {
     "description": "",
     "queries": [],
     "keywords": [],
+    "caseSensitive": False,
     "paths": [],
     "events": [],
     "oneLiner": "",
@@ -160,6 +163,7 @@ def render_file(entry: dict[str, Any]) -> str:
         "description",
         "queries",
         "keywords",
+        "caseSensitive",
         "paths",
         "events",
         "oneLiner",
@@ -170,7 +174,7 @@ def render_file(entry: dict[str, Any]) -> str:
         "provenance",
         "alwaysOn",
     ):
-        if entry[field] != _DEFAULTS[field]:
+        if entry.get(field, _DEFAULTS[field]) != _DEFAULTS[field]:
             meta[_TO_FRONTMATTER[field]] = entry[field]
     meta["updated"] = entry["updatedAt"]
     meta.update((_TO_FRONTMATTER[field], entry[field]) for field in _FACTS if field in entry)

@@ -18,7 +18,7 @@ from ..errors import XbrainError
 from . import skill as kind
 from .skillformat import canonical_hash, revision_id
 
-__all__ = ["skill_problems"]
+__all__ = ["skill_counts", "skill_problems"]
 
 Problem = tuple[str, str, str]  # (code, message, path)
 
@@ -29,6 +29,26 @@ def skill_problems(view: View, slugs: Iterable[str] | None = None) -> list[Probl
     for slug in kind.slugs(view) if slugs is None else sorted(slugs):
         problems.extend(_one_skill(view, slug))
     return problems
+
+
+def skill_counts(view: View) -> dict[str, int]:
+    """What ``doctor`` checked of the skills at ``view``'s commit: the skills, the
+    revisions their states list, and the files of those revisions' manifests."""
+    skills = revisions = files = 0
+    for slug in kind.slugs(view):
+        skills += 1
+        try:
+            state = kind.read_state(view, slug)
+        except XbrainError:
+            continue  # reported by skill_problems
+        for entry in state["revisions"] if state is not None else ():
+            revisions += 1
+            try:
+                revision = kind.read_revision(view, slug, entry["id"])
+            except XbrainError:
+                continue
+            files += len(revision["files"]) if revision is not None else 0
+    return {"skills": skills, "revisions": revisions, "skillFiles": files}
 
 
 def _one_skill(view: View, slug: str) -> Iterator[Problem]:

@@ -273,14 +273,22 @@ def component_type(path: str) -> str:
     return _BY_TOP_DIRECTORY.get(top, "document")
 
 
-def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def manifest(
+    files: dict[str, bytes],
+    types: dict[str, str] | None = None,
+    executable: Iterable[str] = (),
+) -> list[dict[str, Any]]:
     """The manifest of a revision: ``SKILL.md`` and every component as ``{path, type,
     sha256, bytes}``, sorted by the UTF-8 bytes of the path.
 
     ``files`` maps paths to exact bytes and must hold ``SKILL.md``; ``types`` may set a
-    component's type. Every limit of SPEC §12 is checked; two paths equal after NFC and
-    case folding, or one the folder of another, are refused (:func:`path_clash`).
+    component's type. ``executable`` names the files (as in ``files``) that had the
+    executable bit where they came from: their line adds ``"executable": true`` (only
+    theirs, so every other manifest, and every revision made before, hashes as it did).
+    Every limit of SPEC §12 is checked; two paths equal after NFC and case folding, or
+    one the folder of another, are refused (:func:`path_clash`).
     """
+    marked = set(executable)
     if SKILL_MD not in files:
         raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
     components = {path: data for path, data in files.items() if path != SKILL_MD}
@@ -304,6 +312,8 @@ def manifest(files: dict[str, bytes], types: dict[str, str] | None = None) -> li
         if path != SKILL_MD and kind not in COMPONENT_TYPES:
             raise InvalidInputError(f"Component type {kind!r} is not one of {COMPONENT_TYPES}.")
         entries[path] = {"path": path, "type": kind, "sha256": sha256_hex(data), "bytes": len(data)}
+        if raw in marked or path in marked:
+            entries[path]["executable"] = True
     parse_skill_md(files[SKILL_MD])
     return [entries[path] for path in sorted(entries, key=lambda p: p.encode("utf-8"))]
 

@@ -46,6 +46,7 @@ class SkillArchive:
 
     files: dict[str, bytes]
     skipped: tuple[str, ...]
+    executable: frozenset[str] = frozenset()  # files whose Unix mode has an execute bit
 
 
 def read_skill_zip(data: bytes) -> SkillArchive:
@@ -69,7 +70,17 @@ def read_skill_zip(data: bytes) -> SkillArchive:
                 f"{MAX_COMPONENTS} components."
             )
         files = {path: _read(archive, info, path) for path, info in kept.items()}
-    return SkillArchive(_unwrap(files), tuple(skipped))
+    marked = {path for path, info in kept.items() if _executable(info)}
+    unwrapped = _unwrap(files)
+    if unwrapped is not files:  # the wrapper directory stripped: the same for the marks
+        cut = len(next(iter(files)).split("/", 1)[0]) + 1
+        marked = {path[cut:] for path in marked}
+    return SkillArchive(unwrapped, tuple(skipped), frozenset(marked))
+
+
+def _executable(info: zipfile.ZipInfo) -> bool:
+    """Whether a member made on Unix has an execute bit (0 when the archive has no modes)."""
+    return info.create_system == _UNIX and bool((info.external_attr >> 16) & 0o111)
 
 
 def _members(infos: list[zipfile.ZipInfo]) -> tuple[dict[str, zipfile.ZipInfo], list[str]]:

@@ -55,7 +55,7 @@ def serve(tools: Tools, *, show_tracebacks: bool = False) -> None:
                     open_world_hint=False,
                 ),
             )
-            for tool in TOOLS
+            for tool in tools.by_name.values()  # the --tools profile: only these exist
         ]
     )
     one_at_a_time = anyio.Lock()

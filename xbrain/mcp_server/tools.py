@@ -242,14 +242,16 @@ class Tools:
         wait: float,
         agent: str | None,
         allow_publish: bool = False,
+        only: frozenset[str] | None = None,
     ) -> None:
         self.store_dir = store_dir
         self.allow_publish = allow_publish
         self.cache_dir = cache_dir
         self.wait = wait
         self.agent = agent
-        self.by_name = {tool.name: tool for tool in TOOLS}
-        self.inputs = {tool.name: tool.input_schema() for tool in TOOLS}
+        # ``only``: the tools a --tools profile serves (mcp_server.profiles); None: all
+        self.by_name = {tool.name: tool for tool in TOOLS if only is None or tool.name in only}
+        self.inputs = {name: tool.input_schema() for name, tool in self.by_name.items()}
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Run tool ``name``; raises XbrainError with the CLI's message on failure."""

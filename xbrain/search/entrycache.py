@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sqlitefiles import DAMAGED, remove_database
+from .entryloaded import Candidates, Loaded, links_of
 from .pathroute import PATHS_TERM
 from .tokenize import Tokenizer
 
@@ -38,7 +39,8 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "5"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``
+VERSION = "6"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
+# 6: status is status_of (memex's legacy RETIRED description), caseSensitive
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -73,9 +75,12 @@ def prepared(
     """An entry as recall keeps it (fields and the terms it matches on), and every term
     it holds (``bulk``: part of a whole build)."""
     from ..codec import digest
+    from ..kinds.entry import status_of
 
     kept = {key: entry[key] for key in _KEPT}
     kept.update((key, entry[key]) for key in _FACTS if key in entry)
+    kept["status"] = status_of(entry)
+    kept["caseSensitive"] = entry.get("caseSensitive", False)
     kept["revision"] = digest(entry)[:16]
     kept["queries"] = [[q, tokenizer.query_terms(q)] for q in entry["queries"]]
     kept["keywords"] = [[k, tokenizer.query_terms(k)] for k in entry["keywords"]]
@@ -232,65 +237,9 @@ def update(
         conn.close()
 
 
-class Candidates:
-    """The entries sharing a term with a prompt, each with the prompt terms it holds,
-    and the document frequencies their scoring needs."""
-
-    def __init__(
-        self,
-        entries: list[tuple[dict[str, Any], set[str]]],
-        df: dict[str, int],
-        n: int,
-        defaults: dict[str, Any],
-        links: dict[str, list[tuple[str, str]]] | None = None,
-    ) -> None:
-        self.entries = entries
-        self.df = df
-        self.n = n
-        self.defaults = defaults  # recall's defaults from xbrain.yaml
-        self.links = links or {}  # superseded id → [(active superseding id, its validFrom)]
-
-
-def _links(conn: sqlite3.Connection) -> dict[str, list[tuple[str, str]]]:
-    links: dict[str, list[tuple[str, str]]] = {}
-    for old, new, since in conn.execute("SELECT old, new, since FROM link"):
-        links.setdefault(old, []).append((new, since))
-    return links
-
-
-_WARM: dict[Path, tuple[str, _Loaded]] | None = None  # xbrain serve: the cache in memory
+_WARM: dict[Path, tuple[str, Loaded]] | None = None  # xbrain serve: the cache in memory
 # caches that could not be written to their file: (commit, connection), this process only
 _MEMORY: dict[Path, tuple[str, sqlite3.Connection]] = {}
-
-
-class _Loaded:
-    """Every entry and posting of the cache at one commit, held by a long-lived process."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.entries = {
-            i: json.loads(data) for i, data in conn.execute("SELECT i, data FROM entry")
-        }
-        self.postings: dict[str, set[int]] = {}
-        for term, i in conn.execute("SELECT term, i FROM posting"):
-            self.postings.setdefault(term, set()).add(i)
-        row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
-        defaults = json.loads(row[0] if row else "{}")
-        self.defaults = defaults if isinstance(defaults, dict) else {}
-        self.links = _links(conn)
-
-    def candidates(self, terms: set[str]) -> Candidates:
-        held: dict[int, set[str]] = {}
-        for term in terms:
-            for i in self.postings.get(term, ()):
-                held.setdefault(i, set()).add(term)
-        entries = [(self.entries[i], found) for i, found in sorted(held.items())]
-        needed = (
-            {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
-            | {t for e, _ in entries for t in e["about"]}
-            | terms
-        )
-        df = {t: len(self.postings[t]) for t in needed if t in self.postings}
-        return Candidates(entries, df, len(self.entries), self.defaults, self.links)
 
 
 def keep_warm() -> None:
@@ -337,7 +286,7 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
         try:
             loaded = _WARM.get(control)
             if loaded is None or loaded[0] != head:
-                loaded = _WARM[control] = (head, _Loaded(conn))
+                loaded = _WARM[control] = (head, Loaded(conn))
             return loaded[1].candidates(terms)
         except DAMAGED:  # a rebuild follows
             return None
@@ -387,7 +336,7 @@ def _read(conn: sqlite3.Connection, terms: set[str]) -> Candidates:
     row = conn.execute("SELECT value FROM meta WHERE key = 'recall'").fetchone()
     defaults = json.loads(row[0] if row else "{}")
     kept = defaults if isinstance(defaults, dict) else {}
-    return Candidates(entries, df, int(n), kept, _links(conn))
+    return Candidates(entries, df, int(n), kept, links_of(conn))
 
 
 def bodies(control: Path, ids: list[str]) -> dict[str, str]:

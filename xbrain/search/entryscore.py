@@ -29,17 +29,25 @@ def similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, lis
 
 
 def score_entry(
-    entry: dict[str, Any], prompt: set[str], found: list[str], weight_total: float, idf: Idf
+    entry: dict[str, Any],
+    prompt: set[str],
+    found: list[str],
+    weight_total: float,
+    idf: Idf,
+    asked: str,
 ) -> tuple[float, dict[str, Any]]:
     """``entry``'s score for the prompt and why (``found``: the prompt's terms it holds,
-    in prompt order; ``weight_total``: their weights' sum over the whole prompt)."""
+    in prompt order; ``weight_total``: their weights' sum over the whole prompt;
+    ``asked``: the prompt as written — a ``caseSensitive`` entry's keyword must be in it
+    in the same case, its terms alone are lower-cased)."""
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
     for text, terms in entry["queries"]:
         score, matched = similarity(terms, prompt, idf)
         if score > best[0]:
             best = (score, {"via": "query", "query": text, "matched": matched})
     for text, terms in entry["keywords"]:
-        if terms and all(t in prompt for t in terms) and best[0] < KEYWORD:
+        exact = not entry.get("caseSensitive") or text in asked
+        if terms and all(t in prompt for t in terms) and exact and best[0] < KEYWORD:
             best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
     if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
         return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])

@@ -10,8 +10,6 @@ session's recall state, so a session is asked once even across processes.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,6 @@ from .session import SESSION_ID, session_state
 
 __all__ = ["ask", "corrections"]
 
-TAIL = 256 * 1024
 CORRECTION = re.compile(
     r"\s*(?:no\b[,.!]?|nope\b|wrong\b|that(?:'s| is) (?:not|wrong|incorrect)\b|"
     r"not (?:that|what|like)\b|don'?t\b|do not\b|stop\b|actually\b|instead\b|"
@@ -40,38 +37,10 @@ ASK = (
 
 
 def _user_texts(path: str) -> list[str]:
-    """The texts the user typed, from a Claude Code transcript's last 256 KiB (a FIFO or
-    any other non-file is never read)."""
-    import stat
+    """The texts the user typed (tool results are the tools', not the user's)."""
+    from ..transcript import messages
 
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return []
-    with os.fdopen(fd, "rb") as handle:
-        handle.seek(max(0, handle.seek(0, os.SEEK_END) - TAIL))
-        lines = handle.read(TAIL).decode("utf-8", "replace").splitlines()
-    texts: list[str] = []
-    for line in lines:
-        try:
-            item = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        message = item.get("message") if isinstance(item, dict) else None
-        if not isinstance(message, dict) or message.get("role") != "user":
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            texts.append(content)
-        elif isinstance(content, list):  # tool results are the tools', not the user's
-            texts += [
-                c["text"]
-                for c in content
-                if isinstance(c, dict)
-                and c.get("type") == "text"
-                and isinstance(c.get("text"), str)
-            ]
-    return texts
+    return [text for text in messages(path, "user", text_parts_only=True) if text]
 
 
 def corrections(path: str) -> int:

@@ -13,7 +13,14 @@ from ..errors import InvalidInputError, XbrainError
 from ..inputs import read_file
 from ..workdir import working_directory
 
-__all__ = ["MAX_PROMPT", "Request", "payload_request", "project_id", "read_request"]
+__all__ = [
+    "MAX_PROMPT",
+    "Request",
+    "payload_request",
+    "project_folder",
+    "project_id",
+    "read_request",
+]
 
 MAX_PROMPT = 20_000
 _EVENT = re.compile(r"[A-Za-z]{1,40}")
@@ -89,11 +96,17 @@ def _tool_file(payload: dict[str, Any]) -> str | None:
     return file if isinstance(file, str) else None
 
 
+def project_folder(cwd: str | None) -> Path:
+    """The folder recall resolves a project from: ``cwd`` (a hook payload's), else the
+    caller's working directory, normalized."""
+    return Path(os.path.normpath(cwd or working_directory()))
+
+
 def project_id(cwd: str | None, mapping: Any = None) -> str:
     """``project:<id>`` of a working directory: the id ``mapping`` (``xbrain config
     projects.FOLDER ID``) gives it or the nearest folder above it, else its git remote
     ``origin`` (host/path), else its path with ``/`` as ``-``; lowercased."""
-    start = Path(os.path.normpath(cwd or working_directory()))
+    start = project_folder(cwd)
     if isinstance(mapping, dict) and mapping:
         for folder in [start, *start.parents]:
             pid = mapping.get(str(folder))

@@ -37,7 +37,7 @@ from .disclosure import fill_budget
 from .entryscore import Idf, one_term, score_entry
 from .hybrid import resolve_mode
 from .pathroute import PATHS_TERM, matching_glob, relative_file
-from .prompt import Request, payload_request, project_id, read_request
+from .prompt import Request, payload_request, project_folder, project_id, read_request
 from .query import main_head
 from .session import session_state
 from .standing import now_if_needed, standing
@@ -97,7 +97,7 @@ class Options(NamedTuple):
         if unknown:
             raise TypeError(f"unknown recall options: {sorted(unknown)}")
         if as_of is not None:
-            from ..kinds.entry import moment
+            from ..kinds.entryfacts import moment
 
             as_of = moment(as_of, "--as-of")
         options = cls(
@@ -145,6 +145,15 @@ class Options(NamedTuple):
             raise InvalidInputError("--threshold and --max-dropoff must be 0-2.")
         if not 100 <= self.budget <= 200_000:
             raise InvalidInputError("--budget must be 100-200,000 characters.")
+
+
+def _resolved(store_dir: Path, request: Request, defaults: dict[str, Any]) -> str:
+    """The project of the request's folder, noted in the local project registry."""
+    from .projects import note
+
+    project = project_id(request.cwd, defaults.get("projects"))
+    note(store_dir / ".git", str(project_folder(request.cwd)), project.removeprefix("project:"))
+    return project
 
 
 def _candidates(
@@ -248,7 +257,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         found = _candidates(store_dir, head, prompt | ({PATHS_TERM} if file else set()), tokenizer)
         options = options.with_defaults(found.defaults)
         options.check()
-        project = options.project or project_id(request.cwd, found.defaults.get("projects"))
+        project = options.project or _resolved(store_dir, request, found.defaults)
         lexical: dict[str, list[dict[str, Any]]] = {}
         skipped: list[dict[str, Any]] = []
         when = options.as_of or now_if_needed(found.links, found.entries)
@@ -276,7 +285,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                 if stands is not None and not options.include_superseded:
                     continue
                 within = sorted((t for t in held if t in position), key=position.__getitem__)
-                score, why = score_entry(entry, prompt, within, weight_total, idf)
+                score, why = score_entry(entry, prompt, within, weight_total, idf, request.prompt)
                 if stands is not None:
                     why = {**why, **stands}  # shown, marked
                 if score > 0:

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO
 from ..core import Core, Limits, PackBound, read_foreign_tree
 from ..kinds.skillformat import MAX_COMPONENT_BYTES, MAX_COMPONENTS, MAX_DEPTH
 from ..redact import redact_url
-from .sources import Gathered, from_path, from_stream
+from .sources import CAPSULE, Gathered, from_path, from_stream
 from .writing import archive, deprecate, publish, save
 
 __all__ = [
@@ -53,6 +53,8 @@ def save_input(
 ) -> dict[str, Any]:
     """``skill save``: a directory, ``SKILL.md`` or ZIP from the user (draft, or published)."""
     gathered = _gather(source)
+    if gathered.capsule is not None:  # your own save: the files, not where they came from
+        gathered.skipped.append(CAPSULE)
     return save(
         core,
         gathered.files,
@@ -60,6 +62,7 @@ def save_input(
         state="published" if publish else "draft",
         expect=expect,
         skipped=gathered.skipped,
+        executable=gathered.executable,
     )
 
 
@@ -75,16 +78,50 @@ def check_folder(source: Path) -> None:
 
         raise InvalidInputError(f"{source.name}: a skill needs a {SKILL_MD}.")
     parse_skill_md(gathered.files[SKILL_MD])
-    manifest(gathered.files)
+    manifest(gathered.files, executable=gathered.executable)
 
 
 def import_skill(core: Core, source: Path | BinaryIO, *, state: str = "proposed") -> dict[str, Any]:
-    """``skill import`` of a directory, ``SKILL.md`` or ZIP: lands as ``proposed``."""
+    """``skill import`` of a directory, ``SKILL.md`` or ZIP: lands as ``proposed``.
+
+    An export's capsule file, valid and describing these files, becomes the revision's
+    source (type ``capsule``, with the exported revision's states and first source);
+    any other is ignored with a warning (:mod:`.provenance`)."""
     gathered = _gather(source)
-    origin = {"type": gathered.origin}
+    origin: dict[str, Any] = {"type": gathered.origin}
     if isinstance(source, Path):
         origin["path"] = str(source.name)
-    return save(core, gathered.files, source=origin, state=state, skipped=gathered.skipped)
+    warnings: list[str] = []
+    if gathered.capsule is not None:
+        origin, warning = _capsule_origin(gathered, origin)
+        warnings += [warning] if warning else []
+    result = save(
+        core,
+        gathered.files,
+        source=origin,
+        state=state,
+        skipped=gathered.skipped,
+        executable=gathered.executable,
+    )
+    if origin["type"] == "capsule":
+        result["origin"] = origin["origin"]
+    if warnings:
+        result["warnings"] = [*result.get("warnings", []), *warnings]
+    return result
+
+
+def _capsule_origin(gathered: Gathered, plain: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The source a capsule gives the import (``plain`` and a warning when it is ignored)."""
+    from ..kinds.skillformat import SKILL_MD, canonical_hash, manifest, parse_skill_md
+    from .provenance import capsule_source
+
+    assert gathered.capsule is not None
+    if SKILL_MD not in gathered.files:
+        return plain, None  # save refuses it, as always
+    slug = parse_skill_md(gathered.files[SKILL_MD]).slug
+    content_hash = canonical_hash(manifest(gathered.files, executable=gathered.executable))
+    found, warning = capsule_source(gathered.capsule, slug, content_hash, plain.get("path"))
+    return (plain, warning) if found is None else (found, None)
 
 
 def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> dict[str, Any]:
@@ -98,7 +135,14 @@ def import_git(core: Core, url: str, *, ref: str | None, path: str | None) -> di
         source["ref"] = ref
     if path:
         source["path"] = path
-    return save(core, tree.files, source=source, state="proposed", skipped=tree.skipped)
+    return save(
+        core,
+        tree.files,
+        source=source,
+        state="proposed",
+        skipped=tree.skipped,
+        executable=tree.executable,
+    )
 
 
 def _scratch_root(core: Core) -> Path | None:
@@ -124,6 +168,7 @@ def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[s
         revision = kind.stored_revision(view, slug, rev)
         files = dict(kind.revision_files(view, slug, revision))
         types = {item["path"]: item["type"] for item in revision["files"]}
+        executable = {item["path"] for item in revision["files"] if item.get("executable")}
     result = save(
         core,
         files,
@@ -131,6 +176,7 @@ def restore(core: Core, slug: str, ref: str, *, publish: bool = False) -> dict[s
         state="published" if publish else "draft",
         command="skill restore",
         types=types,
+        executable=executable,
     )
     result["restored_from"] = rev
     return result

@@ -3,8 +3,9 @@
 Members, sorted by path: ``<slug>/SKILL.md``, the components, and
 ``<slug>/.xbrain-capsule.json`` (the manifest, states and provenance). Every member has
 the same fixed timestamp and mode and is stored uncompressed, so two exports of one
-revision are byte-identical, and importing the capsule gives the same canonical hash
-(the capsule file itself is dropped on import).
+revision are byte-identical, and importing the capsule gives the same canonical hash.
+A file the manifest marks executable is stored with mode 0755 (every other: 0644), so
+unzip and an import restore the bit.
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def export(
         "files": revision["files"],
     }
     files[CAPSULE] = (json.dumps(capsule, ensure_ascii=False, indent=2) + "\n").encode()
-    data = _zip({f"{slug}/{path}": content for path, content in files.items()})
+    executable = {f"{slug}/{item['path']}" for item in revision["files"] if item.get("executable")}
+    data = _zip({f"{slug}/{path}": content for path, content in files.items()}, executable)
     write_private_file(out, data)
     return {
         "slug": slug,
@@ -70,12 +72,14 @@ def export(
     }
 
 
-def _zip(members: dict[str, bytes]) -> bytes:
+def _zip(members: dict[str, bytes], executable: set[str]) -> bytes:
+    """A stored (uncompressed) ZIP of ``members``, sorted, every one 0644 but those in
+    ``executable`` (0755: the bit an unzip restores, and an import reads back)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
         for name in sorted(members, key=lambda p: p.encode("utf-8")):
             info = zipfile.ZipInfo(name, _EPOCH)
             info.create_system = 3  # Unix, so the mode below says "regular file"
-            info.external_attr = 0o100644 << 16
+            info.external_attr = (0o100755 if name in executable else 0o100644) << 16
             archive.writestr(info, members[name])
     return buffer.getvalue()

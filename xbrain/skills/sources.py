@@ -29,17 +29,21 @@ from ..paths import git_own_name
 
 __all__ = ["CAPSULE", "Gathered", "from_path", "from_stream"]
 
-CAPSULE = ".xbrain-capsule.json"  # what export adds beside the skill; dropped on import
+CAPSULE = ".xbrain-capsule.json"  # what export adds beside the skill: never a file of it
 _JUNK = ("__MACOSX", ".DS_Store")  # and git's own files: paths.git_own_name
 
 
 @dataclass
 class Gathered:
-    """A skill's files as read, what was skipped, and how it came (``file`` or ``zip``)."""
+    """A skill's files as read, what was skipped, and how it came (``file`` or ``zip``);
+    ``capsule``: the bytes of an export's ``.xbrain-capsule.json`` found at its root
+    (taken out of ``files``, unchecked: :mod:`.provenance` reads it)."""
 
     files: dict[str, bytes]
     origin: str
     skipped: list[str] = field(default_factory=list)
+    executable: set[str] = field(default_factory=set)  # files with an execute bit
+    capsule: bytes | None = None
 
 
 def from_stream(stream: BinaryIO) -> Gathered:
@@ -53,10 +57,10 @@ def from_stream(stream: BinaryIO) -> Gathered:
 def _from_bytes(data: bytes) -> Gathered:
     if data.startswith(b"PK"):
         archive = read_skill_zip(data)
-        gathered = Gathered(dict(archive.files), "zip", list(archive.skipped))
-        if CAPSULE in gathered.files:
-            del gathered.files[CAPSULE]
-            gathered.skipped.append(CAPSULE)
+        gathered = Gathered(
+            dict(archive.files), "zip", list(archive.skipped), set(archive.executable)
+        )
+        gathered.capsule = gathered.files.pop(CAPSULE, None)
         return gathered
     if len(data) > MAX_SKILL_MD_BYTES:
         raise InvalidInputError(f"{SKILL_MD} is {len(data):,} bytes; the limit is 64 KiB.")
@@ -118,6 +122,10 @@ def _from_directory(root: Path) -> Gathered:
                         f"A skill has a {SKILL_MD} and at most {MAX_COMPONENTS} components."
                     )
                 gathered.files[rel] = _read(Path(entry.path), limit)
+                if mode & 0o111:
+                    gathered.executable.add(rel)
     if SKILL_MD not in gathered.files:
         raise InvalidInputError(f"The directory {root} has no {SKILL_MD}.")
+    gathered.capsule = gathered.files.pop(CAPSULE, None)  # an unzipped capsule
+    gathered.executable.discard(CAPSULE)
     return gathered

@@ -30,12 +30,13 @@ def save(
     core: Core,
     files: dict[str, bytes],
     *,
-    source: dict[str, str],
+    source: dict[str, Any],
     state: str,
     expect: str | None = None,
     skipped: list[str] | None = None,
     command: str | None = None,
     types: dict[str, str] | None = None,
+    executable: set[str] | None = None,
 ) -> dict[str, Any]:
     """Append a revision of the skill in ``files`` (``SKILL.md`` and components).
 
@@ -44,7 +45,8 @@ def save(
     memex's ``queries``, …) stay byte-exact in ``SKILL.md`` and come back as ``warnings``
     (SPEC §12). ``expect``: the head revision
     the caller last read; another head is a StaleError and nothing is written. ``types``
-    may set components' types (default: by their top directory).
+    may set components' types (default: by their top directory); ``executable`` names
+    the files that had the executable bit (marked so in the manifest).
     """
     if SKILL_MD not in files:
         raise InvalidInputError(f"A skill needs a {SKILL_MD}.")
@@ -54,7 +56,7 @@ def save(
     warnings = [
         f"frontmatter key {key!r} is not part of the Agent Skills format" for key in parsed.unknown
     ]
-    entries = manifest(files, types)
+    entries = manifest(files, types, executable or ())
     content_hash = canonical_hash(entries)
     slug = parsed.slug
     sid = skill_id(slug)

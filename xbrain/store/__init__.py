@@ -73,6 +73,12 @@ class Store(Skills, Entries):
                 raise UsageError("xbrain config telemetry on|off")
             self.set_telemetry(value == "on")
             return {**config(self.core), "telemetry": value}
+        if key == "projects" and value is None:  # this device's registry, never committed
+            from ..search.projects import listed
+
+            self.core.existing()
+            found = listed(self.path / ".git")
+            return {"count": len(found), "projects": found}
         return config(self.core, key, value)
 
     def get(self, rid: str) -> Resource:
