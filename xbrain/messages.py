@@ -40,8 +40,10 @@ def commit_message(
     actions: list[tuple[str, str, str | None]],
     agent: str | None,
     subject: str | None = None,
+    extra: list[tuple[str, str]] | None = None,
 ) -> str:
-    """Build a message from ``(verb, id, title)`` actions."""
+    """Build a message from ``(verb, id, title)`` actions; ``extra`` trailers last
+    (``Xbrain-Allowed-Secret``: a detector a person let through, and the field)."""
     if subject is None:
         if len(actions) == 1:
             verb, rid, title = actions[0]
@@ -62,6 +64,7 @@ def commit_message(
     lines.append(f"Xbrain-Command: {command}")
     if agent:
         lines.append(f"Xbrain-Agent: {agent}")
+    lines += [f"{key}: {_CONTROL.sub(' ', value)}" for key, value in extra or []]
     return "\n".join(lines) + "\n"
 
 

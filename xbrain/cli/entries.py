@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..lightcli import stdin_stream
-from .base import common_options, emit, open_store
+from .base import allow_secret_option, common_options, emit, open_store
 
 
 @click.group()
@@ -24,6 +24,7 @@ def entry() -> None:
 
 @entry.command("put")
 @click.argument("file", metavar="FILE|-")
+@allow_secret_option
 @common_options
 @click.pass_context
 def put(ctx: click.Context, file: str) -> None:

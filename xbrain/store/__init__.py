@@ -10,7 +10,7 @@ callers and the MCP server use it; the CLI uses it too, except for the search fa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from .. import (
     resources,
 )
 from ..core import Core
+from ..secretscan import validate_allowed
 from ..timestamps import now_timestamp
 from .entries import Entries
 from .skills import Skills
@@ -41,10 +42,18 @@ class Store(Skills, Entries):
         agent: str | None = None,
         clock: Callable[[], str] = now_timestamp,
         cache_dir: Path | None = None,
+        allow_secrets: Iterable[str] = (),
     ) -> None:
         from ..search.upkeep import upkeep
 
-        self.core = Core(path, wait=wait, agent=agent, clock=clock, cache_dir=cache_dir)
+        self.core = Core(
+            path,
+            wait=wait,
+            agent=agent,
+            clock=clock,
+            cache_dir=cache_dir,
+            allow_secrets=validate_allowed(allow_secrets),
+        )
         self.path = self.core.path
         self.cache_dir = self.core.cache_dir
         self.agent = self.core.agent
