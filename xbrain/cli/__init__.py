@@ -152,6 +152,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "put",
         "Add or update resources from a JSON file (or - for stdin).",
     ),
+    "purge": (
+        "upkeep",
+        "purge",
+        "Remove records or a string from the whole history (dry run unless --yes).",
+    ),
     "recall": (
         "recall",
         "recall",

@@ -10,6 +10,7 @@ callers and the MCP server use it; the CLI uses it too, except for the search fa
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -189,6 +190,18 @@ class Store(Skills, Entries):
 
         return reindex(self.core, progress, semantic=semantic, semantic_off=semantic_off)
 
+    def purge(
+        self, ids: builtins.list[str], texts: builtins.list[str], *, apply: bool = False
+    ) -> dict[str, Any]:
+        """Remove records or strings from all history (dry run unless ``apply``); see
+        :mod:`xbrain.purge`. Applied, the derived indexes are rebuilt."""
+        from ..purge import purge
+
+        report = purge(self.core, ids, texts, apply=apply)
+        if report["applied"]:
+            self.reindex()
+        return report
+
     # -- integrity, transfer ---------------------------------------------------------------
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
@@ -245,11 +258,14 @@ class Store(Skills, Entries):
 
         return remote.remotes(self.core)
 
-    def remote_push(self, name: str = "origin") -> dict[str, Any]:
-        """Push main to a remote (a backup); refused if the remote has diverged."""
+    def remote_push(
+        self, name: str = "origin", *, force_with_lease: bool = False
+    ) -> dict[str, Any]:
+        """Push main to a remote (a backup); refused if the remote has diverged
+        (``force_with_lease``: replace what a purge removed there)."""
         from .. import remote
 
-        return remote.push(self.core, name)
+        return remote.push(self.core, name, force_with_lease=force_with_lease)
 
     def remote_pull(self, name: str = "origin") -> dict[str, Any]:
         """Fetch a remote and fast-forward or merge deterministically."""

@@ -1,0 +1,250 @@
+"""``xbrain purge``: a record, or every occurrence of a string, out of the whole history.
+
+Dry run unless ``apply``: it says how many commits and which paths would change and
+which remotes still hold the old history. Applied: a record still at the head is removed
+by an ordinary write first (catalog, summary and derived files in step), then every
+commit is rebuilt without the record's files and catalog entries and with the string
+replaced by ``[purged]`` (messages too), ``main`` moves by compare-and-swap, the old
+remote-tracking refs are dropped, unreachable objects are deleted and reflogs cleared,
+and ``.git/xbrain`` loses every derived file (the facade rebuilds the indexes). What was
+purged is noted in ``.git/xbrain/purge.log``: ids, counts and commits, never the string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .core import Core, TreeReader, View, layout
+from .core.derive import catalog_entry, count_change
+from .core.registry import classify, record_kind, record_kinds
+from .errors import InvalidInputError, NotFoundError, XbrainError
+from .messages import PURGE_TRAILER, commit_message, quoted_title
+
+__all__ = ["PURGED", "purge"]
+
+PURGED = b"[purged]"
+_MIN_TEXT = 4  # shorter strings would rewrite half the store
+# what .git/xbrain keeps: this log, a pull's or verify's scratch copies, the markers a
+# crashed write is finished from, the git index's stamp; "rescued" (files doctor moved
+# aside) loses only the files that hold a purged string
+_KEEP = {
+    "purge.log",
+    "incoming",
+    "verify",
+    "worktree-pending.json",
+    "objects-pending",
+    "index-stamp",
+    "rescued",
+}
+
+
+def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[str, Any]:
+    """Purge ``ids`` and ``texts`` from every commit (a dry run unless ``apply``)."""
+    if not ids and not texts:
+        raise InvalidInputError("Name a record ID or give --text STRING to purge.")
+    for text in texts:
+        if len(text.strip()) < _MIN_TEXT or "\n" in text:
+            raise InvalidInputError(f"--text must be one line of at least {_MIN_TEXT} characters.")
+    core.existing()
+    paths = {spec.path(rid) for rid in ids for spec in record_kinds() if _owns(spec, rid)}
+    if ids and not paths:
+        raise NotFoundError("No record kind has ids like that; check the ID.")
+    if apply and ids:
+        with core.transaction("purge") as txn:
+            for rid in ids:
+                for spec in record_kinds():
+                    if _owns(spec, rid) and txn.read(spec.path(rid)) is not None:
+                        txn.remove_record(spec.name, rid)
+                        txn.actions.append(("purge", rid, None))
+    titles: set[str] = set()
+    needles = [text.encode() for text in texts]
+
+    def replace(data: bytes) -> bytes:
+        for needle in needles:
+            data = data.replace(needle, PURGED)
+        return data
+
+    def edit(path: str, data: bytes) -> bytes | None:
+        return None if path in paths else replace(data)
+
+    def fix(new: TreeReader, old: TreeReader, changed: list[str]) -> dict[str, bytes | None]:
+        return _rederive(new, old, changed, replace, titles)
+
+    def edit_message(message: str) -> str:
+        for text in texts:
+            message = message.replace(text, PURGED.decode())
+        for title in sorted(titles, key=len, reverse=True):  # a purged record's, as quoted
+            message = message.replace(quoted_title(title), f' "{PURGED.decode()}"')
+        return message
+
+    with core.session() as git:
+        old = git.head()
+        rewrite = git.rewrite(edit, edit_message, fix)
+        holding = {
+            name: commit
+            for name, commit in git.remote_refs().items()
+            if git.has_commit(commit) and git.reaches(commit, rewrite.replaced)
+        }
+        report: dict[str, Any] = {
+            "applied": False,
+            "ids": ids,
+            "texts": len(texts),
+            "commitsRewritten": rewrite.commits,
+            "paths": sorted(rewrite.paths),
+            "remotesHolding": sorted(holding),
+            "commit": None,
+        }
+        if not apply or not rewrite.replaced or old is None or rewrite.head is None:
+            return report
+        git.store_rewrite(rewrite)
+        config = View(git.snapshot()).config()
+        message = commit_message(
+            "purge",
+            [],
+            core.agent,
+            f"purge: history rewritten ({rewrite.commits} commits)",
+            [(PURGE_TRAILER, root) for root in rewrite.roots],
+        )
+        head = git.write_commit(rewrite.head, {}, message, config.identity, int(time.time()))
+        stale = git.changed_files(old, head)
+        git.move_main(old, head, config.identity, message, paths=stale)
+        git.refresh_worktree(head, stale)
+        for name, commit in sorted(holding.items()):
+            git.forget_remote(name, commit)
+        removed = git.prune()
+        _clear_derived(core, needles)
+        _log(core, ids, len(texts), rewrite.commits, old, head, sorted(holding))
+        report.update(applied=True, commit=head, objectsRemoved=removed)
+    return report
+
+
+class _Commit:
+    """One rewritten commit as a derived index reads it (``Readable``)."""
+
+    def __init__(self, tree: TreeReader) -> None:
+        self.tree = tree
+        self.read = tree.read
+        self.listdir = tree.listdir
+        self.files = tree.files
+
+    def summary(self) -> dict[str, int]:
+        found = json.loads(self.read(layout.SUMMARY) or b"{}")
+        return found if isinstance(found, dict) else {}
+
+
+def _rederive(
+    new: TreeReader,
+    old: TreeReader,
+    changed: list[str],
+    replace: Callable[[bytes], bytes],
+    titles: set[str],
+) -> dict[str, bytes | None]:
+    """The catalog lines, summary and derived files of one rewritten commit, moved for
+    the records it changed (a record the text made invalid stops the purge: purge that
+    record by ID instead)."""
+    names = {spec.name for spec in record_kinds()}
+    view = _Commit(new)
+    shards: dict[str, dict[str, Any]] = {}
+    states: dict[str, Any] = {}
+    summary: dict[str, int] | None = None
+    for path in changed:
+        kind = classify(path)
+        if kind not in names:
+            continue
+        spec = record_kind(str(kind))
+        rid = path.rsplit("/", 1)[-1].removesuffix(".yaml")
+        record = _parsed(spec, rid, new.read(path))
+        before = old.read(path)
+        was = _parsed(spec, rid, None if before is None else replace(before), strict=False)
+        shard = layout.catalog_path(layout.shard(rid))
+        if shard not in shards:
+            raw = new.read(shard)
+            shards[shard] = json.loads(raw) if raw else {}
+        entry = shards[shard].pop(rid, None)
+        gone = _parsed(spec, rid, before, strict=False) if record is None else None
+        if isinstance(gone, dict):  # commit messages quote a removed record's title
+            titles.update(v for k in ("title", "name") if isinstance(v := gone.get(k), str) and v)
+        if record is not None:
+            shards[shard][rid] = catalog_entry(spec, record)
+        if summary is None:
+            summary = view.summary()
+        if summary:
+            count_change(
+                summary, entry if isinstance(entry, dict) else None, shards[shard].get(rid)
+            )
+        for index in spec.derived:
+            state = states.get(index.name) or states.setdefault(index.name, index.start(view))
+            state.change(rid, was, record)
+    out: dict[str, bytes | None] = {
+        shard: layout.dump_catalog(entries) if entries else None
+        for shard, entries in shards.items()
+    }
+    if shards and summary:
+        out[layout.SUMMARY] = layout.dump_json(summary)
+    for state in states.values():
+        out.update(state.files())
+    return out
+
+
+def _parsed(spec: Any, rid: str, data: bytes | None, *, strict: bool = True) -> Any:
+    if data is None:
+        return None
+    try:
+        return spec.parse(data)
+    except XbrainError as exc:
+        if not strict:
+            return None
+        raise InvalidInputError(
+            f"Purging that text would leave record {rid} invalid; purge the record by ID instead."
+        ) from exc
+
+
+def _owns(spec: Any, rid: str) -> bool:
+    return bool(spec.is_id(rid))
+
+
+def _clear_derived(core: Core, needles: list[bytes]) -> None:
+    """Every derived file of ``.git/xbrain`` (indexes, vectors, sessions, telemetry,
+    the journal) may quote the text: all are removed and rebuilt on use."""
+    import shutil
+
+    base = core.path / ".git" / "xbrain"
+    if not base.is_dir():
+        return
+    rescued = base / "rescued"
+    if rescued.is_dir() and not rescued.is_symlink() and needles:
+        for path in rescued.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                data = path.read_bytes()
+                if any(needle in data for needle in needles):
+                    path.unlink()
+    for item in base.iterdir():
+        if item.name in _KEEP:
+            continue
+        if item.is_dir() and not item.is_symlink():
+            shutil.rmtree(item, ignore_errors=True)
+        else:
+            item.unlink(missing_ok=True)
+
+
+def _log(
+    core: Core, ids: list[str], texts: int, commits: int, old: str, new: str, remotes: list[str]
+) -> None:
+    line = {
+        "time": int(time.time()),
+        "ids": ids,
+        "texts": texts,
+        "commitsRewritten": commits,
+        "oldHead": old,
+        "newHead": new,
+        "remotesHolding": remotes,
+    }
+    log = core.path / ".git" / "xbrain" / "purge.log"
+    log.parent.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
