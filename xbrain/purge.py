@@ -4,7 +4,7 @@ Dry run unless ``apply``: it says how many commits and which paths would change 
 which remotes still hold the old history. Applied: a record still at the head is removed
 by an ordinary write first (catalog, summary and derived files in step), then every
 commit is rebuilt without the record's files and catalog entries and with the string
-replaced by ``[purged]`` (messages too), ``main`` moves by compare-and-swap, the old
+replaced by ``(purged)`` (messages too), ``main`` moves by compare-and-swap, the old
 remote-tracking refs are dropped, unreachable objects are deleted and reflogs cleared,
 and ``.git/xbrain`` loses every derived file (the facade rebuilds the indexes). What was
 purged is noted in ``.git/xbrain/purge.log``: ids, counts and commits, never the string.
@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any
 
-from .core import Core, TreeReader, View, layout
+from .core import CommitId, Core, GitStore, Rewrite, TreeReader, View, layout
 from .core.derive import catalog_entry, count_change
 from .core.registry import classify, record_kind, record_kinds
 from .errors import InvalidInputError, NotFoundError, XbrainError
+from .kinds import skill as skill_kind
 from .messages import PURGE_TRAILER, commit_message, quoted_title
 
 __all__ = ["PURGED", "purge"]
 
-PURGED = b"[purged]"
-_MIN_TEXT = 4  # shorter strings would rewrite half the store
+# what a purged string becomes: a plain word in any YAML, JSON or Markdown context (a
+# bracketed one turned an unquoted YAML value into a list)
+PURGED = b"(purged)"
+# A string purge can find in every file is one token: at least 4 characters (shorter
+# ones would rewrite half the store), at most 4,096, and nothing YAML or JSON writes
+# otherwise than as itself (whitespace, where YAML may fold a line; quotes, backslashes
+# and control characters, which they escape).
+_TEXT = re.compile(r"[^\s\"'\\\x00-\x1f\x7f]{4,4096}")
 # what .git/xbrain keeps: this log, a pull's or verify's scratch copies, the markers a
 # crashed write is finished from, the git index's stamp; "rescued" (files doctor moved
 # aside) loses only the files that hold a purged string
@@ -47,8 +55,11 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
     if not ids and not texts:
         raise InvalidInputError("Name a record ID or give --text STRING to purge.")
     for text in texts:
-        if len(text.strip()) < _MIN_TEXT or "\n" in text:
-            raise InvalidInputError(f"--text must be one line of at least {_MIN_TEXT} characters.")
+        if not _TEXT.fullmatch(text):
+            raise InvalidInputError(
+                "--text must be one token of 4 to 4,096 characters: no spaces, quotes, "
+                "backslashes or control characters (a secret is one word)."
+            )
     core.existing()
     paths = {spec.path(rid) for rid in ids for spec in record_kinds() if _owns(spec, rid)}
     if ids and not paths:
@@ -69,7 +80,15 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
         return data
 
     def edit(path: str, data: bytes) -> bytes | None:
-        return None if path in paths else replace(data)
+        if path in paths:
+            return None
+        if path.startswith(f"{skill_kind.DIRECTORY}/") and replace(data) != data:
+            slug = path.split("/")[1]
+            raise InvalidInputError(
+                f"That text is in skill {slug}, whose revisions are content-addressed and "
+                "cannot be edited; nothing was purged."
+            )
+        return replace(data)
 
     def fix(new: TreeReader, old: TreeReader, changed: list[str]) -> dict[str, bytes | None]:
         return _rederive(new, old, changed, replace, titles)
@@ -98,28 +117,38 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
             "remotesHolding": sorted(holding),
             "commit": None,
         }
-        if not apply or not rewrite.replaced or old is None or rewrite.head is None:
+        if not apply:
             return report
-        git.store_rewrite(rewrite)
-        config = View(git.snapshot()).config()
-        message = commit_message(
-            "purge",
-            [],
-            core.agent,
-            f"purge: history rewritten ({rewrite.commits} commits)",
-            [(PURGE_TRAILER, root) for root in rewrite.roots],
-        )
-        head = git.write_commit(rewrite.head, {}, message, config.identity, int(time.time()))
-        stale = git.changed_files(old, head)
-        git.move_main(old, head, config.identity, message, paths=stale)
-        git.refresh_worktree(head, stale)
-        for name, commit in sorted(holding.items()):
-            git.forget_remote(name, commit)
+        if rewrite.replaced and old is not None and rewrite.head is not None:
+            report["commit"] = _replace_history(core, git, old, rewrite)
+            for name, commit in sorted(holding.items()):
+                git.forget_remote(name, commit)
+        # also when nothing was left to rewrite: a purge that stopped after moving main
+        # left the old objects, and running it again removes them
         removed = git.prune()
         _clear_derived(core, needles)
-        _log(core, ids, len(texts), rewrite.commits, old, head, sorted(holding))
-        report.update(applied=True, commit=head, objectsRemoved=removed)
+        _log(core, ids, len(texts), rewrite.commits, old, report["commit"], sorted(holding))
+        report.update(applied=True, objectsRemoved=removed)
     return report
+
+
+def _replace_history(core: Core, git: GitStore, old: CommitId, rewrite: Rewrite) -> CommitId:
+    """Store the rewritten history, add the purge commit on top, move ``main`` by CAS."""
+    assert rewrite.head is not None
+    git.store_rewrite(rewrite)
+    config = View(git.snapshot()).config()
+    message = commit_message(
+        "purge",
+        [],
+        core.agent,
+        f"purge: history rewritten ({rewrite.commits} commits)",
+        [(PURGE_TRAILER, root) for root in rewrite.roots],
+    )
+    head = git.write_commit(rewrite.head, {}, message, config.identity, int(time.time()))
+    stale = git.changed_files(old, head)
+    git.move_main(old, head, config.identity, message, paths=stale)
+    git.refresh_worktree(head, stale)
+    return head
 
 
 class _Commit:
@@ -232,7 +261,13 @@ def _clear_derived(core: Core, needles: list[bytes]) -> None:
 
 
 def _log(
-    core: Core, ids: list[str], texts: int, commits: int, old: str, new: str, remotes: list[str]
+    core: Core,
+    ids: list[str],
+    texts: int,
+    commits: int,
+    old: str | None,
+    new: str | None,
+    remotes: list[str],
 ) -> None:
     line = {
         "time": int(time.time()),

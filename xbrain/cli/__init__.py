@@ -155,7 +155,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "purge": (
         "upkeep",
         "purge",
-        "Remove records or a string from the whole history (dry run unless --yes).",
+        "Remove records (by ID) or every occurrence of a string from the whole history.",
     ),
     "recall": (
         "recall",

@@ -131,7 +131,7 @@ def purge(ctx: click.Context, ids: tuple[str, ...], texts: tuple[str, ...], yes:
     """Remove records (by ID) or every occurrence of a string from the whole history.
 
     Every commit is rewritten (messages and trailers kept, the string replaced by
-    [purged]), the old objects deleted and the indexes rebuilt; .git/xbrain/purge.log
+    (purged)), the old objects deleted and the indexes rebuilt; .git/xbrain/purge.log
     records what was purged, never the string. Remotes that still hold the old history
     are listed; their tracking refs are dropped. Without --yes nothing changes.
     """

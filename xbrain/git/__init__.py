@@ -30,7 +30,7 @@ from .bundle import Bundles
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
-from .rewrite import Rewriter, TreeReader
+from .rewrite import Rewrite, Rewriter, TreeReader
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     MAX_WORKTREE_FILE,
@@ -55,6 +55,7 @@ __all__ = [
     "Leaf",
     "Limits",
     "PackBound",
+    "Rewrite",
     "Snapshot",
     "TreeReader",
     "UnreadableIndex",
