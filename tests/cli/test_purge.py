@@ -209,3 +209,72 @@ def test_remotes_that_hold_purged_history_are_listed_replaced_and_never_merged_b
     assert xb_proc("clone", str(bare), str(fresh), store=None).code == 0
     assert KEY.encode() not in all_objects(fresh)
     assert xb_proc("doctor", store=fresh).json["ok"] is True
+
+
+def _files_holding(root: Path, needle: bytes) -> list[str]:
+    """Files under ``root`` (the working tree and .git, objects aside) that hold ``needle``."""
+    return [
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if path.is_file() and "objects" not in path.parts and needle in path.read_bytes()
+    ]
+
+
+def test_no_file_of_the_store_holds_the_string_after_a_purge(
+    xb_proc: Run, store_dir: Path, secret_store: dict[str, str]
+) -> None:
+    # derived files quote the text too: the search index, the entry cache, the journal
+    assert xb_proc("search", "staging").code == 0
+    assert _files_holding(store_dir, KEY.encode())
+    assert xb_proc("purge", "--text", KEY, "--yes").code == 0
+    assert _files_holding(store_dir, KEY.encode()) == []
+    assert xb_proc("search", "staging").code == 0
+
+
+class Killed(BaseException):
+    """Nothing catches it, like a SIGKILL."""
+
+
+@pytest.mark.parametrize("stop", ["move_main", "prune"])
+def test_a_purge_stopped_at_any_step_leaves_a_readable_store_and_a_rerun_finishes_it(
+    xb: Run,
+    store_dir: Path,
+    secret_store: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    stop: str,
+) -> None:
+    from xbrain.git import GitStore
+
+    head = git(store_dir, "rev-parse", "main")
+    original = getattr(GitStore, stop)
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise Killed  # what a kill at this instant leaves
+
+    monkeypatch.setattr(GitStore, stop, crash)
+    with pytest.raises(Killed):
+        xb("purge", "--text", KEY, "--yes")
+    monkeypatch.setattr(GitStore, stop, original)
+    fsck(store_dir)
+    assert xb("doctor").json["ok"] is True
+    moved = git(store_dir, "rev-parse", "main") != head
+    assert moved is (stop == "prune")  # main moved only once the new history was stored
+    assert xb("get", secret_store["one"]).code == 0
+    assert xb("purge", "--text", KEY, "--yes").code == 0
+    assert KEY.encode() not in all_objects(store_dir)
+    fsck(store_dir)
+    assert xb("doctor").json["ok"] is True
+
+
+def test_purge_an_entry_by_id(xb_proc: Run, store_dir: Path, secret_store: dict[str, str]) -> None:
+    listed = xb_proc("entry", "list").json
+    entries = listed["entries"] if isinstance(listed, dict) else listed
+    (entry,) = [e for e in entries if e.get("name") == "deploy notes"]
+    others = {p: d for p, d in files(store_dir).items() if entry["id"] not in p}
+    done = xb_proc("purge", entry["id"], "--yes")
+    assert done.code == 0, done.stderr
+    assert xb_proc("entry", "get", entry["id"]).code == 3
+    assert b"deploy notes" not in all_objects(store_dir)
+    assert files(store_dir) == others
+    fsck(store_dir)
+    assert xb_proc("doctor").json["ok"] is True
