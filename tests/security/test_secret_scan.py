@@ -149,6 +149,11 @@ def test_two_hundred_high_entropy_non_secrets_are_accepted(
     assert saved.code == 0, saved.stderr
 
 
+def test_providers_documentation_keys_are_not_secrets() -> None:
+    assert scan_text("aws_access_key_id = " + "AKIA" + "IOSFODNN7" + "EXAMPLE") == []
+    assert scan_text("aws_access_key_id = " + FAKE_KEYS["aws"]) == ["aws"]
+
+
 def test_a_crafted_long_line_is_scanned_in_bounded_time() -> None:
     # detect-secrets' own patterns are unbounded; the scanner windows long lines
     assert scan_text("eyJ" + "a" * 200_000 + "." + "eyJa." * 20_000) == []
@@ -158,3 +163,20 @@ def test_a_crafted_long_line_is_scanned_in_bounded_time() -> None:
 def test_schema_of_refusals_is_the_usual_error(xb: Run) -> None:
     result = xb("put", "-", input=json.dumps(sample(text=FAKE_KEYS["stripe"])))
     assert result.code == 4 and "stripe" in result.stderr
+
+
+def test_every_other_write_is_scanned_and_takes_allow_secret_too(
+    xb_proc: Run, store_dir: Path
+) -> None:
+    key = FAKE_KEYS["github"]
+    first = xb_proc("put", "-", "--allow-secret", "github", input=sample(text=f"token {key}"))
+    assert first.code == 0, first.stderr
+    rid = first.json["results"][0]["id"]
+    old = first.json["commit"]
+    clean = sample(text="rotated", updatedAt="2026-10-08T00:00:00.000Z")
+    assert xb_proc("put", "-", input=clean).json["updated"] == 1
+    # restore brings the old text back: a new write of it, scanned like any other
+    _refused(xb_proc("restore", rid, "--at", old), "text", "github", key)
+    restored = xb_proc("restore", rid, "--at", old, "--allow-secret", "github")
+    assert restored.code == 0, restored.stderr
+    assert "Xbrain-Allowed-Secret: github in text" in _git(store_dir, "log", "-1", "--format=%B")

@@ -104,6 +104,7 @@ def activate(ctx: click.Context, entry_id: str) -> None:
     help="Delete (tombstone) the entries of this scope imported from a file the folder no "
     "longer has (without it they are only listed under missing).",
 )
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_command(ctx: click.Context, folder: Path, scope: str | None, prune: bool) -> None:

@@ -105,6 +105,7 @@ def list_command(
 
 
 @click.command()
+@allow_secret_option
 @common_options
 @click.pass_context
 def adopt(ctx: click.Context) -> None:

@@ -61,6 +61,7 @@ def save(ctx: click.Context, source: str, publish: bool, expect_revision: str | 
 @click.argument("source", metavar="DIR|FILE|ZIP|GIT-URL")
 @click.option("--ref", help="Branch, tag or full commit id of a git URL (default: its HEAD).")
 @click.option("--path", "subdir", metavar="PATH", help="Directory of the skill in a git URL.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_command(ctx: click.Context, source: str, ref: str | None, subdir: str | None) -> None:
@@ -154,6 +155,7 @@ def log(ctx: click.Context, slug: str, limit: int) -> None:
 @click.argument("slug")
 @click.argument("revision", metavar="R")
 @click.option("--publish", is_flag=True, help="Publish the restored revision at once.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def restore(ctx: click.Context, slug: str, revision: str, publish: bool) -> None:

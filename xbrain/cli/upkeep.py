@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .base import Progress, common_options, emit, open_store
+from .base import Progress, allow_secret_option, common_options, emit, open_store
 
 PROVIDER_OPTION = click.option(
     "--provider-config",
@@ -33,6 +33,7 @@ def status(ctx: click.Context, provider_config: Path | None) -> None:
 @click.option("--id", "rid", metavar="ID", help="Send one resource (or its deletion).")
 @click.option("--all", "everything", is_flag=True, help="Send everything not yet confirmed.")
 @PROVIDER_OPTION
+@allow_secret_option
 @common_options
 @click.pass_context
 def sync(
@@ -73,6 +74,7 @@ def doctor(ctx: click.Context, repair: bool) -> None:
 
 @click.command("import-store")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_store(ctx: click.Context, file: Path) -> None:
