@@ -1,10 +1,10 @@
 """``xbrain purge``: a record, or every occurrence of a string, out of the whole history.
 
 Dry run unless ``apply``: it says how many commits and which paths would change and
-which remotes still hold the old history. Applied: a record still at the head is removed
-by an ordinary write first (catalog, summary and derived files in step), then every
-commit is rebuilt without the record's files and catalog entries and with the string
-replaced by ``(purged)`` (messages too), ``main`` moves by compare-and-swap, the old
+which remotes still hold the old history. Applied: every commit is rebuilt without the
+record's files and with the string replaced by ``(purged)`` (messages too), the catalog,
+summary and derived files of each rebuilt commit moved with its records, a purge commit
+added on top, ``main`` moved by compare-and-swap (nothing is visible before), the old
 remote-tracking refs are dropped, unreachable objects are deleted and reflogs cleared,
 and ``.git/xbrain`` loses every derived file (the facade rebuilds the indexes). What was
 purged is noted in ``.git/xbrain/purge.log``: ids, counts and commits, never the string.
@@ -61,16 +61,11 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
                 "backslashes or control characters (a secret is one word)."
             )
     core.existing()
+    for rid in ids:
+        if not any(_owns(spec, rid) for spec in record_kinds()):
+            raise NotFoundError(f'No record can have the id "{rid[:80]}"; check it.')
+    # (the head is rewritten like every other commit: no separate delete is needed)
     paths = {spec.path(rid) for rid in ids for spec in record_kinds() if _owns(spec, rid)}
-    if ids and not paths:
-        raise NotFoundError("No record kind has ids like that; check the ID.")
-    if apply and ids:
-        with core.transaction("purge") as txn:
-            for rid in ids:
-                for spec in record_kinds():
-                    if _owns(spec, rid) and txn.read(spec.path(rid)) is not None:
-                        txn.remove_record(spec.name, rid)
-                        txn.actions.append(("purge", rid, None))
     titles: set[str] = set()
     needles = [text.encode() for text in texts]
 

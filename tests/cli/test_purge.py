@@ -158,6 +158,7 @@ def test_purge_refuses_bad_input_and_changes_nothing(
     assert xb_proc("purge", "--text", "two\nlines", "--yes").code == 4
     assert xb_proc("purge", "--text", "two words", "--yes").code == 4  # YAML may fold it
     assert xb_proc("purge", "not-an-id", "--yes").code == 3
+    assert xb_proc("purge", secret_store["one"], "not-an-id", "--yes").code == 3
     assert git(store_dir, "rev-parse", "main") == head
     assert not (store_dir / ".git" / "xbrain" / "purge.log").exists()
 
@@ -173,6 +174,10 @@ def test_purge_refuses_text_inside_a_skill_revision(
     refused = xb_proc("purge", "--text", KEY, "--yes")
     assert refused.code == 4 and "deploy-check" in refused.stderr and KEY not in refused.stderr
     assert git(store_dir, "rev-parse", "main") == head
+    put = xb_proc("put", "-", input=make("r"))
+    head = git(store_dir, "rev-parse", "main")
+    both = xb_proc("purge", put.json["results"][0]["id"], "--text", KEY, "--yes")
+    assert both.code == 4 and git(store_dir, "rev-parse", "main") == head  # the record stays
 
 
 def test_remotes_that_hold_purged_history_are_listed_replaced_and_never_merged_back(
