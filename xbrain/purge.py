@@ -121,6 +121,7 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
         # also when nothing was left to rewrite: a purge that stopped after moving main
         # left the old objects, and running it again removes them
         removed = git.prune()
+        report["objectsHolding"] = git.objects_holding(needles)  # 0: proved by every object
         _clear_derived(core, needles)
         _log(core, ids, len(texts), rewrite.commits, old, report["commit"], sorted(holding))
         report.update(applied=True, objectsRemoved=removed)

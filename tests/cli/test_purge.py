@@ -96,6 +96,7 @@ def test_purge_text_is_a_dry_run_until_yes_then_no_object_holds_it(
     assert done.code == 0, done.stderr
     assert done.json["applied"] is True and KEY not in done.stdout + done.stderr
     assert schema_errors("purge-output", done.json) == []
+    assert done.json["objectsHolding"] == 0
     assert KEY.encode() not in all_objects(store_dir)
     fsck(store_dir)
     assert xb_proc("doctor").json["ok"] is True

@@ -140,6 +140,17 @@ class Pruner(Writer):
                 log.write_bytes(b"")
         return removed
 
+    def objects_holding(self, needles: list[bytes]) -> int:
+        """How many objects of the repository (loose or packed, reachable or not) hold
+        any of ``needles`` in their raw bytes: the proof a purge ends with."""
+        if not needles:
+            return 0
+        count = 0
+        for sha in self._repo.object_store:
+            data = load_object(self._repo, bytes(sha)).as_raw_string()
+            count += any(needle in data for needle in needles)
+        return count
+
     def _collect_tree(self, sha: bytes, keep: dict[bytes, ShaFile]) -> None:
         if sha in keep:
             return
