@@ -45,6 +45,7 @@ TOP_HELP = (
     "  pending       Resources waiting for distillation, with the revisions...\n"
     "  project       Link published skills and always-on rules into an agent's...\n"
     "  pull          Pull new or changed items page by page from a source...\n"
+    "  purge         Remove records (by ID) or every occurrence of a string...\n"
     "  put           Add or update resources from a JSON file (or - for stdin).\n"
     "  recall        Recall for a prompt on stdin (plain text or a Claude Code...\n"
     "  reindex       Rebuild the search indexes from the committed records...\n"

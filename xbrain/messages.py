@@ -11,8 +11,18 @@ from typing import Any
 
 from .errors import InvalidInputError
 
-__all__ = ["commit_message", "describe_commit", "trailers", "validate_agent"]
+__all__ = [
+    "PURGE_TRAILER",
+    "commit_message",
+    "describe_commit",
+    "quoted_title",
+    "trailers",
+    "validate_agent",
+]
 
+# on the commit ``xbrain purge`` adds, once per oldest commit it rewrote: a device whose
+# history holds one still has the purged data, and must clone again, not merge it back
+PURGE_TRAILER = "Xbrain-Purge-Of"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
 _MAX_BODY = 50
 
@@ -24,6 +34,12 @@ def validate_agent(agent: str | None) -> str | None:
     if len(agent) > 100 or _CONTROL.search(agent) or not agent.strip():
         raise InvalidInputError("Invalid agent name; use one line of at most 100 characters.")
     return agent.strip()
+
+
+def quoted_title(title: str | None) -> str:
+    """How a message quotes a record's title: ` "Title"` (one line, at most 60 characters),
+    or nothing."""
+    return _title(title)
 
 
 def _title(title: str | None) -> str:
@@ -40,8 +56,10 @@ def commit_message(
     actions: list[tuple[str, str, str | None]],
     agent: str | None,
     subject: str | None = None,
+    extra: list[tuple[str, str]] | None = None,
 ) -> str:
-    """Build a message from ``(verb, id, title)`` actions."""
+    """Build a message from ``(verb, id, title)`` actions; ``extra`` trailers last
+    (``Xbrain-Allowed-Secret``: a detector a person let through, and the field)."""
     if subject is None:
         if len(actions) == 1:
             verb, rid, title = actions[0]
@@ -62,6 +80,7 @@ def commit_message(
     lines.append(f"Xbrain-Command: {command}")
     if agent:
         lines.append(f"Xbrain-Agent: {agent}")
+    lines += [f"{key}: {_CONTROL.sub(' ', value)}" for key, value in extra or []]
     return "\n".join(lines) + "\n"
 
 

@@ -152,6 +152,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "put",
         "Add or update resources from a JSON file (or - for stdin).",
     ),
+    "purge": (
+        "upkeep",
+        "purge",
+        "Remove records (by ID) or every occurrence of a string from the whole history.",
+    ),
     "recall": (
         "recall",
         "recall",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Progress",
     "Settings",
+    "allow_secret_option",
     "cache_dir",
     "common_options",
     "emit",
@@ -50,6 +51,7 @@ class Settings:
         self.wait: float | None = None
         self.agent: str | None = None
         self.traceback = False
+        self.allow_secret: tuple[str, ...] = ()
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
@@ -111,6 +113,22 @@ def _with_common_options(func: Any, wait_default: str) -> Any:
     return func
 
 
+def allow_secret_option(func: Any) -> Any:
+    """``--allow-secret DETECTOR`` (repeatable), on the commands that write text."""
+    from ..secretscan import DETECTORS
+
+    return click.option(
+        "--allow-secret",
+        type=click.Choice(DETECTORS, case_sensitive=False),
+        multiple=True,
+        metavar="DETECTOR",
+        expose_value=False,
+        callback=_remember,
+        help="Store text this secret detector flags, for this write only; the commit "
+        "records it (Xbrain-Allowed-Secret). Repeatable.",
+    )(func)
+
+
 def store_path(ctx: click.Context) -> Path:
     """The store directory: --store, then $XBRAIN_STORE, then the user data dir."""
     settings = ctx.ensure_object(Settings)
@@ -126,7 +144,13 @@ def open_store(ctx: click.Context) -> Any:
 
     settings = ctx.ensure_object(Settings)
     agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
-    return Store(store_path(ctx), wait=settings.wait or 0.0, agent=agent, cache_dir=cache_dir())
+    return Store(
+        store_path(ctx),
+        wait=settings.wait or 0.0,
+        agent=agent,
+        cache_dir=cache_dir(),
+        allow_secrets=frozenset(name.lower() for name in settings.allow_secret),
+    )
 
 
 def quiet_network_libraries() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..lightcli import stdin_stream
-from .base import common_options, emit, open_store
+from .base import allow_secret_option, common_options, emit, open_store
 
 
 @click.group()
@@ -24,6 +24,7 @@ def entry() -> None:
 
 @entry.command("put")
 @click.argument("file", metavar="FILE|-")
+@allow_secret_option
 @common_options
 @click.pass_context
 def put(ctx: click.Context, file: str) -> None:
@@ -124,6 +125,7 @@ def supersede(ctx: click.Context, old: str, new: str) -> None:
     help="Delete (tombstone) the entries of this scope imported from a file the folder no "
     "longer has (without it they are only listed under missing).",
 )
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_command(ctx: click.Context, folder: Path, scope: str | None, prune: bool) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .base import common_options, emit, open_store
+from .base import allow_secret_option, common_options, emit, open_store
 
 
 @click.command()
@@ -49,6 +49,7 @@ def diff(ctx: click.Context, resource_id: str, revisions: tuple[str, ...]) -> No
 @click.command()
 @click.argument("resource_id", metavar="ID")
 @click.option("--at", "at", metavar="REV", required=True, help="The revision to bring back.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def restore(ctx: click.Context, resource_id: str, at: str) -> None:

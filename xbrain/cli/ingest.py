@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .base import Progress, common_options, emit, open_store, read_input
+from .base import Progress, allow_secret_option, common_options, emit, open_store, read_input
 
 
 @click.command()
@@ -17,6 +17,7 @@ from .base import Progress, common_options, emit, open_store, read_input
     help="The gallery bookmark library (version 1 JSON); it is only read.",
 )
 @click.option("--skip-invalid", is_flag=True, help="Capture the valid rows; report the others.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def capture(ctx: click.Context, bookmarks: Path | None, skip_invalid: bool) -> None:
@@ -52,6 +53,7 @@ def capture(ctx: click.Context, bookmarks: Path | None, skip_invalid: bool) -> N
 @click.option(
     "--restart", is_flag=True, help="Drop an unfinished cursor (keeps data and the checkpoint)."
 )
+@allow_secret_option
 @common_options
 @click.pass_context
 def pull(ctx: click.Context, source_config: Path | None, max_pages: int, restart: bool) -> None:
@@ -85,6 +87,7 @@ def pending(ctx: click.Context, limit: int) -> None:
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
+@allow_secret_option
 @common_options
 @click.pass_context
 def distill(ctx: click.Context, file: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .base import common_options, emit, open_store, read_input
+from .base import allow_secret_option, common_options, emit, open_store, read_input
 
 
 @click.command()
@@ -17,6 +17,7 @@ def init(ctx: click.Context) -> None:
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
+@allow_secret_option
 @common_options
 @click.pass_context
 def put(ctx: click.Context, file: str) -> None:
@@ -104,6 +105,7 @@ def list_command(
 
 
 @click.command()
+@allow_secret_option
 @common_options
 @click.pass_context
 def adopt(ctx: click.Context) -> None:

@@ -56,11 +56,17 @@ def remote_remove(ctx: click.Context, name: str) -> None:
 
 @remote.command("push")
 @click.argument("name", default="origin")
+@click.option(
+    "--force-with-lease",
+    is_flag=True,
+    help="Replace the history xbrain purge removed on NAME, only if NAME still holds "
+    "exactly what it held then.",
+)
 @common_options
 @click.pass_context
-def remote_push(ctx: click.Context, name: str) -> None:
+def remote_push(ctx: click.Context, name: str, force_with_lease: bool) -> None:
     """Push main to NAME (default origin); refused when NAME has commits you lack."""
-    emit(open_store(ctx).remote_push(name))
+    emit(open_store(ctx).remote_push(name, force_with_lease=force_with_lease))
 
 
 @remote.command("pull")

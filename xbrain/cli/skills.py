@@ -10,7 +10,7 @@ import click
 
 from ..errors import NotFoundError, UsageError
 from ..lightcli import stdin_stream
-from .base import cache_dir, common_options, emit, open_store, store_path
+from .base import allow_secret_option, cache_dir, common_options, emit, open_store, store_path
 
 # what `skill import` takes for a git URL rather than a path: a scheme, or scp-like
 # user@host:path (a local path that exists always wins)
@@ -43,6 +43,7 @@ def _source(value: str) -> Path | Any:
     help="Refuse (exit 5, nothing written) unless the skill's head is still revision R "
     "(its id, or its number).",
 )
+@allow_secret_option
 @common_options
 @click.pass_context
 def save(ctx: click.Context, source: str, publish: bool, expect_revision: str | None) -> None:
@@ -60,6 +61,7 @@ def save(ctx: click.Context, source: str, publish: bool, expect_revision: str | 
 @click.argument("source", metavar="DIR|FILE|ZIP|GIT-URL")
 @click.option("--ref", help="Branch, tag or full commit id of a git URL (default: its HEAD).")
 @click.option("--path", "subdir", metavar="PATH", help="Directory of the skill in a git URL.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_command(ctx: click.Context, source: str, ref: str | None, subdir: str | None) -> None:
@@ -154,6 +156,7 @@ def log(ctx: click.Context, slug: str, limit: int) -> None:
 @click.argument("slug")
 @click.argument("revision", metavar="R")
 @click.option("--publish", is_flag=True, help="Publish the restored revision at once.")
+@allow_secret_option
 @common_options
 @click.pass_context
 def restore(ctx: click.Context, slug: str, revision: str, publish: bool) -> None:

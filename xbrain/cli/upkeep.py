@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .base import Progress, common_options, emit, open_store
+from .base import Progress, allow_secret_option, common_options, emit, open_store
 
 PROVIDER_OPTION = click.option(
     "--provider-config",
@@ -33,6 +33,7 @@ def status(ctx: click.Context, provider_config: Path | None) -> None:
 @click.option("--id", "rid", metavar="ID", help="Send one resource (or its deletion).")
 @click.option("--all", "everything", is_flag=True, help="Send everything not yet confirmed.")
 @PROVIDER_OPTION
+@allow_secret_option
 @common_options
 @click.pass_context
 def sync(
@@ -73,6 +74,7 @@ def doctor(ctx: click.Context, repair: bool) -> None:
 
 @click.command("import-store")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@allow_secret_option
 @common_options
 @click.pass_context
 def import_store(ctx: click.Context, file: Path) -> None:
@@ -119,3 +121,20 @@ _NAMES = {
 def _counted(count: int, kind: str) -> str:
     one, many = _NAMES.get(kind, (kind, kind))
     return f"{count} {one if count == 1 else many}"
+
+
+@click.command()
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--text", "texts", multiple=True, metavar="STRING", help="Purge every occurrence.")
+@click.option("--yes", is_flag=True, help="Rewrite the history (without it: a dry run).")
+@common_options
+@click.pass_context
+def purge(ctx: click.Context, ids: tuple[str, ...], texts: tuple[str, ...], yes: bool) -> None:
+    """Remove records (by ID) or every occurrence of a string from the whole history.
+
+    Every commit is rewritten (messages and trailers kept, the string replaced by
+    (purged)), the old objects deleted and the indexes rebuilt; .git/xbrain/purge.log
+    records what was purged, never the string. Remotes that still hold the old history
+    are listed; their tracking refs are dropped. Without --yes nothing changes.
+    """
+    emit(open_store(ctx).purge(list(ids), list(texts), apply=yes))

@@ -74,12 +74,14 @@ class Core:
         agent: str | None = None,
         clock: Callable[[], str] = now_timestamp,
         cache_dir: Path | None = None,
+        allow_secrets: frozenset[str] = frozenset(),
     ) -> None:
         self.path = Path(path).absolute()
         # the compiled Chinese dictionary; the CLI passes the user cache dir
         self.cache_dir = cache_dir or self.path / ".git" / "xbrain" / "cache"
         self.wait = wait
         self.agent = validate_agent(agent)
+        self.allow_secrets = allow_secrets  # detectors --allow-secret lets through
         self.clock = clock
         self.after_commit: list[AfterCommit] = []
 
@@ -184,6 +186,7 @@ class Core:
         """Lock, stage, commit (if anything changed) and refresh the working tree."""
         with self.session() as git:
             txn = self.begin(git, command)
+            txn.allow_secrets = self.allow_secrets
             yield txn
             self.commit(git, txn)
 
@@ -213,7 +216,14 @@ class Core:
         changes = txn.finish()
         if not changes:
             return
-        message = commit_message(txn.command, txn.actions, self.agent, txn.subject)
+        allowed = sorted({(f.detector, f.field) for f in txn.allowed_secrets})
+        message = commit_message(
+            txn.command,
+            txn.actions,
+            self.agent,
+            txn.subject,
+            [("Xbrain-Allowed-Secret", f"{detector} in {field}") for detector, field in allowed],
+        )
         parent = txn.snap.commit
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
         refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))

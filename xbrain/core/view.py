@@ -9,11 +9,12 @@ files in step with them, so they are always committed with the change they descr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..errors import CorruptStoreError, XbrainError
 from ..git import Snapshot
+from ..secretscan import Finding, check_texts, record_texts
 from . import layout
 from .config import LimitError, StoreConfig
 from .derive import catalog_entry, count_change, empty_summary
@@ -149,6 +150,9 @@ class Transaction(View):
         self._summary: dict[str, int] | None = None
         self._dirty: set[str] = set()
         self._derived: dict[str, DerivedState] = {}
+        # detectors a person allowed for this write (--allow-secret), and what they let in
+        self.allow_secrets: frozenset[str] = frozenset()
+        self.allowed_secrets: list[Finding] = []
 
     def totals(self) -> dict[str, int]:
         """Per-kind counts and byte total including staged changes."""
@@ -191,10 +195,20 @@ class Transaction(View):
             shard[rid] = entry
         self._dirty.add(layout.shard(rid))
 
+    def scan_secrets(self, texts: Iterable[tuple[str, str]]) -> None:
+        """Refuse a likely secret in any of ``(field, text)`` (InvalidInputError, exit 4)
+        unless its detector is allowed; an allowed one goes into the commit's trailers."""
+        self.allowed_secrets += check_texts(texts, self.allow_secrets)
+
     def put_record(self, kind: str, record: Record) -> None:
-        """Stage a record, replacing the record of the same id in any sibling kind."""
+        """Stage a record, replacing the record of the same id in any sibling kind; its
+        text fields are scanned for secrets first (those it keeps unchanged are not: a
+        secret allowed once stays allowed when the record is edited)."""
         spec = record_kind(kind)
         rid = record["id"]
+        old = self._replaced(kind, rid)
+        kept = set(record_texts(old)) if old is not None else set()
+        self.scan_secrets(item for item in record_texts(record) if item not in kept)
         for sibling in spec.siblings:
             self._drop(sibling, rid)
         for index in spec.derived:

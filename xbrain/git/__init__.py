@@ -30,6 +30,7 @@ from .bundle import Bundles
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
+from .rewrite import Rewrite, Rewriter, TreeReader
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     MAX_WORKTREE_FILE,
@@ -41,7 +42,6 @@ from .worktree import (
     read_worktree_file,
     regular_file,
 )
-from .writing import Writer
 
 __all__ = [
     "FILE_MODE",
@@ -55,7 +55,9 @@ __all__ = [
     "Leaf",
     "Limits",
     "PackBound",
+    "Rewrite",
     "Snapshot",
+    "TreeReader",
     "UnreadableIndex",
     "file_mode_problems",
     "fix_file_modes",
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 
-class GitStore(Writer, Worktree, Transport, Bundles):
+class GitStore(Rewriter, Worktree, Transport, Bundles):
     """A store's git repository: read, commit, refresh the working tree, talk to remotes."""
 
     @staticmethod

@@ -254,8 +254,9 @@ class Transport(Repository):
                 commit.encode()
             )
 
-    def push(self, location: str) -> None:
-        """Push main as a compare-and-swap: only if the remote's main is our ancestor.
+    def push(self, location: str, lease: CommitId | None = None) -> None:
+        """Push main as a compare-and-swap: only if the remote's main is our ancestor
+        (or, given ``lease``, is exactly that commit: replacing history a purge removed).
 
         The check runs inside the push, on the refs the remote reports at that moment,
         so a device that pushed meanwhile is never overwritten. A refused ref is an
@@ -272,6 +273,8 @@ class Transport(Repository):
         def update_refs(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
             unchanged = {name: sha for name, sha in refs.items() if name != Ref(b"HEAD")}
             current = refs.get(MAIN)
+            if current is not None and lease is not None and current == lease.encode():
+                return {**unchanged, MAIN: ObjectID(head.encode())}
             if current is not None and current != head.encode():
                 known = ObjectID(current) in self._repo.object_store
                 if not known or not self.is_ancestor(CommitId(current.decode()), head):

@@ -42,6 +42,7 @@ from ..core.registry import largest_file
 from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
 from ..inputs import read_file
 from ..kinds import resource as resource_kind
+from ..messages import PURGE_TRAILER
 from ..urls import redact_url
 from .backup import bundle_bound, bundle_file
 from .intake import check_commit
@@ -101,8 +102,11 @@ def _new_or_empty(path: Path) -> bool:
         return False
 
 
-def push(core: Core, name: str = "origin") -> dict[str, Any]:
-    """Push main to a remote (a backup); refused if the remote has diverged."""
+def push(core: Core, name: str = "origin", *, force_with_lease: bool = False) -> dict[str, Any]:
+    """Push main to a remote (a backup); refused if the remote has diverged.
+
+    ``force_with_lease``: replace the history ``xbrain purge`` removed, only if the remote
+    still holds exactly the commit it held then."""
     core.existing()
     with core.git() as git:
         url = git.remotes().get(name)
@@ -117,7 +121,20 @@ def push(core: Core, name: str = "origin") -> dict[str, Any]:
                 "or another working tree) and its files would fall behind it. Push to a bare "
                 "repository, or run xbrain remote pull in that store."
             )
-        git.push(name)
+        lease = git.purge_lease(name)
+        if force_with_lease and lease is None:
+            raise InvalidInputError(
+                f"Nothing to replace on {name}: no purge removed history it holds; push "
+                "without --force-with-lease."
+            )
+        if lease is not None and not force_with_lease:
+            raise ConflictError(
+                f"{name} still holds history xbrain purge removed; run xbrain remote push "
+                f"--force-with-lease {name} to replace it there."
+            )
+        git.push(name, lease)
+        if lease is not None:
+            git.clear_purge_lease(name)
         return {"pushed": name, "commit": git.head()}
 
 
@@ -147,6 +164,11 @@ def pull(core: Core, name: str) -> dict[str, Any]:
         url = git.remotes().get(name)
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
+        if git.purge_lease(name) is not None:
+            raise ConflictError(
+                f"{name} still holds history xbrain purge removed, and a pull would merge it "
+                f"back; run xbrain remote push --force-with-lease {name} to replace it there."
+            )
         with git.quarantine() as incoming:
             theirs = incoming.fetch(url, _bound(), name)  # network I/O outside the store lock
             if theirs is None:
@@ -157,6 +179,8 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                 if ours == theirs or incoming.is_ancestor(theirs, ours):
                     locked.note_remote_head(name, theirs)
                     return {"state": "up_to_date", "commit": ours, "dropped": []}
+                if not incoming.is_ancestor(ours, theirs):
+                    _refuse_purged(incoming, locked, ours, theirs, name)
                 parsed: dict[str, dict[str, Any]] = {}
                 limits = device(locked)
                 check_commit(incoming, ours, theirs, f"remote {name}", parsed, limits.max_entries)
@@ -181,6 +205,20 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                 locked.note_remote_head(name, theirs)
                 locked.refresh_worktree(head, paths)
     return {"state": state, "commit": head, "dropped": dropped}
+
+
+def _refuse_purged(
+    incoming: GitStore, local: GitStore, ours: CommitId, theirs: CommitId, name: str
+) -> None:
+    """A purge on another device rewrote history this store still holds: merging would
+    bring the purged data back, so the store must be cloned again."""
+    for old in incoming.trailer_values(theirs, PURGE_TRAILER, local.has_commit):
+        if old == ours or (local.has_commit(old) and local.is_ancestor(CommitId(old), ours)):
+            raise ConflictError(
+                f"{name} holds a history rewritten by xbrain purge on another device; this "
+                "store still has the purged data, and merging would bring it back. Clone the "
+                "store again (xbrain clone) and remove this copy."
+            )
 
 
 def verify(core: Core, name: str, diagnose: Diagnose) -> dict[str, Any]:

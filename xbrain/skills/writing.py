@@ -22,6 +22,7 @@ from ..kinds.skillformat import (
     revision_id,
     skill_id,
 )
+from ..secretscan import record_texts
 
 __all__ = ["archive", "deprecate", "publish", "resolve_revision", "save"]
 
@@ -96,6 +97,15 @@ def save(
                 "canonical_hash": content_hash,
                 "files": entries,
             }
+            txn.scan_secrets(
+                [
+                    *record_texts({"source": source}),
+                    *(
+                        (item["path"], _bytes_of(files, item["path"]).decode("utf-8", "replace"))
+                        for item in entries
+                    ),
+                ]
+            )
             txn.write(kind.revision_path(slug, rev), kind.serialize(record))
             for item in entries:
                 txn.write(kind.file_path(slug, rev, item["path"]), _bytes_of(files, item["path"]))

@@ -10,7 +10,8 @@ callers and the MCP server use it; the CLI uses it too, except for the search fa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import builtins
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from .. import (
     resources,
 )
 from ..core import Core
+from ..secretscan import validate_allowed
 from ..timestamps import now_timestamp
 from .entries import Entries
 from .skills import Skills
@@ -41,10 +43,18 @@ class Store(Skills, Entries):
         agent: str | None = None,
         clock: Callable[[], str] = now_timestamp,
         cache_dir: Path | None = None,
+        allow_secrets: Iterable[str] = (),
     ) -> None:
         from ..search.upkeep import upkeep
 
-        self.core = Core(path, wait=wait, agent=agent, clock=clock, cache_dir=cache_dir)
+        self.core = Core(
+            path,
+            wait=wait,
+            agent=agent,
+            clock=clock,
+            cache_dir=cache_dir,
+            allow_secrets=validate_allowed(allow_secrets),
+        )
         self.path = self.core.path
         self.cache_dir = self.core.cache_dir
         self.agent = self.core.agent
@@ -186,6 +196,18 @@ class Store(Skills, Entries):
 
         return reindex(self.core, progress, semantic=semantic, semantic_off=semantic_off)
 
+    def purge(
+        self, ids: builtins.list[str], texts: builtins.list[str], *, apply: bool = False
+    ) -> dict[str, Any]:
+        """Remove records or strings from all history (dry run unless ``apply``); see
+        :mod:`xbrain.purge`. Applied, the derived indexes are rebuilt."""
+        from ..purge import purge
+
+        report = purge(self.core, ids, texts, apply=apply)
+        if report["applied"]:
+            self.reindex()
+        return report
+
     # -- integrity, transfer ---------------------------------------------------------------
 
     def doctor(self, *, repair: bool = False) -> dict[str, Any]:
@@ -242,11 +264,14 @@ class Store(Skills, Entries):
 
         return remote.remotes(self.core)
 
-    def remote_push(self, name: str = "origin") -> dict[str, Any]:
-        """Push main to a remote (a backup); refused if the remote has diverged."""
+    def remote_push(
+        self, name: str = "origin", *, force_with_lease: bool = False
+    ) -> dict[str, Any]:
+        """Push main to a remote (a backup); refused if the remote has diverged
+        (``force_with_lease``: replace what a purge removed there)."""
         from .. import remote
 
-        return remote.push(self.core, name)
+        return remote.push(self.core, name, force_with_lease=force_with_lease)
 
     def remote_pull(self, name: str = "origin") -> dict[str, Any]:
         """Fetch a remote and fast-forward or merge deterministically."""

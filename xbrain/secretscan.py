@@ -1,0 +1,161 @@
+"""Secrets kept out: every text a write stores is scanned for likely credentials.
+
+The detectors are detect-secrets' provider rules (AWS, GitHub, GitLab, OpenAI, Stripe,
+Slack, private keys, JWTs, …), plus the current OpenAI key forms it predates. Its
+entropy and keyword detectors are left out on purpose: hashes, UUIDs and base64 images
+are high-entropy too, and a memory is full of them. Importing detect-secrets takes
+~90 ms, so a text is first matched against a cheap filter that every detector's
+pattern implies, and the library is imported only when that filter fires.
+
+A finding names the field and the detector, never the value. Below everything but
+``errors`` (a base module).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidInputError
+
+__all__ = ["DETECTORS", "Finding", "check_texts", "record_texts", "scan_text", "validate_allowed"]
+
+# name on the command line → detect-secrets plugin (module, class)
+_PLUGINS = {
+    "aws": ("aws", "AWSKeyDetector"),
+    "github": ("github_token", "GitHubTokenDetector"),
+    "gitlab": ("gitlab_token", "GitLabTokenDetector"),
+    "openai": ("openai", "OpenAIDetector"),
+    "stripe": ("stripe", "StripeDetector"),
+    "slack": ("slack", "SlackDetector"),
+    "private-key": ("private_key", "PrivateKeyDetector"),
+    "jwt": ("jwt", "JwtTokenDetector"),
+    "sendgrid": ("sendgrid", "SendGridDetector"),
+    "twilio": ("twilio", "TwilioKeyDetector"),
+    "mailchimp": ("mailchimp", "MailchimpDetector"),
+    "npm": ("npm", "NpmDetector"),
+    "pypi": ("pypi_token", "PypiTokenDetector"),
+    "square": ("square_oauth", "SquareOAuthDetector"),
+    "azure-storage": ("azure_storage_key", "AzureStorageKeyDetector"),
+    "discord": ("discord", "DiscordBotTokenDetector"),
+    "telegram": ("telegram_token", "TelegramBotTokenDetector"),
+    "basic-auth": ("basic_auth", "BasicAuthDetector"),
+}
+DETECTORS = tuple(sorted(_PLUGINS))
+
+# OpenAI's project, service-account and admin keys (detect-secrets 1.5 knows only the
+# older "T3BlbkFJ" form); checked here, without the library.
+_OPENAI = re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")
+
+# What any detector's match contains; bounded quantifiers only (linear on any text).
+_MAYBE = re.compile(
+    r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"
+    r"|(?i:aws)"
+    r"|gh[pousr]_[A-Za-z0-9_]{36}"
+    r"|gl[a-z]{1,6}-|GR1348941"
+    r"|sk-[A-Za-z0-9_-]{20}"
+    r"|[rs]k_live_"
+    r"|(?i:xox[abposr]-|hooks\.slack\.com)"
+    r"|PRIVATE KEY|PuTTY-User-Key|SSH2 ENCRYPTED"
+    r"|eyJ[A-Za-z0-9_=-]{1,64}\."
+    r"|SG\.[A-Za-z0-9_-]{22}\."
+    r"|[AS][CK][a-z0-9]{32}"
+    r"|[0-9a-z]{32}-us[0-9]"
+    r"|:_authToken="
+    r"|pypi-AgE"
+    r"|sq0csp-"
+    r"|AccountKey="
+    r"|[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\."
+    r"|[0-9]{8,10}:[0-9A-Za-z_-]{35}"
+    r"|://[^\s@/]{1,256}:[^\s@/]{0,256}@"
+)
+# A line is scanned in windows: detect-secrets' patterns are unbounded, and some take
+# time in the square of a crafted line's length; keys are far shorter than the overlap.
+_WINDOW = 4096
+_DOCUMENTED = "EXAMPLE"
+_OVERLAP = 1100
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A likely secret: where (the field) and what kind (the detector), never the value."""
+
+    field: str
+    detector: str
+
+
+def validate_allowed(names: Iterable[str]) -> frozenset[str]:
+    """The detector names given to ``--allow-secret``, checked."""
+    allowed = frozenset(name.strip().lower() for name in names)
+    unknown = sorted(allowed - set(DETECTORS))
+    if unknown:
+        raise InvalidInputError(
+            f'Unknown secret detector "{unknown[0][:40]}"; use one of: {", ".join(DETECTORS)}.'
+        )
+    return allowed
+
+
+def scan_text(text: str) -> list[str]:
+    """The detectors that find a likely secret in ``text`` (sorted, each once)."""
+    found = {"openai"} if _OPENAI.search(text) else set()
+    if _MAYBE.search(text):
+        for name, plugin in _plugins():
+            if name not in found and any(_hits(plugin, window) for window in _windows(text)):
+                found.add(name)
+    return sorted(found)
+
+
+def record_texts(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Every string in a record with its field path (``content``, ``tags[1]``, ``a.b``)."""
+    if isinstance(record, str):
+        yield prefix or "value", record
+    elif isinstance(record, dict):
+        for key, value in record.items():
+            yield from record_texts(value, f"{prefix}.{key}" if prefix else str(key))
+    elif isinstance(record, (list, tuple)):
+        for index, value in enumerate(record):
+            yield from record_texts(value, f"{prefix}[{index}]")
+
+
+def check_texts(texts: Iterable[tuple[str, str]], allowed: frozenset[str]) -> list[Finding]:
+    """Refuse the first likely secret not in ``allowed``; the allowed ones found."""
+    overridden: list[Finding] = []
+    for field, text in texts:
+        for detector in scan_text(text):
+            if detector not in allowed:
+                raise InvalidInputError(
+                    f'Field "{field[:80]}" looks like it holds a secret ({detector}); remove '
+                    f"it, or pass --allow-secret {detector} if it is meant to be stored."
+                )
+            overridden.append(Finding(field, detector))
+    return overridden
+
+
+def _windows(text: str) -> Iterator[str]:
+    for line in text.splitlines() or [text]:
+        if len(line) <= _WINDOW:
+            yield line
+            continue
+        for start in range(0, len(line), _WINDOW - _OVERLAP):
+            yield line[start : start + _WINDOW]
+
+
+def _hits(plugin: Any, text: str) -> bool:
+    # providers' documentation keys say so (AWS's AKIA…EXAMPLE): pages quote them
+    return any(_DOCUMENTED not in found for found in plugin.analyze_string(text))
+
+
+_LOADED: list[tuple[str, Any]] = []
+
+
+def _plugins() -> list[tuple[str, Any]]:
+    """detect-secrets' detectors, imported on first need."""
+    if not _LOADED:
+        import importlib
+
+        for name, (module, cls) in sorted(_PLUGINS.items()):
+            loaded = importlib.import_module(f"detect_secrets.plugins.{module}")
+            _LOADED.append((name, getattr(loaded, cls)()))
+    return _LOADED
