@@ -733,3 +733,24 @@ def test_prune_removes_the_junk_entries_an_older_import_made_of_skill_files(
     assert [m["name"] for m in pruned["pruned"]] == ["style"]
     names = sorted(e["name"] for e in xb_proc("entry", "list").json["entries"])
     assert names == ["mine", "no-force-push", "notes#Staging"]
+
+
+def test_an_export_imported_back_into_its_own_store_changes_nothing(
+    xb_proc: Run, tmp_path: Path, store_dir: Path
+) -> None:
+    """Found by a new user: entry export, then entry import of it, reported every entry
+    updated and made a commit (only the remembered folder differed)."""
+    folder = tmp_path / "agent"
+    _claude_code_skills(folder)
+    assert xb_proc("entry", "import", str(folder)).code == 0
+    out = tmp_path / "out"
+    assert xb_proc("entry", "export", str(out)).code == 0
+    before = head(store_dir)
+    again = xb_proc("entry", "import", str(out))
+    assert again.code == 0, again.stderr
+    assert again.json["updated"] == 0 and again.json["unchanged"] == 2
+    assert again.json["commit"] is None and head(store_dir) == before
+    # the entries stay their first folder's: its --prune still covers them
+    (folder / "memory" / "notes.md").unlink()
+    pruned = xb_proc("entry", "import", str(folder), "--prune").json
+    assert [m["name"] for m in pruned["pruned"]] == ["notes#Staging"]

@@ -34,7 +34,14 @@ MAX_BATCH = 1000
 
 
 def _without_time(entry: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in entry.items() if k != "updatedAt"}
+    """What an import compares: the entry but its time and which folder it came from (the
+    same entry imported again from an export of it is unchanged; it stays its first
+    folder's)."""
+    out = {k: v for k, v in entry.items() if k != "updatedAt"}
+    source = out.get("source")
+    if isinstance(source, dict) and "folder" in source:
+        out["source"] = {k: v for k, v in source.items() if k != "folder"}
+    return out
 
 
 Prepared = tuple[dict[str, Any], list[str], bool]  # (entry, dropped fields, had updatedAt)
