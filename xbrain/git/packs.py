@@ -6,17 +6,19 @@ pack's index. After each write, under the store lock, ``keep_packs`` looks (one 
 of the pack directory and one of a loose-object fan-out directory: next to nothing when
 there is nothing to do) and consolidates when
 
-* the packs under 1 MB, smallest first, stop growing geometrically: the smallest are
+* the packs under 4 MB, smallest first, stop growing geometrically: the smallest are
   merged until each remaining one is at least twice all the smaller ones together, so
   their count stays logarithmic in the number of writes (git's ``repack --geometric=2``);
-  larger packs (a merge costs about 2 s a MB in Python: too long inside a write) are
+  larger packs (a merge costs about half a second a MB here: too long inside a write) are
   merged by a full consolidation only;
 * loose objects pile up (past about 2,000, estimated from one fan-out directory as git
   does): they are packed.
 
-A consolidated pack is written with deltas (chains at most ``_DEPTH`` long, so a read
-never unwinds a long chain), and only the objects of the packs it replaces: nothing is
-dropped, unreachable or not. Nothing is deleted before the pack that holds it has
+A consolidated pack is written with deltas: each object against the previous version
+of the same path, copying the lines (a tree's entries) they share — checked to rebuild
+the object exactly before it is written, and in chains at most ``_DEPTH`` long, so a
+read never unwinds a long chain. It holds the objects of the packs it replaces and
+nothing is dropped, unreachable or not. Nothing is deleted before the pack that holds it has
 landed (its index written and synced):
 
 * a merged pack is removed (its index first) once the new pack has landed; a reader
@@ -28,7 +30,8 @@ landed (its index written and synced):
 
 A kill at any point leaves a complete store: at worst a temporary pack, or a pack
 without its index (``pack_leftovers``, removed by the next write), or an object in two
-places. ``consolidate(full=True)`` (``xbrain gc``) packs everything into one pack.
+places. ``consolidate`` (``xbrain gc``) packs everything into one pack, and removes the
+loose copies once it has landed, as ``git gc`` does.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from dulwich.objects import Commit, ObjectID, ShaFile, Tree
-from dulwich.pack import UnpackedObject, create_delta
+from dulwich.pack import UnpackedObject, apply_delta
 
 from ..errors import CorruptStoreError, no_space
 from .objects import DAMAGE, DIR_MODE, disk_full, private_umask
@@ -56,7 +59,7 @@ _LOOSE_PACK_MIN = 256 * _LOOSE_LIMIT // 2  # fewer left loose after pruning: not
 _WINDOW = 10  # objects each one is tried as a delta against
 _DEPTH = 16  # the longest delta chain written
 _NO_DELTA_BELOW = 64  # bytes: smaller objects are stored whole
-_UPKEEP_MAX = 1 << 20  # bytes: a larger pack is merged only by a full consolidation
+_UPKEEP_MAX = 4 << 20  # bytes: a larger pack is merged only by a full consolidation
 _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pack
 
 
@@ -131,6 +134,101 @@ def _names(objects: dict[bytes, ShaFile]) -> dict[bytes, bytes]:
     return names
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _copy(offset: int, size: int) -> bytes:
+    """Git's delta op copying ``size`` bytes of the base from ``offset``."""
+    op, args = 0x80, bytearray()
+    for i in range(4):
+        if offset >> (8 * i) & 0xFF:
+            op |= 1 << i
+            args.append(offset >> (8 * i) & 0xFF)
+    for i in range(3):
+        if size >> (8 * i) & 0xFF:
+            op |= 0x10 << i
+            args.append(size >> (8 * i) & 0xFF)
+    return bytes([op]) + bytes(args)
+
+
+def _tree_entries(raw: bytes) -> list[bytes]:
+    """A tree's entries (``mode name NUL sha``), each whole; the rest as one piece."""
+    pieces, at = [], 0
+    while at < len(raw):
+        nul = raw.find(b"\0", at)
+        if nul == -1 or nul + 21 > len(raw):
+            pieces.append(raw[at:])
+            break
+        pieces.append(raw[at : nul + 21])
+        at = nul + 21
+    return pieces
+
+
+def _pieces(type_num: int, raw: bytes) -> list[bytes]:
+    """What a delta copies whole: a tree's entries, a text's lines."""
+    return _tree_entries(raw) if type_num == Tree.type_num else raw.splitlines(keepends=True)
+
+
+def _line_delta(base: bytes, target: bytes, type_num: int = 3) -> bytes:
+    """A git delta rebuilding ``target`` from ``base`` piece by piece (lines, or a
+    tree's entries): each piece of the target found in the base is copied (runs of them
+    in one op), the rest inserted. Linear in the pieces, where dulwich's byte-wise delta
+    search costs about half a millisecond even for a small object; versions of a record,
+    a catalog shard or a directory share most of their pieces."""
+    where: dict[bytes, int] = {}
+    at = 0
+    for line in _pieces(type_num, base):
+        where.setdefault(line, at)
+        at += len(line)
+    ops = [_varint(len(base)), _varint(len(target))]
+    run: list[int] = [0, 0]  # the copy being extended: base offset, length
+    literal = bytearray()
+
+    def copied() -> None:
+        offset, length = run
+        while length:
+            step = min(length, 0xFFFF)
+            ops.append(_copy(offset, step))
+            offset, length = offset + step, length - step
+        run[:] = [0, 0]
+
+    def inserted() -> None:
+        for i in range(0, len(literal), 0x7F):
+            chunk = bytes(literal[i : i + 0x7F])
+            ops.append(bytes([len(chunk)]) + chunk)
+        literal.clear()
+
+    for line in _pieces(type_num, target):
+        found = where.get(line) if len(line) > 4 else None
+        if found is None:
+            copied()
+            literal += line
+        elif run[1] and run[0] + run[1] == found:
+            run[1] += len(line)
+        else:
+            inserted()
+            copied()
+            run[:] = [found, len(line)]
+    inserted()
+    copied()
+    return b"".join(ops)
+
+
+def _delta(base: bytes, target: bytes, type_num: int) -> bytes:
+    """A delta of ``target`` against ``base``, checked: one that does not rebuild
+    ``target`` exactly is never written."""
+    delta = _line_delta(base, target, type_num)
+    if b"".join(apply_delta(base, delta)) != target:
+        return target + b"x"  # never smaller than the target: stored whole
+    return delta
+
+
 def _deltified(objects: dict[bytes, ShaFile]) -> Iterator[UnpackedObject]:
     """The objects as pack entries, each a delta against an earlier version of the same
     path (one of the ``_WINDOW`` objects before it, sorted by type, path, then size)
@@ -151,10 +249,9 @@ def _deltified(objects: dict[bytes, ShaFile]) -> Iterator[UnpackedObject]:
             for candidate, path, text, chain in bases:
                 if path != name or chain >= _DEPTH or len(text) > 2 * len(raw):
                     continue
-                delta = list(create_delta(text, raw))
-                size = sum(map(len, delta))
-                if size < best:
-                    chunks, best, base_sha, depth = delta, size, candidate, chain + 1
+                delta = _delta(text, raw, obj.type_num)
+                if len(delta) < best:
+                    chunks, best, base_sha, depth = [delta], len(delta), candidate, chain + 1
                     break  # the nearest version: good enough, and no more time spent
         yield UnpackedObject(
             obj.type_num, sha=sha, delta_base=base_sha, decomp_len=best, decomp_chunks=chunks
@@ -187,7 +284,7 @@ class Packs(Repository):
         """Consolidate when the packs or the loose objects call for it (hold the store
         lock); True when something was consolidated. Costs two directory listings when
         there is nothing to do."""
-        # packs past the bound are left to xbrain gc: a merge costs about 2 s a MB here
+        # packs past the bound are left to xbrain gc: a merge costs ~0.5 s a MB here
         packs = [p for p in _complete_packs(self._objects_dir / "pack") if p[1] < _UPKEEP_MAX]
         try:
             sample = len(os.listdir(self._objects_dir / _LOOSE_SAMPLE))
@@ -227,10 +324,12 @@ class Packs(Repository):
                 ]
                 if len(chosen) < 2 and not fresh:
                     return  # one pack alone, nothing loose: already what would be written
-                ids = set(fresh)
-                for _, pack in chosen:
-                    ids.update(pack)
-                objects = {sha: store[ObjectID(sha)] for sha in sorted(ids)}
+                objects: dict[bytes, ShaFile] = {}
+                for _, pack in chosen:  # each pack read in order, not an id lookup each
+                    for obj in pack.iterobjects():
+                        objects.setdefault(bytes(obj.id), obj)
+                for sha in fresh:
+                    objects.setdefault(sha, store[ObjectID(sha)])
                 written = store.add_pack_data(len(objects), _deltified(objects))
                 keep = None if written is None else bytes(written.name())
                 for base, pack in chosen:
