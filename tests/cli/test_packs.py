@@ -211,3 +211,40 @@ def test_readers_in_fresh_processes_never_fail_while_packs_are_consolidated(
     assert runs[0] >= 2
     assert failures == []
     fsck(store_dir)
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_git_index_update_is_finished_by_the_next_write(
+    store_dir: Path, tmp_path: Path
+) -> None:
+    """Puts killed late (where the working tree and the git index are refreshed, the
+    index edited in place): no object is lost, the next write finishes the refresh, and
+    git then sees a clean, valid index."""
+    import json
+
+    store = Store(store_dir)
+    batches(store, 3, 300, "i")  # an index of about a thousand entries
+    item = tmp_path / "item.json"
+    rng = random.Random(2)
+    item.write_text(json.dumps(make("probe")))
+    started = time.monotonic()
+    assert spawn(store_dir, "put", str(item)).wait(timeout=120) == 0
+    duration = time.monotonic() - started
+    for round_ in range(8):
+        item.write_text(json.dumps(make(f"k{round_}")))
+        proc = spawn(store_dir, "put", str(item))
+        time.sleep(rng.uniform(duration * 0.5, duration * 1.1))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        fsck(store_dir)
+        assert Store(store_dir).put([make(f"after-{round_}")])["added"] == 1
+        if HAS_GIT:
+            status = subprocess.run(
+                ["git", "-C", str(store_dir), "status", "--porcelain", "--untracked-files=all"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            assert status.stdout == ""
+        report = Store(store_dir).doctor()
+        assert report["ok"], report["problems"]
