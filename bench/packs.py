@@ -52,10 +52,11 @@ def figures(store: Path) -> dict[str, float]:
     }
 
 
-def fresh_put(store: Path, runs: int) -> tuple[float, float]:
-    """Median ms of a fresh-process put of one changed resource, and of the floor."""
+def fresh_put(store: Path, runs: int, month: str) -> tuple[float, float]:
+    """Median ms of a fresh-process put of one changed resource (newer than any before
+    it: ``month`` grows from one measurement to the next), and of the floor."""
     item = Path(tempfile.mkdtemp()) / "item.json"
-    write = newer_item(item, "2027-03")
+    write = newer_item(item, month)
     puts, floors = [], []
     for i in range(runs):
         write(i)
@@ -68,8 +69,8 @@ def fresh_put(store: Path, runs: int) -> tuple[float, float]:
     return statistics.median(puts), statistics.median(floors)
 
 
-def report(label: str, store: Path, runs: int) -> None:
-    put, floor = fresh_put(store, runs)
+def report(label: str, store: Path, runs: int, month: str) -> None:
+    put, floor = fresh_put(store, runs, month)
     print(
         json.dumps(
             {
@@ -106,10 +107,10 @@ def main() -> None:
             {"loaded": args.batches * args.size, "seconds": round(time.perf_counter() - start, 1)}
         )
     )
-    report(f"after {args.batches} batches", store, args.runs)
+    report(f"after {args.batches} batches", store, args.runs, "2027-03")
     if args.gc:
         subprocess.run(xbrain("gc", "--store", str(store)), check=True, capture_output=True)
-        report("after xbrain gc", store, args.runs)
+        report("after xbrain gc", store, args.runs, "2027-04")
 
 
 if __name__ == "__main__":
