@@ -34,6 +34,7 @@ TOP_HELP = (
     "  doctor        Check records, catalog, working tree, permissions and git...\n"
     "  entry         Rules and memories routed into an agent's context when a...\n"
     "  export-store  Write the store as an original single-file JSON store...\n"
+    "  gc            Consolidate the store's git objects into one pack, with...\n"
     "  get           Print one resource.\n"
     "  hook          Answer an agent's hook (claude-code): the payload on...\n"
     "  import-store  Import an original single-file JSON store (version 1)...\n"

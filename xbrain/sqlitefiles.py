@@ -27,8 +27,9 @@ DAMAGED = (sqlite3.Error, JSONDecodeError, DamagedRow, KeyError, TypeError)
 
 
 def remove_database(path: Path) -> None:
-    """Delete the database at ``path`` with its ``-wal`` and ``-shm`` files."""
-    for suffix in ("", "-wal", "-shm"):
+    """Delete the database at ``path`` with its ``-wal`` and ``-shm`` files (and the
+    note that it still holds after later commits, ``search.freshness``)."""
+    for suffix in ("", "-wal", "-shm", "-same"):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
 
 

@@ -92,6 +92,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "export_store",
         "Write the store as an original single-file JSON store (private content, 0600).",
     ),
+    "gc": (
+        "upkeep",
+        "gc",
+        "Consolidate the store's git objects into one pack, with deltas (takes the lock).",
+    ),
     "get": (
         "records",
         "get",

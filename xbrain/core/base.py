@@ -202,6 +202,9 @@ class Core:
             if pending:
                 _repair_worktree(git, pending)
             yield git
+            # derived storage: a failure leaves the packs as they were, for the next write
+            with contextlib.suppress(OSError, XbrainError), private_umask():
+                git.keep_packs()
 
     @staticmethod
     def begin(git: GitStore, command: str) -> Transaction:

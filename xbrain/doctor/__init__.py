@@ -36,6 +36,7 @@ from ..errors import CorruptStoreError
 from ..kinds.skillcheck import skill_counts, skill_problems
 from ..messages import commit_message
 from ..paths import path_problem
+from .gc import object_counts
 from .records import check_catalog, check_records, check_tree, problem
 
 __all__ = ["Check", "diagnose", "run"]
@@ -267,6 +268,7 @@ def _report(
             **_counts(expected),
             **skills,
             "summary": totals,
+            "objects": object_counts(git),
         },
         "problems": problems,
         "repaired": repaired,

@@ -14,7 +14,8 @@ Invariants:
 
 ``GitStore`` is assembled from four parts, one module each: ``repo`` (reading, refs,
 settings), ``writing`` (commits, CAS), ``worktree`` (working tree, git index) and
-``transport`` (remotes), plus ``bundle`` (``main`` as one file, and back). ``index``
+``transport`` (remotes), plus ``bundle`` (``main`` as one file, and back) and ``packs``
+(consolidating packs and loose objects after each write, and ``xbrain gc``). ``index``
 edits the git index file in place.
 """
 
@@ -30,6 +31,7 @@ from .bundle import Bundles
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
+from .packs import Packs, PackStats
 from .rewrite import Rewrite, Rewriter, TreeReader
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
@@ -55,6 +57,7 @@ __all__ = [
     "Leaf",
     "Limits",
     "PackBound",
+    "PackStats",
     "Rewrite",
     "Snapshot",
     "TreeReader",
@@ -70,7 +73,7 @@ __all__ = [
 ]
 
 
-class GitStore(Rewriter, Worktree, Transport, Bundles):
+class GitStore(Rewriter, Worktree, Transport, Bundles, Packs):
     """A store's git repository: read, commit, refresh the working tree, talk to remotes."""
 
     @staticmethod

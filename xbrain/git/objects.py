@@ -69,7 +69,10 @@ def load_object(repo: Repo, sha: bytes) -> ShaFile:
         shown = sha[:80].decode("ascii", "replace")
         raise CorruptStoreError(f"{shown!r} is not a git object name; run xbrain doctor.")
     try:
-        return repo.object_store[ObjectID(sha)]
+        try:
+            return repo.object_store[ObjectID(sha)]
+        except KeyError:  # packed and pruned while this looked: the packs, read again
+            return repo.object_store[ObjectID(sha)]
     except KeyError:
         raise CorruptStoreError(
             f"Git object {sha.decode()} is missing; run xbrain doctor."

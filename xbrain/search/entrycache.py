@@ -1,14 +1,15 @@
 """What recall needs of every entry, tokenized once: ``.git/xbrain/entries.sqlite``.
 
 Derived data like the search index: it records the commit it reflects, is rebuilt from
-the committed entries when that is not ``main`` (or when it is missing or damaged), and
-is brought along by each commit's hook (only the entries the commit changed are
-tokenized again). It holds each entry's fields with the terms of its queries, keywords,
-name and description, and a posting list of every term an entry holds (body included),
-so a recall reads only the entries that share a term with the prompt — and no git. The
-entries with ``paths`` also hold ``pathroute.PATHS_TERM``, which routing by a file asks
-for. ``link`` (superseded id, active superseding id, its ``validFrom``; read whole) lets
-recall hide what was superseded by the date it answers for.
+the committed entries when it does not reflect ``main`` (:mod:`.freshness`; or when it is
+missing or damaged), and is brought along by each commit's hook that changed an entry
+(only the entries the commit changed are tokenized again). It holds each entry's fields
+with the terms of its queries, keywords, name and description, and a posting list of
+every term an entry holds (body included), so a recall reads only the entries that
+share a term with the prompt — and no git. The entries with ``paths`` also hold
+``pathroute.PATHS_TERM``, which routing by a file asks for. ``link`` (superseded id,
+active superseding id, its ``validFrom``; read whole) lets recall hide what was
+superseded by the date it answers for.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 from ..sqlitefiles import DAMAGED, remove_database
 from .entryloaded import Candidates, Loaded, links_of
+from .freshness import reflects
 from .pathroute import PATHS_TERM
 from .tokenize import Tokenizer
 
@@ -219,7 +221,7 @@ def update(
     try:
         conn.execute("BEGIN IMMEDIATE")
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("version") != VERSION or meta.get("commit") != parent:
+        if meta.get("version") != VERSION or not reflects(path, meta.get("commit"), parent):
             conn.execute("ROLLBACK")
             return
         for rid, entry in changed.items():
@@ -283,10 +285,11 @@ def candidates(control: Path, head: str, terms: set[str]) -> Candidates | None:
     if conn is None:
         return None
     if _WARM is not None:
-        try:
+        try:  # kept by the commit it records: a note (freshness) keeps it loaded
+            (recorded,) = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
             loaded = _WARM.get(control)
-            if loaded is None or loaded[0] != head:
-                loaded = _WARM[control] = (head, Loaded(conn))
+            if loaded is None or loaded[0] != recorded:
+                loaded = _WARM[control] = (str(recorded), Loaded(conn))
             return loaded[1].candidates(terms)
         except DAMAGED:  # a rebuild follows
             return None

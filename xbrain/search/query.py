@@ -18,6 +18,7 @@ from ..errors import InvalidInputError, NotFoundError, XbrainError
 from ..inputs import read_file, whole_number
 from ..sqlitefiles import DAMAGED, DamagedRow
 from ..text import canonical_url
+from .freshness import reflects
 from .index import VERSION, Hit, SearchIndex
 from .tokenize import Tokenizer
 
@@ -193,8 +194,9 @@ def _packed_main(control_dir: Path) -> str | None:
 
 def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | None:
     """A read-only connection to a derived database, inside one read snapshot, when its
-    ``meta`` table holds ``expected`` (format version, the commit it reflects, …); None
-    when it is missing, stale or damaged. The caller closes it."""
+    ``meta`` table holds ``expected`` (format version, …) and it reflects the commit
+    ``expected`` names (:mod:`.freshness`); None when it is missing, stale or damaged.
+    The caller closes it."""
     if not path.is_file():
         return None
     try:
@@ -204,7 +206,9 @@ def open_current(path: Path, expected: dict[str, str]) -> sqlite3.Connection | N
     try:
         conn.execute("BEGIN")  # one snapshot for the check and the reads that follow
         meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if all(meta.get(key) == value for key, value in expected.items()):
+        head = expected.get("commit")
+        same = all(meta.get(key) == value for key, value in expected.items() if key != "commit")
+        if same and (head is None or reflects(path, meta.get("commit"), head)):
             return conn
     except sqlite3.Error:
         pass

@@ -5,9 +5,9 @@ Each active skill is one document of a second index database
 and the body of the revision recall shows (the published one, else the head; text
 weight), tokenized like everything else (Chinese segmented). The index records the
 commit it reflects and each skill's tree id, so catching up re-reads only the skills
-whose files changed. A commit that touched no skill just moves the recorded commit, so
-recall after a resource ``put`` stays on the fast path: a fresh process answers from
-SQLite without opening git or parsing YAML.
+whose files changed. A commit that touched no skill leaves the index alone and notes
+that it still holds (:mod:`.freshness`), so recall after a resource ``put`` stays on the
+fast path: a fresh process answers from SQLite without opening git or parsing YAML.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database
+from .freshness import reflects
 from .index import VERSION, SearchIndex
 from .query import MAX_QUERY, indexed_document, main_head
 from .tokenize import Tokenizer
@@ -135,7 +136,10 @@ def _fast(
     try:
         with SearchIndex(path, tokenizer, prepare=False, fields=skill_fields) as index:
             index.conn.execute("BEGIN")
-            if any(index.meta(key) != value for key, value in skill_index_meta(head).items()):
+            expected = skill_index_meta(head)
+            if any(index.meta(key) != expected[key] for key in ("version", "skill-format")):
+                return None
+            if not reflects(path, index.meta("commit"), head):
                 return None
             return _answer(index, terms, limit)
     except DAMAGED:  # the full path rebuilds a damaged index
@@ -295,23 +299,16 @@ def _apply_changes(
             index.add(doc)
 
 
-def after_commit(
-    control: Path, tokenizer: Tokenizer, view: Any, parent: str | None, touched: bool
-) -> None:
-    """Keep a skill index that reflected ``parent`` current with ``view``'s commit
-    (``touched``: the commit changed a skill; otherwise only the recorded commit moves).
-    A missing index, or one at another commit, is left for the next recall."""
+def after_commit(control: Path, tokenizer: Tokenizer, view: Any, parent: str | None) -> None:
+    """Keep a skill index that reflected ``parent`` current with ``view``'s commit, which
+    changed a skill (one that changed none: :func:`.freshness.carry`). A missing index,
+    or one that reflected another commit, is left for the next recall."""
     path = control / SKILL_INDEX
-    if not path.is_file():
+    if parent is None or not path.is_file():
         return
     with SearchIndex(path, tokenizer, fields=skill_fields) as index:
-        if index.meta("commit") != parent:
-            return
-        if touched:
+        if reflects(path, index.meta("commit"), parent):
             _catch_up(index, view)
-        else:
-            with index.write():
-                index.set_meta("commit", str(view.snap.commit))
 
 
 def reindex_skills(control: Path, cache_dir: Path, view: Any) -> int:

@@ -16,29 +16,49 @@ __all__ = ["upkeep"]
 INDEX = "xbrain/search.sqlite"  # under .git (query.INDEX_FILE)
 SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
 ENTRIES = "xbrain/entries.sqlite"  # (entrycache.CACHE_FILE)
+SKILLS = "skills/"  # what the skill index is derived from (kinds.skill.DIRECTORY)
+ENTRY_PATHS = ("entries/", "entry-tombstones/")  # and the entry cache (kinds.entry), with
+MARKER = "xbrain.yaml"  # recall's defaults (core.layout.MARKER)
 
 
 def upkeep(core: Core) -> None:
     """Keep ``core``'s search indexes current after each of its commits (when they exist).
 
     Failures never fail the write: the commit is made, and an index is derived data that
-    the next search or recall catches up.
+    the next search or recall catches up. The skill index and the entry cache are written
+    only by a commit that changed what they derive from; after any other commit a note
+    says they still hold (:mod:`.freshness`, the rule every reader follows).
     """
 
     def hook(
         git: GitStore, parent: CommitId | None, commit: CommitId, changes: dict[str, bytes | None]
     ) -> None:
-        resources = (git.control_dir / INDEX).exists()
-        skills = (git.control_dir / SKILL_INDEX).exists()
-        entries = (git.control_dir / ENTRIES).exists()
+        control = git.control_dir
+        resources = (control / INDEX).exists()
+        skills = (control / SKILL_INDEX).exists()
+        entries = (control / ENTRIES).exists()
         if not (resources or skills or entries):
             return
         import sqlite3
 
         from ..errors import XbrainError
-        from .tokenize import Tokenizer
+        from .freshness import carry
 
         failures = (sqlite3.Error, OSError, XbrainError)
+        skills_touched = skills and any(path.startswith(SKILLS) for path in changes)
+        entries_touched = entries and any(
+            path.startswith(ENTRY_PATHS) or path == MARKER for path in changes
+        )
+        # an index whose kind the commit left alone is not written: a note says it holds
+        with contextlib.suppress(*failures), private_umask():
+            if skills and not skills_touched:
+                carry(control / SKILL_INDEX, parent, commit)
+            if entries and not entries_touched:
+                carry(control / ENTRIES, parent, commit)
+        if not (resources or skills_touched or entries_touched):
+            return
+        from .tokenize import Tokenizer
+
         tokenizer = Tokenizer(core.cache_dir)
         try:
             if resources:
@@ -46,15 +66,13 @@ def upkeep(core: Core) -> None:
 
                 with contextlib.suppress(*failures), private_umask():
                     after_commit(git, tokenizer, parent, commit, changes)
-            if skills:
-                from ..kinds.skill import DIRECTORY
+            if skills_touched:
                 from .skills import after_commit as skills_after_commit
 
-                touched = any(path.startswith(DIRECTORY + "/") for path in changes)
                 with contextlib.suppress(*failures), private_umask():
                     view = View(git.snapshot(commit))
-                    skills_after_commit(git.control_dir, tokenizer, view, parent, touched)
-            if entries:
+                    skills_after_commit(control, tokenizer, view, parent)
+            if entries_touched:
                 with contextlib.suppress(*failures), private_umask():
                     _entries_after_commit(git, tokenizer, parent, commit, changes)
         finally:

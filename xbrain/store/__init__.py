@@ -226,6 +226,12 @@ class Store(Skills, Entries):
             checks.append(check_vectors)  # numpy is needed only when vectors exist
         return doctor.run(self.core, repair=repair, checks=tuple(checks))
 
+    def gc(self) -> dict[str, Any]:
+        """Consolidate every pack and loose object into one pack; see :mod:`xbrain.doctor.gc`."""
+        from ..doctor.gc import gc
+
+        return gc(self.core)
+
     def import_store(
         self, file: Path, progress: Callable[[int, int], None] | None = None
     ) -> dict[str, Any]:
