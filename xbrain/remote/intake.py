@@ -25,7 +25,7 @@ from typing import Any
 from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..core import FILE_MODE, CommitId, GitStore, View, layout
 from ..core.config import DEFAULT_MAX_ENTRIES
-from ..core.registry import classify, content_problem, max_bytes
+from ..core.registry import classify, content_problem, max_bytes, record_kinds
 from ..errors import CorruptStoreError, InvalidInputError, ProviderError
 from ..kinds import skill as skill_kind
 from ..kinds.skillcheck import skill_problems
@@ -100,6 +100,8 @@ def _check(
             raise _refuse(origin, shown, "not part of an xbrain store's layout")
         found.append((path, leaf.sha, kind))
     snap = git.snapshot(commit)
+    seen: dict[str, dict[str, Any]] = parsed if parsed is not None else {}
+    horizon = _horizon()
     for path, sha, kind in sorted(found):
         size = git.blob_size(sha)  # from the header: a huge blob is never inflated
         if size is not None and size > max_bytes(kind):
@@ -107,24 +109,69 @@ def _check(
         data = snap.blob(sha)
         if len(data) > max_bytes(kind):
             raise _refuse(origin, json.dumps(path), f"larger than {max_bytes(kind):,} bytes")
-        problem = content_problem(kind, path, data, parsed, sha)
+        problem = content_problem(kind, path, data, seen, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
+        _check_time(origin, path, kind, seen.get(sha), horizon)
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
-    _check_skills(git, base, commit, {path for path, _, _ in found}, origin)
+    _check_skills(git, base, commit, {path for path, _, _ in found}, origin, horizon)
     return [path for path, _, _ in found]
 
 
-def _check_skills(
-    git: GitStore, base: CommitId | None, commit: CommitId, paths: set[str], origin: str
+_SKEW_DAYS = 1  # how far ahead of this machine's clock another device's clock may be
+
+
+def _horizon() -> str:
+    """The latest time a record from outside may carry: now plus a day of clock skew.
+    A later one would win every merge and make every honest edit stale (a tombstone
+    dated 2099 refuses each later put of its resource), so it is refused."""
+    from datetime import datetime, timedelta, timezone
+
+    from ..timestamps import format_timestamp
+
+    return format_timestamp(datetime.now(timezone.utc) + timedelta(days=_SKEW_DAYS))
+
+
+def _check_time(
+    origin: str, path: str, kind: str, record: dict[str, Any] | None, horizon: str
 ) -> None:
-    """Refuse a commit that changes, removes or forges a skill revision (see above)."""
+    spec = next((k for k in record_kinds() if k.name == kind), None)
+    when = None if spec is None or record is None else record.get(spec.clock)
+    if isinstance(when, str) and when > horizon:
+        raise _future(origin, path, when)
+
+
+def _future(origin: str, path: str, when: str) -> InvalidInputError:
+    return InvalidInputError(
+        f"Refused {origin}: {json.dumps(path)} is dated {when}, more than a day ahead of "
+        "this machine's clock (it would win every merge); nothing changed. A device with "
+        "a wrong clock: set it right, then write again."
+    )
+
+
+def _check_skills(
+    git: GitStore,
+    base: CommitId | None,
+    commit: CommitId,
+    paths: set[str],
+    origin: str,
+    horizon: str,
+) -> None:
+    """Refuse a commit that changes, removes or forges a skill revision (see above), or
+    whose skill state is dated ahead of this machine's clock."""
     view = View(git.snapshot(commit))
     prefix = skill_kind.DIRECTORY + "/"
     touched = {p[len(prefix) :].split("/", 1)[0] for p in paths if p.startswith(prefix)}
     for code, message, path in skill_problems(view, touched & set(skill_kind.slugs(view))):
         raise _refuse(origin, json.dumps(path), f"not a valid skill revision ({code}: {message})")
+    for slug in sorted(touched & set(skill_kind.slugs(view))):
+        state = skill_kind.read_state(view, slug)
+        times = [] if state is None else [state["status_changed"]]
+        for entry in [] if state is None else state["revisions"]:
+            times += [entry["created"], entry["state_changed"], entry.get("published_at", "")]
+        if times and max(times) > horizon:
+            raise _future(origin, skill_kind.state_path(slug), max(times))
     if base is None:
         return
     common = base if git.is_ancestor(base, commit) else git.merge_base(base, commit)
