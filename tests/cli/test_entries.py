@@ -46,6 +46,7 @@ def test_a_memex_folder_imports_and_exports_back_byte_identically(
     }
     # skills/deploy/SKILL.md is memex's skill folder: a skill, not a workflow entry
     (skill,) = imported.json["skills"]
+    assert "skills/deploy/ holds the skill named deploy-steps" in skill["warnings"]
     assert (skill["slug"], skill["status"], skill["state"]) == (
         "deploy-steps",
         "created",

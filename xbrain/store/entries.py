@@ -114,6 +114,10 @@ class Entries:
         saved = [skills.import_skill(self.core, path) for path in found.skills]
         keys = ("slug", "status", "revision_id", "state", "warnings")
         result["skills"] = [{k: one[k] for k in keys if k in one} for one in saved]
+        for path, one in zip(found.skills, result["skills"], strict=True):
+            if one["slug"] != path.name:  # saved under its name: say where it came from
+                note = f"skills/{path.name}/ holds the skill named {one['slug']}"
+                one["warnings"] = [*one.get("warnings", []), note]
         return result
 
     def entry_export(self, folder: Path) -> dict[str, Any]:
