@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from dulwich.file import FileLocked
 from dulwich.objects import ObjectID
@@ -28,7 +28,6 @@ from ..errors import (
     no_space,
 )
 from ..redact import redact_url
-from .network import Budget, Expired, fetch_failure
 from .objects import (
     DAMAGE,
     MAIN,
@@ -44,6 +43,9 @@ from .objects import (
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 from .scratch import scratch_dir, sweep_dead
+
+if TYPE_CHECKING:  # the network module (sockets, deadlines) loads only for the network
+    from .network import Budget
 
 __all__ = ["Transport", "local_path", "sweep_dead"]
 
@@ -131,6 +133,8 @@ class Transport(Repository):
         ``bound`` before anything is indexed (InvalidInputError); every other failure is
         one ProviderError naming ``label`` (default: the URL)."""
         from dulwich.client import LocalGitClient, get_transport_and_path
+
+        from .network import Budget, fetch_failure
 
         what = f"The repository at {redact_url(url)}"
         budget = Budget(what)
@@ -281,6 +285,8 @@ class Transport(Repository):
                     diverged.append(True)
                     return unchanged  # change nothing
             return {**unchanged, MAIN: ObjectID(head.encode())}
+
+        from .network import Budget, Expired
 
         started = time.time()
         budget = Budget(f"The repository at {redact_url(url)}")
