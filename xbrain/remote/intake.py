@@ -25,7 +25,7 @@ from typing import Any
 from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..core import FILE_MODE, CommitId, GitStore, View, layout
 from ..core.config import DEFAULT_MAX_ENTRIES
-from ..core.registry import classify, content_problem, max_bytes, record_kinds
+from ..core.registry import classify, content_problem, max_bytes
 from ..errors import CorruptStoreError, InvalidInputError, ProviderError
 from ..kinds import skill as skill_kind
 from ..kinds.skillcheck import skill_problems
@@ -112,7 +112,6 @@ def _check(
         problem = content_problem(kind, path, data, seen, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
-        _check_time(origin, path, kind, seen.get(sha), horizon)
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
     _check_skills(git, base, commit, {path for path, _, _ in found}, origin, horizon)
@@ -123,23 +122,16 @@ _SKEW_DAYS = 1  # how far ahead of this machine's clock another device's clock m
 
 
 def _horizon() -> str:
-    """The latest time a record from outside may carry: now plus a day of clock skew.
-    A later one would win every merge and make every honest edit stale (a tombstone
-    dated 2099 refuses each later put of its resource), so it is refused."""
+    """The latest time a skill state from outside may carry: now plus a day of clock
+    skew. Its times are written by xbrain's clock, never given by a user, and a later
+    one would win every merge after it (a publication dated 2099 beats each of the
+    user's own), so it is refused. (A record's ``updatedAt`` is the caller's to choose,
+    as in the original, so it is not held to this.)"""
     from datetime import datetime, timedelta, timezone
 
     from ..timestamps import format_timestamp
 
     return format_timestamp(datetime.now(timezone.utc) + timedelta(days=_SKEW_DAYS))
-
-
-def _check_time(
-    origin: str, path: str, kind: str, record: dict[str, Any] | None, horizon: str
-) -> None:
-    spec = next((k for k in record_kinds() if k.name == kind), None)
-    when = None if spec is None or record is None else record.get(spec.clock)
-    if isinstance(when, str) and when > horizon:
-        raise _future(origin, path, when)
 
 
 def _future(origin: str, path: str, when: str) -> InvalidInputError:
