@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 
-from .objects import DIR_MODE, FILE_MODE, CommitId, load_object, private_umask
+from .objects import DIR_MODE, CommitId, load_object, private_umask
 from .prune import Pruner
 
 __all__ = ["Rewrite", "Rewriter", "TreeReader"]
@@ -152,37 +152,13 @@ class Rewriter(Pruner):
     def _overlay(
         self, base: bytes | None, changes: dict[bytes, bytes | None], result: Rewrite
     ) -> bytes | None:
-        """``base`` with ``changes`` (path → bytes, None deletes) applied; None if empty."""
-        tree = Tree()
-        if base is not None:
-            old = self.load(base, result)
-            assert isinstance(old, Tree)
-            for item in old.iteritems():
-                tree.add(item.path, item.mode, item.sha)
-        nested: dict[bytes, dict[bytes, bytes | None]] = {}
-        for path, data in changes.items():
-            head, sep, rest = path.partition(b"/")
-            if sep:
-                nested.setdefault(head, {})[rest] = data
-            elif data is None:
-                if head in tree:
-                    del tree[head]
-            else:
-                blob = Blob.from_string(data)
-                result.add(blob)
-                tree.add(head, FILE_MODE, blob.id)
-        for name, sub in nested.items():
-            sub_base = tree[name][1] if name in tree and tree[name][0] == DIR_MODE else None
-            sub_id = self._overlay(sub_base, sub, result)
-            if sub_id is None:
-                if name in tree:
-                    del tree[name]
-            else:
-                tree.add(name, DIR_MODE, ObjectID(sub_id))
-        if len(tree) == 0:
-            return None
-        result.add(tree)
-        return bytes(tree.id)
+        """``base`` with ``changes`` (path → bytes, None deletes) applied, as a write builds
+        it, reading the rewrite's own new trees first; None if empty."""
+        made: list[ShaFile] = []
+        tree_id = self._build_tree(base, changes, made, lambda sha: self.load(sha, result))
+        for obj in made:
+            result.add(obj)
+        return tree_id
 
     def _diff(self, old: bytes | None, new: bytes | None, prefix: str, result: Rewrite) -> set[str]:
         """The file paths that differ between two trees (skipping equal subtrees)."""

@@ -7,7 +7,7 @@ stale are recorded first, so the next write finishes refreshing them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from dulwich.file import FileLocked
@@ -31,11 +31,18 @@ class Writer(Repository):
     """Commits and the compare-and-swap of ``main``."""
 
     def _build_tree(
-        self, base: bytes | None, changes: dict[bytes, bytes | None], out: list[ShaFile]
+        self,
+        base: bytes | None,
+        changes: dict[bytes, bytes | None],
+        out: list[ShaFile],
+        load: Callable[[bytes], ShaFile] | None = None,
     ) -> bytes | None:
+        """The tree ``base`` with ``changes`` (path → bytes, None deletes) applied, its new
+        objects appended to ``out``; None when it ends empty. ``load`` reads an existing
+        tree (default: from the repository; a history rewrite reads its own first)."""
         tree = Tree()
         if base is not None:
-            old = load_object(self._repo, base)
+            old = load(base) if load is not None else load_object(self._repo, base)
             if not isinstance(old, Tree):
                 raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
             for item in old.iteritems():
@@ -57,7 +64,7 @@ class Writer(Repository):
             if name in tree:
                 mode, sha = tree[name]
                 sub_base = sha if mode == DIR_MODE else None
-            sub_id = self._build_tree(sub_base, sub, out)
+            sub_id = self._build_tree(sub_base, sub, out, load)
             if sub_id is None:
                 if name in tree:
                     del tree[name]
