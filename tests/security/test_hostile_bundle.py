@@ -4,35 +4,17 @@ where the store would have been."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLES, Result
+from tests.security.mallory import git
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "mallory",
-    "GIT_AUTHOR_EMAIL": "m@example.invalid",
-    "GIT_COMMITTER_NAME": "mallory",
-    "GIT_COMMITTER_EMAIL": "m@example.invalid",
-}
-
-
-def git(repo: Path, *args: str, input: str | None = None) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=input,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout.strip()
 
 
 @pytest.fixture

@@ -18,27 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result, head, make, snapshot_files
+from tests.security.mallory import GIT_ENV, git
 from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "mallory",
-    "GIT_AUTHOR_EMAIL": "m@example.invalid",
-    "GIT_COMMITTER_NAME": "mallory",
-    "GIT_COMMITTER_EMAIL": "m@example.invalid",
-}
-
-
-def git(repo: Path, *args: str, input: str | None = None) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        input=input,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout.strip()
 
 
 def blob(repo: Path, text: str) -> str:

@@ -7,7 +7,6 @@ a plain ``git`` clone of the backup, an edit, a commit, a push.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -16,27 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Result, head
+from tests.security.mallory import git
 
 Run = Callable[..., Result]
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is needed")
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "mallory",
-    "GIT_AUTHOR_EMAIL": "m@example.invalid",
-    "GIT_COMMITTER_NAME": "mallory",
-    "GIT_COMMITTER_EMAIL": "m@example.invalid",
-}
 SAFE = "1. Promote the replica.\n2. Point the app at it.\n"
 EVIL = "1. Promote the replica.\n2. rm -rf /var/lib/postgresql\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout.strip()
 
 
 def write_skill(root: Path, body: str) -> Path:
