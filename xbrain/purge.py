@@ -97,11 +97,12 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
 
     with core.session() as git:
         old = git.head()
-        rewrite = git.rewrite(edit, edit_message, fix)
+        history = git.history()
+        rewrite = history.rewrite(edit, edit_message, fix)
         holding = {
             name: commit
-            for name, commit in git.remote_refs().items()
-            if git.has_commit(commit) and git.reaches(commit, rewrite.replaced)
+            for name, commit in history.remote_refs().items()
+            if git.has_commit(commit) and history.reaches(commit, rewrite.replaced)
         }
         report: dict[str, Any] = {
             "applied": False,
@@ -117,11 +118,11 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
         if rewrite.replaced and old is not None and rewrite.head is not None:
             report["commit"] = _replace_history(core, git, old, rewrite)
             for name, commit in sorted(holding.items()):
-                git.forget_remote(name, commit)
+                history.forget_remote(name, commit)
         # also when nothing was left to rewrite: a purge that stopped after moving main
         # left the old objects, and running it again removes them
-        removed = git.prune()
-        report["objectsHolding"] = git.objects_holding(needles)  # 0: proved by every object
+        removed = history.prune()
+        report["objectsHolding"] = history.objects_holding(needles)  # 0: proved by every object
         _clear_derived(core, needles)
         _log(core, ids, len(texts), rewrite.commits, old, report["commit"], sorted(holding))
         report.update(applied=True, objectsRemoved=removed)
@@ -131,7 +132,7 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
 def _replace_history(core: Core, git: GitStore, old: CommitId, rewrite: Rewrite) -> CommitId:
     """Store the rewritten history, add the purge commit on top, move ``main`` by CAS."""
     assert rewrite.head is not None
-    git.store_rewrite(rewrite)
+    git.history().store_rewrite(rewrite)
     config = View(git.snapshot()).config()
     message = commit_message(
         "purge",

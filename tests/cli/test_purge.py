@@ -250,17 +250,19 @@ def test_a_purge_stopped_at_any_step_leaves_a_readable_store_and_a_rerun_finishe
     stop: str,
 ) -> None:
     from xbrain.git import GitStore
+    from xbrain.git.rewrite import Rewriter
 
     head = git(store_dir, "rev-parse", "main")
-    original = getattr(GitStore, stop)
+    owner = GitStore if stop == "move_main" else Rewriter  # prune: purge's history view
+    original = getattr(owner, stop)
 
     def crash(*args: object, **kwargs: object) -> None:
         raise Killed  # what a kill at this instant leaves
 
-    monkeypatch.setattr(GitStore, stop, crash)
+    monkeypatch.setattr(owner, stop, crash)
     with pytest.raises(Killed):
         xb("purge", "--text", KEY, "--yes")
-    monkeypatch.setattr(GitStore, stop, original)
+    monkeypatch.setattr(owner, stop, original)
     fsck(store_dir)
     assert xb("doctor").json["ok"] is True
     moved = git(store_dir, "rev-parse", "main") != head

@@ -6,6 +6,8 @@ The repository types features need come from here too, so only the core opens gi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..git import (
     FILE_MODE,
     MAX_WORKTREE_FILE,
@@ -17,9 +19,7 @@ from ..git import (
     GitStore,
     Limits,
     PackBound,
-    Rewrite,
     Snapshot,
-    TreeReader,
     UnreadableIndex,
     file_mode_problems,
     fix_file_modes,
@@ -35,6 +35,19 @@ from .base import AfterCommit, Core, new_store_path, refuse_hand_edits
 from .config import DEFAULT_IDENTITY, LimitError, StoreConfig
 from .registry import limited_count
 from .view import Transaction, View
+
+if TYPE_CHECKING:
+    from ..git import Rewrite, TreeReader
+
+
+def __getattr__(name: str) -> Any:
+    """``Rewrite`` and ``TreeReader`` (purge's types), from the git layer on first use."""
+    if name in ("Rewrite", "TreeReader"):
+        from .. import git
+
+        return getattr(git, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_IDENTITY",

@@ -26,13 +26,12 @@ import shutil
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .bundle import Bundles
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
 from .packcheck import NO_LIMIT
 from .packs import Packs, PackStats
-from .rewrite import Rewrite, Rewriter, TreeReader
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     MAX_WORKTREE_FILE,
@@ -44,6 +43,7 @@ from .worktree import (
     read_worktree_file,
     regular_file,
 )
+from .writing import Writer
 
 __all__ = [
     "FILE_MODE",
@@ -73,8 +73,45 @@ __all__ = [
 ]
 
 
-class GitStore(Rewriter, Worktree, Transport, Bundles, Packs):
-    """A store's git repository: read, commit, refresh the working tree, talk to remotes."""
+if TYPE_CHECKING:  # loaded when used: a write or a read pays for neither
+    from .bundle import Bundles
+    from .rewrite import Rewrite, Rewriter, TreeReader
+
+_V = TypeVar("_V")
+
+
+def __getattr__(name: str) -> Any:
+    """``Rewrite`` and ``TreeReader`` (purge's types), imported on first use."""
+    if name in ("Rewrite", "TreeReader"):
+        from . import rewrite
+
+        return getattr(rewrite, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _view(cls: type[_V], store: GitStore) -> _V:
+    """``store`` seen as ``cls``: the same repository and state, more operations."""
+    view = cls.__new__(cls)
+    view.__dict__ = store.__dict__
+    return view
+
+
+class GitStore(Writer, Worktree, Transport, Packs):
+    """A store's git repository: read, commit, refresh the working tree, talk to remotes.
+    Purge's history rewriting (:meth:`history`) and bundles (:meth:`bundles`) load only
+    when asked for, so a fresh write or read does not import them."""
+
+    def history(self) -> Rewriter:
+        """This repository with the history rewrite, prune and purge-lease operations."""
+        from .rewrite import Rewriter
+
+        return _view(Rewriter, self)
+
+    def bundles(self) -> Bundles:
+        """This repository with the bundle operations (``backup create``, ``clone FILE``)."""
+        from .bundle import Bundles
+
+        return _view(Bundles, self)
 
     @staticmethod
     def create(

@@ -121,7 +121,7 @@ def push(core: Core, name: str = "origin", *, force_with_lease: bool = False) ->
                 "or another working tree) and its files would fall behind it. Push to a bare "
                 "repository, or run xbrain remote pull in that store."
             )
-        lease = git.purge_lease(name)
+        lease = git.history().purge_lease(name)
         if force_with_lease and lease is None:
             raise InvalidInputError(
                 f"Nothing to replace on {name}: no purge removed history it holds; push "
@@ -134,7 +134,7 @@ def push(core: Core, name: str = "origin", *, force_with_lease: bool = False) ->
             )
         git.push(name, lease)
         if lease is not None:
-            git.clear_purge_lease(name)
+            git.history().clear_purge_lease(name)
         return {"pushed": name, "commit": git.head()}
 
 
@@ -164,7 +164,7 @@ def pull(core: Core, name: str) -> dict[str, Any]:
         url = git.remotes().get(name)
         if url is None:
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
-        if git.purge_lease(name) is not None:
+        if git.history().purge_lease(name) is not None:
             raise ConflictError(
                 f"{name} still holds history xbrain purge removed, and a pull would merge it "
                 f"back; run xbrain remote push --force-with-lease {name} to replace it there."
@@ -212,7 +212,7 @@ def _refuse_purged(
 ) -> None:
     """A purge on another device rewrote history this store still holds: merging would
     bring the purged data back, so the store must be cloned again."""
-    for old in incoming.trailer_values(theirs, PURGE_TRAILER, local.has_commit):
+    for old in incoming.history().trailer_values(theirs, PURGE_TRAILER, local.has_commit):
         if old == ours or (local.has_commit(old) and local.is_ancestor(CommitId(old), ours)):
             raise ConflictError(
                 f"{name} holds a history rewritten by xbrain purge on another device; this "
@@ -303,7 +303,7 @@ def clone_into(
             bundle = bundle_file(location)  # a backup create's file, read as one
             theirs: CommitId | None
             if bundle is not None:
-                theirs = git.read_bundle(bundle, bundle_bound(), f"The bundle {shown}")
+                theirs = git.bundles().read_bundle(bundle, bundle_bound(), f"The bundle {shown}")
             else:
                 theirs = git.fetch(location, _bound())
             if theirs is None:

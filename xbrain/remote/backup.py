@@ -27,7 +27,7 @@ def create(core: Core, file: Path, *, force: bool = False) -> dict[str, Any]:
     target = core.export_target(Path(file), force)
     core.existing()
     with core.git() as git:
-        commit, size = git.write_bundle(target)
+        commit, size = git.bundles().write_bundle(target)
     return {"backup": str(target), "bytes": size, "commit": commit}
 
 
