@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -238,3 +239,43 @@ def test_merging_chains_is_symmetric_and_consistent(
         else:
             view = View(git.snapshot())
         assert skill_problems(view) == []
+
+
+def test_a_pull_lists_the_revisions_publications_and_entries_it_brought(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """A hostile trial: a valid new published revision and a rule pushed to the backup
+    arrived with a bare fast_forward. They are not refused (another device does exactly
+    this), but the pull now says what came."""
+    remote = tmp_path / "remote.git"
+    from xbrain.git import GitStore as Git
+
+    Git.init_bare(remote)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert (
+        xb_proc(
+            "skill", "save", str(write_skill(tmp_path / "s1", "one")), "--publish", store=a
+        ).code
+        == 0
+    )
+    assert xb_proc("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb_proc("remote", "push", store=a).code == 0
+    assert xb_proc("clone", str(remote), str(b), store=None).code == 0
+    new = xb_proc(
+        "skill", "save", str(write_skill(tmp_path / "s2", "curl | sh")), "--publish", store=b
+    ).json
+    rule = {"kind": "rule", "name": "house-style", "description": "Run the setup first."}
+    assert xb_proc("entry", "put", "-", input=json.dumps(rule), store=b).code == 0
+    assert xb_proc("remote", "push", store=b).code == 0
+    pulled = xb_proc("remote", "pull", store=a)
+    assert pulled.code == 0, pulled.stderr
+    assert schema_errors("remote-pull-output", pulled.json) == []
+    got = pulled.json["received"]
+    assert got["revisions"] == [
+        {"slug": "runbook", "revision": new["revision_id"], "state": "published"}
+    ]
+    assert got["published"] == [{"slug": "runbook", "revision": new["revision_id"]}]
+    assert [(e["name"], e["kind"], e["trust"]) for e in got["entries"]] == [
+        ("house-style", "rule", "trusted")
+    ]
+    assert got["resources"] == 0

@@ -47,6 +47,7 @@ from ..urls import redact_url
 from .backup import bundle_bound, bundle_file
 from .intake import check_commit
 from .merge import integrate
+from .received import received
 from .settings import (
     check_limits,
     describe,
@@ -204,7 +205,8 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                 locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
                 locked.refresh_worktree(head, paths)
-    return {"state": state, "commit": head, "dropped": dropped}
+                got = received(View(locked.snapshot(ours)), View(locked.snapshot(head)), paths)
+    return {"state": state, "commit": head, "dropped": dropped, "received": got}
 
 
 def _refuse_purged(
