@@ -750,3 +750,36 @@ def test_paths_route_entries_to_the_file_a_tool_names(
     assert xb("recall", "-", "--path", str(project / "a.sql"), input="").json["results"] == []
     stats = {e["name"]: e["queries"] for e in xb("telemetry").json["entries"] if "name" in e}
     assert stats["migrations-reversible"] == {"migrations/**/*.py": 3}  # its glob, not text
+
+
+def test_a_superseded_or_proposed_entry_is_not_routed_by_its_paths(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """Merging paths routing with superseding: a routed entry skipped the check that a
+    prompt-matched one gets, so the rule a newer one replaced was still shown on edits."""
+    old = {"kind": "rule", "name": "mig-v1", "paths": ["migrations/**"], "body": "Old way."}
+    new = {
+        "kind": "rule",
+        "name": "mig-v2",
+        "paths": ["migrations/**"],
+        "body": "New way.",
+        "supersedes": [entry_id("global", "mig-v1")],
+    }
+    maybe = {"kind": "rule", "name": "mig-maybe", "paths": ["migrations/**"], "status": "proposed"}
+    assert xb_proc("entry", "put", "-", input=json.dumps([old, new, maybe])).code == 0
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    edit = {
+        "hook_event_name": "PreToolUse",
+        "cwd": str(project),
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(project / "migrations" / "0001.py")},
+    }
+
+    def names(*more: str) -> list[str]:
+        found = xb_proc("recall", "-", *more, input=json.dumps(edit))
+        assert found.code == 0, found.stderr
+        return sorted(r["name"] for r in found.json["results"])
+
+    assert names() == ["mig-v2"]
+    assert names("--include-superseded") == ["mig-v1", "mig-v2"]
