@@ -74,25 +74,19 @@ def recall(
     """Ranked skill descriptors ``{slug, name, description, published, score}`` under
     the query as asked and the terms it was searched by (``tokenizer``: a caller's,
     whose loaded segmenter is reused and left open)."""
-    return {"query": query.strip() if isinstance(query, str) else query} | _recall(
-        store_dir, cache_dir, query, limit, tokenizer
-    )
-
-
-def _recall(
-    store_dir: Path,
-    cache_dir: Path,
-    query: str,
-    limit: int = 5,
-    tokenizer: Tokenizer | None = None,
-) -> dict[str, Any]:
     from ..errors import InvalidInputError
     from ..inputs import whole_number
 
     whole_number(limit, 1, MAX_LIMIT, f"The limit must be 1-{MAX_LIMIT}.")
     if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
         raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
-    trimmed = query.strip()
+    return {"query": query.strip()} | _ranked(store_dir, cache_dir, query.strip(), limit, tokenizer)
+
+
+def _ranked(
+    store_dir: Path, cache_dir: Path, trimmed: str, limit: int, tokenizer: Tokenizer | None
+) -> dict[str, Any]:
+    """``{terms, count, results}`` for a checked, trimmed query."""
     own = tokenizer is None
     if tokenizer is None:
         tokenizer = Tokenizer(cache_dir)
