@@ -36,8 +36,8 @@ import semantic_quality as sq
 from fusion_packages import package_sets
 from fusion_tune import Lexical, Semantic, fused, legs_of, recall_mrr, shipped
 
-from xbrain.search import hybrid
 from xbrain.search.tokenize import Tokenizer
+from xbrain.semantic import hybrid
 
 Legs = list[tuple[Lexical, Semantic, set[str]]]  # per query: both legs, the right titles
 Params = tuple[int, float, int, int, float]  # k, semantic weight, lexical depth, semantic

@@ -36,8 +36,8 @@ from fusion_tune import fused, legs_of, recall_mrr, shipped
 
 from xbrain.embedding import ProviderSpec
 from xbrain.kinds.model import normalize_resource
-from xbrain.search import hybrid
 from xbrain.search.tokenize import Tokenizer
+from xbrain.semantic import hybrid
 from xbrain.store import Store
 
 POWERS = (0.0, 0.5, 1.0, 2.0)

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semantic_quality as sq
 
-from xbrain.search import hybrid
-from xbrain.search.run import search_store
-from xbrain.search.semantic import catch_up, documents, nearest
+from xbrain.retrieval.run import search_store
 from xbrain.search.tokenize import Tokenizer
+from xbrain.semantic import hybrid
+from xbrain.semantic.vectors import catch_up, documents, nearest
 
 
 def fused(lexical, semantic, k, weight, depth_lex, depth_sem, floor, delta, power):  # type: ignore[no-untyped-def]

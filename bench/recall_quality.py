@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus
 
-from xbrain.search.recall import Options, Request, recall
+from xbrain.recall.route import Options, Request, recall
 from xbrain.search.tokenize import Tokenizer
 from xbrain.store import Store
 

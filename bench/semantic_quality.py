@@ -42,10 +42,10 @@ from recall_quality import OFF_TOPIC, OFF_TOPIC_HELD_OUT
 from retrieval import Baselines
 
 from xbrain.embedding import ProviderSpec
-from xbrain.search import hybrid
-from xbrain.search.recall import Options, Request, recall
-from xbrain.search.run import search_store
+from xbrain.recall.route import Options, Request, recall
+from xbrain.retrieval.run import search_store
 from xbrain.search.tokenize import Tokenizer
+from xbrain.semantic import hybrid
 from xbrain.store import Store
 
 PARAPHRASES = {

@@ -18,14 +18,14 @@ answers for its ``hook_event_name``:
   once in a row (``stop_hook_active``); else, with ``review.sessionLearning on``, once
   per session with corrections, a request to propose what it learned (for review);
 * ``PostToolUse``, ``PostToolUseFailure`` — the tool's name and outcome (success or
-  error, never its input or output) in the session's trace (``search.traces``), no
+  error, never its input or output) in the session's trace (``recall.traces``), no
   answer;
 * ``SessionStart`` — a one-paragraph reminder of how to use xbrain.
 
 It never fails what it hooks: bad input, a missing, busy or broken store, or an answer
 slower than ``XBRAIN_HOOK_TIMEOUT`` seconds (5) mean no output and exit 0, with one line
 (never prompt text) in the cache dir's ``hook.log``. A timeout while the recall indexes
-are behind starts their build in a detached process (``search.warm``).
+are behind starts their build in a detached process (``recall.warm``).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def run_hook(args: list[str]) -> int | None:
 def claude_code(store: str | os.PathLike[str]) -> int:
     """Answer the Claude Code hook payload on stdin for ``store``; exit 0 whatever happens.
     A timeout while the recall indexes are behind ``main`` starts their build in a
-    detached process (``search.warm``), so the next prompts answer in time."""
+    detached process (``recall.warm``), so the next prompts answer in time."""
     try:
         output = _answer_in_time(store, stdin_stream().read(1 << 20))
     except _Timeout as exc:
@@ -116,7 +116,7 @@ def _warm(store: str | os.PathLike[str]) -> str:
     try:
         from pathlib import Path
 
-        from .search.warm import start
+        from .recall.warm import start
 
         started = start(Path(store))
     except Exception:  # the hook never fails: no build is no worse than before
@@ -300,8 +300,8 @@ def _tool_guidance(store: Path, payload: dict[str, Any], mode: str | None) -> di
 def _trace(store: Path, payload: dict[str, Any]) -> None:
     """Record the tool call in the session's trace (its name and outcome only); no
     answer."""
-    from .search.prompt import payload_request
-    from .search.traces import outcome, record_call
+    from .recall.prompt import payload_request
+    from .recall.traces import outcome, record_call
 
     session = payload_request(payload, "").session
     record_call(store / ".git", session, payload.get("tool_name"), outcome(payload))
@@ -317,7 +317,7 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
     asked = {**payload, "hook_event_name": "Stop"}
     results = _recall(store, asked, text, only=("stop-rule",), budget=4000, mode=mode)
     if not results:
-        from .search.learning import ask  # review.sessionLearning: once per session
+        from .recall.learning import ask  # review.sessionLearning: once per session
 
         learning = ask(store, payload) if event_is_stop(payload) else None
         return None if learning is None else {"decision": "block", "reason": learning}
@@ -333,7 +333,7 @@ def event_is_stop(payload: dict[str, Any]) -> bool:
 def _recall(
     store: Path, payload: dict[str, Any], prompt: str, **options: Any
 ) -> list[dict[str, Any]]:
-    from .search.recall import Options, payload_request, recall
+    from .recall.route import Options, payload_request, recall
 
     request = payload_request(payload, prompt)
     found = recall(store, cache_dir(), request, Options.of(**options))

@@ -138,7 +138,7 @@ def answer(
     """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
     the caller's working directory when the payload names none; ``path``: a file, to
     route by the entries' ``paths`` (relative to the working directory)."""
-    from .search.recall import Options, read_request, recall
+    from .recall.route import Options, read_request, recall
 
     request = read_request(data)
     if session is not None:

@@ -55,8 +55,8 @@ def search_document(
 ) -> dict[str, Any]:
     """What ``xbrain search`` prints for ``query`` (``given``: limit, domain, feature,
     style, mode)."""
+    from .retrieval.run import search_store
     from .search.query import brief as shorten
-    from .search.run import search_store
 
     found = search_store(store, cache_dir(), query, progress=progress, **given)
     return shorten(found) if brief else found

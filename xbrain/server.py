@@ -142,8 +142,8 @@ def _warm(store: Path) -> dict[str, Any]:
     and — when semantic recall is on here — the model and its vectors."""
     from .lightcli import cache_dir
     from .search import entrycache
-    from .search.hybrid import failed_provider, provider_for, resolve_mode
     from .search.tokenize import Tokenizer, keep_warm
+    from .semantic.hybrid import failed_provider, provider_for, resolve_mode
 
     keep_warm()
     entrycache.keep_warm()

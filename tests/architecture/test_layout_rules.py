@@ -73,7 +73,7 @@ def test_help_imports_no_command_module() -> None:
 
 def test_a_command_imports_only_what_it_uses(tmp_path: Path) -> None:
     """``xbrain get`` loads its own command module, the core and the resource kinds —
-    not the other commands, search, remotes, providers, the MCP server or SQLite."""
+    not the other commands, search or recall, remotes, providers, the MCP server or SQLite."""
     import subprocess
     import sys
 
@@ -97,6 +97,9 @@ def test_a_command_imports_only_what_it_uses(tmp_path: Path) -> None:
         "xbrain.cli.agents",
         "xbrain.search.index",
         "xbrain.search.tokenize",
+        "xbrain.semantic",
+        "xbrain.retrieval",
+        "xbrain.recall",
         "xbrain.remote",
         "xbrain.providers",
         "xbrain.mcp_server",

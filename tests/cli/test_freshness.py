@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import EXAMPLES, Result, head, sample
 from xbrain.kinds.entry import entry_id
-from xbrain.search import freshness, warm
+from xbrain.recall import warm
+from xbrain.search import freshness
 from xbrain.search import skills as indexed
 from xbrain.search.entrycache import cache_meta
 from xbrain.search.query import open_current

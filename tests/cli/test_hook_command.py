@@ -153,7 +153,7 @@ def test_a_timed_out_hook_builds_the_indexes_in_the_background(
     next prompt is answered; the warm-up shows nothing, so it leaves no telemetry."""
     import time
 
-    from xbrain.search.warm import behind
+    from xbrain.recall.warm import behind
 
     cache, control = tmp_path / "cache", stocked / ".git"
     prompt = {"hook_event_name": "UserPromptSubmit", "prompt": "git push --force to main"}
@@ -367,7 +367,7 @@ def test_traces_are_bounded_per_session_and_swept_with_idle_sessions(
     import sqlite3
     import time
 
-    from xbrain.search import traces
+    from xbrain.recall import traces
 
     assert xb("entry", "put", "-", input=json.dumps({"kind": "rule", "name": "r"})).code == 0
     control = store_dir / ".git"

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLES, Result, head
 from xbrain.kinds.entry import entry_id
-from xbrain.search.recall import Options, choose, fill_budget
-from xbrain.search.session import file_name
+from xbrain.recall.route import Options, choose, fill_budget
+from xbrain.recall.session import file_name
 
 Run = Callable[..., Result]
 RULE = entry_id("global", "no-force-push")
@@ -522,7 +522,7 @@ def test_telemetry_is_local_holds_no_prompt_text_and_can_be_switched_off(
 def test_telemetry_clear_erases_the_rows_from_the_files_and_keeps_the_switch(
     xb: Run, stocked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xbrain.search import telemetry
+    from xbrain.recall import telemetry
 
     # SQLite's own default is secure_delete off (Debian's build turns it on): hold every
     # connection to the stock default, so only what clear() does itself can erase

@@ -180,7 +180,7 @@ def test_the_base_install_path_never_imports_numpy(xb: Run, store_dir: Path) -> 
         )
         assert proc.returncode == 0, proc.stderr[-500:]
         loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
-        assert "numpy" not in loaded and "xbrain.search.semantic" not in loaded, argv
+        assert "numpy" not in loaded and "xbrain.semantic.vectors" not in loaded, argv
 
 
 @given(
@@ -188,7 +188,7 @@ def test_the_base_install_path_never_imports_numpy(xb: Run, store_dir: Path) -> 
     st.lists(st.sampled_from("abcdefgh"), unique=True, max_size=8),
 )
 def test_fusion_ranks_by_reciprocal_rank(lexical: list[str], semantic: list[str]) -> None:
-    from xbrain.search.hybrid import RRF_K, WEIGHTS, fuse
+    from xbrain.semantic.hybrid import RRF_K, WEIGHTS, fuse
 
     fused = fuse({"lexical": lexical, "semantic": semantic})
     assert sorted(rid for rid, _, _ in fused) == sorted(set(lexical) | set(semantic))
@@ -209,7 +209,7 @@ def test_fusion_ranks_by_reciprocal_rank(lexical: list[str], semantic: list[str]
 
 def test_catching_up_embeds_only_new_texts(xb: Run, semantic: Path) -> None:
     from xbrain.embedding import ProviderSpec, load_provider
-    from xbrain.search.semantic import catch_up
+    from xbrain.semantic.vectors import catch_up
 
     inner = load_provider(ProviderSpec("hashing"))
     asked: list[str] = []
@@ -235,7 +235,7 @@ def test_catching_up_embeds_only_new_texts(xb: Run, semantic: Path) -> None:
 def test_without_the_extra_auto_stays_lexical_and_asking_is_one_line(
     xb: Run, semantic: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from xbrain.search import hybrid
+    from xbrain.semantic import hybrid
 
     monkeypatch.setattr(hybrid, "_numpy_installed", lambda: False)
     assert xb("search", "keyboard focus in a React dialog").json["retrieval"] == "lexical"
@@ -351,7 +351,7 @@ def test_a_lexical_hit_holding_only_other_forms_of_the_words_is_not_complete(
     stem, but the words as asked are the evidence that rule stands on."""
     from tests.conftest import make
     from xbrain.kinds.model import resource_id
-    from xbrain.search.hybrid import holds_as_asked
+    from xbrain.semantic.hybrid import holds_as_asked
 
     rid = resource_id("web", "forms")
     assert holds_as_asked(store_dir, rid, ["sorted"])  # no index yet: it cannot say no

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from xbrain.search.pathroute import matching_glob, relative_file
+from xbrain.recall.pathroute import matching_glob, relative_file
 
 SEGMENTS = ["a", "b", "*", "**", "?", "a*", "*b", "[ab]", "[!a]", "[a-c]", ".a", "a?b", "x["]
 NAMES = ["a", "b", "ab", "ba", ".a", "aab", "c", "x[", "b-"]

@@ -290,8 +290,8 @@ class Tools:
         return Store(self.store_dir, wait=self.wait, agent=self.agent, cache_dir=self.cache_dir)
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+        from ..retrieval.run import search_store
         from ..search.query import brief
-        from ..search.run import search_store
 
         found = search_store(
             self.store_dir,
@@ -343,7 +343,7 @@ class Tools:
         return result
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
-        from ..search.recall import Options, Request, recall
+        from ..recall.route import Options, Request, recall
 
         project = args.get("project")
         options = Options.of(

@@ -7,7 +7,7 @@ missing or damaged), and is brought along by each commit's hook that changed an 
 with the terms of its queries, keywords, name and description, and a posting list of
 every term an entry holds (body included), so a recall reads only the entries that
 share a term with the prompt — and no git. The entries with ``paths`` also hold
-``pathroute.PATHS_TERM``, which routing by a file asks for. ``link`` (superseded id,
+``PATHS_TERM``, which routing by a file asks for. ``link`` (superseded id,
 active superseding id, its ``validFrom``; read whole) lets recall hide what was
 superseded by the date it answers for.
 """
@@ -23,11 +23,11 @@ from typing import Any
 from ..sqlitefiles import DAMAGED, remove_database
 from .entryloaded import Candidates, Loaded, links_of
 from .freshness import reflects
-from .pathroute import PATHS_TERM
 from .tokenize import Tokenizer
 
 __all__ = [
     "CACHE_FILE",
+    "PATHS_TERM",
     "VERSION",
     "Candidates",
     "bodies",
@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
+# The posting for "this entry has paths" (no token ever holds a NUL): routing by a file
+# (recall's ``pathroute``) asks for it.
+PATHS_TERM = "\x00paths"
 VERSION = "6"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
 # 6: status is status_of (memex's legacy RETIRED description), caseSensitive
 _KEPT = (  # the body is kept apart: read only for the entries recall shows

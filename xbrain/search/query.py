@@ -4,7 +4,7 @@ When the store's index already reflects ``refs/heads/main`` — the usual case, 
 every write keeps it current — a search needs neither git objects nor YAML: it reads
 the ref, checks the index's commit inside one SQLite read transaction, ranks, and takes
 the resources from the index. Anything else (no index, another commit, an old layout)
-returns None and ``run.search_store`` takes the full path through git.
+returns None and ``retrieval.run.search_store`` takes the full path through git.
 """
 
 from __future__ import annotations

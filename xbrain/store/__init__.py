@@ -84,7 +84,7 @@ class Store(Skills, Entries):
             self.set_telemetry(value == "on")
             return {**config(self.core), "telemetry": value}
         if key == "projects" and value is None:  # this device's registry, never committed
-            from ..search.projects import listed
+            from ..recall.projects import listed
 
             self.core.existing()
             found = listed(self.path / ".git")
@@ -178,8 +178,8 @@ class Store(Skills, Entries):
     # -- search ----------------------------------------------------------------------------
 
     def search(self, query: str, **options: Any) -> dict[str, Any]:
-        """Ranked lexical candidates; see :func:`xbrain.search.operations.search`."""
-        from ..search.operations import search
+        """Ranked lexical candidates; see :func:`xbrain.retrieval.operations.search`."""
+        from ..retrieval.operations import search
 
         return search(self.core, query, **options)
 
@@ -192,7 +192,7 @@ class Store(Skills, Entries):
     ) -> dict[str, Any]:
         """Rebuild the derived indexes; ``semantic`` (an ``embedding.ProviderSpec``)
         switches semantic recall on here and builds its vectors, ``semantic_off`` off."""
-        from ..search.operations import reindex
+        from ..retrieval.operations import reindex
 
         return reindex(self.core, progress, semantic=semantic, semantic_off=semantic_off)
 
@@ -215,8 +215,8 @@ class Store(Skills, Entries):
         import functools
 
         from .. import doctor
-        from ..search import telemetry
-        from ..search.operations import check_index, check_vectors
+        from ..recall import telemetry
+        from ..retrieval.operations import check_index, check_vectors
 
         checks: list[Any] = [
             functools.partial(check_index, cache_dir=self.core.cache_dir),
@@ -237,7 +237,7 @@ class Store(Skills, Entries):
     ) -> dict[str, Any]:
         """Fill an empty store from an original single-file JSON store (and index it)."""
         from .. import transfer
-        from ..search.operations import build_from
+        from ..retrieval.operations import build_from
 
         def index(commit: str, resources: list[Resource]) -> None:
             build_from(self.core, commit, resources, progress)
@@ -360,7 +360,7 @@ class _Host:
         return Store(path, cache_dir=self.cache_dir)
 
     def rank(self, resources: list[Resource], query: str, limit: int) -> list[Resource]:
-        from ..search.operations import rank
+        from ..retrieval.operations import rank
 
         return rank(resources, query, limit, self.cache_dir)
 
@@ -374,7 +374,7 @@ def clone(
     """Restore a store from a remote into a new directory (with ``origin`` set); its
     index is built with the compiled caches in ``cache_dir`` (as ``Store`` takes it)."""
     from ..remote import clone_into
-    from ..search.operations import build_from
+    from ..retrieval.operations import build_from
 
     target = Path(directory).absolute()
     records: list[Resource] = []  # as the check parsed them: the index needs no YAML

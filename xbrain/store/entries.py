@@ -132,20 +132,20 @@ class Entries:
         """Local recall telemetry: per entry, one session's trace, unused entries, or what
         the execution traces suggest (``observations``: a report, nothing changed)."""
         from ..entries import list_entries
-        from ..search.telemetry import report
+        from ..recall.telemetry import report
 
         self.core.check_dir()  # a file or a folder that is no store: said, not "no data"
         listed = list_entries(self.core)["entries"] if self.core.exists() else []
         entries = {entry["id"]: entry for entry in listed}
         if observations:
-            from ..search.traces import observations as observed
+            from ..recall.traces import observations as observed
 
             return observed(self.path / ".git", entries)
         return report(self.path / ".git", entries, session=session, unused=unused)
 
     def clear_telemetry(self) -> dict[str, Any]:
         """Erase the local recall telemetry of this device: ``{enabled, cleared}``."""
-        from ..search.telemetry import clear, enabled
+        from ..recall.telemetry import clear, enabled
 
         self.core.check_dir()
         control = self.path / ".git"
@@ -153,7 +153,7 @@ class Entries:
 
     def set_telemetry(self, on: bool) -> None:
         """Switch local recall telemetry on or off on this device."""
-        from ..search.telemetry import set_enabled
+        from ..recall.telemetry import set_enabled
 
         self.core.existing()
         set_enabled(self.path / ".git", on)

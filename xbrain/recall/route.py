@@ -31,17 +31,18 @@ from typing import Any, NamedTuple
 
 from ..errors import InvalidInputError
 from ..inputs import check_store_dir
-from . import entrycache
+from ..search import entrycache
+from ..search.entrycache import PATHS_TERM
+from ..search.query import main_head
+from ..search.tokenize import Tokenizer
+from ..semantic.hybrid import resolve_mode
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
 from .entryscore import Idf, one_term, score_entry
-from .hybrid import resolve_mode
-from .pathroute import PATHS_TERM, matching_glob, relative_file
+from .pathroute import matching_glob, relative_file
 from .prompt import Request, payload_request, project_folder, project_id, read_request
-from .query import main_head
 from .session import session_state
 from .standing import now_if_needed, standing
-from .tokenize import Tokenizer
 
 __all__ = [
     "Options",
@@ -314,7 +315,7 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     note: dict[str, str] = {}
     both: list[dict[str, Any]] | None = None  # both legs' candidates, fused
     if mode != "lexical" and prompt:
-        from .hybrid import or_lexical
+        from ..semantic.hybrid import or_lexical
         from .recallfuse import recall_fused
 
         def allowed(entry: dict[str, Any]) -> bool:

@@ -8,7 +8,7 @@ its state file has (``session.file_name``: the id, or a digest of an id that is 
 plain name), so a payload's id of any length stays a short key. ``report`` answers per
 entry (matches, sessions, first and last match, hits per query), per session (the
 trace: what was shown and, from ``PostToolUse``, which tools were called with what
-outcome — ``search.traces``), and which active entries never matched (candidates to
+outcome — ``recall.traces``), and which active entries never matched (candidates to
 retire).
 ``.git/xbrain/telemetry-off`` switches recording off on this device; ``clear`` erases
 what was recorded.
@@ -45,7 +45,7 @@ _SCHEMA = (
     " id TEXT NOT NULL, kind TEXT NOT NULL, disclosure TEXT NOT NULL, via TEXT, query TEXT)",
     "CREATE INDEX IF NOT EXISTS shown_id ON shown (id)",
     "CREATE INDEX IF NOT EXISTS shown_session ON shown (session)",
-    # execution traces (search.traces): each tool call's name and outcome, never its text
+    # execution traces (recall.traces): each tool call's name and outcome, never its text
     "CREATE TABLE IF NOT EXISTS tool (time REAL NOT NULL, session TEXT NOT NULL,"
     " tool TEXT NOT NULL, outcome TEXT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS tool_session ON tool (session, time)",
@@ -153,7 +153,7 @@ def check(
 ) -> None:
     """``doctor``: a damaged telemetry database (every recall then records nothing) is
     reported, and with ``repair`` deleted (it holds nothing anyone can read)."""
-    from .query import damaged
+    from ..search.query import damaged
 
     control: Path = git.control_dir
     path = control / TELEMETRY_FILE

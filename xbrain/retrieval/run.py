@@ -1,7 +1,7 @@
 """``search_store``: what the CLI and MCP call to search; the fast path first.
 
 A search the current index can answer (the usual case) never imports git or YAML
-machinery; anything else goes to :func:`xbrain.search.operations.search`.
+machinery; anything else goes to :func:`xbrain.retrieval.operations.search`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .query import current, validate_request
-from .tokenize import Tokenizer
+from ..search.query import current, validate_request
+from ..search.tokenize import Tokenizer
 
 __all__ = ["search_store"]
 
@@ -34,18 +34,18 @@ def search_store(
 
     This is what the CLI and MCP call, so that a search the index can answer never
     imports git or YAML machinery. With a provider (an object with ``kind`` and
-    ``search``) or ``at``, :func:`xbrain.search.operations.search` does the work;
+    ``search``) or ``at``, :func:`xbrain.retrieval.operations.search` does the work;
     ``progress(done, total)`` hears about an index being built on the way. ``mode``:
     lexical, semantic or hybrid (None: hybrid when semantic recall is on here, else
     lexical; ``at``, a provider or design filters keep it lexical).
     """
     trimmed = validate_request(query, limit, domain, feature, style)
     if mode != "lexical":
-        from .hybrid import resolve_mode
+        from ..semantic.hybrid import resolve_mode
 
         chosen = resolve_mode(store_dir / ".git", mode)
         if chosen != "lexical" and at is None and provider is None and trimmed:
-            from .hybrid import LEXICAL_DEPTH, fused_search
+            from ..semantic.hybrid import LEXICAL_DEPTH, fused_search
 
             wide = search_store(
                 store_dir,
@@ -61,7 +61,7 @@ def search_store(
             )
             if domain or feature or style:  # design filters: the lexical leg alone
                 return {**wide, "results": wide["results"][:limit], "retrieval": "lexical"}
-            from .hybrid import or_lexical
+            from ..semantic.hybrid import or_lexical
 
             def fused() -> dict[str, Any]:
                 return fused_search(store_dir, cache_dir, trimmed, limit, chosen, wide)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CorruptStoreError, InvalidInputError, ProviderError
-from .query import INDEX_FILE, SEMANTIC_FILE
+from ..search.query import INDEX_FILE, SEMANTIC_FILE
 
 if TYPE_CHECKING:
     import numpy as np

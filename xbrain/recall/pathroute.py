@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 
-__all__ = ["FILE_TOOLS", "PATHS_TERM", "matching_glob", "project_root", "relative_file"]
+__all__ = ["FILE_TOOLS", "matching_glob", "project_root", "relative_file"]
 
 # The tools that name one file, and the key of their input that holds it.
 FILE_TOOLS = {
@@ -33,8 +33,6 @@ FILE_TOOLS = {
     "Read": "file_path",
     "NotebookEdit": "notebook_path",
 }
-# The entry cache's posting for "this entry has paths" (no token ever holds a NUL).
-PATHS_TERM = "\x00paths"
 MAX_PATH = 4096
 _COMPILED: dict[str, tuple[re.Pattern[str], bool] | None] = {}
 

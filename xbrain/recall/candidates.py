@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..search.tokenize import Tokenizer
 from .disclosure import ONCE
-from .tokenize import Tokenizer
 
 __all__ = [
     "CHATTER",
@@ -79,8 +79,8 @@ def skill_candidates(
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     """The lexical leg for skills: Level 0 hits that pass the gate, as pointers."""
-    from .ranking import words_as_typed
-    from .skills import recall as level0
+    from ..search.ranking import words_as_typed
+    from ..search.skills import recall as level0
 
     with words_as_typed():
         found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
@@ -115,8 +115,8 @@ def resource_candidates(
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
     """The lexical leg for resources: search hits that pass the gate, as citations."""
-    from .ranking import words_as_typed
-    from .run import search_store
+    from ..retrieval.run import search_store
+    from ..search.ranking import words_as_typed
 
     with words_as_typed():
         found = search_store(

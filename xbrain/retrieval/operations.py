@@ -1,6 +1,6 @@
 """Search over a store through the core: the slow path, reindex, write upkeep, doctor.
 
-``query.search_store`` answers from a current index without touching git; everything
+``run.search_store`` answers from a current index without touching git; everything
 else comes here: searching an older revision, merging a provider's candidates, catching
 the index up, rebuilding it, keeping it current after each commit (``upkeep``), and
 checking it for ``doctor`` (``check_index``).
@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import Core, GitStore, View, private_umask
 from ..errors import NotFoundError, XbrainError
+from ..search import query as fast
+from ..search import service
+from ..search.index import SearchIndex
+from ..search.skills import reindex_skills
+from ..search.tokenize import Tokenizer
 from ..sqlitefiles import remove_database
-from . import query as fast
-from . import service
-from .index import SearchIndex
-from .skills import reindex_skills
-from .tokenize import Tokenizer
 
 if TYPE_CHECKING:
     from ..embedding import ProviderSpec
@@ -82,7 +82,7 @@ def search(
             core.check_dir()
             if at is not None:
                 raise NotFoundError(f"Unknown revision: {at}")
-            from .index import SearchIndex
+            from ..search.index import SearchIndex
 
             with SearchIndex(":memory:", tokenizer) as memory:  # remote candidates only
                 memory.rebuild(iter(remote or []), "remote")
@@ -121,8 +121,8 @@ def reindex(
     """Rebuild the derived indexes (resources, skills, entries) from the committed
     records; with ``semantic``, switch semantic recall on with that provider on this
     device and rebuild its vectors; with ``semantic_off``, switch it off."""
-    from . import entrycache
-    from . import semantic as semantic_index
+    from ..search import entrycache
+    from ..semantic import vectors as semantic_index
 
     core.check_dir()
     if not core.exists():
@@ -171,8 +171,8 @@ def check_index(
     is not damage: the next search rebuilds it, so it is not reported. Repair rebuilds it
     now for main (under the caller's store lock), with the segmenter in ``cache_dir``.
     """
-    from .index import layout_problem
-    from .query import INDEX_FILE, damaged
+    from ..search.index import layout_problem
+    from ..search.query import INDEX_FILE, damaged
 
     path = git.control_dir / INDEX_FILE
     if not path.exists():
@@ -216,7 +216,7 @@ def check_vectors(
     except ImportError:  # the extra was removed: the vectors are unused, not wrong
         return
 
-    from .semantic import MAGIC, MAX_HEADER, VECTOR_DIR, load
+    from ..semantic.vectors import MAGIC, MAX_HEADER, VECTOR_DIR, load
 
     control: Path = git.control_dir
     for path in sorted((control / VECTOR_DIR).glob("*.bin")):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import InvalidInputError, ProviderError, XbrainError
-from .query import SEMANTIC_FILE
+from ..search.query import SEMANTIC_FILE
 
 if TYPE_CHECKING:
     from ..embedding import Provider, ProviderTimeoutError
@@ -58,7 +58,7 @@ def resolve_mode(control: Path, asked: str | None) -> str:
         raise InvalidInputError(f"--mode must be one of: {', '.join(MODES)}.")
     if asked == "lexical" or (asked is None and not (control / SEMANTIC_FILE).is_file()):
         return "lexical"
-    from .semantic import settings
+    from .vectors import settings
 
     spec = settings(control) if control.is_dir() else None
     usable = spec is not None and _numpy_installed()
@@ -88,7 +88,7 @@ def provider_for(control: Path) -> Provider:
     import json
 
     from ..embedding import load_provider
-    from .semantic import settings
+    from .vectors import settings
 
     spec = settings(control)
     if spec is None:
@@ -105,7 +105,7 @@ def semantic_leg(
     """The semantic leg: per kind, the records nearest to ``text`` that clear the
     provider's floor and stay within ``SEMANTIC_DELTA`` of that kind's best, at most
     ``limit`` of each: (kind, id, cosine), best first. The vectors catch up first."""
-    from .semantic import catch_up, nearest
+    from .vectors import catch_up, nearest
 
     control = store_dir / ".git"
     provider = provider_for(control)
@@ -212,7 +212,7 @@ def holds_as_asked(store_dir: Path, rid: str, terms: list[str]) -> bool:
     (``sorting`` for ``sorted``), which is weaker evidence than the words the user typed —
     by the search index when it reflects ``main``; without one the answer is yes (the
     lexical leg's own ``matched`` decided that already)."""
-    from .query import INDEX_FILE, index_meta, read_current
+    from ..search.query import INDEX_FILE, index_meta, read_current
 
     wanted = sorted(set(terms))
 
@@ -241,7 +241,7 @@ def fused_search(
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
-    from .semantic import documents
+    from .vectors import documents
 
     nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
     similarity = {rid: score for _, rid, score in nearest}
@@ -251,7 +251,7 @@ def fused_search(
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
         if lexical["results"]:
-            from .tokenize import Tokenizer
+            from ..search.tokenize import Tokenizer
 
             tokenizer = Tokenizer(cache_dir)
             try:

@@ -1,12 +1,12 @@
 """Recall in semantic or hybrid mode: per kind, the lexical leg's candidates fused with
-the semantic leg's (see :mod:`xbrain.search.hybrid` for the gates and the fusion)."""
+the semantic leg's (see :mod:`xbrain.semantic.hybrid` for the gates and the fusion)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .hybrid import SEMANTIC_DEPTH, fuse, semantic_leg, weights_for
+from ..semantic.hybrid import SEMANTIC_DEPTH, fuse, semantic_leg, weights_for
 
 __all__ = ["recall_fused"]
 
@@ -26,9 +26,9 @@ def recall_fused(
     which legs found it. A prompt of conversational words alone ("ok thanks", "好的",
     "可以") gets no semantic leg: it has no meaning to match, and a model's similarity to
     it is noise (the lexical leg still matches an entry's own queries and keywords)."""
-    from . import entrycache
+    from ..search import entrycache
+    from ..semantic.vectors import documents
     from .candidates import CHATTER, entry_candidate, resource_candidate, skill_candidate
-    from .semantic import documents
 
     control = store_dir / ".git"
     kinds = tuple(options.kinds)

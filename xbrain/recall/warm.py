@@ -18,9 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .entrycache import CACHE_FILE, cache_meta
-from .query import INDEX_FILE, index_meta, main_head, open_current
-from .skills import SKILL_INDEX, skill_index_meta
+from ..search.entrycache import CACHE_FILE, cache_meta
+from ..search.query import INDEX_FILE, index_meta, main_head, open_current
+from ..search.skills import SKILL_INDEX, skill_index_meta
 
 __all__ = ["WARM_LOCK", "WARM_PROMPT", "behind", "start"]
 
