@@ -41,9 +41,6 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-# The posting for "this entry has paths" (no token ever holds a NUL): routing by a file
-# (recall's ``pathroute``) asks for it.
-PATHS_TERM = "\x00paths"
 VERSION = "6"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
 # 6: status is status_of (memex's legacy RETIRED description), caseSensitive
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
@@ -72,6 +69,9 @@ _SCHEMA = (
     " since TEXT NOT NULL, PRIMARY KEY (old, new)) WITHOUT ROWID",
 )
 _FACTS = ("supersedes", "validFrom", "validUntil", "proposedBy")  # only when there
+# The posting for "this entry has paths" (no token ever holds a NUL): routing by a file
+# (recall's ``pathroute``) asks for it.
+PATHS_TERM = "\x00paths"
 
 
 def prepared(
