@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["serve"]
 
+_NEEDS = ("starlette", "uvicorn", "jinja2", "markdown_it", "nh3")
+
 
 def serve(
     store: Store,
@@ -35,16 +37,10 @@ def serve(
     """Serve ``store`` on 127.0.0.1:``port`` (0: any free port) until Ctrl-C or ``idle``
     seconds without an accepted request; ``ready(url)`` hears the URL (with its token)
     once the socket listens. Answers how it stopped."""
-    try:
-        import uvicorn
+    from importlib.util import find_spec
 
-        from .app import build
-        from .guard import Guard, Idle
-        from .viewer import Viewer
-    except ImportError:
-        raise XbrainError(
-            "The viewer needs its optional packages: pip install 'xbrain[ui]'."
-        ) from None
+    if any(find_spec(name) is None for name in _NEEDS):
+        raise XbrainError("The viewer needs its optional packages: pip install 'xbrain[ui]'.")
     if not 0 <= port <= 65535:
         raise UsageError("--port must be 0-65535 (0: any free port).")
     if idle <= 0:
@@ -60,6 +56,13 @@ def serve(
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/{token}/"
+    ready(url)  # the socket holds what comes before the server is up
+    import uvicorn
+
+    from .app import build
+    from .guard import Guard, Idle
+    from .viewer import Viewer
+
     quiet = Idle()
     app = Guard(build(Viewer(store, token, port)), token=token, port=port, idle=quiet)
     config = uvicorn.Config(
@@ -83,7 +86,6 @@ def serve(
                 return
             threading.Event().wait(min(1.0, idle / 4))
 
-    ready(url)
     if open_browser:
         import webbrowser
 

@@ -6,7 +6,9 @@ its own name), and it comes from no other site (an ``Origin`` or ``Sec-Fetch-Sit
 that is not this server's). Everything else gets one line and 403, and does not count as
 activity for the idle exit. Every answer carries headers that keep the page to itself:
 a Content-Security-Policy with no inline script and nothing from the network, no
-referrer (the token is in the path), no framing, no caching.
+referrer to another site (the token is in the path; ``same-origin``, not
+``no-referrer``, so the page's own form posts carry their ``Origin``), no framing, no
+caching.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ HEADERS = [
         b"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         b"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     ),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"cache-control", b"no-store"),

@@ -6,15 +6,12 @@ no stored ``<script>``, event handler or ``javascript:`` link reaches the page."
 from __future__ import annotations
 
 from datetime import date, timedelta
+from functools import cache
 from typing import Any
 
-import nh3
-from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
 __all__ = ["chart", "markdown", "side_by_side"]
-
-_MD = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 # what rendered Markdown may hold: no images (nothing is fetched), no forms, no styles
 _TAGS = {
@@ -25,9 +22,20 @@ _TAGS = {
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"align"}, "td": {"align"}}
 
 
+@cache
+def _parser() -> Any:
+    """CommonMark with tables, raw HTML off (loaded on the first page that renders
+    Markdown: the store's first page does not)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
 def markdown(text: str) -> Markup:
     """``text`` rendered as Markdown, sanitized (links: http, https and mailto only)."""
-    html = _MD.render(text)
+    import nh3
+
+    html = _parser().render(text)
     return Markup(
         nh3.clean(
             html,
