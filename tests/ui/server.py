@@ -66,8 +66,13 @@ def seed(store_dir: Path) -> dict[str, str]:
         ]
     )
     ids = {item["name"]: item["id"] for item in entries["results"]}
-    first = store.skill_save_files({"SKILL.md": ZH_SKILL_V1.encode()}, publish=True)
-    second = store.skill_save_files({"SKILL.md": ZH_SKILL_V2.encode()})
+    rollback = "# Rollback\n\n回滚迁移：`migrate down 1`。\n".encode()
+    first = store.skill_save_files(
+        {"SKILL.md": ZH_SKILL_V1.encode(), "references/rollback.md": rollback}, publish=True
+    )
+    second = store.skill_save_files(
+        {"SKILL.md": ZH_SKILL_V2.encode(), "references/rollback.md": rollback}
+    )
     return {
         "resource": resources[0],
         "resource_zh": resources[1],

@@ -82,8 +82,16 @@ def shoot(page: Any, tmp_path: Path, name: str) -> None:
 
 
 def test_browse_search_diff_and_retire(
-    page: Any, ui: Running, ids: dict[str, str], tmp_path: Path, xb_proc: Any
+    page: Any, ui: Running, ids: dict[str, str], tmp_path: Path, xb_proc: Any, store_dir: Path
 ) -> None:
+    from xbrain.store import Store
+
+    for session, prompt in (("session-1", "git push force to main"), ("session-2", "部署窗口")):
+        assert xb_proc("recall", "--session", session, input=prompt).code == 0  # telemetry
+    Store(store_dir).entry_put(
+        [{"kind": "rule", "name": "tabs", "description": "Indent with tabs", "body": "Tabs."}],
+        propose={"agent": "claude"},
+    )
     page.goto(ui.url)
     assert page.title() == "Store · xbrain"
     shoot(page, tmp_path, "home")
@@ -128,6 +136,8 @@ def test_browse_search_diff_and_retire(
     page.goto(f"{ui.url}diff/{ids['rule']}")
     assert "retired" in page.locator("table.sbs").inner_text()
     shoot(page, tmp_path, "entry-diff")
+    page.goto(ui.url + "telemetry")
+    assert page.locator("#matches svg.chart").count() == 2  # the two entries recall showed
     for name, path in (
         ("entries", "entries"),
         ("review", "review"),

@@ -60,8 +60,9 @@ def test_every_page_shows_what_the_cli_prints(
     indexes = sorted(p.name for p in (store_dir / ".git" / "xbrain").glob("*.sqlite"))
     assert indexes and all(f"<th>{name}</th>" in health.body for name in indexes)
     assert "No remote: nothing is backed up" in health.body
-    component = ui.get(f"/skill/deploy-check/file?rev={ids['rev1']}&path=SKILL.md")
-    assert component.status == 200 and "Deploy check" in component.body
+    assert "references/rollback.md" in skill.body  # its components
+    component = ui.get(f"/skill/deploy-check/file?rev={ids['rev1']}&path=references/rollback.md")
+    assert component.status == 200 and "<code>migrate down 1</code>" in component.body
 
 
 def test_search_finds_every_kind_with_why_in_english_and_chinese(
@@ -167,6 +168,47 @@ def test_a_refused_action_is_the_cli_message_and_changes_nothing(
     no_reason = ui.post({"csrf": token, "action": "review-reject", "id": ids["rule"]})
     assert no_reason.status == 400 and "needs reason" in no_reason.body
     assert head(store_dir) == before
+
+
+def test_the_review_queue_accepts_and_rejects(
+    ui: Running, xb_proc: Run, store_dir: Path, ids: dict[str, str]
+) -> None:
+    from xbrain.store import Store
+
+    proposed = Store(store_dir).entry_put(
+        [
+            {"kind": "rule", "name": "tabs", "description": "Indent with tabs", "body": "Tabs."},
+            {"kind": "rule", "name": "spaces", "description": "Indent with spaces", "body": "."},
+        ],
+        propose={"agent": "claude"},
+    )
+    tabs, spaces = (item["id"] for item in proposed["results"])
+    queue = ui.get("/review")
+    assert "proposed by agent claude" in queue.body and f"/entry/{tabs}" in queue.body
+    token = ui.csrf("/review")
+    assert ui.post({"csrf": token, "action": "review-accept", "id": tabs}).status == 303
+    rejected = ui.post(
+        {"csrf": token, "action": "review-reject", "id": spaces, "reason": "we use tabs"}
+    )
+    assert rejected.status == 303
+    assert xb_proc("entry", "get", tabs).json["status"] == "active"
+    assert xb_proc("entry", "get", spaces).code == 3  # a tombstone that says why
+    assert xb_proc("review").json["count"] == 0
+    commands = [c["command"] for c in xb_proc("log", "--limit", "2").json["commits"]]
+    assert commands == ["review reject", "review accept"]
+
+
+def test_health_says_when_main_was_last_pushed(
+    ui: Running, xb_proc: Run, tmp_path: Path, ids: dict[str, str]
+) -> None:
+    assert xb_proc("remote", "add", "backup", str(tmp_path / "backup.git")).code == 0
+    assert "never pushed" in ui.get("/health").body
+    assert xb_proc("remote", "push", "backup").code == 0
+    health = ui.get("/health").body
+    assert "last pushed 20" in health and "up to date" in health
+    token = ui.csrf()
+    assert ui.post({"csrf": token, "action": "entry-retire", "id": ids["rule"]}).status == 303
+    assert "behind main" in ui.get("/health").body
 
 
 def test_idle_exit(store_dir: Path, ids: dict[str, str]) -> None:
