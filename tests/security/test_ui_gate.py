@@ -147,3 +147,20 @@ def test_stored_html_is_shown_as_text(ui: Running, ids: dict[str, str]) -> None:
     policy = ui.get("/").headers["content-security-policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy
     assert "unsafe-inline" not in policy
+
+
+def test_a_form_is_bounded_before_it_is_read(
+    ui: Running, store_dir: Path, ids: dict[str, str]
+) -> None:
+    before = head(store_dir)
+    token = ui.csrf()
+    fields = {"csrf": token, "action": "entry-retire", "id": ids["rule"]}
+    huge = ui.post({**fields, "pad": "x" * 70_000})
+    assert huge.status == 403 and "64 KiB" in huge.body
+    long_field = ui.post({**fields, "pad": "x" * 5_000})
+    assert long_field.status == 400 and "not a short text" in long_field.body
+    undeclared = ui.request(  # no Content-Length: refused before anything is read
+        "POST", f"/{ui.token}/act", headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+    assert undeclared.status == 403 and "declare its length" in undeclared.body
+    assert head(store_dir) == before

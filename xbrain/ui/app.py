@@ -10,7 +10,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..errors import XbrainError
 from . import actions, pages
 from .viewer import Viewer, static
 
@@ -26,7 +25,7 @@ def build(viewer: Viewer) -> Starlette:
         def endpoint(request: Request) -> Response:
             try:
                 return handler(viewer, request)
-            except XbrainError as exc:
+            except Exception as exc:  # an XbrainError is the CLI's line; others say so too
                 return viewer.failure(request, exc)
 
         return endpoint

@@ -18,13 +18,15 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-__all__ = ["HEADERS", "Guard", "Idle"]
+__all__ = ["HEADERS", "MAX_BODY", "Guard", "Idle"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+MAX_BODY = 64 * 1024  # what one action's form may post
 
 HEADERS = [
     (
@@ -103,6 +105,10 @@ class Guard:
         fetch_site = headers.get(b"sec-fetch-site", [b"same-origin"])
         if fetch_site[0] not in (b"same-origin", b"none"):
             return "Refused: a request from another site (Sec-Fetch-Site)."
+        if scope.get("method") == "POST":  # a form of a few fields, its length declared
+            lengths = headers.get(b"content-length", [])
+            if len(lengths) != 1 or not lengths[0].isdigit() or int(lengths[0]) > MAX_BODY:
+                return "Refused: a form's body must declare its length, at most 64 KiB."
         path: str = scope.get("path", "")
         first = path[1:].split("/", 1)[0].encode("utf-8", "replace")
         if not path.startswith("/") or not hmac.compare_digest(first, self.token):

@@ -11,7 +11,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["chart", "markdown", "side_by_side"]
+__all__ = ["chart", "markdown", "side_by_side", "weblink"]
 
 # what rendered Markdown may hold: no images (nothing is fetched), no forms, no styles
 _TAGS = {
@@ -45,6 +45,13 @@ def markdown(text: str) -> Markup:
             link_rel="noopener noreferrer nofollow",
         )
     )
+
+
+def weblink(url: object) -> str:
+    """``url`` when it is an http(s) address (a record's citation), else ``#``: a stored
+    ``javascript:`` or ``data:`` address is never a link."""
+    text = str(url or "")
+    return text if text.lower().startswith(("https://", "http://")) else "#"
 
 
 def side_by_side(ops: list[dict[str, Any]]) -> tuple[Markup, Markup]:

@@ -55,6 +55,7 @@ class Viewer:
         )
         self.env.filters["markdown"] = render.markdown
         self.env.filters["q"] = lambda value: quote(str(value), safe="")
+        self.env.filters["weblink"] = render.weblink
 
     def call(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One store operation at a time (the page's threads share one ``Store``)."""
