@@ -7,6 +7,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -223,6 +224,22 @@ def test_ctrl_c_stops_it(store_dir: Path, ids: dict[str, str]) -> None:
     assert running.get("/").status == 200
     code, out, err = running.stop()
     assert code == 130 and err.strip().endswith("Interrupted.") and out == ""
+
+
+def test_open_hands_the_url_to_the_browser(
+    store_dir: Path, ids: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened = tmp_path / "opened.txt"
+    monkeypatch.setenv("BROWSER", f"sh -c 'printf %s > {opened}'")
+    running = start(store_dir, "--open")
+    try:
+        for _ in range(600):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.05)
+        assert opened.read_text() == running.url
+    finally:
+        running.stop()
 
 
 def test_a_port_in_use_is_one_line(xb_proc: Run, ids: dict[str, str]) -> None:
