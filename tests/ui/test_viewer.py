@@ -253,6 +253,19 @@ def test_a_port_in_use_is_one_line(xb_proc: Run, ids: dict[str, str]) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_without_the_extra_it_says_what_to_install(
+    xb: Run, ids: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import xbrain.ui
+
+    monkeypatch.setattr(xbrain.ui, "_NEEDS", (*xbrain.ui._NEEDS, "no_such_web_framework"))
+    result = xb("ui")
+    assert result.code == 1 and result.stdout == ""
+    assert result.stderr.strip() == (
+        "The viewer needs its optional packages: pip install 'xbrain[ui]'."
+    )
+
+
 def test_no_store_is_said(xb_proc: Run, tmp_path: Path) -> None:
     result = xb_proc("ui", store=tmp_path / "none")
     assert result.code == 3 and "No store" in result.stderr and result.stdout == ""
