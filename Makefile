@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo check git-binary test bench clean helptext
+.PHONY: setup demo check git-binary chromium-binary test bench clean helptext
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,18 @@ git-binary:
 	  apt-get update -qq && apt-get install -y -qq git >/dev/null; } || \
 	  echo "note: git is not installed; the compat tests will be skipped"
 
+# The viewer's browser tests drive Debian's chromium (Playwright with that executable;
+# never a browser it downloads), with a font for Chinese: install them when we can (CI
+# runs as root on Debian), otherwise those tests skip with a reason.
+chromium-binary:
+	@[ -x /usr/bin/chromium ] || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+	  fonts-wqy-microhei >/dev/null; } || \
+	  echo "note: chromium is not installed; the viewer's browser tests will be skipped"
+
 # Two workers: CI has two cores, and most tests wait on the subprocesses they start. A
 # single test runs serially as usual: python -m pytest tests/cli/test_x.py -k name
-test: check git-binary
+test: check git-binary chromium-binary
 	$(BIN)/python -m pytest -n 2
 
 # The retrieval benchmark reads installed manual pages; Chinese ones come from Debian's
@@ -56,6 +65,7 @@ bench: setup
 	$(BIN)/python bench/criterion.py
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
+	$(BIN)/python bench/ui.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -60,6 +60,7 @@ TOP_HELP = (
     "  status        Which store, whether it exists, counts of resources,...\n"
     "  sync          Send resources and deletions to a personal provider you...\n"
     "  telemetry     Report local recall telemetry (what recall showed; never...\n"
+    "  ui            Browse the store in a local web page (needs: pip install...\n"
     "\n"
     "  Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,\n"
     "  5 conflict/stale, 6 store busy, 7 store corrupt, 8 provider/remote failure,\n"

@@ -133,11 +133,13 @@ def answer(
     only: tuple[str, ...] = (),
     cwd: str | None = None,
     path: str | None = None,
+    record: bool = True,
     **given: Any,
 ) -> dict[str, Any]:
     """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
     the caller's working directory when the payload names none; ``path``: a file, to
-    route by the entries' ``paths`` (relative to the working directory)."""
+    route by the entries' ``paths`` (relative to the working directory); ``record``
+    False: telemetry notes nothing (a look in ``xbrain ui``, not a recall)."""
     from .recall.route import Options, read_request, recall
 
     request = read_request(data)
@@ -148,6 +150,8 @@ def answer(
     if request.cwd is None and cwd is not None:
         request = request.changed(cwd=cwd)
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
+    if not record:
+        options = options.changed(record=False)
     return recall(store, cache_dir(), request, options)
 
 

@@ -207,6 +207,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "skill",
         "Procedures, runbooks and prompts in the Agent Skills format, with immutable revisions.",
     ),
+    "ui": (
+        "ui",
+        "ui",
+        "Browse the store in a local web page (needs: pip install 'xbrain[ui]').",
+    ),
     "telemetry": (
         "telemetry",
         "telemetry",

@@ -76,6 +76,7 @@ class Options(NamedTuple):
     path_kinds: tuple[str, ...] | None = None  # routed by a file: these (None: entry_kinds)
     mode: str | None = None  # lexical, semantic or hybrid (None: hybrid when it can)
     given: frozenset[str] = frozenset()  # fields the caller set: the store's defaults yield
+    record: bool = True  # telemetry notes what was shown (not a viewer's look: ``xbrain ui``)
 
     @classmethod
     def of(
@@ -345,7 +346,8 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     from . import telemetry
 
     with contextlib.suppress(sqlite3.Error, OSError):  # never fails a prompt
-        telemetry.record(store_dir / ".git", request.session, request.event, results)
+        if options.record:
+            telemetry.record(store_dir / ".git", request.session, request.event, results)
     return {
         "results": results,
         "skipped": skipped + more,

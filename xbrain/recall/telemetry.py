@@ -32,6 +32,7 @@ __all__ = [
     "clear",
     "connect",
     "enabled",
+    "overview",
     "reader",
     "record",
     "report",
@@ -254,6 +255,47 @@ def _report(
     finally:
         if conn is not None:
             conn.close()
+
+
+def overview(control: Path, *, days: int = 30, sessions: int = 10) -> dict[str, Any]:
+    """What ``xbrain ui`` draws: per item, its matches on each of the last ``days`` days
+    (UTC dates), and the last ``sessions`` sessions with what each was shown and why (the
+    matched query or glob); a damaged or missing database has none of either."""
+    out: dict[str, Any] = {"enabled": enabled(control), "daily": {}, "sessions": []}
+    conn = reader(control)
+    if conn is None:
+        return out
+    since = time.time() - days * 86400
+    try:
+        daily: dict[str, dict[str, int]] = out["daily"]
+        for rid, day, count in conn.execute(
+            "SELECT id, date(time, 'unixepoch'), COUNT(*) FROM shown WHERE time >= ? "
+            "GROUP BY id, date(time, 'unixepoch')",
+            (since,),
+        ):
+            daily.setdefault(rid, {})[day] = count
+        recent = conn.execute(
+            "SELECT session, MAX(time) AS last FROM shown WHERE session IS NOT NULL "
+            "GROUP BY session ORDER BY last DESC LIMIT ?",
+            (sessions,),
+        ).fetchall()
+        for key, last in recent:
+            rows = conn.execute(
+                "SELECT time, event, id, kind, disclosure, via, query FROM shown "
+                "WHERE session = ? ORDER BY time, rowid LIMIT 200",
+                (key,),
+            ).fetchall()
+            shown = [
+                {"time": _iso(t), "event": e, "id": i, "kind": k, "disclosure": d, "via": v}
+                | ({"matched": q} if q is not None else {})
+                for t, e, i, k, d, v, q in rows
+            ]
+            out["sessions"].append({"session": key, "last": _iso(last), "shown": shown})
+    except sqlite3.DatabaseError:
+        return {**out, "daily": {}, "sessions": []}
+    finally:
+        conn.close()
+    return out
 
 
 def connect(control: Path) -> sqlite3.Connection:

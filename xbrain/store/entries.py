@@ -143,6 +143,14 @@ class Entries:
             return observed(self.path / ".git", entries)
         return report(self.path / ".git", entries, session=session, unused=unused)
 
+    def telemetry_overview(self, days: int = 30, sessions: int = 10) -> dict[str, Any]:
+        """Matches per entry and day over the last ``days``, and the last ``sessions``
+        sessions with what each was shown and why (what ``xbrain ui`` draws)."""
+        from ..recall.telemetry import overview
+
+        self.core.check_dir()
+        return overview(self.path / ".git", days=days, sessions=sessions)
+
     def clear_telemetry(self) -> dict[str, Any]:
         """Erase the local recall telemetry of this device: ``{enabled, cleared}``."""
         from ..recall.telemetry import clear, enabled

@@ -88,6 +88,19 @@ class Skills:
         finally:
             tokenizer.close()
 
+    def word_diff(self, old: str, new: str) -> list[dict[str, Any]]:
+        """The word-level ops from ``old`` to ``new`` as ``skill diff --format ops`` gives
+        them (Chinese cut like jieba, words kept whole): what ``xbrain ui`` shows of two
+        revisions of a resource's or an entry's text fields."""
+        from ..kinds.skilldiff import diff
+        from ..search.tokenize import Tokenizer
+
+        tokenizer = Tokenizer(self.cache_dir)
+        try:
+            return diff(old, new, tokenizer.segmenter.cut)
+        finally:
+            tokenizer.close()
+
     def skill_lifecycle(self, verb: str, slug: str, revision: str | None = None) -> dict[str, Any]:
         """``publish``/``deprecate`` a revision, ``archive``/``unarchive`` a skill."""
         from .. import skills
