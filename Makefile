@@ -56,6 +56,9 @@ bench: setup
 	$(BIN)/python bench/criterion.py
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
+	@$(BIN)/python -c 'import chitchat_dataset' 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet 'chitchat-dataset==0.9.0' || \
+	  echo "note: chitchat-dataset not installed; bench/everyday.py leaves its public-dialogue rows out"
 	$(BIN)/python bench/everyday.py
 
 clean:

@@ -1,16 +1,20 @@
 """Everyday prompts and conversational memory: lexical, semantic, hybrid and plain BM25.
 
-The data is written by hand (``bench/data/everyday.yaml``, ``conversation.yaml``; read by
-``everyday_data.py``). Two throwaway stores, each filled as a user fills one — memory
-files imported with ``xbrain entry import`` (one entry per ``## `` section, no
-frontmatter) — then ``reindex --semantic`` with the packaged model, as the README says:
+The data is written by hand (``bench/data/everyday.yaml``, ``conversation.yaml``,
+``chitchat.yaml``'s questions; read by ``everyday_data.py``). Three throwaway stores,
+each filled as a user fills one — memory files imported with ``xbrain entry import``
+(one entry per ``## `` section, no frontmatter) — then ``reindex --semantic`` with the
+packaged model, as the README says:
 
 * ``everyday``: 84 short memories (42 English, 42 Chinese) and 24 distractors, asked 42
   prompts per language in the memory's language (``everyday``), 9 per language in the
   other one (``everyday-cross``), and 22 chatter prompts per language that must recall
   nothing (``chatter``: the zero-result rate is the row's score);
-* ``conversation``: sixteen short chats, one record per turn, asked 16 questions per
-  language about facts stated in passing.
+* ``conversation``: sixteen short chats written by hand, one record per turn, asked 16
+  questions per language about facts stated in passing;
+* ``chitchat``: public dialogue — about 3,000 turns of the Chit-Chat Challenge dataset
+  (BYU PCC lab, MIT licence; PyPI ``chitchat-dataset``, which ``make bench`` installs),
+  one record per turn — asked 24 hand-written English questions about facts in them.
 
 Each prompt goes through ``lightcli.answer`` — what ``xbrain recall`` prints in a fresh
 process — with ``--mode lexical|semantic|hybrid`` and ``--top-k 5`` (everything else the
@@ -49,6 +53,7 @@ from everyday_data import (
     Prompt,
     constructions,
     halves,
+    load_chitchat,
     load_conversation,
     load_everyday,
     memory_files,
@@ -220,15 +225,21 @@ def run(provider: str | None, root: Path) -> tuple[list[tuple[str, ...]], list[s
     from xbrain.search.tokenize import Tokenizer
 
     os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
-    everyday, conversation = load_everyday(), load_conversation()
+    everyday, conversation, chitchat = load_everyday(), load_conversation(), load_chitchat()
+    if chitchat is None:
+        print("note: chitchat-dataset is not installed (pip install chitchat-dataset==0.9.0);")
+        print("      the public-dialogue rows are left out")
     tokenizer = Tokenizer(root / "cache")
     modes = MODES if provider is not None else ("lexical",)
     rankers: dict[str, dict[str, Ranker]] = {}
     try:
-        for construction, records in (
+        stores = [
             ("everyday", everyday.memories + everyday.distractors),
             ("conversation", conversation.turns),
-        ):
+        ]
+        if chitchat is not None:
+            stores.append(("chitchat", chitchat.turns))
+        for construction, records in stores:
             store = stocked(root / construction, records, provider)
             rankers[construction] = {"bm25": plain_bm25(records, tokenizer)} | {
                 mode: recaller(store, records, mode) for mode in modes
@@ -236,7 +247,8 @@ def run(provider: str | None, root: Path) -> tuple[list[tuple[str, ...]], list[s
             if provider is not None:
                 rankers[construction][REFERENCE] = model_on_text(records, provider)
         rankers["everyday-cross"] = rankers["everyday"]
-        rows, verdict = evaluate(constructions(everyday, conversation), rankers)
+        sets = constructions(everyday, conversation, chitchat)
+        rows, verdict = evaluate(sets, rankers)
         rows += chatter_rows(everyday.chatter, rankers["everyday"])
     finally:
         tokenizer.close()

@@ -10,6 +10,8 @@ each becomes an entry named ``<file>#<title>``. Pure: no store, no model.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -162,18 +164,70 @@ def load_conversation(path: Path = DATA / "conversation.yaml") -> Conversation:
     return Conversation(turns, questions)
 
 
+def chitchat_dataset() -> Path | None:
+    """The installed ``chitchat-dataset`` package's ``dataset.json``, or None."""
+    spec = importlib.util.find_spec("chitchat_dataset")
+    if spec is None or spec.origin is None:
+        return None
+    found = Path(spec.origin).parent / "dataset.json"
+    return found if found.is_file() else None
+
+
+def load_chitchat(
+    path: Path = DATA / "chitchat.yaml", dataset: Path | None = None
+) -> Conversation | None:
+    """The public dialogue (one record per turn: a sender's messages in a row, joined)
+    with the hand-written questions about it; None when the package is not installed."""
+    dataset = dataset or chitchat_dataset()
+    if dataset is None:
+        return None
+    raw = _yaml(path)
+    chats = json.loads(dataset.read_text(encoding="utf-8"))
+    by_prefix = {key[:8]: key for key in chats}
+    asked = [by_prefix[str(q["conversation"])] for q in raw["questions"]]
+    chosen: list[str] = list(dict.fromkeys(asked))
+    size = sum(len(chats[key]["messages"]) for key in chosen)
+    for key in sorted(chats):
+        if size >= int(raw["haystack"]):
+            break
+        if key not in chosen:
+            chosen.append(key)
+            size += len(chats[key]["messages"])
+    turns: dict[tuple[str, int], Memory] = {}
+    for key in chosen:
+        for number, messages in enumerate(chats[key]["messages"], 1):
+            said = " ".join(" ".join(str(m["text"]) for m in messages).split())
+            if said:
+                turns[(key[:8], number)] = Memory(
+                    f"{key[:8]}/{number}", f"chitchat-{key[:8]}", str(number), said
+                )
+    questions = []
+    for item in raw["questions"]:
+        text = str(item["question"])
+        turn = turns.get((str(item["conversation"]), int(item["turn"])))
+        if turn is None:
+            raise ValueError(f"question {text!r}: no such turn")
+        copied = shared_phrase(text, turn.text)
+        if copied:
+            raise ValueError(f"question {text!r} repeats its turn's words: {copied!r}")
+        questions.append(Prompt(text, language(text), frozenset({turn.id}), turn.id))
+    return Conversation(list(turns.values()), questions)
+
+
 def constructions(
-    everyday: Everyday, conversation: Conversation
+    everyday: Everyday, conversation: Conversation, chitchat: Conversation | None = None
 ) -> dict[tuple[str, str], list[Prompt]]:
     """The prompts per (construction, language of the prompt), in the files' order:
     ``everyday`` (asked in the memory's language), ``everyday-cross`` (in the other),
-    ``conversation``."""
+    ``conversation`` (written by hand) and ``chitchat`` (public dialogue), when given."""
     out: dict[tuple[str, str], list[Prompt]] = defaultdict(list)
     for prompt in everyday.prompts:
         construction = "everyday-cross" if prompt.cross else "everyday"
         out[(construction, prompt.lang)].append(prompt)
     for question in conversation.questions:
         out[("conversation", question.lang)].append(question)
+    for question in chitchat.questions if chitchat else []:
+        out[("chitchat", question.lang)].append(question)
     return dict(sorted(out.items()))
 
 

@@ -4,6 +4,7 @@ and the memory files it writes import as the entries the bench expects. No model
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -89,3 +90,54 @@ def test_the_memory_files_import_as_the_entries_the_bench_names(xb: Run, tmp_pat
     assert imported.json["added"] == len(records)
     listed = xb("entry", "list", "--kind", "memory")
     assert {e["name"] for e in listed.json["entries"]} == {r.name for r in records}
+
+
+def test_public_dialogue_turns_are_a_senders_messages_in_a_row(tmp_path: Path) -> None:
+    chats = {
+        f"{n:08x}-conversation": {
+            "messages": [
+                [{"text": "hello"}, {"text": f"I moved to  Leeds\nin {2010 + n}"}],
+                [{"text": "oh nice, how is the commute?"}],
+            ]
+        }
+        for n in range(5)
+    }
+    dataset = tmp_path / "dataset.json"
+    dataset.write_text(json.dumps(chats), encoding="utf-8")
+    questions = tmp_path / "chitchat.yaml"
+    questions.write_text(
+        'haystack: 5\nquestions:\n  - {conversation: "00000003", turn: 1, '
+        'question: "Which city did someone relocate to?"}\n',
+        encoding="utf-8",
+    )
+    loaded = data.load_chitchat(questions, dataset)
+    assert loaded is not None
+    # the asked conversation first, then others in id order until the haystack is full
+    assert [t.id for t in loaded.turns] == [
+        "00000003/1",
+        "00000003/2",
+        "00000000/1",
+        "00000000/2",
+        "00000001/1",
+        "00000001/2",
+    ]
+    assert loaded.turns[0].text == "hello I moved to Leeds in 2013"
+    assert loaded.turns[0].name == "chitchat-00000003#1"
+    (question,) = loaded.questions
+    assert question.answers == {"00000003/1"} and question.lang == "en"
+    questions.write_text(
+        'haystack: 5\nquestions:\n  - {conversation: "00000003", turn: 1, '
+        'question: "who said I moved to Leeds?"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match="repeats its turn's words"):
+        data.load_chitchat(questions, dataset)
+
+
+def test_the_public_dialogue_questions_hold_to_the_rules() -> None:
+    pytest.importorskip("chitchat_dataset", reason="make bench installs chitchat-dataset")
+    loaded = data.load_chitchat()
+    assert loaded is not None and len(loaded.questions) >= 20
+    assert 3000 <= len(loaded.turns) < 3500
+    (_, dev), (_, test) = data.halves(loaded.questions)
+    assert len(dev) == len(test)
