@@ -66,6 +66,11 @@ bench: setup
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
 	$(BIN)/python bench/ui.py
+	@$(BIN)/python -c 'import chitchat_dataset' 2>/dev/null || \
+	  $(BIN)/python -m pip install --quiet 'chitchat-dataset==0.9.0' || \
+	  echo "note: chitchat-dataset not installed; bench/everyday.py leaves its public-dialogue rows out"
+	$(BIN)/python bench/everyday.py
+	$(BIN)/python bench/suite_modes.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,146 @@
+"""The suite's constructions (``bench/suite.py``) through the product's own search in
+every mode: lexical, semantic and hybrid beside plain BM25, in the same run.
+
+``suite.py`` ranks its known-item queries with the search index alone (no store, no
+model). Here each corpus × language is put into throwaway stores (the corpus as it is,
+and the corpus with each ``description`` target's line taken out, as the suite does),
+semantic recall is switched on with ``reindex --semantic`` as the README says, and every
+query goes through ``lightsearch.search_document`` — what ``xbrain search QUERY --mode
+M --limit 5`` prints — with the query's terms as its text. Plain BM25 is the suite's
+(``retrieval.Baselines``: one field, k1 1.2, b 0.75, the 35 % coverage rule).
+
+Reported per corpus × language × construction × half × ranker: Recall@1, Recall@5,
+MRR@5, the zero-result rate, the top-5 sign test against BM25, and for hybrid against
+the better of lexical and semantic on that row (issue 43 item 3: below only when
+p < 0.05); the verdict pools both halves. Sizes are modest by default (two cores are
+shared while it embeds every document): ``--man-pages``, ``--queries``.
+
+Run: ``python bench/suite_modes.py [--corpus man] [--provider packaged|hashing]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import suite
+from retrieval import Baselines
+
+from xbrain.search.tokenize import Tokenizer
+
+MODES = ("lexical", "semantic", "hybrid")
+HEADER = (*suite.HEADER, "top-5 vs better leg")
+
+
+def stocked(root: Path, cache: Path, docs: list[dict[str, Any]], provider: str) -> Path:
+    """A store holding ``docs`` with semantic recall on (public text: no secret check)."""
+    from xbrain.embedding import ProviderSpec
+    from xbrain.secretscan import DETECTORS
+    from xbrain.store import Store
+
+    store = Store(root, cache_dir=cache, allow_secrets=DETECTORS)
+    for first in range(0, len(docs), 1000):
+        store.put(docs[first : first + 1000])
+    store.reindex(semantic=ProviderSpec(provider))
+    return root
+
+
+def searcher(store: Path, mode: str) -> suite.Ranker:
+    """``xbrain search "TERMS" --mode MODE --limit N``, as resource ids."""
+    from xbrain.lightsearch import search_document
+
+    def rank(terms: list[str], limit: int) -> list[str]:
+        found = search_document(store, " ".join(terms), limit=limit, mode=mode)
+        return [r["resource"]["id"] for r in found["results"]]
+
+    return rank
+
+
+def better(results: dict[str, Any]) -> str:
+    """Of lexical and semantic, the one with more top-5 hits (MRR@5 breaks a tie)."""
+    return max(("lexical", "semantic"), key=lambda name: results[name][0][1:3])
+
+
+def evaluate(
+    corpus_name: str, language: str, count: int, root: Path, provider: str, man_pages: int
+) -> tuple[list[tuple[str, ...]], list[str]]:
+    """The rows of one corpus and language, and its verdict lines."""
+    cache = root / "cache"
+    tokenizer = Tokenizer(cache)
+    rows: list[tuple[str, ...]] = []
+    verdict: list[str] = []
+    try:
+        docs = suite.load(corpus_name, language, man_pages)
+        ids = [d["id"] for d in docs]
+        described, description = suite.description_queries(docs, tokenizer, count, corpus_name)
+        siblings = suite.siblings_of(docs, corpus_name)
+        where = root / f"{corpus_name}-{language}"
+        plain = stocked(where / "plain", cache, docs, provider)
+        taken = stocked(where / "described", cache, described, provider)
+        made: dict[str, tuple[list[dict[str, Any]], Path, list[suite.Query]]] = {
+            "words": (docs, plain, suite.words_queries(docs, tokenizer, count)),
+            "description": (described, taken, description),
+            "sibling": (docs, plain, suite.sibling_queries(docs, tokenizer, count, siblings)),
+        }
+        for construction, (corpus_docs, store, queries) in made.items():
+            rankers: dict[str, Callable[[list[str], int], list[str]]] = {
+                "bm25": Baselines(corpus_docs, tokenizer).bm25
+            }
+            rankers |= {mode: searcher(store, mode) for mode in MODES}
+            pooled: dict[str, list[int]] = {name: [] for name in rankers}
+            for half, part in suite.halves(queries):
+                results = {
+                    name: suite.measure([rank(terms, 5) for _, terms in part], ids, part)
+                    for name, rank in rankers.items()
+                }
+                leg = better(results)
+                for name, (figures, firsts) in results.items():
+                    pooled[name] += firsts
+                    versus = suite.paired(firsts, results["bm25"][1]) if name != "bm25" else ""
+                    against = ""
+                    if name == "hybrid":
+                        against = f"{leg} {suite.paired(firsts, results[leg][1])}"
+                    shown = tuple(f"{x:.3f}" for x in figures)
+                    head = (corpus_name, language, construction, half, name)
+                    rows.append((*head, str(len(ids)), str(len(part)), *shown, versus, against))
+            hits = {name: sum(f > 0 for f in firsts) for name, firsts in pooled.items()}
+            leg = max(("lexical", "semantic"), key=hits.__getitem__)
+            split = suite.paired(pooled["hybrid"], pooled[leg])
+            verdict.append(f"{corpus_name} {language} {construction}: hybrid vs {leg} {split}")
+    finally:
+        tokenizer.close()
+    return rows, verdict
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=100, help="per construction, language")
+    parser.add_argument("--man-pages", type=int, default=300, help="English manual pages")
+    parser.add_argument("--corpus", action="append", choices=suite.CORPORA, help="[all]")
+    parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
+    args = parser.parse_args()
+    corpora = [c for c in suite.available() if c in (args.corpus or suite.CORPORA)]
+    rows: list[tuple[str, ...]] = []
+    verdict: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="xbrain-suite-modes-") as tmp:
+        for corpus_name in corpora:
+            for language in ("en", "zh"):
+                found, said = evaluate(
+                    corpus_name, language, args.queries, Path(tmp), args.provider, args.man_pages
+                )
+                rows += found
+                verdict += said
+    print(f"The suite in every mode (semantic provider: {args.provider})\n")
+    print(suite.table(rows, HEADER))
+    print("\nHybrid against its better leg, both halves pooled (below only when p < 0.05):")
+    print("\n".join(f"* {line}" for line in verdict))
+
+
+if __name__ == "__main__":
+    main()
