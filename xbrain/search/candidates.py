@@ -78,12 +78,11 @@ def skill_candidates(
     limit: int,
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
-    """The lexical leg for skills: Level 0 hits that pass the gate, as pointers."""
-    from .ranking import words_as_typed
+    """The lexical leg for skills: Level 0 hits that pass the gate, as pointers (the
+    words' other English forms match too, as in ``skill recall``)."""
     from .skills import recall as level0
 
-    with words_as_typed():
-        found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
+    found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
     return _gated(found["results"], terms, lambda hit: hit, skill_candidate)
 
 
@@ -114,14 +113,13 @@ def resource_candidates(
     limit: int,
     tokenizer: Tokenizer,
 ) -> list[dict[str, Any]]:
-    """The lexical leg for resources: search hits that pass the gate, as citations."""
-    from .ranking import words_as_typed
+    """The lexical leg for resources: search hits that pass the gate, as citations (the
+    words' other English forms match too, as in ``search``)."""
     from .run import search_store
 
-    with words_as_typed():
-        found = search_store(
-            store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
-        )
+    found = search_store(
+        store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
+    )
     return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
 
 

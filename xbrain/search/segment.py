@@ -350,6 +350,22 @@ class Segmenter:
             out.append(word)
         return out
 
+    def subwords(self, text: str) -> list[str]:
+        """The dictionary words of two characters or more anywhere in a run of Han
+        characters, in order: the multi-character words of ``jieba.lcut(text,
+        cut_all=True)`` (``周四`` inside ``每周四``, which ``cut`` splits ``每周|四``)."""
+        out: list[str] = []
+        for k in range(len(text)):
+            words = self._shard(text[k])[0]
+            i = k + 1
+            fragment = text[k : i + 1]
+            while i < len(text) and fragment in words:
+                if words[fragment]:
+                    out.append(fragment)
+                i += 1
+                fragment = text[k : i + 1]
+        return out
+
 
 class RustSegmenter:
     """jieba's ``cut`` / ``cut_for_search`` (HMM on) by jieba-rs: for index builds."""
@@ -359,6 +375,7 @@ class RustSegmenter:
 
         self._cut = rjieba.cut
         self._cut_for_search = rjieba.cut_for_search
+        self._cut_all = rjieba.cut_all
 
     def cut(self, text: str) -> list[str]:
         """``jieba.lcut(text)``."""
@@ -367,6 +384,10 @@ class RustSegmenter:
     def cut_for_search(self, text: str) -> list[str]:
         """``jieba.lcut_for_search(text)``."""
         return self._cut_for_search(text)
+
+    def subwords(self, text: str) -> list[str]:
+        """The multi-character words of ``jieba.lcut(text, cut_all=True)``."""
+        return [word for word in self._cut_all(text) if len(word) > 1]
 
     def close(self) -> None:
         """Nothing to release (the interface of :class:`Segmenter`)."""
