@@ -82,7 +82,7 @@ def skill_candidates(
     words' other English forms match too, as in ``skill recall``)."""
     from .skills import recall as level0
 
-    found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer)
+    found = level0(store_dir, cache_dir, prompt[:2000], limit, tokenizer, mode="lexical")
     return _gated(found["results"], terms, lambda hit: hit, skill_candidate)
 
 

@@ -351,19 +351,13 @@ class Segmenter:
         return out
 
     def subwords(self, text: str) -> list[str]:
-        """The dictionary words of two characters or more anywhere in a run of Han
-        characters, in order: the multi-character words of ``jieba.lcut(text,
-        cut_all=True)`` (``周四`` inside ``每周四``, which ``cut`` splits ``每周|四``)."""
+        """``jieba.lcut(text, cut_all=True)``'s words of 2+ characters (``周四`` in ``每周四``)."""
         out: list[str] = []
         for k in range(len(text)):
-            words = self._shard(text[k])[0]
-            i = k + 1
-            fragment = text[k : i + 1]
-            while i < len(text) and fragment in words:
-                if words[fragment]:
-                    out.append(fragment)
-                i += 1
-                fragment = text[k : i + 1]
+            words, end = self._shard(text[k])[0], k + 2
+            while end <= len(text) and text[k:end] in words:
+                out += [text[k:end]] if words[text[k:end]] else []
+                end += 1
         return out
 
 

@@ -70,17 +70,35 @@ def recall(
     query: str,
     limit: int = 5,
     tokenizer: Tokenizer | None = None,
+    mode: str | None = None,
 ) -> dict[str, Any]:
     """Ranked skill descriptors ``{slug, name, description, published, score}`` under
     the query as asked and the terms it was searched by (``tokenizer``: a caller's,
-    whose loaded segmenter is reused and left open)."""
+    whose loaded segmenter is reused and left open). ``mode``: lexical, semantic or
+    hybrid (None: hybrid when semantic recall is on, as ``search`` and ``recall``; the
+    answer then says ``retrieval`` and each result the legs that found it)."""
     from ..errors import InvalidInputError
     from ..inputs import whole_number
+    from .hybrid import LEXICAL_DEPTH, resolve_mode
 
     whole_number(limit, 1, MAX_LIMIT, f"The limit must be 1-{MAX_LIMIT}.")
     if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
         raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
-    return {"query": query.strip()} | _ranked(store_dir, cache_dir, query.strip(), limit, tokenizer)
+    trimmed = query.strip()
+    chosen = resolve_mode(store_dir / ".git", mode)
+    if chosen == "lexical":
+        return {"query": trimmed} | _ranked(store_dir, cache_dir, trimmed, limit, tokenizer)
+    from .hybrid import or_lexical
+    from .skillfuse import fused_level0
+
+    lexical = _ranked(store_dir, cache_dir, trimmed, max(limit, LEXICAL_DEPTH), tokenizer)
+    both, note = or_lexical(
+        store_dir / ".git", mode, lambda: fused_level0(store_dir, trimmed, limit, chosen, lexical)
+    )
+    if both is None:  # the semantic leg failed in the default mode: the lexical answer
+        both = {**lexical, "count": min(limit, lexical["count"])} | note
+        both["results"] = lexical["results"][:limit]
+    return {"query": trimmed} | both
 
 
 def _ranked(
