@@ -131,3 +131,19 @@ def test_recall_matches_other_english_forms_of_an_entry_and_a_skill(
         assert [r["id"] for r in pointers] == ["skill:sort-helper"], pointers
         level0 = run("skill", "recall", "sorted").json["results"]
         assert [r["slug"] for r in level0] == ["sort-helper"]
+
+
+def test_a_stop_rule_blocks_on_its_own_words_only(xb: Run, tmp_path: Path) -> None:
+    """A stop-rule blocks the agent, so it matches by its queries' words as typed: other
+    forms that route a memory do not block."""
+    rule = {
+        "kind": "stop-rule",
+        "name": "no-deploying",
+        "description": "Stop",
+        "body": "Do not deploy on Fridays.",
+        "queries": ["deploying release"],
+    }
+    assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
+    asked = ["recall", "-", "--only", "stop-rule"]
+    assert xb(*asked, input="deploying release").json["results"]
+    assert xb(*asked, input="deployed releases").json["results"] == []

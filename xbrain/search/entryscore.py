@@ -68,6 +68,8 @@ def score_entry(
     the prompt's terms; ``formed``: the prompt's terms the entry holds in another form
     only, which count ``STEMMED``)."""
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
+    if entry["kind"] == "stop-rule":
+        roots = frozenset()  # it blocks the agent: by the words of its queries only
     for text, terms in entry["queries"]:
         score, matched = similarity(terms, prompt, idf, roots)
         if score > best[0]:
