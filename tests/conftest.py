@@ -54,6 +54,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, segment_cache:
     ):
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("XBRAIN_CACHE_DIR", str(segment_cache))
+    # no background ``xbrain serve`` started by a fresh process with semantic recall on
+    # (autoserve): the tests of that unset it, and stop the server they started
+    monkeypatch.setenv("XBRAIN_SERVE_AUTO", "off")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Someone Else")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "someone@example.invalid")

@@ -54,5 +54,6 @@ def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
         "recall": dict(settings.recall),
         "projects": dict(settings.projects),
         **({"review": dict(settings.review)} if settings.review else {}),  # set only
+        **({"serve": dict(settings.serve)} if settings.serve else {}),  # set only
         "commit": commit,
     }

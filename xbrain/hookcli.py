@@ -147,6 +147,10 @@ def _served_or_local(store: str | os.PathLike[str], data: bytes) -> str:
     import json
     from pathlib import Path
 
+    from .autoserve import warming
+
+    warming(store, "lexical")  # with semantic recall on: a server for the next prompts
+
     said = respond(Path(store), data)
     return "" if said is None else json.dumps(said, ensure_ascii=False)
 

@@ -173,7 +173,12 @@ def run_recall(args: list[str]) -> int | None:
             return print_served(code, body)
         from pathlib import Path
 
-        result = answer(Path(where), data, **found)
+        from .autoserve import WARMING, warming
+
+        warm = warming(where, found.get("mode"))  # a server starts: answer lexically
+        result = answer(Path(where), data, **({**found, "mode": "lexical"} if warm else found))
+        if warm:
+            result["retrieval"] = WARMING
         note_missing_store(where)
     except Exception as exc:
         return failed(exc)

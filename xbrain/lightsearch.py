@@ -90,7 +90,13 @@ def run_search(args: list[str]) -> int | None:
             return print_served(code, body)
         from pathlib import Path
 
-        result = search_document(Path(where), query, progress=progress, **found)
+        from .autoserve import WARMING, warming
+
+        warm = warming(where, found.get("mode"))  # a server starts: answer lexically
+        asked = {**found, "mode": "lexical"} if warm else found
+        result = search_document(Path(where), query, progress=progress, **asked)
+        if warm:
+            result["retrieval"] = WARMING
         note_missing_store(where)
     except Exception as exc:
         return failed(exc)

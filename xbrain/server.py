@@ -2,8 +2,8 @@
 
 It holds what a fresh process pays for on every prompt — the interpreter and modules,
 the tokenizer's dictionaries, the embedding model and its vectors — and answers
-``recall``, ``hook`` and ``search`` requests, and the writes ``put`` and ``skill save``
-(run in the client's directory), on a private Unix socket (see
+``recall``, ``hook``, ``search`` and ``skill recall`` (Level 0) requests, and the
+writes ``put`` and ``skill save`` (run in the client's directory), on a private Unix socket (see
 :mod:`xbrain.serveclient` for where it lives and how it is asked). Connections are taken
 in all at once, so an idle or slow one holds nobody up (:mod:`xbrain.serveloop`);
 requests are served one at a time with the same functions a fresh process runs, so an
@@ -45,6 +45,12 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
     if not (store / ".git").is_dir():
         raise InvalidInputError(f"No store at {store}; the first write creates it.")
     path = Path(socket_path(store))
+    if os.path.lexists(path) and owned(path, stat.S_IFSOCK) and ask_alive(path):
+        raise ConflictError(f"A server already runs for this store ({path}).")
+    # warm before listening: a fresh process that finds no socket answers on its own at
+    # once (lexically, while semantic recall warms up here: ``autoserve``) instead of
+    # waiting out READY_TIMEOUT on a socket that cannot answer yet
+    warm = _warm(store)
     listener = _listen(path)
     stopping: list[str] = []
 
@@ -55,7 +61,6 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
     started = time.monotonic()
     clients = Clients(listener)
     try:
-        warm = _warm(store)
         info = {"socket": str(path), "pid": os.getpid(), "store": str(store), **warm}
         if ready is not None:
             ready(info)
@@ -228,6 +233,15 @@ def _answer(
                 return 4, b"Not a search.\n"
             query = args.pop("query")
             return 0, json_document(search_document(store, query, **args)).encode()
+        if op == "skill-recall":
+            from .codec import json_document
+            from .retrieval.skillrecall import recall as level0
+
+            query, limit = fields.get("query", [""])[0], fields.get("limit", ["5"])[0]
+            if not limit.isdigit() or len(limit) > 3:
+                return 4, b"The limit must be 1-50.\n"
+            found = level0(store, cache_dir, query, int(limit))
+            return 0, json_document(found).encode()
         if op in ("put", "skill-save"):
             from .lightwrite import served_write
 

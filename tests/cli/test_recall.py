@@ -625,13 +625,14 @@ def test_a_hook_payload_is_bounded_before_it_reaches_telemetry(xb: Run, stocked:
     assert rows == [(None, names[0].removesuffix(".json"))]
 
 
-def test_recall_answers_to_the_words_as_typed_while_search_matches_their_forms(
+def test_recall_matches_other_forms_of_the_words_as_search_does(
     xb: Run, xb_proc: Run, stocked: Path, json_file: Callable[[Any], str]
 ) -> None:
     """A note about "sorting directory listings": `search` finds it for "sorted directory
-    listing" (every word in some form), but recall, which speaks unasked, does not bring
-    it up for a prompt that holds only other forms of its words — and does for the words
-    the note holds. Both the in-process CLI and a fresh process (the fast path) agree."""
+    listing" (every word in some form), and so does recall now (issue 43 item 4: English
+    stemming in recall as in search; it answered to the words as typed only before), as
+    it does for the words the note holds. Both the in-process CLI and a fresh process
+    (the fast path) agree."""
     from tests.conftest import make
     from xbrain.kinds.model import resource_id
 
@@ -643,7 +644,7 @@ def test_recall_answers_to_the_words_as_typed_while_search_matches_their_forms(
         assert [r["resource"]["id"] for r in found] == [rid]
         asked = run("recall", "-", input="sorted directory listing")
         assert asked.code == 0, asked.err
-        assert rid not in [r["id"] for r in asked.json["results"]]
+        assert rid in [r["id"] for r in asked.json["results"]]
         typed = run("recall", "-", input="sorting directory listings").json["results"]
         assert rid in [r["id"] for r in typed]
 

@@ -60,6 +60,8 @@ def words() -> list[str]:
 def check(segmenter: Cutter, jieba: Any, text: str) -> None:
     assert segmenter.cut(text) == jieba.lcut(text), text
     assert segmenter.cut_for_search(text) == jieba.lcut_for_search(text), text
+    full = [word for word in jieba.lcut(text, cut_all=True) if len(word) > 1]
+    assert segmenter.subwords(text) == full, text
 
 
 def test_dictionary_sentences(segmenter: Cutter, jieba: Any, words: list[str]) -> None:

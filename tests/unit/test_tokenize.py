@@ -60,6 +60,15 @@ def test_indexed_chinese_includes_inner_words(tokenizer: Tokenizer) -> None:
     assert tokenizer.query_terms("中华人民共和国") == ["中华人民共和国"]
 
 
+def test_indexed_chinese_includes_the_words_straddling_its_cut(tokenizer: Tokenizer) -> None:
+    """jieba cuts ``每周四`` as ``每周|四``; the index holds ``周四`` too (once per
+    occurrence), and a query keeps its precise cut (issue 43 item 4)."""
+    counts = tokenizer.counts("每周四发布，每周四开会")
+    assert counts["周四"] == 2 and counts["每周"] == 2 and counts["发布"] == 1
+    assert tokenizer.query_terms("每周四发布") == ["每周", "四", "发布"]
+    assert "周四" not in tokenizer.search_words("每周四发布")  # a prompt's cut stays precise
+
+
 def test_original_stopwords_present() -> None:
     assert len(ENGLISH_STOPWORDS) == 36 and len(CHINESE_STOPWORDS) == 13
     assert {"resource", "please", "saved"} <= ENGLISH_STOPWORDS

@@ -119,11 +119,9 @@ def recall(
         if query is None or revision or resource:
             raise UsageError("Give QUERY (Level 0), or --slug (Levels 1 and 2).")
         from ..search.query import read_query
-        from ..search.skills import recall as level0
 
         text = read_query(stdin_stream()) if query == "-" else query
-        emit(level0(store_path(ctx), cache_dir(), text, limit))
-        return
+        ctx.exit(_level0(store_path(ctx), text, limit))
     if query is not None:
         raise UsageError("Give either QUERY or --slug, not both.")
     from ..search import skills as indexed
@@ -233,3 +231,21 @@ def export(ctx: click.Context, slug: str, out: Path, revision: str | None, force
     """Write one revision as a deterministic ZIP (0600) that imports back identically.
     OUT.zip must be outside the store, and new unless --force."""
     emit(open_store(ctx).skill_export(slug, out, revision, force=force))
+
+
+def _level0(store: Path, text: str, limit: int) -> int:
+    """Print Level 0 for ``text``: a running server's answer, else this process's (in
+    lexical mode, saying so, while a server starts when semantic recall is on); the
+    exit code."""
+    from ..autoserve import WARMING, warming
+    from ..lightcli import print_served
+    from ..retrieval.skillrecall import recall as level0
+    from ..serveclient import ask
+
+    served, code, body = ask(store, "skill-recall", [("query", text), ("limit", str(limit))])
+    if served:
+        return print_served(code, body)
+    warm = warming(store, None)
+    found = level0(store, cache_dir(), text, limit, mode="lexical" if warm else None)
+    emit({**found, "retrieval": WARMING} if warm else found)
+    return 0

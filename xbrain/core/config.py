@@ -37,6 +37,7 @@ class StoreConfig(NamedTuple):
     recall: tuple[tuple[str, Any], ...] = ()  # recall's defaults set here (key, value)
     projects: tuple[tuple[str, str], ...] = ()  # folder → project id (``projects.PATH``)
     review: tuple[tuple[str, Any], ...] = ()  # the review queue's settings (key, value)
+    serve: tuple[tuple[str, Any], ...] = ()  # ``xbrain serve``'s settings (key, value)
 
     @classmethod
     def from_marker(cls, data: bytes | None) -> StoreConfig:
@@ -53,8 +54,9 @@ class StoreConfig(NamedTuple):
             )
         identity, limits = raw.get("identity") or {}, raw.get("limits") or {}
         recall, projects = raw.get("recall") or {}, raw.get("projects") or {}
-        review = raw.get("review") or {}
-        if not all(isinstance(part, dict) for part in (identity, limits, recall, projects, review)):
+        review, serve = raw.get("review") or {}, raw.get("serve") or {}
+        parts = (identity, limits, recall, projects, review, serve)
+        if not all(isinstance(part, dict) for part in parts):
             raise CorruptStoreError(
                 "Invalid xbrain.yaml (identity/limits/recall/projects); run xbrain doctor."
             )
@@ -64,6 +66,9 @@ class StoreConfig(NamedTuple):
         for key, value in review.items():
             if REVIEW_KEYS.get(key) is None or value not in REVIEW_KEYS[key]:
                 raise CorruptStoreError(f"Invalid xbrain.yaml (review.{key}); run xbrain doctor.")
+        for key, value in serve.items():
+            if SERVE_KEYS.get(key) is None or value not in SERVE_KEYS[key]:
+                raise CorruptStoreError(f"Invalid xbrain.yaml (serve.{key}); run xbrain doctor.")
         for folder, pid in projects.items():
             if _folder_problem(folder) or not isinstance(pid, str) or _project_problem(pid):
                 raise CorruptStoreError("Invalid xbrain.yaml (projects); run xbrain doctor.")
@@ -89,6 +94,7 @@ class StoreConfig(NamedTuple):
             recall=tuple(sorted(recall.items())),
             projects=tuple(sorted(projects.items())),
             review=tuple(sorted(review.items())),
+            serve=tuple(sorted(serve.items())),
         )
 
     def review_setting(self, key: str) -> str:
@@ -101,6 +107,8 @@ class StoreConfig(NamedTuple):
         settings: dict[str, Any] = dict(self.recall)
         if self.projects:
             settings["projects"] = dict(self.projects)
+        if self.serve:  # read by a fresh process that finds no server (``autoserve``)
+            settings["serve"] = dict(self.serve)
         return settings
 
     def limits(self) -> dict[str, int]:
@@ -122,6 +130,10 @@ REVIEW_KEYS = {  # the review queue's settings: key → the allowed values, the 
     # the Stop hook asks the agent, once per session, to propose what it learned
     "sessionLearning": ("off", "on"),
 }
+SERVE_KEYS = {  # ``xbrain serve``'s settings: key → the allowed values, the default first
+    # with semantic recall on, a fresh process that finds no server starts one
+    "auto": ("on", "off"),
+}
 CONFIG_KEYS = (
     "identity.name",
     "identity.email",
@@ -129,6 +141,7 @@ CONFIG_KEYS = (
     "limits.maxBytes",
     *(f"recall.{key}" for key in RECALL_KEYS),
     *(f"review.{key}" for key in REVIEW_KEYS),
+    *(f"serve.{key}" for key in SERVE_KEYS),
 )
 _PROJECT_ID = re.compile(r"[^\s\x00-\x1f\x7fA-Z]{1,200}")
 
@@ -199,9 +212,10 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         problem = _recall_problem(name, parsed)
         if problem is not None:
             raise InvalidInputError(f"Invalid {key}; use {problem}.")
-    elif section == "review":
-        if value not in REVIEW_KEYS[name]:
-            raise InvalidInputError(f"Invalid {key}; use one of {', '.join(REVIEW_KEYS[name])}.")
+    elif section in ("review", "serve"):
+        allowed = (REVIEW_KEYS if section == "review" else SERVE_KEYS)[name]
+        if value not in allowed:
+            raise InvalidInputError(f"Invalid {key}; use one of {', '.join(allowed)}.")
         parsed = value
     elif section == "identity":
         if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():

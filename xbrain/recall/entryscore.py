@@ -8,24 +8,47 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["ABOUT", "CONTENT", "KEYWORD", "Idf", "one_term", "score_entry", "similarity"]
+__all__ = [
+    "ABOUT",
+    "CONTENT",
+    "KEYWORD",
+    "STEMMED",
+    "Idf",
+    "one_term",
+    "score_entry",
+    "similarity",
+]
 
 KEYWORD = 0.6
 ABOUT = 0.8
 CONTENT = 0.7
+# a word the prompt holds in another English form (``deploy`` for ``deploying``): weaker
+# evidence than the word itself, as in search, where the stemmed ranking is blended in
+STEMMED = 0.8
 
 
-def similarity(terms: list[str], prompt: set[str], idf: Idf) -> tuple[float, list[str]]:
-    """The rarity-weighted share of ``terms`` the prompt holds, and those terms."""
+def similarity(
+    terms: list[str], prompt: set[str], idf: Idf, roots: frozenset[str] = frozenset()
+) -> tuple[float, list[str]]:
+    """The rarity-weighted share of ``terms`` the prompt holds, and those terms; a term
+    the prompt holds in another form only (its English stem is in ``roots``, the prompt
+    terms' stems) counts ``STEMMED`` of its weight."""
     unique = list(dict.fromkeys(terms))
     if not unique:
         return 0.0, []
     matched = [t for t in unique if t in prompt]
+    formed: list[str] = []
+    if roots and len(matched) < len(unique):
+        from ..search.stems import stems_of
+
+        forms = stems_of(t for t in unique if t not in prompt)
+        formed = [t for t in unique if t in forms and forms[t] in roots]
     total = sum(idf.weight(t) for t in unique)
-    score = sum(idf.weight(t) for t in matched) / total
-    if len(unique) > 1 and len(matched) < 2:
+    held = sum(idf.weight(t) for t in matched) + STEMMED * sum(idf.weight(t) for t in formed)
+    score = held / total
+    if len(unique) > 1 and len(matched) + len(formed) < 2:
         score *= 0.5  # one shared word out of several is weak evidence
-    return score, matched
+    return score, [t for t in unique if t in matched or t in formed]
 
 
 def score_entry(
@@ -35,14 +58,20 @@ def score_entry(
     weight_total: float,
     idf: Idf,
     asked: str,
+    roots: frozenset[str] = frozenset(),
+    formed: tuple[str, ...] = (),
 ) -> tuple[float, dict[str, Any]]:
     """``entry``'s score for the prompt and why (``found``: the prompt's terms it holds,
     in prompt order; ``weight_total``: their weights' sum over the whole prompt;
     ``asked``: the prompt as written — a ``caseSensitive`` entry's keyword must be in it
-    in the same case, its terms alone are lower-cased)."""
+    in the same case, its terms alone are lower-cased; ``roots``: the English stems of
+    the prompt's terms; ``formed``: the prompt's terms the entry holds in another form
+    only, which count ``STEMMED``)."""
     best: tuple[float, dict[str, Any]] = (0.0, {"via": None, "matched": []})
+    if entry["kind"] == "stop-rule":
+        roots = frozenset()  # it blocks the agent: by the words of its queries only
     for text, terms in entry["queries"]:
-        score, matched = similarity(terms, prompt, idf)
+        score, matched = similarity(terms, prompt, idf, roots)
         if score > best[0]:
             best = (score, {"via": "query", "query": text, "matched": matched})
     for text, terms in entry["keywords"]:
@@ -51,13 +80,15 @@ def score_entry(
             best = (KEYWORD, {"via": "keyword", "query": text, "matched": terms})
     if entry["kind"] == "stop-rule":  # it blocks the agent: only its own queries count
         return (best[0] + entry["boost"], best[1]) if best[0] > 0 else (0.0, best[1])
-    score, matched = similarity(entry["about"], prompt, idf)
+    score, matched = similarity(entry["about"], prompt, idf, roots)
     if score * ABOUT > best[0]:
         best = (score * ABOUT, {"via": "description", "matched": matched})
-    if len(found) >= 3:  # the prompt's terms the entry holds anywhere (body too), three at least
-        share = sum(idf.weight(t) for t in found) / weight_total
+    if len(found) + len(formed) >= 3:  # the prompt's terms the entry holds anywhere (body
+        # too), three at least
+        held = sum(idf.weight(t) for t in found) + STEMMED * sum(idf.weight(t) for t in formed)
+        share = held / weight_total
         if share * CONTENT > best[0]:
-            best = (share * CONTENT, {"via": "content", "matched": found})
+            best = (share * CONTENT, {"via": "content", "matched": [*found, *formed]})
     if best[0] <= 0:
         return 0.0, best[1]
     return best[0] + entry["boost"], best[1]

@@ -34,6 +34,7 @@ from ..inputs import check_store_dir
 from ..search import entrycache
 from ..search.entrycache import PATHS_TERM
 from ..search.query import main_head
+from ..search.stems import MARK, stems_of
 from ..search.tokenize import Tokenizer
 from ..semantic.hybrid import resolve_mode
 from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
@@ -253,10 +254,13 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
     try:
         words = tokenizer.words(request.prompt)
         order = list(dict.fromkeys(words))
-        prompt = set(words) | set(tokenizer.counts(request.prompt))
+        prompt = set(words) | set(tokenizer.search_words(request.prompt))
         if not prompt and file is None:
             return empty
-        found = _candidates(store_dir, head, prompt | ({PATHS_TERM} if file else set()), tokenizer)
+        forms = stems_of(prompt)  # other English forms match too, weaker (entryscore)
+        roots = frozenset(forms.values())
+        asked = prompt | {MARK + root for root in roots} | ({PATHS_TERM} if file else set())
+        found = _candidates(store_dir, head, asked, tokenizer)
         options = options.with_defaults(found.defaults)
         options.check()
         project = options.project or _resolved(store_dir, request, found.defaults)
@@ -279,15 +283,20 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                         if stands is None or options.include_superseded:
                             by_path.append(hit if stands is None else (*hit[:2], hit[2] | stands))
                         continue  # routed (or not in force): not scored again by the prompt
-                if not held or (len(held) < 2 and not one_term(entry)):
+                shared = {t for t in held if t in prompt}
+                formed = {t for t in forms if t not in held and MARK + forms[t] in held}
+                if not shared | formed or (len(shared | formed) < 2 and not one_term(entry)):
                     continue  # one shared term: at most half of a longer query
                 if not _allowed(entry, options, project, request.event):
                     continue
                 stands = standing(entry, found.links, when) if when else None
                 if stands is not None and not options.include_superseded:
                     continue
-                within = sorted((t for t in held if t in position), key=position.__getitem__)
-                score, why = score_entry(entry, prompt, within, weight_total, idf, request.prompt)
+                within = sorted((t for t in shared if t in position), key=position.__getitem__)
+                near = sorted((t for t in formed if t in position), key=position.__getitem__)
+                score, why = score_entry(
+                    entry, prompt, within, weight_total, idf, request.prompt, roots, tuple(near)
+                )
                 if stands is not None:
                     why = {**why, **stands}  # shown, marked
                 if score > 0:

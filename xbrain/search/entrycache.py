@@ -23,6 +23,7 @@ from typing import Any
 from ..sqlitefiles import DAMAGED, remove_database
 from .entryloaded import Candidates, Loaded, links_of
 from .freshness import reflects
+from .stems import marked
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -41,8 +42,9 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "6"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
-# 6: status is status_of (memex's legacy RETIRED description), caseSensitive
+VERSION = "7"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
+# 6: status is status_of (memex's legacy RETIRED description), caseSensitive; 7: the
+# straddling Chinese words in the held terms (``周四`` in ``每周四``)
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -94,6 +96,7 @@ def prepared(
     held = set(tokenizer.counts(text, bulk))
     held |= {t for _, terms in kept["queries"] + kept["keywords"] for t in terms}
     held |= set(kept["about"])
+    held |= marked(held)  # each English word's stem too: recall matches other forms
     if entry["paths"]:
         held.add(PATHS_TERM)  # what routing by a file reads: the entries with paths
     return kept, held

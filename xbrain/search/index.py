@@ -27,7 +27,9 @@ from .tokenize import Tokenizer
 
 __all__ = ["FIELDS", "Hit", "SearchIndex", "field_texts", "layout_problem", "required_matches"]
 
-VERSION = "3"  # bump when tokenization or the stored layout changes: forces a rebuild
+# bump when tokenization or the stored layout changes: forces a rebuild (4: the Chinese
+# words straddling jieba's cut, ``周四`` in ``每周四``)
+VERSION = "4"
 
 _TABLES = ("meta", "docs", "postings", "totals", "stems")
 _SCHEMA = f"""

@@ -53,9 +53,8 @@ PRIOR_DOCUMENTS = 100
 STEM_BLEND = 1.0
 COVERAGE = 0.35
 # Whether a query's words also match their other forms. Recall (the prompt router) turns
-# it off with ``words_as_typed``: a prompt holds many words, their forms would cost more
-# than recall's per-prompt budget allows, and a router that speaks unasked should answer
-# to the words the user typed. A search, asked on purpose, matches the forms too.
+# it off with ``words_as_typed`` for a long prompt only (``candidates.FORMS_UP_TO``): its
+# many words' forms would cost more than they find. A search matches the forms always.
 _WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500

@@ -350,6 +350,16 @@ class Segmenter:
             out.append(word)
         return out
 
+    def subwords(self, text: str) -> list[str]:
+        """``jieba.lcut(text, cut_all=True)``'s words of 2+ characters (``周四`` in ``每周四``)."""
+        out: list[str] = []
+        for k in range(len(text)):
+            words, end = self._shard(text[k])[0], k + 2
+            while end <= len(text) and text[k:end] in words:
+                out += [text[k:end]] if words[text[k:end]] else []
+                end += 1
+        return out
+
 
 class RustSegmenter:
     """jieba's ``cut`` / ``cut_for_search`` (HMM on) by jieba-rs: for index builds."""
@@ -359,6 +369,7 @@ class RustSegmenter:
 
         self._cut = rjieba.cut
         self._cut_for_search = rjieba.cut_for_search
+        self._cut_all = rjieba.cut_all
 
     def cut(self, text: str) -> list[str]:
         """``jieba.lcut(text)``."""
@@ -367,6 +378,10 @@ class RustSegmenter:
     def cut_for_search(self, text: str) -> list[str]:
         """``jieba.lcut_for_search(text)``."""
         return self._cut_for_search(text)
+
+    def subwords(self, text: str) -> list[str]:
+        """The multi-character words of ``jieba.lcut(text, cut_all=True)``."""
+        return [word for word in self._cut_all(text) if len(word) > 1]
 
     def close(self) -> None:
         """Nothing to release (the interface of :class:`Segmenter`)."""

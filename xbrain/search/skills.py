@@ -27,8 +27,10 @@ from .tokenize import Tokenizer
 __all__ = [
     "SKILL_INDEX",
     "after_commit",
+    "checked_query",
     "component",
     "level1",
+    "ranked",
     "recall",
     "reindex_skills",
     "skill_index_meta",
@@ -71,19 +73,26 @@ def recall(
     limit: int = 5,
     tokenizer: Tokenizer | None = None,
 ) -> dict[str, Any]:
-    """Ranked skill descriptors ``{slug, name, description, published, score}`` under
-    the query as asked and the terms it was searched by (``tokenizer``: a caller's,
-    whose loaded segmenter is reused and left open)."""
+    """Level 0 ranked lexically: skill descriptors ``{slug, name, description,
+    published, score}`` under the query as asked and the terms it was searched by
+    (``tokenizer``: a caller's, whose loaded segmenter is reused and left open). The
+    hybrid answer (semantic recall on) is :func:`xbrain.retrieval.skillrecall.recall`."""
+    trimmed = checked_query(query, limit)
+    return {"query": trimmed} | ranked(store_dir, cache_dir, trimmed, limit, tokenizer)
+
+
+def checked_query(query: str, limit: int) -> str:
+    """``query`` trimmed, once it and ``limit`` are in bounds (else InvalidInputError)."""
     from ..errors import InvalidInputError
     from ..inputs import whole_number
 
     whole_number(limit, 1, MAX_LIMIT, f"The limit must be 1-{MAX_LIMIT}.")
     if not isinstance(query, str) or not query.strip() or len(query.strip()) > MAX_QUERY:
         raise InvalidInputError(f"Give a query of 1-{MAX_QUERY:,} characters.")
-    return {"query": query.strip()} | _ranked(store_dir, cache_dir, query.strip(), limit, tokenizer)
+    return query.strip()
 
 
-def _ranked(
+def ranked(
     store_dir: Path, cache_dir: Path, trimmed: str, limit: int, tokenizer: Tokenizer | None
 ) -> dict[str, Any]:
     """``{terms, count, results}`` for a checked, trimmed query."""

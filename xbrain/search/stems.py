@@ -19,13 +19,16 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-__all__ = ["SCHEMA", "record", "record_indexed", "stem", "variants"]
+__all__ = ["MARK", "SCHEMA", "marked", "record", "record_indexed", "stem", "stems_of", "variants"]
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS stems (stem TEXT NOT NULL, term TEXT NOT NULL, "
     "PRIMARY KEY (stem, term)) WITHOUT ROWID"
 )
 _WORD = re.compile(r"[a-z]+\Z")
+# Recall's entry cache holds each English term's stem beside the term, marked so it is
+# never a word of its own (the tokenizer drops control characters).
+MARK = "\x01"
 
 
 @cache
@@ -38,6 +41,18 @@ def _english() -> Any:
 def stem(term: str) -> str:
     """The Snowball English stem of a lowercase ``[a-z]+`` term; any other term itself."""
     return str(_english().stemWord(term)) if _WORD.match(term) else term
+
+
+def stems_of(terms: Iterable[str]) -> dict[str, str]:
+    """The Snowball stem of each English ``[a-z]+`` term among ``terms`` (others left out)."""
+    words = sorted({term for term in terms if _WORD.match(term)})
+    return dict(zip(words, _english().stemWords(words), strict=True)) if words else {}
+
+
+def marked(terms: Iterable[str]) -> set[str]:
+    """The marked stems of ``terms``' English words: what an entry cache holds beside them,
+    and what a prompt looks them up by."""
+    return {MARK + root for root in stems_of(terms).values()}
 
 
 def _inflected(terms: Iterable[str]) -> list[tuple[str, str]]:

@@ -2,8 +2,10 @@
 
 * Text is NFKC-normalized (full-width ``ｒｅａｃｔ`` is ``react``) and lowercased.
 * Han runs (U+4E00–U+9FD5, jieba's range) are segmented with :class:`Segmenter`: the
-  precise cut for queries, the search-engine cut (which adds the dictionary words inside
-  long words) for indexed text, so the query ``对话`` finds ``对话框``.
+  precise cut for queries; for indexed text the search-engine cut (which adds the
+  dictionary words inside long words, so the query ``对话`` finds ``对话框``) and the
+  dictionary words that straddle its words (jieba's full mode: ``每周四`` is cut
+  ``每周|四``, and ``周四`` is indexed too, once per occurrence).
 * Other words follow a Unicode rule: letters, digits and ``_`` joined by an inner ``.``
   or apostrophe (``3.14``, ``foo.bar``, ``don't``, ``app_ui``); hyphens split
   (``web-ui`` → ``web``, ``ui``). Kana runs are words; other ideographs stand alone;
@@ -149,6 +151,10 @@ class Cutter(Protocol):
         """``jieba.lcut_for_search(text)``."""
         ...
 
+    def subwords(self, text: str) -> list[str]:
+        """The multi-character words of ``jieba.lcut(text, cut_all=True)``."""
+        ...
+
     def close(self) -> None:
         """Release what the segmenter holds."""
         ...
@@ -209,10 +215,10 @@ class Tokenizer:
             self._segmenter = None
         self._bulk = None
 
-    def _tokens(self, text: str, search_mode: bool, bulk: bool = False) -> list[str]:
+    def _tokens(self, text: str, how: str, bulk: bool = False) -> list[str]:
         if text.isascii():
             return [token for token in _ASCII_TOKEN.findall(text.lower()) if token not in STOPWORDS]
-        cut = self._cut(search_mode, bulk)
+        cut = self._cut(how, bulk)
         out = _simple_tokens(text.lower(), cut)
         if out is None:  # other scripts, or characters NFKC changes: the full rule
             import unicodedata
@@ -224,8 +230,9 @@ class Tokenizer:
                 out.extend([match.group().replace("’", "'")] if han is None else cut(han))
         return [token for token in out if token not in STOPWORDS]
 
-    def _cut(self, search_mode: bool, bulk: bool) -> Callable[[str], list[str]]:
-        """The cut of a Han run, loading a segmenter only when one is called."""
+    def _cut(self, how: str, bulk: bool) -> Callable[[str], list[str]]:
+        """The cut of a Han run (``how``: ``precise``, ``search`` or ``index``), loading a
+        segmenter only when one is called."""
 
         def cut(han: str) -> list[str]:
             cutter: Cutter = self.segmenter
@@ -233,19 +240,31 @@ class Tokenizer:
                 self._bulk_cut += len(han)
                 if self._bulk is not None or self._bulk_cut > BULK_SWITCH:
                     cutter = self.bulk_segmenter()
-            return cutter.cut_for_search(han) if search_mode else cutter.cut(han)
+            if how == "precise":
+                return cutter.cut(han)
+            out = cutter.cut_for_search(han)
+            if how == "index" and len(han) > 2:  # two characters: no word straddles two
+                held = set(out)
+                out += [word for word in cutter.subwords(han) if word not in held]
+            return out
 
         return cut
 
     def words(self, text: str) -> list[str]:
         """Every term of ``text`` in order, repeats kept (precise Chinese cut)."""
-        return self._tokens(text, search_mode=False)
+        return self._tokens(text, "precise")
+
+    def search_words(self, text: str) -> list[str]:
+        """Every term of ``text`` with jieba's search-engine Chinese cut (the words inside
+        long words too), without the straddling words an index adds: what a prompt may
+        share with an entry, kept as precise as a query."""
+        return self._tokens(text, "search")
 
     def query_terms(self, text: str) -> list[str]:
         """Distinct query terms in first-occurrence order (precise Chinese cut)."""
         return list(dict.fromkeys(self.words(text)))
 
     def counts(self, text: str, bulk: bool = False) -> Counter[str]:
-        """Term frequencies of indexed text (search-engine Chinese cut); ``bulk`` for an
-        index build."""
-        return Counter(self._tokens(text, search_mode=True, bulk=bulk))
+        """Term frequencies of indexed text (search-engine Chinese cut and the dictionary
+        words straddling its words); ``bulk`` for an index build."""
+        return Counter(self._tokens(text, "index", bulk=bulk))

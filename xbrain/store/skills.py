@@ -54,7 +54,7 @@ class Skills:
 
     def skill_recall(self, query: str, limit: int = 5) -> dict[str, Any]:
         """Level 0: ranked descriptors of the active skills matching ``query``."""
-        from ..search.skills import recall
+        from ..retrieval.skillrecall import recall
 
         return recall(self.path, self.cache_dir, query, limit)
 
