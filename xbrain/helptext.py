@@ -59,6 +59,7 @@ TOP_HELP = (
     "  skill         Procedures, runbooks and prompts in the Agent Skills...\n"
     "  status        Which store, whether it exists, counts of resources,...\n"
     "  sync          Send resources and deletions to a personal provider you...\n"
+    "  team          Team stores read beside your own (add a team's git URL;...\n"
     "  telemetry     Report local recall telemetry (what recall showed; never...\n"
     "\n"
     "  Exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 invalid input,\n"

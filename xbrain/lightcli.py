@@ -39,6 +39,7 @@ __all__ = [
     "say",
     "stdin_stream",
     "stdout_failed",
+    "teams_dir",
     "tracebacks_wanted",
     "write_stdout",
 ]
@@ -340,6 +341,12 @@ def cache_dir() -> Path:
     from pathlib import Path
 
     return Path(store_location(os.environ.get("XBRAIN_CACHE_DIR") or _user_dir("cache")))
+
+
+def teams_dir() -> str:
+    """Where team stores live: $XBRAIN_TEAMS_DIR, else ``teams`` in the user data dir."""
+    env = os.environ.get("XBRAIN_TEAMS_DIR")
+    return store_location(env) if env else os.path.join(_user_dir("data"), "teams")
 
 
 def _user_dir(which: str) -> str:

@@ -207,6 +207,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "skill",
         "Procedures, runbooks and prompts in the Agent Skills format, with immutable revisions.",
     ),
+    "team": (
+        "team",
+        "team",
+        "Team stores read beside your own (add a team's git URL; share records to it).",
+    ),
     "telemetry": (
         "telemetry",
         "telemetry",
