@@ -36,6 +36,7 @@ import time
 from .lightcli import (
     cache_dir,
     default_store_path,
+    layered_recall,
     stdin_stream,
     store_location,
     write_stdout,
@@ -333,10 +334,10 @@ def event_is_stop(payload: dict[str, Any]) -> bool:
 def _recall(
     store: Path, payload: dict[str, Any], prompt: str, **options: Any
 ) -> list[dict[str, Any]]:
-    from .search.recall import Options, payload_request, recall
+    from .search.recall import Options, payload_request
 
     request = payload_request(payload, prompt)
-    found = recall(store, cache_dir(), request, Options.of(**options))
+    found = layered_recall(store, request, Options.of(**options))
     return list(found["results"])
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "answer",
     "env_flag",
     "failed",
+    "layered_recall",
     "note_missing_store",
     "parse_plain",
     "parse_recall",
@@ -139,7 +140,7 @@ def answer(
     """What ``xbrain recall`` prints for the prompt (or hook payload) ``data``; ``cwd``:
     the caller's working directory when the payload names none; ``path``: a file, to
     route by the entries' ``paths`` (relative to the working directory)."""
-    from .search.recall import Options, read_request, recall
+    from .search.recall import Options, read_request
 
     request = read_request(data)
     if session is not None:
@@ -149,7 +150,26 @@ def answer(
     if request.cwd is None and cwd is not None:
         request = request.changed(cwd=cwd)
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
-    return recall(store, cache_dir(), request, options)
+    return layered_recall(store, request, options)
+
+
+def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
+    """Recall in the personal store and every team layer (``xbrain team``), merged."""
+    from .search.recall import recall
+    from .team.place import team_layers
+
+    found = recall(store, cache_dir(), request, options)
+    layers = team_layers(teams_dir())
+    if not layers:
+        return found
+    from pathlib import Path
+
+    from .team.layers import layered_recall as merge
+
+    def ask(layer: Any) -> dict[str, Any]:
+        return recall(Path(layer.path), cache_dir(), request, options)
+
+    return merge(found, layers, ask, options.top_k)
 
 
 def run_recall(args: list[str]) -> int | None:

@@ -38,8 +38,22 @@ def put(ctx: click.Context, file: str) -> None:
 @common_options
 @click.pass_context
 def get(ctx: click.Context, resource_id: str) -> None:
-    """Print one resource. Prints private content to stdout."""
-    emit(open_store(ctx).get(resource_id))
+    """Print one resource. Prints private content to stdout.
+
+    Not yours but a team's (xbrain team): {layer, trust, provenance, resource}.
+    """
+    from ..errors import NotFoundError
+
+    try:
+        emit(open_store(ctx).get(resource_id))
+    except NotFoundError:
+        from ..lightcli import teams_dir
+        from ..team.reads import get_resource
+
+        found = get_resource(teams_dir(), resource_id)
+        if found is None:
+            raise
+        emit(found)
 
 
 @click.command()
@@ -101,7 +115,15 @@ def list_command(
     Each item: id, title, purpose, useWhen, limitations, updatedAt and source
     {provider, url}; "total" counts every match. xbrain get ID shows one in full.
     """
-    emit(open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset))
+    from ..lightcli import teams_dir
+    from ..team.reads import list_resources
+
+    listed = open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset)
+    emit(
+        list_resources(
+            teams_dir(), listed, limit=limit, since=since, provider=provider, offset=offset
+        )
+    )
 
 
 @click.command()

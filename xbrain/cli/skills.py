@@ -118,25 +118,59 @@ def recall(
     if slug is None:
         if query is None or revision or resource:
             raise UsageError("Give QUERY (Level 0), or --slug (Levels 1 and 2).")
+        from ..lightcli import teams_dir
         from ..search.query import read_query
         from ..search.skills import recall as level0
+        from ..team.reads import recall_skills
 
         text = read_query(stdin_stream()) if query == "-" else query
-        emit(level0(store_path(ctx), cache_dir(), text, limit))
+        found = level0(store_path(ctx), cache_dir(), text, limit)
+        emit(recall_skills(teams_dir(), found, text, limit, cache_dir()))
         return
     if query is not None:
         raise UsageError("Give either QUERY or --slug, not both.")
     from ..search import skills as indexed
 
     # the index answers the revision recall shows without git; anything else reads git
-    if resource is None:
-        fast = indexed.level1(store_path(ctx), slug) if revision is None else None
-        emit(fast if fast is not None else open_store(ctx).skill_show(slug, revision))
-    else:
-        fast = indexed.component(store_path(ctx), slug, revision, resource) if revision else None
-        emit(
-            fast if fast is not None else open_store(ctx).skill_component(slug, revision, resource)
-        )
+    try:
+        if resource is None:
+            fast = indexed.level1(store_path(ctx), slug) if revision is None else None
+            emit(fast if fast is not None else open_store(ctx).skill_show(slug, revision))
+        else:
+            fast = (
+                indexed.component(store_path(ctx), slug, revision, resource) if revision else None
+            )
+            emit(
+                fast
+                if fast is not None
+                else open_store(ctx).skill_component(slug, revision, resource)
+            )
+    except NotFoundError:  # no such skill of yours: a team's published one, if any
+        team = _team_skill(slug, revision, resource)
+        if team is None:
+            raise
+        emit(team)
+
+
+def _team_skill(slug: str, revision: str | None, resource: str | None) -> dict[str, Any] | None:
+    """Level 1 or 2 of a team's published skill (only its published revision)."""
+    from ..lightcli import teams_dir
+    from ..team.reads import skill_level
+
+    def read(store: Any) -> dict[str, Any]:
+        published: dict[str, Any] = store.skill_show(slug, None)
+        if published.get("state") != "published" or revision not in (
+            None,
+            published.get("revision_id"),
+            str(published.get("revision_number")),
+        ):
+            raise NotFoundError(f"No published revision {revision} of {slug} in the team.")
+        if resource is None:
+            return published
+        found: dict[str, Any] = store.skill_component(slug, published["revision_id"], resource)
+        return found
+
+    return skill_level(teams_dir(), slug, read, cache_dir())
 
 
 @skill.command("log")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,12 +18,18 @@ __all__ = ["Layer", "team_layers", "validate_team_name"]
 _NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}", re.ASCII)
 
 
-@dataclass(frozen=True)
 class Layer:
-    """One team store: its name (``team:NAME`` in results) and its folder."""
+    """One team store: its name (``team:NAME`` in results) and its folder (a plain
+    class: ``dataclasses`` and ``typing`` cost every prompt a few milliseconds)."""
 
-    name: str
-    path: str
+    __slots__ = ("name", "path")
+
+    def __init__(self, name: str, path: str) -> None:
+        self.name = name
+        self.path = path
+
+    def __repr__(self) -> str:
+        return f"Layer({self.name!r}, {self.path!r})"
 
     @property
     def label(self) -> str:
