@@ -55,6 +55,7 @@ TOP_HELP = (
     "  review        The review queue: proposed entries, to accept, reject or...\n"
     "  search        Find resources for QUERY (English, Chinese or mixed).\n"
     "  serve         Keep recall warm: one process per store on a private Unix...\n"
+    "  share         Propose one resource, entry or skill revision of yours to...\n"
     "  show          A resource or an entry as it was at a revision.\n"
     "  skill         Procedures, runbooks and prompts in the Agent Skills...\n"
     "  status        Which store, whether it exists, counts of resources,...\n"

@@ -197,6 +197,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_command",
         "Keep recall warm: one process per store on a private Unix socket.",
     ),
+    "share": (
+        "team",
+        "share_command",
+        "Propose one resource, entry or skill revision of yours to team NAME.",
+    ),
     "show": (
         "history",
         "show",

@@ -22,8 +22,20 @@ from ..timestamps import now_timestamp
 from ..urls import redact_url
 from .place import Layer, team_layers, validate_team_name
 from .syncstate import note_sync, read_sync
+from .trust import check_arrivals
 
-__all__ = ["add", "describe", "list_teams", "pull", "pull_all", "remove", "team_path"]
+__all__ = [
+    "add",
+    "describe",
+    "list_teams",
+    "pull",
+    "pull_all",
+    "push",
+    "remove",
+    "sweep_removals",
+    "sync",
+    "team_path",
+]
 
 
 def team_path(root: Path, name: str) -> Path:
@@ -55,7 +67,10 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
                 Path(root).rmdir()
         raise
     note_sync(target, lastSync=now_timestamp(), lastError=None)
-    return {"team": describe(Layer(name, str(target)))}
+    with Store(target).core.git() as git:
+        head = git.head()
+    untrusted = check_arrivals(target, None, head)
+    return {"team": describe(Layer(name, str(target))), "untrusted": untrusted}
 
 
 def describe(layer: Layer) -> dict[str, Any]:
@@ -96,14 +111,18 @@ def pull(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]
     """Fetch the team repository and fast-forward or merge the local layer; the
     outcome (or the error) is remembered for ``team list`` and ``status``."""
     path = team_path(root, name)
+    store = Store(path, cache_dir=cache_dir)
+    with store.core.git() as git:
+        before = git.head()
     try:
-        result = Store(path, cache_dir=cache_dir).remote_pull("origin")
+        result = store.remote_pull("origin")
     except XbrainError as exc:
         note_sync(path, lastAttempt=now_timestamp(), lastError=exc.message)
         raise
     note_sync(path, lastSync=now_timestamp(), lastAttempt=now_timestamp(), lastError=None)
     result.pop("remote", None)
-    return {"team": name, **result}
+    untrusted = check_arrivals(path, before, result.get("commit"))
+    return {"team": name, **result, "untrusted": untrusted}
 
 
 def pull_all(root: Path, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -124,3 +143,33 @@ def sweep_removals(root: Path) -> None:
         for entry in os.scandir(root):
             if entry.name.startswith(".") and ".removing-" in entry.name:
                 shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def push(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]:
+    """Push the team's clone (what shares and reviews committed while the team could
+    not be reached); nothing to push changes nothing."""
+    path = team_path(root, name)
+    store = Store(path, cache_dir=cache_dir)
+    try:
+        result = store.remote_push("origin")
+    except XbrainError as exc:
+        note_sync(path, lastAttempt=now_timestamp(), lastError=exc.message, ahead=True)
+        raise
+    note_sync(path, lastPush=now_timestamp(), lastError=None, ahead=False)
+    return {"team": name, "pushed": True, "commit": result["commit"]}
+
+
+def sync(root: Path, cache_dir: Path | None = None, name: str | None = None) -> dict[str, Any]:
+    """Pull, then push, every team (or ``name``): ``synced`` and ``failed`` (offline
+    is normal: a team that cannot be reached is listed, never fatal)."""
+    synced, failed = [], []
+    names = [name] if name is not None else [layer.name for layer in team_layers(root)]
+    for each in names:
+        try:
+            pulled = pull(root, each, cache_dir)
+            pushed = push(root, each, cache_dir)
+        except XbrainError as exc:
+            failed.append({"team": each, "error": exc.message, "code": exc.code})
+            continue
+        synced.append({**pulled, "pushed": pushed["pushed"], "commit": pushed["commit"]})
+    return {"synced": synced, "failed": failed}
