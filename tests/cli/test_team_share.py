@@ -154,7 +154,7 @@ def test_a_decision_by_a_non_reviewer_is_reported_and_not_trusted(
     from xbrain.team.hidden import proposals
     from xbrain.team.share import write_proposal
 
-    bare, url = team_remote(xb_proc, tmp_path)
+    _bare, url = team_remote(xb_proc, tmp_path)
     ann = Member(xb_proc, tmp_path / "ann", "ann")
     rita = Member(xb_proc, tmp_path / "rita", "rita")
     ids = stock(ann, tmp_path)
