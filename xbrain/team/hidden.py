@@ -1,9 +1,10 @@
 """What a team layer never shows to reads that route into an agent's context: records
 still proposed (or rejected), skills without a published revision, and accepts the team's
-reviewers did not make (recorded when they arrive, by ``review.untrusted_accepts``).
+reviewers did not make (recorded when they arrive, by ``trust.check_arrivals``); and
+each record's provenance (who committed it last, when).
 
-Worked out once per team commit into ``.git/xbrain/team-hidden.json`` (device-local,
-derived), so a prompt reads one small file per team, never the proposals themselves.
+Worked out once per team commit into ``.git/xbrain/team-layer.json`` (device-local,
+derived; :mod:`.derived` reads it), so a prompt reads one file per team, never git.
 """
 
 from __future__ import annotations
@@ -20,9 +21,8 @@ from ..kinds import proposal as proposal_kind
 from ..kinds import skill as skill_kind
 from ..search.query import main_head
 
-__all__ = ["hidden_ids", "proposals", "reviewers", "untrusted"]
+__all__ = ["hidden_ids", "note_untrusted", "proposals", "refresh", "reviewers", "untrusted"]
 
-_FILE = "team-hidden.json"
 _UNTRUSTED = "team-untrusted.json"
 _MAX = 32 << 20
 
@@ -57,11 +57,14 @@ def untrusted(store: Path) -> dict[str, dict[str, Any]]:
 
 def note_untrusted(store: Path, found: dict[str, dict[str, Any]], cleared: set[str]) -> None:
     """Remember state changes by non-reviewers (and forget those a reviewer made since)."""
+    from .derived import layer_file
+
     known = {k: v for k, v in untrusted(store).items() if k not in cleared}
     known.update(found)
     _write_json(store / ".git" / "xbrain" / _UNTRUSTED, known)
-    with contextlib.suppress(OSError):
-        (store / ".git" / "xbrain" / _FILE).unlink()  # worked out again on the next read
+    kept = _read_json(Path(layer_file(store)))
+    if isinstance(kept, dict):  # what it hides is worked out again; its provenance kept
+        _write_json(Path(layer_file(store)), {**kept, "commit": None})
 
 
 def reviewers(view: View) -> list[str]:
@@ -117,14 +120,71 @@ def _work_out(store: Path) -> list[str]:
     return sorted(hide)
 
 
-def hidden_ids(store: str | Path) -> frozenset[str]:
-    """The ids (``skill:SLUG`` for skills) a read of this team layer leaves out."""
+def _key(path: str) -> str | None:
+    """The record a path belongs to: a resource or entry id, ``skill:SLUG``."""
+    parts = path.split("/")
+    if parts[0] in ("resources", "entries") and len(parts) == 3:
+        return parts[2].removesuffix(".yaml")
+    if parts[0] == skill_kind.DIRECTORY and len(parts) > 2:
+        return f"skill:{parts[1]}"
+    return None
+
+
+def _provenance(git: Any, head: str, known: dict[str, Any] | None) -> dict[str, Any]:
+    """key → [committer, epoch, commit] of the last first-parent commit that changed
+    the record; ``known`` (worked out at an older commit) is extended by the walk."""
+    from ..core import CommitId
+
+    stop = known.get("provenanceAt") if known else None
+    assigned: dict[str, list[Any]] = {}
+    commit: Any = CommitId(head)
+    reached = False
+    for _ in range(_SCAN):
+        if commit == stop:
+            reached = True
+            break
+        info = git.commit_info(commit)
+        parent = info.parents[0] if info.parents else None
+        for path in git.changed_files(parent, commit):
+            key = _key(path)
+            if key is not None and key not in assigned:
+                assigned[key] = [info.author, info.time, str(info.id)]
+        if parent is None:
+            break
+        commit = parent
+    if reached and known is not None:
+        return {**known.get("provenance", {}), **assigned}
+    return assigned
+
+
+def refresh(store: str | Path) -> dict[str, Any]:
+    """Work out the layer's derived file for its current head (kept when it already
+    is): what it hides and its provenance."""
+    from .derived import layer_file, read_layer
+
     store = Path(store)
     head = main_head(store / ".git")
-    path = store / ".git" / "xbrain" / _FILE
-    kept = _read_json(path)
-    if isinstance(kept, dict) and kept.get("commit") == head and isinstance(kept.get("ids"), list):
-        return frozenset(str(x) for x in kept["ids"])
-    ids = _work_out(store)
-    _write_json(path, {"commit": head, "ids": ids})
-    return frozenset(ids)
+    kept = read_layer(store, head)
+    if kept is not None or head is None:
+        return kept or {"hidden": [], "provenance": {}}
+    old = _read_json(Path(layer_file(store)))
+    with Core(store).git() as git:
+        at = old.get("provenanceAt") if isinstance(old, dict) else None
+        known = old if isinstance(at, str) and git.has_commit(at) else None
+        provenance = _provenance(git, head, known)
+    value = {
+        "commit": head,
+        "hidden": _work_out(store),
+        "provenanceAt": head,
+        "provenance": provenance,
+    }
+    _write_json(Path(layer_file(store)), value)
+    return value
+
+
+_SCAN = 100_000
+
+
+def hidden_ids(store: str | Path) -> frozenset[str]:
+    """The ids (``skill:SLUG`` for skills) a read of this team layer leaves out."""
+    return frozenset(str(x) for x in refresh(store)["hidden"])

@@ -14,20 +14,16 @@ never fails because of a team.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core import Core
-from ..core.registry import record_path
 from ..errors import XbrainError
-from ..kinds import skill as skill_kind
-from ..timestamps import format_timestamp
-from .hidden import hidden_ids
+from .derived import read_layer
 from .place import Layer
 
 __all__ = [
     "PERSONAL",
+    "derived",
     "layered_list",
     "layered_recall",
     "layered_search",
@@ -38,52 +34,51 @@ __all__ = [
 
 PERSONAL = "personal"
 _FAILURES = (XbrainError, OSError, ValueError)
-_SCAN = 10_000  # commits a provenance walk looks back at most
-_known: dict[tuple[str, str, str], dict[str, Any] | None] = {}
 
 
-def provenance(layer: Layer, kind: str, rid: str) -> dict[str, Any] | None:
-    """``{committer, time, commit}`` of the last commit that changed a team record
-    (``kind`` ``skill``: ``rid`` is its slug), or None when it cannot be told."""
-    core = Core(Path(layer.path))
-    try:
-        with core.git() as git:
-            head = str(git.head())
-            key = (layer.path, head, f"{kind}:{rid}")
-            if key in _known:
-                return _known[key]
-            path = skill_kind.state_path(rid) if kind == "skill" else record_path(kind, rid)
-            found = git.path_commits(path, 1, scan=_SCAN)
-    except _FAILURES:
+def derived(layer: Layer) -> dict[str, Any]:
+    """The layer's derived file (what it hides, provenance), worked out when behind."""
+    from ..search.query import main_head
+
+    found = read_layer(layer.path, main_head(Path(layer.path) / ".git"))
+    if found is None:
+        from .hidden import refresh  # git: only when the layer moved without a team command
+
+        found = refresh(layer.path)
+    return found
+
+
+def provenance(known: dict[str, Any], key: str) -> dict[str, Any] | None:
+    """``{committer, time, commit}`` of the last commit that changed record ``key`` (an
+    id, or ``skill:SLUG``), or None when it cannot be told."""
+    found = known.get("provenance", {}).get(key)
+    if not isinstance(found, list) or len(found) != 3:
         return None
-    shown = None
-    if found:
-        when = format_timestamp(datetime.fromtimestamp(found[0].time, timezone.utc))
-        shown = {"committer": found[0].author, "time": when, "commit": str(found[0].id)}
-    _known[key] = shown
-    return shown
+    from datetime import datetime, timezone
+
+    from ..timestamps import format_timestamp
+
+    when = format_timestamp(datetime.fromtimestamp(int(found[1]), timezone.utc))
+    return {"committer": str(found[0]), "time": when, "commit": str(found[2])}
 
 
-def team_item(item: dict[str, Any], layer: Layer, kind: str, rid: str) -> dict[str, Any]:
+def team_item(
+    item: dict[str, Any], layer: Layer, known: dict[str, Any], key: str
+) -> dict[str, Any]:
     """``item`` as a result of team ``layer``: its layer, trust and provenance."""
     trust = "untrusted" if item.get("trust") == "untrusted" else "team"
-    return {
-        **item,
-        "layer": layer.label,
-        "trust": trust,
-        "provenance": provenance(layer, kind, rid),
-    }
+    return {**item, "layer": layer.label, "trust": trust, "provenance": provenance(known, key)}
 
 
 def _ask(layers: Iterable[Layer], run: Callable[[Layer], dict[str, Any]]) -> Any:
-    """(layer, its answer, what it hides) for every team layer that answers."""
+    """(layer, its answer, its derived file, what it hides) for every layer that answers."""
     for layer in layers:
         try:
             found = run(layer)
-            hide = hidden_ids(layer.path)
+            known = derived(layer)
         except _FAILURES:
             continue
-        yield layer, found, hide
+        yield layer, found, known, frozenset(known.get("hidden", ()))
 
 
 def layered_search(
@@ -95,20 +90,18 @@ def layered_search(
     """``xbrain search``: the best ``limit`` results of every layer by score."""
     if not layers:
         return personal
-    merged: list[tuple[dict[str, Any], Layer | None]] = [(r, None) for r in personal["results"]]
+    merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
     seen = {r["citation"]["id"] for r in personal["results"]}
-    for layer, found, hide in _ask(layers, run):
+    for layer, found, known, hide in _ask(layers, run):
         for result in found["results"]:
             rid = result["citation"]["id"]
             if rid not in seen and rid not in hide:
                 seen.add(rid)
-                merged.append((result, layer))
+                merged.append((result, (layer, known)))
     merged.sort(key=lambda pair: -float(pair[0]["score"]))
     results = [
-        {**r, "layer": PERSONAL}
-        if layer is None
-        else team_item(r, layer, "resource", r["citation"]["id"])
-        for r, layer in merged[:limit]
+        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], r["citation"]["id"])
+        for r, at in merged[:limit]
     ]
     return {**personal, "results": results}
 
@@ -124,22 +117,22 @@ def layered_list(
     ``offset + limit``)."""
     if not layers:
         return personal
-    merged: list[tuple[dict[str, Any], Layer | None]] = [(r, None) for r in personal["results"]]
+    merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
     seen = {r["id"] for r in personal["results"]}
     total = personal["total"]
-    for layer, found, hide in _ask(layers, run):
+    for layer, found, known, hide in _ask(layers, run):
         total += found["total"]
         for result in found["results"]:
             if result["id"] in hide or result["id"] in seen:
                 total -= 1
                 continue
             seen.add(result["id"])
-            merged.append((result, layer))
+            merged.append((result, (layer, known)))
     merged.sort(key=lambda pair: (pair[0]["updatedAt"], pair[0]["id"]), reverse=True)
     page = merged[offset : offset + limit]
     results = [
-        {**r, "layer": PERSONAL} if layer is None else team_item(r, layer, "resource", r["id"])
-        for r, layer in page
+        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], r["id"])
+        for r, at in page
     ]
     return {**personal, "total": max(total, len(merged)), "results": results}
 
@@ -153,18 +146,18 @@ def layered_skills(
     """``xbrain skill recall QUERY`` (Level 0): published team skills beside yours."""
     if not layers:
         return personal
-    merged: list[tuple[dict[str, Any], Layer | None]] = [(r, None) for r in personal["results"]]
+    merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
     seen = {r["slug"] for r in personal["results"]}
-    for layer, found, hide in _ask(layers, run):
+    for layer, found, known, hide in _ask(layers, run):
         for result in found["results"]:
             slug = result["slug"]
             if slug not in seen and f"skill:{slug}" not in hide and result.get("published"):
                 seen.add(slug)
-                merged.append((result, layer))
+                merged.append((result, (layer, known)))
     merged.sort(key=lambda pair: -float(pair[0]["score"]))
     results = [
-        {**r, "layer": PERSONAL} if layer is None else team_item(r, layer, "skill", r["slug"])
-        for r, layer in merged[:limit]
+        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], f"skill:{r['slug']}")
+        for r, at in merged[:limit]
     ]
     return {**personal, "count": len(results), "results": results}
 
@@ -179,12 +172,6 @@ def _group(result: dict[str, Any]) -> int:
     return 0 if result.get("why", {}).get("via") == "path" else 1
 
 
-def _kind_and_id(result: dict[str, Any]) -> tuple[str, str]:
-    if result["kind"] == "skill":
-        return "skill", str(result["id"]).removeprefix("skill:")
-    return ("resource" if result["kind"] == "resource" else "entry"), str(result["id"])
-
-
 def layered_recall(
     personal: dict[str, Any],
     layers: list[Layer],
@@ -197,10 +184,10 @@ def layered_recall(
     if not layers:
         return personal
     limit = int(personal["budget"]["limit"])
-    merged: list[tuple[dict[str, Any], Layer | None]] = [(r, None) for r in personal["results"]]
+    merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
     seen = {r["id"] for r in personal["results"]}
     skipped = list(personal["skipped"])
-    for layer, found, hide in _ask(layers, run):
+    for layer, found, known, hide in _ask(layers, run):
         skipped += [s for s in found["skipped"] if s["id"] not in seen]
         for result in found["results"]:
             if result["id"] in hide:
@@ -209,20 +196,20 @@ def layered_recall(
                 skipped.append({"id": result["id"], "reason": f"personal wins over {layer.label}"})
                 continue
             seen.add(result["id"])
-            merged.append((result, layer))
+            merged.append((result, (layer, known)))
     merged.sort(key=lambda pair: (_group(pair[0]), -float(pair[0]["score"])))
     results, used, taken = [], 0, dict[int, int]()
-    for result, layer in merged:
+    for result, at in merged:
         group = _group(result)
         if taken.get(group, 0) >= cap or used + len(result["text"]) > limit:
             skipped.append({"id": result["id"], "reason": "over budget"})
             continue
         taken[group] = taken.get(group, 0) + 1
         used += len(result["text"])
-        if layer is None:
+        if at is None:
             results.append({**result, "layer": PERSONAL})
         else:
-            results.append(team_item(result, layer, *_kind_and_id(result)))
+            results.append(team_item(result, at[0], at[1], str(result["id"])))
     return {
         **personal,
         "results": results,

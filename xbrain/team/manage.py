@@ -20,6 +20,7 @@ from ..remote.settings import validate_remote_url
 from ..store import Store, clone
 from ..timestamps import now_timestamp
 from ..urls import redact_url
+from .hidden import refresh
 from .place import Layer, team_layers, validate_team_name
 from .syncstate import note_sync, read_sync
 from .trust import check_arrivals
@@ -67,9 +68,12 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
                 Path(root).rmdir()
         raise
     note_sync(target, lastSync=now_timestamp(), lastError=None)
+    # what recall showed is recorded once, by the personal store (the merged answer)
+    Store(target).set_telemetry(False)
     with Store(target).core.git() as git:
         head = git.head()
     untrusted = check_arrivals(target, None, head)
+    refresh(target)
     return {"team": describe(Layer(name, str(target))), "untrusted": untrusted}
 
 
@@ -122,6 +126,7 @@ def pull(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]
     note_sync(path, lastSync=now_timestamp(), lastAttempt=now_timestamp(), lastError=None)
     result.pop("remote", None)
     untrusted = check_arrivals(path, before, result.get("commit"))
+    refresh(path)
     return {"team": name, **result, "untrusted": untrusted}
 
 

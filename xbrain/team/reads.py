@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFoundError, XbrainError
+from ..errors import XbrainError
 from .place import Layer, team_layers
 
 __all__ = ["get_resource", "list_resources", "recall_skills", "skill_level"]
@@ -23,16 +23,16 @@ def get_resource(root: str | Path | None, rid: str) -> dict[str, Any] | None:
     """The accepted team resource ``rid`` as ``{layer, trust, provenance, resource}``
     (the first team that holds it), or None."""
     for layer in team_layers(root):
-        from .hidden import hidden_ids
-        from .layers import provenance
+        from .layers import derived, provenance
 
         try:
-            resource = _store(layer).get(rid)
-            if rid in hidden_ids(layer.path):
+            known = derived(layer)
+            if rid in known["hidden"]:
                 continue
+            resource = _store(layer).get(rid)
         except (XbrainError, OSError):
             continue
-        where = provenance(layer, "resource", rid)
+        where = provenance(known, rid)
         return {"layer": layer.label, "trust": "team", "provenance": where, "resource": resource}
     return None
 
@@ -88,17 +88,15 @@ def skill_level(
     personal command's own read, on a team store), with its layer; None when no team
     has it published."""
     for layer in team_layers(root):
-        from .hidden import hidden_ids
-        from .layers import provenance
+        from .layers import derived, provenance
 
         try:
-            if f"skill:{slug}" in hidden_ids(layer.path):
+            known = derived(layer)
+            if f"skill:{slug}" in known["hidden"]:
                 continue
             found: dict[str, Any] = read(_store(layer, cache_dir))
-        except NotFoundError:
-            continue
         except (XbrainError, OSError):
             continue
-        where = provenance(layer, "skill", slug)
+        where = provenance(known, f"skill:{slug}")
         return {**found, "layer": layer.label, "trust": "team", "provenance": where}
     return None

@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
 from ..store import Store
 from ..timestamps import now_timestamp
-from .hidden import proposals, reviewers, untrusted
+from .hidden import note_untrusted, proposals, refresh, reviewers, untrusted
 from .manage import pull, team_path
 from .share import identity_of, push_team, write_proposal
 
@@ -109,18 +109,13 @@ def decide(
     else:
         write_proposal(team, decided, subject)
         _apply(team, item, verb)
-    from .hidden import note_untrusted
-
     note_untrusted(path, {}, {item["key"]})
+    pushed = push_team(root, name, team, cache_dir)
     with team.core.git() as git:
         head = git.head()
+    refresh(path)
     shown = {k: decided[k] for k in ("key", "kind", "id", "state", "reviewedBy")}
-    return {
-        "team": name,
-        "decided": shown,
-        "commit": head,
-        **push_team(root, name, team, cache_dir),
-    }
+    return {"team": name, "decided": shown, "commit": head, **pushed}
 
 
 def _apply(team: Store, item: dict[str, Any], verb: str) -> None:

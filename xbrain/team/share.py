@@ -23,6 +23,7 @@ from ..errors import InvalidInputError, XbrainError
 from ..kinds import proposal as proposal_kind
 from ..store import Store
 from ..timestamps import now_timestamp
+from .hidden import refresh
 from .manage import pull, team_path
 from .syncstate import note_sync
 
@@ -103,9 +104,11 @@ def share(
     else:
         proposal = _share_skill(personal, team, what, revision, base)
     shown = {k: proposal[k] for k in ("key", "kind", "id", "state", "sharedBy")}
+    pushed = push_team(root, name, team, cache_dir)
     with team.core.git() as git:
         head = git.head()
-    return {"team": name, "shared": shown, "commit": head, **push_team(root, name, team, cache_dir)}
+    refresh(path)
+    return {"team": name, "shared": shown, "commit": head, **pushed}
 
 
 def _share_skill(
