@@ -238,6 +238,7 @@ def respond(
     env = dict(os.environ) if env is None else env
     event = payload.get("hook_event_name")
     if event == "SessionStart":
+        _session_sync(store)
         return _context("SessionStart", REMINDER)
     from .inputs import no_store
 
@@ -324,6 +325,16 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
         return None if learning is None else {"decision": "block", "reason": learning}
     reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
     return {"decision": "block", "reason": reason}
+
+
+def _session_sync(store: Path) -> None:
+    """``sync.auto``: a background pull of the store's origin and every team (never
+    waited for: offline is normal)."""
+    from .lightcli import teams_dir
+    from .team.autosync import enabled, start
+
+    if enabled(store):
+        start(store, teams_dir(), "pull")
 
 
 def event_is_stop(payload: dict[str, Any]) -> bool:

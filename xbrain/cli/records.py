@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .base import allow_secret_option, common_options, emit, open_store, read_input
+from .base import allow_secret_option, common_options, emit, open_store, read_input, store_path
 
 
 @click.command()
@@ -162,5 +162,16 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
           projects             (no VALUE) list the folders recall has seen on
                                this device, their project ids and lastSeen
           telemetry on|off     recall telemetry on this device (not committed)
+          sync.auto on|off     pull at session start and push after writes, in
+                               the background (this device; not committed)
+          team.reviewers LIST  a team store's reviewers: "Ann <a@x.org>, …"
     """
+    if key == "sync.auto":
+        from ..errors import UsageError
+        from ..team.autosync import set_auto
+
+        if value not in ("on", "off"):
+            raise UsageError("xbrain config sync.auto on|off")
+        emit(set_auto(store_path(ctx), value == "on"))
+        return
     emit(open_store(ctx).config(key, value))

@@ -1,4 +1,4 @@
-"""What this device remembers of a team store's syncs: ``.git/xbrain/team-sync.json``
+"""What this device remembers of a team store's syncs: ``.git/xbrain/sync-state.json``
 (never committed): the last successful sync, the last attempt and its error."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 __all__ = ["note_sync", "read_sync"]
 
-_FILE = os.path.join(".git", "xbrain", "team-sync.json")
+_FILE = os.path.join(".git", "xbrain", "sync-state.json")
 _MAX = 64 << 10
 
 
