@@ -56,6 +56,7 @@ bench: setup
 	$(BIN)/python bench/criterion.py
 	$(BIN)/python bench/recall_quality.py
 	$(BIN)/python bench/semantic_quality.py
+	$(BIN)/python bench/team_layers.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
