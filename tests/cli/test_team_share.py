@@ -118,6 +118,7 @@ def test_share_review_recall_across_two_members(xb_proc: Run, tmp_path: Path) ->
     rita.ok("team", "add", "eng", url, store=False)
     listed = rita.ok("team", "review", "eng", store=False)
     assert listed["reviewers"] == ["Rita <rita@example.org>"]
+    assert rita.ok("team", "list", store=False)["teams"][0]["reviewers"] == listed["reviewers"]
     assert {p["kind"] for p in listed["proposals"]} == {"resource", "entry", "skill"}
     prompt = "build tips: make -j2 on the CI box?"
     assert MEMORY not in [r["id"] for r in rita.ok("recall", "-", input=prompt)["results"]]

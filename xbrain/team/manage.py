@@ -20,7 +20,7 @@ from ..remote.settings import validate_remote_url
 from ..store import Store, clone
 from ..timestamps import now_timestamp
 from ..urls import redact_url
-from .hidden import refresh
+from .hidden import refresh, reviewers
 from .place import Layer, team_layers, validate_team_name
 from .syncstate import note_sync, read_sync
 from .trust import check_arrivals
@@ -84,6 +84,8 @@ def describe(layer: Layer) -> dict[str, Any]:
     sync = read_sync(layer.path)
     with store.core.git() as git:
         head = git.head()
+    with store.core.reading() as view:
+        listed = reviewers(view) if view is not None else []
     url = remotes.get("origin")
     return {
         "name": layer.name,
@@ -91,6 +93,7 @@ def describe(layer: Layer) -> dict[str, Any]:
         "url": redact_url(url) if url else None,
         "path": layer.path,
         "commit": head,
+        "reviewers": listed,
         "lastSync": sync.get("lastSync"),
         "lastError": sync.get("lastError"),
     }
