@@ -165,9 +165,11 @@ def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
     from pathlib import Path
 
     from .team.layers import layered_recall as merge
+    from .team.layers import session_kept
 
     def ask(layer: Any) -> dict[str, Any]:
-        return recall(Path(layer.path), cache_dir(), request, options)
+        with session_kept(layer, request.session):
+            return recall(Path(layer.path), cache_dir(), request, options)
 
     return merge(found, layers, ask, options.top_k)
 

@@ -155,3 +155,30 @@ def test_without_a_team_every_read_is_unchanged(xb_proc: Run, xb: Run, tmp_path:
     assert all("layer" not in r for r in xb_proc("list").json["results"])
     recalled = xb_proc("recall", "-", input="a personal dialog note about keyboard focus")
     assert all("layer" not in r for r in recalled.json["results"])
+
+
+def test_a_team_result_the_merge_left_out_is_not_counted_as_shown(
+    xb_proc: Run, xb: Run, team: Path
+) -> None:
+    """The team layer's recall marks what it returns as shown this session; what the
+    merge with the personal answer then cut (here: --top-k 1, the personal memory
+    first) must surface later in the session, not be skipped as "shown"."""
+    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0  # the same entries
+    own = [
+        {
+            "kind": "memory",
+            "name": "ci-speed",
+            "description": "CI build tips: use make -j2",
+            "queries": ["build tips make -j2 on the CI box"],
+            "body": "Mine: ccache.",
+        }
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(own)).code == 0
+    assert xb("entry", "delete", MEMORY).code == 0  # the team's copy is the only one now
+    session = json.dumps({"prompt": "build tips: make -j2 on the CI box?", "session_id": "cut"})
+    first = xb_proc("recall", "-", "--top-k", "1", input=session).json
+    assert [r["layer"] for r in first["results"] if r["kind"] == "memory"] == ["personal"]
+    assert {"id": MEMORY, "reason": "over budget"} in first["skipped"]
+    again = json.dumps({"prompt": "project notes build tips", "session_id": "cut"})
+    later = xb_proc("recall", "-", input=again).json
+    assert [r["layer"] for r in later["results"] if r["id"] == MEMORY] == ["team:eng"]

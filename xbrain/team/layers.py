@@ -13,7 +13,8 @@ never fails because of a team.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,38 @@ def team_item(
     """``item`` as a result of team ``layer``: its layer, trust and provenance."""
     trust = "untrusted" if item.get("trust") == "untrusted" else "team"
     return {**item, "layer": layer.label, "trust": trust, "provenance": provenance(known, key)}
+
+
+_returned: dict[str, tuple[str | None, dict[str, Any]]] = {}
+
+
+@contextlib.contextmanager
+def session_kept(layer: Layer, session: str | None) -> Iterator[None]:
+    """Around one team layer's recall: remember what its session had shown, so that what
+    the merge then leaves out is not counted as shown (``layered_recall`` undoes it)."""
+    from ..search.session import session_state
+
+    control = Path(layer.path) / ".git"
+    with session_state(control, session) as state:
+        before = dict(state["shown"])
+    yield
+    _returned[layer.path] = (session, before)
+
+
+def _unshow(layer: Layer, cut: set[str]) -> None:
+    """Forget that ``layer``'s session showed ``cut`` (the merge left them out)."""
+    kept = _returned.pop(layer.path, None)
+    if kept is None or not cut or kept[0] is None:
+        return
+    from ..search.session import session_state
+
+    session, before = kept
+    with session_state(Path(layer.path) / ".git", session) as state:
+        for rid in cut:
+            if rid in before:
+                state["shown"][rid] = before[rid]
+            else:
+                state["shown"].pop(rid, None)
 
 
 def _ask(layers: Iterable[Layer], run: Callable[[Layer], dict[str, Any]]) -> Any:
@@ -187,7 +220,9 @@ def layered_recall(
     merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
     seen = {r["id"] for r in personal["results"]}
     skipped = list(personal["skipped"])
+    returned: list[tuple[Layer, set[str]]] = []
     for layer, found, known, hide in _ask(layers, run):
+        returned.append((layer, {str(r["id"]) for r in found["results"]}))
         skipped += [s for s in found["skipped"] if s["id"] not in seen]
         for result in found["results"]:
             if result["id"] in hide:
@@ -210,6 +245,9 @@ def layered_recall(
             results.append({**result, "layer": PERSONAL})
         else:
             results.append(team_item(result, at[0], at[1], str(result["id"])))
+    shown = {str(r["id"]) for r in results if r["layer"] != PERSONAL}
+    for layer, ids in returned:
+        _unshow(layer, ids - shown)
     return {
         **personal,
         "results": results,
