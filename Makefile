@@ -71,6 +71,7 @@ bench: setup
 	  echo "note: chitchat-dataset not installed; bench/everyday.py leaves its public-dialogue rows out"
 	$(BIN)/python bench/everyday.py
 	$(BIN)/python bench/suite_modes.py
+	$(BIN)/python bench/team_layers.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -36,6 +36,7 @@ import time
 from .lightcli import (
     cache_dir,
     default_store_path,
+    layered_recall,
     stdin_stream,
     store_location,
     write_stdout,
@@ -241,6 +242,7 @@ def respond(
     env = dict(os.environ) if env is None else env
     event = payload.get("hook_event_name")
     if event == "SessionStart":
+        _session_sync(store)
         return _context("SessionStart", REMINDER)
     from .inputs import no_store
 
@@ -329,6 +331,16 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
     return {"decision": "block", "reason": reason}
 
 
+def _session_sync(store: Path) -> None:
+    """``sync.auto``: a background pull of the store's origin and every team (never
+    waited for: offline is normal)."""
+    from .lightcli import teams_dir
+    from .team.autosync import enabled, start
+
+    if enabled(store):
+        start(store, teams_dir(), "pull")
+
+
 def event_is_stop(payload: dict[str, Any]) -> bool:
     """The main agent's Stop (a subagent's stop is not the session's end)."""
     return payload.get("hook_event_name") == "Stop"
@@ -337,10 +349,10 @@ def event_is_stop(payload: dict[str, Any]) -> bool:
 def _recall(
     store: Path, payload: dict[str, Any], prompt: str, **options: Any
 ) -> list[dict[str, Any]]:
-    from .recall.route import Options, payload_request, recall
+    from .recall.route import Options, payload_request
 
     request = payload_request(payload, prompt)
-    found = recall(store, cache_dir(), request, Options.of(**options))
+    found = layered_recall(store, request, Options.of(**options))
     return list(found["results"])
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "answer",
     "env_flag",
     "failed",
+    "layered_recall",
     "note_missing_store",
     "parse_plain",
     "parse_recall",
@@ -39,6 +40,7 @@ __all__ = [
     "say",
     "stdin_stream",
     "stdout_failed",
+    "teams_dir",
     "tracebacks_wanted",
     "write_stdout",
 ]
@@ -140,7 +142,7 @@ def answer(
     the caller's working directory when the payload names none; ``path``: a file, to
     route by the entries' ``paths`` (relative to the working directory); ``record``
     False: telemetry notes nothing (a look in ``xbrain ui``, not a recall)."""
-    from .recall.route import Options, read_request, recall
+    from .recall.route import Options, read_request
 
     request = read_request(data)
     if session is not None:
@@ -152,7 +154,28 @@ def answer(
     options = Options.of(include_retired=include_retired, project=project, only=only, **given)
     if not record:
         options = options.changed(record=False)
-    return recall(store, cache_dir(), request, options)
+    return layered_recall(store, request, options)
+
+
+def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
+    """Recall in the personal store and every team layer (``xbrain team``), merged."""
+    from .recall.route import recall
+    from .team.place import team_layers
+
+    found = recall(store, cache_dir(), request, options)
+    layers = team_layers(teams_dir())
+    if not layers:
+        return found
+    from pathlib import Path
+
+    from .team.layers import layered_recall as merge
+    from .team.layers import session_kept
+
+    def ask(layer: Any) -> dict[str, Any]:
+        with session_kept(layer, request.session):
+            return recall(Path(layer.path), cache_dir(), request, options)
+
+    return merge(found, layers, ask, options.top_k)
 
 
 def run_recall(args: list[str]) -> int | None:
@@ -349,6 +372,12 @@ def cache_dir() -> Path:
     from pathlib import Path
 
     return Path(store_location(os.environ.get("XBRAIN_CACHE_DIR") or _user_dir("cache")))
+
+
+def teams_dir() -> str:
+    """Where team stores live: $XBRAIN_TEAMS_DIR, else ``teams`` in the user data dir."""
+    env = os.environ.get("XBRAIN_TEAMS_DIR")
+    return store_location(env) if env else os.path.join(_user_dir("data"), "teams")
 
 
 def _user_dir(which: str) -> str:

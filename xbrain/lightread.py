@@ -79,6 +79,11 @@ def run_list(args: list[str]) -> int | None:
     try:
         control = _control_dir(found)  # takes "store" out: the rest is the request
         listed = from_index(partial(indexed_listing, control), **found)
+        if listed is not None:
+            from .lightcli import teams_dir
+            from .team.reads import list_resources
+
+            listed = list_resources(teams_dir(), listed, **found)
     except (XbrainError, OSError, ValueError):  # the click command refuses it, in its words
         return None
     return None if listed is None else print_document(listed)

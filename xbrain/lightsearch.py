@@ -21,6 +21,7 @@ from .lightcli import (
     print_served,
     stdin_stream,
     store_location,
+    teams_dir,
 )
 
 TYPE_CHECKING = False  # on every search's path: neither typing nor pathlib at import
@@ -59,7 +60,29 @@ def search_document(
     from .search.query import brief as shorten
 
     found = search_store(store, cache_dir(), query, progress=progress, **given)
+    if given.get("at") is None and given.get("provider") is None:
+        found = _with_teams(found, query, given)
     return shorten(found) if brief else found
+
+
+def _with_teams(found: dict[str, Any], query: str, given: dict[str, Any]) -> dict[str, Any]:
+    """``found`` with every team layer's results merged in (``xbrain team``)."""
+    from .team.place import team_layers
+
+    layers = team_layers(teams_dir())
+    if not layers:
+        return found
+    from pathlib import Path
+
+    from .retrieval.run import search_store
+    from .team.layers import layered_search
+
+    asked = {k: v for k, v in given.items() if k not in ("at", "provider")}
+
+    def ask(layer: Any) -> dict[str, Any]:
+        return search_store(Path(layer.path), cache_dir(), query, **asked)
+
+    return layered_search(found, layers, ask, given.get("limit") or 5)
 
 
 def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:

@@ -110,6 +110,10 @@ def write(
         agent=agent if given is None else given,
         cache_dir=cache_dir() if cache is None else cache,
     )
+    from .lightcli import teams_dir
+    from .team.autosync import after_write
+
+    opened.core.after_commit.append(after_write(opened.path, teams_dir()))  # sync.auto
     source = stdin if found["source"] == "-" else Path(found["source"])
     if op == "put":
         from .inputs import read_json_input

@@ -197,6 +197,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "serve_command",
         "Keep recall warm: one process per store on a private Unix socket.",
     ),
+    "share": (
+        "team",
+        "share_command",
+        "Propose one resource, entry or skill revision of yours to team NAME.",
+    ),
     "show": (
         "history",
         "show",
@@ -211,6 +216,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "ui",
         "ui",
         "Browse the store in a local web page (needs: pip install 'xbrain[ui]').",
+    ),
+    "team": (
+        "team",
+        "team",
+        "Team stores read beside your own (add a team's git URL; share records to it).",
     ),
     "telemetry": (
         "telemetry",

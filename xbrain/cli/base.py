@@ -144,13 +144,18 @@ def open_store(ctx: click.Context) -> Any:
 
     settings = ctx.ensure_object(Settings)
     agent = settings.agent if settings.agent is not None else os.environ.get("XBRAIN_AGENT")
-    return Store(
+    store = Store(
         store_path(ctx),
         wait=settings.wait or 0.0,
         agent=agent,
         cache_dir=cache_dir(),
         allow_secrets=frozenset(name.lower() for name in settings.allow_secret),
     )
+    from ..lightcli import teams_dir
+    from ..team.autosync import after_write
+
+    store.core.after_commit.append(after_write(store.path, teams_dir()))  # sync.auto
+    return store
 
 
 def quiet_network_libraries() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .base import allow_secret_option, common_options, emit, open_store, read_input
+from .base import allow_secret_option, common_options, emit, open_store, read_input, store_path
 
 
 @click.command()
@@ -38,8 +38,22 @@ def put(ctx: click.Context, file: str) -> None:
 @common_options
 @click.pass_context
 def get(ctx: click.Context, resource_id: str) -> None:
-    """Print one resource. Prints private content to stdout."""
-    emit(open_store(ctx).get(resource_id))
+    """Print one resource. Prints private content to stdout.
+
+    Not yours but a team's (xbrain team): {layer, trust, provenance, resource}.
+    """
+    from ..errors import NotFoundError
+
+    try:
+        emit(open_store(ctx).get(resource_id))
+    except NotFoundError:
+        from ..lightcli import teams_dir
+        from ..team.reads import get_resource
+
+        found = get_resource(teams_dir(), resource_id)
+        if found is None:
+            raise
+        emit(found)
 
 
 @click.command()
@@ -101,7 +115,15 @@ def list_command(
     Each item: id, title, purpose, useWhen, limitations, updatedAt and source
     {provider, url}; "total" counts every match. xbrain get ID shows one in full.
     """
-    emit(open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset))
+    from ..lightcli import teams_dir
+    from ..team.reads import list_resources
+
+    listed = open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset)
+    emit(
+        list_resources(
+            teams_dir(), listed, limit=limit, since=since, provider=provider, offset=offset
+        )
+    )
 
 
 @click.command()
@@ -140,5 +162,16 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
           projects             (no VALUE) list the folders recall has seen on
                                this device, their project ids and lastSeen
           telemetry on|off     recall telemetry on this device (not committed)
+          sync.auto on|off     pull at session start and push after writes, in
+                               the background (this device; not committed)
+          team.reviewers LIST  a team store's reviewers: "Ann <a@x.org>, …"
     """
+    if key == "sync.auto":
+        from ..errors import UsageError
+        from ..team.autosync import set_auto
+
+        if value not in ("on", "off"):
+            raise UsageError("xbrain config sync.auto on|off")
+        emit(set_auto(store_path(ctx), value == "on"))
+        return
     emit(open_store(ctx).config(key, value))

@@ -127,14 +127,45 @@ def recall(
     from ..search import skills as indexed
 
     # the index answers the revision recall shows without git; anything else reads git
-    if resource is None:
-        fast = indexed.level1(store_path(ctx), slug) if revision is None else None
-        emit(fast if fast is not None else open_store(ctx).skill_show(slug, revision))
-    else:
-        fast = indexed.component(store_path(ctx), slug, revision, resource) if revision else None
-        emit(
-            fast if fast is not None else open_store(ctx).skill_component(slug, revision, resource)
-        )
+    try:
+        if resource is None:
+            fast = indexed.level1(store_path(ctx), slug) if revision is None else None
+            emit(fast if fast is not None else open_store(ctx).skill_show(slug, revision))
+        else:
+            fast = (
+                indexed.component(store_path(ctx), slug, revision, resource) if revision else None
+            )
+            emit(
+                fast
+                if fast is not None
+                else open_store(ctx).skill_component(slug, revision, resource)
+            )
+    except NotFoundError:  # no such skill of yours: a team's published one, if any
+        team = _team_skill(slug, revision, resource)
+        if team is None:
+            raise
+        emit(team)
+
+
+def _team_skill(slug: str, revision: str | None, resource: str | None) -> dict[str, Any] | None:
+    """Level 1 or 2 of a team's published skill (only its published revision)."""
+    from ..lightcli import teams_dir
+    from ..team.reads import skill_level
+
+    def read(store: Any) -> dict[str, Any]:
+        published: dict[str, Any] = store.skill_show(slug, None)
+        if published.get("state") != "published" or revision not in (
+            None,
+            published.get("revision_id"),
+            str(published.get("revision_number")),
+        ):
+            raise NotFoundError(f"No published revision {revision} of {slug} in the team.")
+        if resource is None:
+            return published
+        found: dict[str, Any] = store.skill_component(slug, published["revision_id"], resource)
+        return found
+
+    return skill_level(teams_dir(), slug, read, cache_dir())
 
 
 @skill.command("log")
@@ -235,17 +266,25 @@ def export(ctx: click.Context, slug: str, out: Path, revision: str | None, force
 
 def _level0(store: Path, text: str, limit: int) -> int:
     """Print Level 0 for ``text``: a running server's answer, else this process's (in
-    lexical mode, saying so, while a server starts when semantic recall is on); the
-    exit code."""
+    lexical mode, saying so, while a server starts when semantic recall is on), with
+    every team layer's skills merged in (``xbrain team``: then this process answers,
+    since the server reads the personal store only); the exit code."""
     from ..autoserve import WARMING, warming
-    from ..lightcli import print_served
+    from ..lightcli import print_served, teams_dir
     from ..retrieval.skillrecall import recall as level0
     from ..serveclient import ask
+    from ..team.place import team_layers
 
-    served, code, body = ask(store, "skill-recall", [("query", text), ("limit", str(limit))])
-    if served:
-        return print_served(code, body)
+    layered = bool(team_layers(teams_dir()))
+    if not layered:
+        served, code, body = ask(store, "skill-recall", [("query", text), ("limit", str(limit))])
+        if served:
+            return print_served(code, body)
     warm = warming(store, None)
     found = level0(store, cache_dir(), text, limit, mode="lexical" if warm else None)
+    if layered:
+        from ..team.reads import recall_skills
+
+        found = recall_skills(teams_dir(), found, text, limit, cache_dir())
     emit({**found, "retrieval": WARMING} if warm else found)
     return 0

@@ -24,9 +24,12 @@ def status(ctx: click.Context, provider_config: Path | None) -> None:
 
     With --provider-config, also the sync state with that provider.
     """
+    from ..lightcli import teams_dir
+    from ..team.autosync import report
+
     store = open_store(ctx)
     provider = store.provider(provider_config) if provider_config else None
-    emit(store.status(provider))
+    emit({**store.status(provider), "sync": report(store.path, teams_dir())})
 
 
 @click.command()

@@ -84,6 +84,9 @@ class Core:
         self.allow_secrets = allow_secrets  # detectors --allow-secret lets through
         self.clock = clock
         self.after_commit: list[AfterCommit] = []
+        # commit as this identity instead of the store's own (a share or review in a team
+        # store is committed by the member who made it)
+        self.identity: str | None = None
 
     def exists(self) -> bool:
         """True when the directory holds a git repository."""
@@ -230,7 +233,8 @@ class Core:
         parent = txn.snap.commit
         git.check_worktree_paths(list(changes))  # a planted link fails before the commit
         refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))
-        commit = git.commit(parent, changes, message, txn.settings.identity, int(time.time()))
+        identity = self.identity or txn.settings.identity
+        commit = git.commit(parent, changes, message, identity, int(time.time()))
         git.refresh_worktree(commit, list(changes), written=changes)
         txn.commit_id = str(commit)
         for hook in self.after_commit:

@@ -142,7 +142,9 @@ CONFIG_KEYS = (
     *(f"recall.{key}" for key in RECALL_KEYS),
     *(f"review.{key}" for key in REVIEW_KEYS),
     *(f"serve.{key}" for key in SERVE_KEYS),
+    "team.reviewers",  # a team store's reviewers: "Name <email>, Name <email>" (issue 47)
 )
+_REVIEWER = re.compile(r"[^<>,\x00-\x1f\x7f]{1,100} <[^<>,\x00-\x1f\x7f]{1,100}>")
 _PROJECT_ID = re.compile(r"[^\s\x00-\x1f\x7fA-Z]{1,200}")
 
 
@@ -217,6 +219,10 @@ def set_config_value(marker: bytes | None, key: str, value: str) -> bytes:
         if value not in allowed:
             raise InvalidInputError(f"Invalid {key}; use one of {', '.join(allowed)}.")
         parsed = value
+    elif section == "team":  # a list: the whole list each time ("" empties it)
+        parsed = [part.strip() for part in value.split(",") if part.strip()]
+        if not all(_REVIEWER.fullmatch(part) for part in parsed):
+            raise InvalidInputError(f"Invalid {key}; use identities like 'Ann <ann@example.org>'.")
     elif section == "identity":
         if not _IDENTITY_TEXT.fullmatch(value) or value != value.strip():
             raise InvalidInputError(

@@ -1,0 +1,167 @@
+"""What a team layer costs a prompt (issue 47): ``xbrain recall`` in a fresh process and
+through ``xbrain serve``, on a personal store alone and beside a team store of 10,000
+resources and 1,000 published skills (manual-page text, as ``bench/run.py`` builds).
+
+Targets: a fresh recall with the team layer ≤ 1.5x the same recall without it; through
+``xbrain serve`` ≤ 1.2x. Run with ``python bench/team_layers.py [--runs N] [--resources
+N] [--skills N]`` (``make bench`` runs it). Nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import console, man_resources, timed, xbrain
+
+from xbrain.store import Store
+
+PROMPTS = (
+    ("English", "list directory contents sorted by time"),
+    ("Chinese", "列出目录内容并按时间排序"),
+)
+
+
+def make_store(root: Path, name: str, items: list[dict[str, object]]) -> Path:
+    """A store of ``items`` in one import-store commit (limits raised; manual pages may
+    quote a URL with a user name, which the secret scan would stop)."""
+    source = root / f"{name}.json"
+    document = {"version": 1, "resources": items, "tombstones": [], "receipts": {}}
+    source.write_text(json.dumps(document))
+    store = root / name
+    for key, value in (("limits.maxEntries", 1_000_000), ("limits.maxBytes", 4 << 30)):
+        config = xbrain("config", key, str(value), "--store", str(store))
+        subprocess.run(config, check=True, capture_output=True)
+    allowed = [arg for detector in ("basic-auth",) for arg in ("--allow-secret", detector)]
+    run = xbrain("import-store", str(source), "--store", str(store), *allowed)
+    subprocess.run(run, check=True, capture_output=True)
+    return store
+
+
+def team_store(root: Path, resources: int, skills: int) -> tuple[Path, float]:
+    """``teams/bench``: a team store of manual pages and published skills (seconds)."""
+    started = time.perf_counter()
+    pages = man_resources(resources, 4000)
+    store = make_store(root, "team", pages)
+    teams = root / "teams"
+    teams.mkdir()
+    target = teams / "bench"
+    shutil.move(str(store), target)
+    bench = Store(target)
+    bench.set_telemetry(False)  # as xbrain team add leaves a team's clone
+    seen: set[str] = set()
+    for item in pages:
+        if len(seen) >= skills:
+            break
+        command = str(item["title"]).split(":", 1)[0]
+        slug = re.sub(r"[^a-z0-9]+", "-", command.lower())[:50].strip("-")
+        description = " ".join(str(item["purpose"]).split())[:1000]
+        if not slug or slug in seen or not description:
+            continue
+        seen.add(slug)
+        name = f"team-{slug}"
+        skill_md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n"
+        skill_md += str(item["text"])[:4000] + "\n"
+        bench.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
+    subprocess.run(xbrain("reindex", "--store", str(target)), check=True, capture_output=True)
+    return teams, time.perf_counter() - started
+
+
+def personal_store(root: Path) -> Path:
+    """A personal store of 1,000 manual pages and the memex example's entries."""
+    store = make_store(root, "personal", man_resources(1000, 4000))
+    examples = Path(__file__).resolve().parent.parent / "examples" / "memex"
+    subprocess.run(
+        xbrain("entry", "import", str(examples), "--store", str(store)),
+        check=True,
+        capture_output=True,
+    )
+    return store
+
+
+def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> list[float]:
+    """``xbrain recall -`` answered by a running ``xbrain serve`` started with ``env``."""
+    runtime = Path(tempfile.mkdtemp(prefix="xbr", dir="/tmp"))
+    env = {**env, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
+    started = subprocess.run(
+        xbrain("serve", "--detach", "--idle", "600"), env=env, capture_output=True, check=True
+    )
+    pid = json.loads(started.stdout)["pid"]
+    try:
+        command = console("recall", "-")
+        subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)  # warm
+        return timed(command, runs, env=env, stdin=lambda _: prompt.encode())
+    finally:
+        subprocess.run(xbrain("serve", "--stop"), env=env, capture_output=True)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, 9)
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--resources", type=int, default=10_000)
+    parser.add_argument("--skills", type=int, default=1000)
+    args = parser.parse_args()
+    rows: list[tuple[str, float, float, str]] = []
+    with tempfile.TemporaryDirectory(prefix="xbrain-team-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
+        personal = personal_store(root)
+        teams, built = team_store(root, args.resources, args.skills)
+        alone = {**os.environ, "XBRAIN_TEAMS_DIR": str(root / "no-teams")}
+        layered = {**os.environ, "XBRAIN_TEAMS_DIR": str(teams)}
+        for label, prompt in PROMPTS:
+            command = xbrain("recall", "-", "--store", str(personal))
+            for env in (alone, layered):  # the first recall catches the indexes up
+                subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)
+            without = timed(command, args.runs, env=alone, stdin=lambda _, p=prompt: p.encode())
+            with_team = timed(command, args.runs, env=layered, stdin=lambda _, p=prompt: p.encode())
+            rows.append(
+                (
+                    f"recall {label}",
+                    statistics.median(without),
+                    statistics.median(with_team),
+                    "≤ 1.5x",
+                )
+            )
+            served = serve_samples(personal, alone, args.runs, prompt)
+            served_team = serve_samples(personal, layered, args.runs, prompt)
+            rows.append(
+                (
+                    f"recall {label} via serve",
+                    statistics.median(served),
+                    statistics.median(served_team),
+                    "≤ 1.2x",
+                )
+            )
+    print(
+        f"team layer cost: median of {args.runs} runs; a team of {args.resources:,} "
+        f"resources and {args.skills:,} skills built in {built:.0f} s; personal store: "
+        "1,000 resources and the memex entries"
+    )
+    print()
+    print(f"| {'case':<28} | {'alone ms':>9} | {'+team ms':>9} | {'ratio':>6} | target |")
+    print(f"|{'-' * 30}|{'-' * 11}|{'-' * 11}|{'-' * 8}|{'-' * 8}|")
+    for name, alone_ms, team_ms, target in rows:
+        print(
+            f"| {name:<28} | {alone_ms:9.1f} | {team_ms:9.1f} | {team_ms / alone_ms:6.2f} "
+            f"| {target:<6} |"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""Team memory: the team group (add, list, remove, pull)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..lightcli import teams_dir
+from .base import cache_dir, common_options, emit, open_store, quiet_network_libraries
+
+
+def _root() -> Path:
+    return Path(teams_dir())
+
+
+@click.group()
+def team() -> None:
+    """Team stores read beside your own (add a team's git URL; share records to it).
+
+    A team store is an xbrain store in its own git repository (a bare repository over
+    ssh, a forge, git daemon). Search, recall, list, get and the hooks read every team
+    added here as a layer ("layer": "team:NAME"); nothing of yours reaches a team
+    without xbrain share.
+    """
+    quiet_network_libraries()
+
+
+@team.command("add")
+@click.argument("name")
+@click.argument("url")
+@common_options
+def team_add(name: str, url: str) -> None:
+    """Clone the team store at URL as team NAME (checked like any clone)."""
+    from ..team.manage import add
+
+    emit(add(_root(), name, url, cache_dir()))
+
+
+@team.command("list")
+@common_options
+def team_list() -> None:
+    """List the teams, their URL, commit and last sync."""
+    from ..team.manage import list_teams
+
+    emit(list_teams(_root()))
+
+
+@team.command("remove")
+@click.argument("name")
+@common_options
+def team_remove(name: str) -> None:
+    """Remove team NAME's local copy (the team repository is untouched)."""
+    from ..team.manage import remove
+
+    emit(remove(_root(), name))
+
+
+@team.command("pull")
+@click.argument("name", required=False)
+@common_options
+@click.pass_context
+def team_pull(ctx: click.Context, name: str | None) -> None:
+    """Fetch team NAME (default: every team) and merge it into its local layer.
+
+    Without NAME, a team that cannot be reached is listed under "failed" (exit 8)
+    and the others are still pulled.
+    """
+    from ..team.manage import pull, pull_all
+
+    if name is not None:
+        emit(pull(_root(), name, cache_dir()))
+        return
+    result = pull_all(_root(), cache_dir())
+    emit(result)
+    if result["failed"]:
+        ctx.exit(8)
+
+
+@team.command("sync")
+@click.argument("name", required=False)
+@common_options
+@click.pass_context
+def team_sync(ctx: click.Context, name: str | None) -> None:
+    """Pull, then push, team NAME (default: every team): what your shares and reviews
+    committed while the team could not be reached goes out now.
+
+    A team that cannot be reached is listed under "failed" (exit 8).
+    """
+    from ..team.manage import sync
+
+    result = sync(_root(), cache_dir(), name)
+    emit(result)
+    if result["failed"]:
+        ctx.exit(8)
+
+
+@team.command("review")
+@click.argument("name")
+@click.argument("verb", required=False, type=click.Choice(["accept", "reject"]))
+@click.argument("key", required=False)
+@common_options
+@click.pass_context
+def team_review(ctx: click.Context, name: str, verb: str | None, key: str | None) -> None:
+    """List team NAME's proposals, or accept or reject one (KEY: its key, record id or
+    skill slug) as a reviewer of the team.
+
+    Reviewers are commit identities named in the team store's team.reviewers (set
+    there with xbrain config team.reviewers "Ann <ann@example.org>, …"). A decision is
+    committed with your identity and pushed; a push the host refuses exits 8 and is
+    kept for the next team sync.
+    """
+    from ..errors import UsageError
+    from ..team.review import decide, listing
+
+    if verb is None:
+        if key is not None:
+            raise UsageError("xbrain team review NAME [accept|reject KEY]")
+        emit(listing(_root(), name))
+        return
+    if key is None:
+        raise UsageError(f"Give the proposal to {verb}: xbrain team review {name} {verb} KEY")
+    result = decide(open_store(ctx), _root(), name, verb, key, cache_dir())
+    emit(result)
+    if not result["pushed"]:
+        ctx.exit(8)
+
+
+@click.command("share")
+@click.argument("what", metavar="ID|SLUG")
+@click.option("--team", "name", required=True, help="The team to propose it to.")
+@click.option("--revision", metavar="R", help="A skill's revision [published, else head].")
+@common_options
+@click.pass_context
+def share_command(ctx: click.Context, what: str, name: str, revision: str | None) -> None:
+    """Propose one resource, entry or skill revision of yours to team NAME.
+
+    It is copied into the team store as "proposed", committed with your identity
+    (xbrain config identity.name / identity.email) and pushed; the team reads it once
+    a reviewer accepts it. Nothing else of yours reaches the team. A push the team's
+    host refuses is reported (exit 8) and the share is kept for the next team sync.
+    """
+    from ..team.share import share
+
+    quiet_network_libraries()
+    result = share(open_store(ctx), _root(), name, what, revision=revision, cache_dir=cache_dir())
+    emit(result)
+    if not result["pushed"]:
+        ctx.exit(8)

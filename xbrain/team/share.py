@@ -1,0 +1,128 @@
+"""``xbrain share ID|SLUG --team NAME``: one record proposed to a team.
+
+The record is copied from the personal store into the team's local clone as a proposal
+(a ``proposals/<key>.yaml`` file and the record itself, committed with the sharer's
+identity) and pushed. Order makes a killed share safe: for a resource or an entry the
+proposal is committed before the record, so the record never appears in the team
+without it (a reader hides every proposed id); a skill's revision lands as
+``proposed``, which no read serves, before its proposal. Sharing again completes what a
+killed share left and adds nothing twice. A push the remote refuses (another member
+pushed first) is pulled, merged and pushed again; a push that still fails is reported,
+and the share stays committed in the team's clone for the next sync.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..codec import dump_yaml
+from ..core import DEFAULT_IDENTITY
+from ..errors import InvalidInputError, XbrainError
+from ..kinds import proposal as proposal_kind
+from ..store import Store
+from ..timestamps import now_timestamp
+from .hidden import refresh
+from .manage import pull, team_path
+from .syncstate import note_sync
+
+__all__ = ["identity_of", "push_team", "share", "write_proposal"]
+
+_ATTEMPTS = 3
+
+
+def identity_of(personal: Store) -> str:
+    """Who the member is: the personal store's commit identity (``identity.name`` and
+    ``identity.email``)."""
+    with personal.core.reading() as view:
+        return view.config().identity if view is not None else DEFAULT_IDENTITY
+
+
+def write_proposal(team: Store, proposal: dict[str, Any], subject: str) -> str | None:
+    """Commit one proposal file (its bytes unchanged: no commit); the commit id."""
+    with team.core.transaction("share") as txn:
+        txn.write(proposal_kind.proposal_path(proposal["key"]), dump_yaml(proposal))
+        txn.subject = subject
+    return txn.commit_id
+
+
+def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None) -> dict[str, Any]:
+    """Push the team's clone; a refusal because another member pushed first is pulled,
+    merged and pushed again (a few times). ``{pushed, error?}``; the outcome is
+    remembered for ``team list`` and ``status``."""
+    error = None
+    for _ in range(_ATTEMPTS):
+        try:
+            team.remote_push("origin")
+        except XbrainError as exc:
+            error = exc
+            if exc.code not in ("conflict", "stale") or "lacks" not in exc.message:
+                break
+            try:
+                pull(root, name, cache_dir)
+            except XbrainError as failed:
+                error = failed
+                break
+            continue
+        note_sync(team.path, lastPush=now_timestamp(), lastError=None, ahead=False)
+        return {"pushed": True}
+    assert error is not None
+    note_sync(team.path, lastAttempt=now_timestamp(), lastError=error.message, ahead=True)
+    return {"pushed": False, "error": error.message, "code": error.exit_code}
+
+
+def share(
+    personal: Store,
+    root: Path,
+    name: str,
+    what: str,
+    *,
+    revision: str | None = None,
+    cache_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Propose resource, entry or skill ``what`` (an id, or a skill's slug) to team
+    ``name``; ``revision``: a skill's revision (default: its published one, else its
+    head)."""
+    path = team_path(root, name)
+    personal.core.existing()
+    who = identity_of(personal)
+    team = Store(path, cache_dir=cache_dir)
+    team.core.identity = who
+    base = {"state": "proposed", "sharedBy": who, "sharedAt": now_timestamp()}
+    if what.startswith(("resource_", "entry_")):
+        if revision is not None:
+            raise InvalidInputError("--revision goes with a skill's slug.")
+        kind = "resource" if what.startswith("resource_") else "entry"
+        record = personal.get(what) if kind == "resource" else personal.entry_get(what)
+        proposal = {"key": what, "kind": kind, "id": what, **base}
+        write_proposal(team, proposal, f"share: propose {kind} {what}")
+        if kind == "resource":
+            team.put([record])
+        else:
+            team.entry_put([{**record, "status": "proposed"}])
+    else:
+        proposal = _share_skill(personal, team, what, revision, base)
+    shown = {k: proposal[k] for k in ("key", "kind", "id", "state", "sharedBy")}
+    pushed = push_team(root, name, team, cache_dir)
+    with team.core.git() as git:
+        head = git.head()
+    refresh(path)
+    return {"team": name, "shared": shown, "commit": head, **pushed}
+
+
+def _share_skill(
+    personal: Store, team: Store, slug: str, revision: str | None, base: dict[str, Any]
+) -> dict[str, Any]:
+    """Export the revision as a capsule (its files, hashes and provenance) and import it
+    into the team as ``proposed``; then its proposal, keyed by the team's revision."""
+    with tempfile.TemporaryDirectory(prefix="xbrain-share-") as scratch:
+        capsule = Path(scratch) / f"{slug}.zip"
+        personal.skill_export(slug, capsule, revision)
+        imported = team.skill_import(capsule)
+    rev = imported.get("revision_id") or imported.get("revision", {}).get("id")
+    if not isinstance(rev, str):
+        raise InvalidInputError(f"The team did not take skill {slug}.")
+    proposal = {"key": rev, "kind": "skill", "id": slug, "revision": rev, **base}
+    write_proposal(team, proposal, f"share: propose skill {slug} revision {rev}")
+    return proposal
