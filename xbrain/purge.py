@@ -186,7 +186,7 @@ def _rederive(
         record = _parsed(spec, rid, new.read(path))
         before = old.read(path)
         was = _parsed(spec, rid, None if before is None else replace(before), strict=False)
-        depth = layout.depth_of(new.listdir(layout.CATALOG_DIR))
+        depth = layout.depth_of(new.listdir, layout.CATALOG_DIR)
         shard = layout.catalog_path(layout.id_key(rid, depth))
         if shard not in shards:
             raw = new.read(shard)

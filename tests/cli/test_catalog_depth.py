@@ -129,3 +129,18 @@ def test_two_big_stores_merge_into_three_digit_shards_doctor_accepts(
     assert _committed(a) == _committed(b)
     catalog = [p for p in _committed(b) if p.startswith("index/catalog/")]
     assert all(len(p.split("/")) == 4 for p in catalog), catalog
+
+
+def test_past_sixteen_times_the_split_shards_by_four_digits(
+    xb: Run, json_file: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(layout, "SPLIT_AT", 2, raising=False)  # 4 digits past 32 records
+    _put(xb, json_file, 0, 40)
+    files = _committed(Path(xb("status").json["store"]))
+    shards = [p for p in files if p.startswith(("index/catalog/", "index/urls/"))]
+    assert shards and all(len(p.rsplit("/", 1)[1]) == len("ab.json") for p in shards), shards
+    assert all(len(p.split("/")) == 4 for p in shards), shards
+    assert xb("doctor").json["problems"] == []
+    _put(xb, json_file, 40, 5)
+    assert xb("doctor").json["problems"] == []
+    assert xb("list", "--limit", "100").json["total"] == 45

@@ -4,7 +4,7 @@
 xbrain.yaml                       format marker, optional identity and limits
 index/catalog/<aa>.json           id → {path, revision, <kind fields>, bytes} of every record
 index/catalog/<aa>/<b>.json       the same, by three hex digits, in a store of more than
-                                  SPLIT_AT records
+                                  SPLIT_AT records (<aa>/<bc>.json: four, past 16 times that)
 index/summary.json                per-kind counts and byte total (for limits and status)
 <kind directory>/<aa>/<id>.yaml   one record (see xbrain.kinds for each kind's directory)
 ```
@@ -12,16 +12,18 @@ index/summary.json                per-kind counts and byte total (for limits and
 ``<aa>`` is the first two hex digits of an id after its ``<kind>_`` prefix: sharding by
 them keeps each file and tree small, so a commit's cost follows what it changed, not how
 big the store is. A store of more than ``SPLIT_AT`` records shards its catalog (and the
-URL index) by three digits instead (``<aa>/<b>.json``), so that a batch of 1,000 new
-records rewrites about as many small files, not every shard grown large: the depth is a
-function of the record count alone (every writer, merge and ``doctor`` derives the same
-files), and readers take it from the committed tree, so a store written either way
-reads. Everything else a store holds is declared by a kind in the registry.
+URL index) by three digits instead (``<aa>/<b>.json``), and by four past 16 times that
+(``<aa>/<bc>.json``), so that a batch of 1,000 new records rewrites about as many small
+files (of ``SPLIT_AT / 256`` records at most, on average), not every shard grown large:
+the depth is a function of the record count alone (every writer, merge and ``doctor``
+derives the same files), and readers take it from the committed tree, so a store
+written at any depth reads. Everything else a store holds is declared by a kind in the registry.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -47,19 +49,27 @@ FORMAT = "xbrain-store/1"
 SUMMARY = "index/summary.json"
 CATALOG_DIR = "index/catalog"
 HEX2 = r"[0-9a-f]{2}"
-SHARD_FILE = rf"{HEX2}(?:/[0-9a-f])?\.json"  # a shard file under its directory
-SPLIT_AT = 16_384  # more records than this: shards by three hex digits
+SHARD_FILE = rf"{HEX2}(?:/[0-9a-f]{{1,2}})?\.json"  # a shard file under its directory
+SPLIT_AT = 16_384  # more records than this: shards by three hex digits (four past 16x)
+MAX_DEPTH = 4
 
 
 def depth_for(count: int) -> int:
     """How many hex digits name a shard in a store of ``count`` records."""
-    return 3 if count > SPLIT_AT else 2
+    depth, limit = 2, SPLIT_AT
+    while count > limit and depth < MAX_DEPTH:
+        depth, limit = depth + 1, limit * 16
+    return depth
 
 
-def depth_of(names: list[str]) -> int:
-    """The depth a committed shard directory is written at (from its names: a
-    subdirectory means three digits)."""
-    return 3 if any(not name.endswith(".json") for name in names) else 2
+def depth_of(listdir: Callable[[str], list[str]], directory: str) -> int:
+    """The depth a committed shard directory is written at: two digits when it holds
+    files, else two plus the length of the names in its first subdirectory."""
+    sub = next((name for name in listdir(directory) if not name.endswith(".json")), None)
+    if sub is None:
+        return 2
+    inner = listdir(f"{directory}/{sub}")
+    return 2 + len(inner[0].removesuffix(".json")) if inner else 3
 
 
 def id_key(rid: str, depth: int) -> str:
@@ -69,7 +79,7 @@ def id_key(rid: str, depth: int) -> str:
 
 
 def shard_path(directory: str, key: str) -> str:
-    """The file of shard ``key`` (two or three hex digits) under ``directory``."""
+    """The file of shard ``key`` (two to four hex digits) under ``directory``."""
     if len(key) <= 2:
         return f"{directory}/{key}.json"
     return f"{directory}/{key[:2]}/{key[2:]}.json"

@@ -78,13 +78,13 @@ class View:
         return StoreConfig.from_marker(self.read(layout.MARKER))
 
     def catalog_depth(self) -> int:
-        """How many hex digits name a committed catalog shard (2, or 3 in a big store)."""
+        """How many hex digits name a committed catalog shard (2, or 3 or 4 in a big store)."""
         if self._depth is None:
-            self._depth = layout.depth_of(self.snap.listdir(layout.CATALOG_DIR))
+            self._depth = layout.depth_of(self.snap.listdir, layout.CATALOG_DIR)
         return self._depth
 
     def catalog_shard(self, shard: str) -> dict[str, Any]:
-        """Catalog entries of one shard (cached), by its key (two or three hex digits)."""
+        """Catalog entries of one shard (cached), by its key (two to four hex digits)."""
         path = layout.catalog_path(shard)
         entries = self._shards.get(path)
         if entries is None:

@@ -1,7 +1,8 @@
 """The URL index: canonical source URL → ids of the live resources citing it (derived).
 
 ``index/urls/<hh>.json`` (``<hh>``: first two hex digits of the URL's sha256; three,
-``<hh>/<h>.json``, in a store of more than ``layout.SPLIT_AT`` resources) answers
+``<hh>/<h>.json``, in a store of more than ``layout.SPLIT_AT`` resources, and four,
+``<hh>/<hh>.json``, past 16 times that) answers
 "is this page saved already, under another id?" on ``put`` without reading every
 resource. It is committed with each change like the catalog, re-derived by merges and
 checked by ``doctor``.
@@ -29,7 +30,7 @@ def url_shard(canonical: str, depth: int = 2) -> str:
 
 
 def urls_path(shard_name: str) -> str:
-    """The URL-index shard file of a shard key (two or three hex digits)."""
+    """The URL-index shard file of a shard key (two to four hex digits)."""
     return layout.shard_path(URLS_DIR, shard_name)
 
 
@@ -80,7 +81,7 @@ class StagedUrls:
         self.shards: dict[str, dict[str, list[str]]] = {}
         self.dirty: set[str] = set()
         self.checked = False
-        self.depth = layout.depth_of(view.listdir(URLS_DIR))  # as committed
+        self.depth = layout.depth_of(view.listdir, URLS_DIR)  # as committed
         self.added = 0  # live resources this transaction added (less those it removed)
 
     def _shard(self, name: str) -> dict[str, list[str]]:

@@ -290,7 +290,7 @@ def derived_in_step(
         ):
             if url is not None:
                 canonical = canonical_url(url)
-                depth = layout.depth_of(new.listdir(URLS_DIR))
+                depth = layout.depth_of(new.listdir, URLS_DIR)
                 ids = new.read_json(urls_path(url_shard(canonical, depth)), {})
                 if (rid in ids.get(canonical, ())) != (live or canonical == _url_of(found)):
                     return False
