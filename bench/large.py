@@ -69,6 +69,15 @@ def records_bytes(store: Path) -> int:
     )
 
 
+def cpu_ms() -> float:
+    """CPU time (user + system) of this process's finished children, in ms: on a
+    machine shared with other work, what a batch costs apart from waiting for a core."""
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (used.ru_utime + used.ru_stime) * 1000
+
+
 def load(store: Path, work: Path, count: int) -> tuple[list[float], list[str]]:
     """The store loaded in batches of 1,000; the batch times (ms) and notes."""
     for key, value in (("limits.maxEntries", 1_000_000), ("limits.maxBytes", 4 << 30)):
@@ -77,17 +86,18 @@ def load(store: Path, work: Path, count: int) -> tuple[list[float], list[str]]:
     pages = clean_pages(count, 500)
     batch = work / "large-batch.json"
     times: list[float] = []
+    cpu: list[float] = []
     for first in range(0, count, 1000):
         batch.write_text(json.dumps(pages[first : first + 1000]))
-        started = time.perf_counter()
+        started, used = time.perf_counter(), cpu_ms()
         run = xbrain("put", str(batch), "--store", str(store))
         subprocess.run(run, check=True, capture_output=True)
         times.append((time.perf_counter() - started) * 1000)
-        if len(times) % 10 == 0:
-            print(
-                f"  large: {first + 1000:,} resources, last batch {times[-1]:.0f} ms",
-                file=sys.stderr,
-            )
+        cpu.append(cpu_ms() - used)
+        print(
+            f"  large: {first + 1000:,} resources, batch {times[-1]:.0f} ms (CPU {cpu[-1]:.0f} ms)",
+            file=sys.stderr,
+        )
     api = Store(store)
     extra = min(1000, max(10, count // 100))  # skills, and entries: 1,000 beside 100,000
     started = time.perf_counter()
@@ -127,10 +137,15 @@ def load(store: Path, work: Path, count: int) -> tuple[list[float], list[str]]:
     for first in range(0, len(entries), 500):
         api.entry_put(entries[first : first + 500])
     entry_s = time.perf_counter() - started
+    tenth = max(1, len(cpu) // 10)
     notes = [
         f"{count:,} resources in batches of 1,000: first {times[0]:.0f} ms, median "
         f"{statistics.median(times):.0f} ms, slowest {max(times):.0f} ms, last {times[-1]:.0f} ms "
-        f"(target ≤ 1,500 ms each), {sum(times) / 1000:.0f} s in all",
+        f"(target ≤ 1,500 ms each), {sum(times) / 1000:.0f} s in all; CPU per batch (user + "
+        f"system): first tenth {statistics.median(cpu[:tenth]):.0f} ms, last tenth "
+        f"{statistics.median(cpu[-tenth:]):.0f} ms, slowest {max(cpu):.0f} ms",
+        "CPU ms per batch, every tenth batch (store size before it): "
+        + ", ".join(f"{i}k {cpu[i]:.0f}" for i in range(0, len(cpu), tenth)),
         f"{skills:,} skills saved in-process in {skill_s:.0f} s (one commit each); "
         f"{len(entries):,} entries in {entry_s:.0f} s (two commits)",
     ]
