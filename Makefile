@@ -60,7 +60,9 @@ bench: setup
 	    apt-get update -qq -o Acquire::Languages=en,zh_CN; } || \
 	  echo "note: no Chinese package descriptions from apt; the suite leaves the package rows out"
 	$(BIN)/python -m compileall -q xbrain
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/run.py --skip-large
+	$(BIN)/python bench/run.py --large
+	$(BIN)/python bench/aging.py
 	$(BIN)/python bench/small_stores.py
 	$(BIN)/python bench/criterion.py
 	$(BIN)/python bench/recall_quality.py

@@ -578,6 +578,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
     parser.add_argument("--skip-large", action="store_true", help="skip the 100,000-resource store")
     parser.add_argument(
+        "--large",
+        action="store_true",
+        help="only the 100,000-record table (bench/large.py: batches, serve, reindex, clone, "
+        ".git size)",
+    )
+    parser.add_argument(
+        "--large-count", type=int, default=100_000, help="resources --large loads (default 100,000)"
+    )
+    parser.add_argument(
         "--queries", type=int, default=400, help="queries per corpus, language and construction"
     )
     parser.add_argument(
@@ -593,6 +602,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="xbrain-bench-") as tmp:
         root = Path(tmp)
         os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
+        if args.large:
+            import large
+
+            floors = [floor_once() for _ in range(runs)]
+            found, notes = large.large_rows(root, runs, args.large_count)
+            print_table(runs, [("python -c pass (floor)", floors, ""), *found], notes)
+            return
         small, _ = make_store(root, "store-100", [resource(i) for i in range(100)])
         large, import_ms = make_store(root, "store-10k", [resource(i) for i in range(10_000)])
 
@@ -634,12 +650,26 @@ def main() -> None:
         if "quality" in sections:
             quality = suite.run_all(args.queries, root / "cache")
 
+    notes.insert(0, f"a 10,000-resource store imported in {import_ms:,.0f} ms (one commit)")
+    print_table(runs, rows, notes)
+
+    if not quality:
+        return
+    print(
+        "\nRetrieval quality (bench/suite.py: three corpora x two languages x three query "
+        "constructions; choose on dev, never on test)\n"
+    )
+    print(suite.table(quality))
+    print(f"\n{suite.verdict(quality)} (how likely that is by chance: bench/criterion.py)")
+
+
+def print_table(runs: int, rows: list[Row], notes: list[str]) -> None:
+    """The rows as a table (the first row is the floor), after the setup notes."""
     floor = statistics.median(rows[0][1])
     print(
         f"xbrain benchmarks: median of {runs} fresh-process runs, python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores"
     )
-    print(f"setup: a 10,000-resource store imported in {import_ms:,.0f} ms (one commit)")
     for note in notes:
         print(f"setup: {note}")
     print()
@@ -653,15 +683,6 @@ def main() -> None:
             f"| {name:<32} | {median:9.1f} | {min(samples):7.1f} | {max(samples):7.1f} "
             f"| {median / here:7.1f} | {target:<14} |"
         )
-
-    if not quality:
-        return
-    print(
-        "\nRetrieval quality (bench/suite.py: three corpora x two languages x three query "
-        "constructions; choose on dev, never on test)\n"
-    )
-    print(suite.table(quality))
-    print(f"\n{suite.verdict(quality)} (how likely that is by chance: bench/criterion.py)")
 
 
 if __name__ == "__main__":

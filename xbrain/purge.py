@@ -186,7 +186,8 @@ def _rederive(
         record = _parsed(spec, rid, new.read(path))
         before = old.read(path)
         was = _parsed(spec, rid, None if before is None else replace(before), strict=False)
-        shard = layout.catalog_path(layout.shard(rid))
+        depth = layout.depth_of(new.listdir, layout.CATALOG_DIR)
+        shard = layout.catalog_path(layout.id_key(rid, depth))
         if shard not in shards:
             raw = new.read(shard)
             shards[shard] = json.loads(raw) if raw else {}

@@ -92,8 +92,9 @@ def derived_files(
     """
     shards: dict[str, dict[str, Any]] = {}
     summary = empty_summary()
+    depth = layout.depth_for(len(entries))
     for rid, entry in entries.items():
-        shards.setdefault(layout.shard(rid), {})[rid] = entry
+        shards.setdefault(layout.id_key(rid, depth), {})[rid] = entry
         count_change(summary, None, entry)
     out = {layout.catalog_path(name): layout.dump_catalog(e) for name, e in shards.items()}
     out[layout.SUMMARY] = layout.dump_json(summary)

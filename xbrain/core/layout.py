@@ -3,29 +3,45 @@
 ```
 xbrain.yaml                       format marker, optional identity and limits
 index/catalog/<aa>.json           id → {path, revision, <kind fields>, bytes} of every record
+index/catalog/<aa>/<b>.json       the same, by three hex digits, in a store of more than
+                                  SPLIT_AT records (<aa>/<bc>.json: four, past 16 times that)
 index/summary.json                per-kind counts and byte total (for limits and status)
 <kind directory>/<aa>/<id>.yaml   one record (see xbrain.kinds for each kind's directory)
 ```
 
 ``<aa>`` is the first two hex digits of an id after its ``<kind>_`` prefix: sharding by
 them keeps each file and tree small, so a commit's cost follows what it changed, not how
-big the store is. Everything else a store holds is declared by a kind in the registry.
+big the store is. A store of more than ``SPLIT_AT`` records shards its catalog (and the
+URL index) by three digits instead (``<aa>/<b>.json``), and by four past 16 times that
+(``<aa>/<bc>.json``), so that a batch of 1,000 new records rewrites about as many small
+files (of ``SPLIT_AT / 256`` records at most, on average), not every shard grown large:
+the depth is a function of the record count alone (every writer, merge and ``doctor``
+derives the same files), and readers take it from the committed tree, so a store
+written at any depth reads. Everything else a store holds is declared by a kind in the registry.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
     "CATALOG_DIR",
     "FORMAT",
     "MARKER",
+    "SHARD_FILE",
+    "SPLIT_AT",
     "SUMMARY",
     "catalog_path",
+    "depth_for",
+    "depth_of",
     "dump_catalog",
     "dump_json",
+    "id_key",
+    "key_of",
     "shard",
+    "shard_path",
 ]
 
 MARKER = "xbrain.yaml"
@@ -33,6 +49,45 @@ FORMAT = "xbrain-store/1"
 SUMMARY = "index/summary.json"
 CATALOG_DIR = "index/catalog"
 HEX2 = r"[0-9a-f]{2}"
+SHARD_FILE = rf"{HEX2}(?:/[0-9a-f]{{1,2}})?\.json"  # a shard file under its directory
+SPLIT_AT = 16_384  # more records than this: shards by three hex digits (four past 16x)
+MAX_DEPTH = 4
+
+
+def depth_for(count: int) -> int:
+    """How many hex digits name a shard in a store of ``count`` records."""
+    depth, limit = 2, SPLIT_AT
+    while count > limit and depth < MAX_DEPTH:
+        depth, limit = depth + 1, limit * 16
+    return depth
+
+
+def depth_of(listdir: Callable[[str], list[str]], directory: str) -> int:
+    """The depth a committed shard directory is written at: two digits when it holds
+    files, else two plus the length of the names in its first subdirectory."""
+    sub = next((name for name in listdir(directory) if not name.endswith(".json")), None)
+    if sub is None:
+        return 2
+    inner = listdir(f"{directory}/{sub}")
+    return 2 + len(inner[0].removesuffix(".json")) if inner else 3
+
+
+def id_key(rid: str, depth: int) -> str:
+    """The shard key of an id at ``depth``: that many hex digits after its prefix."""
+    at = rid.find("_") + 1
+    return rid[at : at + depth]
+
+
+def shard_path(directory: str, key: str) -> str:
+    """The file of shard ``key`` (two to four hex digits) under ``directory``."""
+    if len(key) <= 2:
+        return f"{directory}/{key}.json"
+    return f"{directory}/{key[:2]}/{key[2:]}.json"
+
+
+def key_of(directory: str, path: str) -> str:
+    """The shard key of a shard file ``path`` under ``directory``."""
+    return path[len(directory) + 1 :].removesuffix(".json").replace("/", "")
 
 
 def shard(rid: str) -> str:
@@ -42,8 +97,8 @@ def shard(rid: str) -> str:
 
 
 def catalog_path(shard_name: str) -> str:
-    """The catalog shard file for a shard."""
-    return f"{CATALOG_DIR}/{shard_name}.json"
+    """The catalog shard file for a shard key (two or three hex digits)."""
+    return shard_path(CATALOG_DIR, shard_name)
 
 
 def dump_catalog(entries: dict[str, Any]) -> bytes:

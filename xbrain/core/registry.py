@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import InvalidInputError, XbrainError
-from .layout import CATALOG_DIR, HEX2, SUMMARY, shard
+from .layout import CATALOG_DIR, HEX2, SHARD_FILE, SUMMARY, shard
 
 __all__ = [
     "Derived",
@@ -292,6 +292,6 @@ def _load(spec: FileKind, data: bytes) -> Any:
 
 
 # the core's own files
-register(FileKind("catalog", rf"{CATALOG_DIR}/{HEX2}\.json", 64 << 20, "store-files#catalog"))
+register(FileKind("catalog", rf"{CATALOG_DIR}/{SHARD_FILE}", 64 << 20, "store-files#catalog"))
 register(FileKind("summary", re.escape(SUMMARY), 4 << 10, "store-files#summary"))
 # (the marker, xbrain.yaml, is registered by .config: its check is StoreConfig itself)

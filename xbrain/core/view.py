@@ -43,6 +43,7 @@ class View:
     def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
         self._shards: dict[str, dict[str, Any]] = {}
+        self._depth: int | None = None
 
     def read(self, path: str) -> bytes | None:
         """Raw bytes of a committed file."""
@@ -76,8 +77,14 @@ class View:
         """The store's settings."""
         return StoreConfig.from_marker(self.read(layout.MARKER))
 
+    def catalog_depth(self) -> int:
+        """How many hex digits name a committed catalog shard (2, or 3 or 4 in a big store)."""
+        if self._depth is None:
+            self._depth = layout.depth_of(self.snap.listdir, layout.CATALOG_DIR)
+        return self._depth
+
     def catalog_shard(self, shard: str) -> dict[str, Any]:
-        """Catalog entries of one shard (cached)."""
+        """Catalog entries of one shard (cached), by its key (two to four hex digits)."""
         path = layout.catalog_path(shard)
         entries = self._shards.get(path)
         if entries is None:
@@ -89,14 +96,22 @@ class View:
 
     def entry(self, rid: str) -> dict[str, Any] | None:
         """The catalog entry of an id (a record of any kind)."""
-        entry: dict[str, Any] | None = self.catalog_shard(layout.shard(rid)).get(rid)
+        key = layout.id_key(rid, self.catalog_depth())
+        entry: dict[str, Any] | None = self.catalog_shard(key).get(rid)
         return entry
+
+    def catalog_keys(self) -> list[str]:
+        """The keys of the committed catalog shards, in order."""
+        return sorted(
+            layout.key_of(layout.CATALOG_DIR, path)
+            for path, _ in self.snap.files(layout.CATALOG_DIR)
+        )
 
     def catalog(self) -> dict[str, dict[str, Any]]:
         """Every catalog entry (all shards), by id."""
         entries: dict[str, dict[str, Any]] = {}
-        for name in sorted(self.snap.listdir(layout.CATALOG_DIR)):
-            entries.update(self.catalog_shard(name.removesuffix(".json")))
+        for key in self.catalog_keys():
+            entries.update(self.catalog_shard(key))
         return entries
 
     def summary(self) -> dict[str, int]:
@@ -187,13 +202,14 @@ class Transaction(View):
     def _set_entry(self, rid: str, entry: dict[str, Any] | None) -> None:
         if self._summary is None:
             self._summary = dict(self.summary())
-        shard = self.catalog_shard(layout.shard(rid))
+        key = layout.id_key(rid, self.catalog_depth())
+        shard = self.catalog_shard(key)
         count_change(self._summary, shard.get(rid), entry)
         if entry is None:
             shard.pop(rid, None)
         else:
             shard[rid] = entry
-        self._dirty.add(layout.shard(rid))
+        self._dirty.add(key)
 
     def scan_secrets(self, texts: Iterable[tuple[str, str]]) -> None:
         """Refuse a likely secret in any of ``(field, text)`` (InvalidInputError, exit 4)
@@ -229,6 +245,21 @@ class Transaction(View):
                 self.derived(index).change(rid, old, None)
         self.write(spec.path(rid), None)
 
+    def _reshard(self, depth: int) -> None:
+        """Move every catalog entry to the shards of ``depth`` (the store crossed
+        ``layout.SPLIT_AT`` records): the old files go, the new ones are written."""
+        entries: dict[str, dict[str, Any]] = {}
+        for key in sorted(set(self.catalog_keys()) | self._dirty):
+            entries.update(self.catalog_shard(key))
+            self.write(layout.catalog_path(key), None)
+        self._shards = {}
+        self._dirty = set()
+        self._depth = depth
+        for rid, entry in entries.items():
+            key = layout.id_key(rid, depth)
+            self.catalog_shard(key)[rid] = entry
+            self._dirty.add(key)
+
     def _replaced(self, kind: str, rid: str) -> Record | None:
         """The record a write replaces, or None: absent, or damaged (no parser accepts
         it). Replacing a damaged record is how it is put right (``restore``); what its
@@ -240,6 +271,10 @@ class Transaction(View):
 
     def finish(self) -> dict[str, bytes | None]:
         """Write catalog shards, derived files and summary, enforce limits; the changes."""
+        if self._summary is not None:
+            count = sum(v for k, v in self._summary.items() if k != "bytes")
+            if layout.depth_for(count) != self.catalog_depth():
+                self._reshard(layout.depth_for(count))
         for shard in sorted(self._dirty):
             entries = self.catalog_shard(shard)
             self.write(

@@ -112,17 +112,17 @@ def check_catalog(
     fixes: dict[str, bytes | None] = {}
     want: dict[str, bytes | None] = dict(derived_files(expected, live))
     want_summary = want.pop(layout.SUMMARY)
-    present = {f"{layout.CATALOG_DIR}/{n}" for n in view.snap.listdir(layout.CATALOG_DIR)}
+    present = {path for path, _ in view.snap.files(layout.CATALOG_DIR)}
     labels = {layout.CATALOG_DIR: "Catalog shard"}
     for index in (d for spec in record_kinds() for d in spec.derived):
         labels[index.directory] = index.label
-        found = view.snap.listdir(index.directory)
-        present |= {f"{index.directory}/{n}" for n in found}
+        found = [path for path, _ in view.snap.files(index.directory)]
+        present |= set(found)
         if not found:  # a store from before this index existed: its next write builds it
             want = {p: d for p, d in want.items() if not p.startswith(index.directory + "/")}
     for path in sorted(present | set(want)):
         if view.read(path) != want.get(path):
-            what = labels[path.rsplit("/", 1)[0]]
+            what = next(v for k, v in labels.items() if path.startswith(k + "/"))
             problems.append(problem("catalog_drift", f"{what} disagrees with records.", path))
             fixes[path] = want.get(path)
     empty = not expected and view.read(layout.SUMMARY) is None  # a new store

@@ -20,6 +20,7 @@ from ..errors import (
     no_space,
 )
 from .objects import DIR_MODE, FILE_MODE, MAIN, CommitId, disk_full, load_object, private_umask
+from .packwrite import write_pack
 from .repo import Repository
 
 __all__ = ["Writer"]
@@ -143,7 +144,7 @@ class Writer(Repository):
         store = self._repo.object_store
         try:
             if len(objects) > _PACK_THRESHOLD:  # a killed one leaves pack_leftovers()
-                store.add_objects([(obj, None) for obj in objects])
+                write_pack(store, objects)
                 return
             self.objects_pending.begin([obj.id for obj in objects])
             for obj in objects:

@@ -221,8 +221,8 @@ def _derived(
     if not merged and ours.read(layout.SUMMARY) is None and theirs.read(layout.SUMMARY) is None:
         del want[layout.SUMMARY]  # two new, empty stores: nothing to sum yet
     for directory in (layout.CATALOG_DIR, URLS_DIR):  # shards no record needs go
-        for name in {n for v in (ours, theirs) for n in v.snap.listdir(directory)}:
-            out[f"{directory}/{name}"] = None
+        for path in {p for v in (ours, theirs) for p, _ in v.snap.files(directory)}:
+            out[path] = None
     out.update(want)
     return out
 
@@ -262,13 +262,16 @@ def derived_in_step(
     old, new = View(git.snapshot(ours)), View(git.snapshot(head))
     if new.summary()["resources"] and not new.snap.listdir(URLS_DIR):
         return False
+    count = sum(v for k, v in new.summary().items() if k != "bytes")
+    if layout.depth_for(count) != new.catalog_depth():  # shards at the other depth
+        return False
     changed = {
         Path(p).stem
         for spec in record_kinds()
         for p in git.changed_files(ours, head, spec.directory)
     }
     for path in git.changed_files(ours, head, layout.CATALOG_DIR):  # no entry edited alone
-        shard = Path(path).stem
+        shard = layout.key_of(layout.CATALOG_DIR, path)
         before = {k: v for k, v in old.catalog_shard(shard).items() if k not in changed}
         after = {k: v for k, v in new.catalog_shard(shard).items() if k not in changed}
         if before != after:
@@ -287,7 +290,8 @@ def derived_in_step(
         ):
             if url is not None:
                 canonical = canonical_url(url)
-                ids = new.read_json(urls_path(url_shard(canonical)), {})
+                depth = layout.depth_of(new.listdir, URLS_DIR)
+                ids = new.read_json(urls_path(url_shard(canonical, depth)), {})
                 if (rid in ids.get(canonical, ())) != (live or canonical == _url_of(found)):
                     return False
     return totals == new.summary()
