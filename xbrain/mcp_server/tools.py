@@ -114,7 +114,7 @@ TOOLS = (
         "Get a resource",
         "The full resource with this id (from a search result). Returns private content.",
         "mcp-id-input",
-        "get-output",
+        "resource",  # MCP reads the personal store only: get-output's team form never comes
         read_only=True,
     ),
     Tool(
