@@ -117,7 +117,9 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
     stems.update(recall_skill="mcp-recall-skill-input", save_skill="mcp-save-skill-input")
     stems.update(recall="mcp-recall-input")
     outputs = {name: f"{name}-output" for name in TOOLS}
-    outputs.update(recall_skill="mcp-recall-skill-output", save_skill="skill-save-output")
+    outputs.update(
+        recall_skill="mcp-recall-skill-output", save_skill="skill-save-output", get="mcp-get-output"
+    )
     hints = {  # read-only, destructive, idempotent
         "search": (True, False, True),
         "get": (True, False, True),
@@ -190,7 +192,7 @@ def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
         ("empty", "status-output"),
         ("put", "put-output"),
         ("search", "search-output"),
-        ("get", "get-output"),
+        ("get", "mcp-get-output"),
         ("delete", "delete-output"),
     ]:
         assert schema_errors(schema, seen[name]) == []

@@ -114,7 +114,7 @@ TOOLS = (
         "Get a resource",
         "The full resource with this id (from a search result). Returns private content.",
         "mcp-id-input",
-        "resource",  # MCP reads the personal store only: get-output's team form never comes
+        "mcp-get-output",  # the personal store's resource (MCP reads no team layer)
         read_only=True,
     ),
     Tool(
