@@ -7,6 +7,6 @@ core nor the other kinds change.
 
 from __future__ import annotations
 
-from . import entry, resource, skill, state, tombstone
+from . import entry, resource, resourcefacts, skill, state, tombstone
 
-__all__ = ["entry", "resource", "skill", "state", "tombstone"]
+__all__ = ["entry", "resource", "resourcefacts", "skill", "state", "tombstone"]

@@ -119,8 +119,14 @@ def resource_candidates(
     from .run import search_store
 
     with words_as_typed():
-        found = search_store(
-            store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
+        found = search_store(  # every resource: recall judges which stand (as of when)
+            store_dir,
+            cache_dir,
+            prompt[:2000],
+            limit=limit,
+            tokenizer=tokenizer,
+            mode="lexical",
+            include_superseded=True,
         )
     return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
 
