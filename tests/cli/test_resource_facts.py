@@ -288,3 +288,49 @@ def test_mcp_put_lands_proposed_and_propose_entry_waits_for_review(
     assert by_entry["proposedBy"] == {"agent": "claude", "session": "s9"}
     assert written["id"] not in searched(xb_proc)
     assert json.dumps(proposed).count("proposed") >= 0
+
+
+def test_purge_of_a_resource_removes_its_facts_from_history(xb_proc: Run, store_dir: Path) -> None:
+    import subprocess
+
+    (rid,) = ids(xb_proc, OLD)
+    assert xb_proc("put", "-", "--valid-until", "2999-01-01", input=OLD).code == 0
+    assert (store_dir / "resource-facts").is_dir()
+    done = xb_proc("purge", rid, "--yes")
+    assert done.code == 0, done.stderr
+    names = subprocess.run(
+        ["git", "-C", str(store_dir), "log", "--all", "--name-only", "--format="],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert all(rid not in name for name in names)
+    assert xb_proc("doctor").json["ok"] is True
+
+
+def test_search_include_superseded_and_as_of(xb_proc: Run) -> None:
+    old, new = ids(xb_proc, OLD, NEW)
+    assert xb_proc("supersede", old, new).code == 0
+    marked = searched(xb_proc, "--include-superseded")
+    assert marked[old]["standing"] == {"supersededBy": [new]} and "standing" not in marked[new]
+    assert set(searched(xb_proc, "--as-of", "2000-01-01")) == {old}
+    bad = xb_proc("search", QUERY, "--as-of", "yesterday")
+    assert bad.code == 4 and bad.stdout == ""
+
+
+def test_search_with_facts_stays_on_the_fast_path(xb_proc: Run, store_dir: Path) -> None:
+    """Which resources stand comes from a derived file that reflects main: a search of a
+    store with facts imports no git or YAML machinery either."""
+    import subprocess
+
+    old, new = ids(xb_proc, OLD, NEW)
+    assert xb_proc("supersede", old, new).code == 0
+    assert set(searched(xb_proc)) == {new}  # builds the index
+    argv = [sys.executable, "-X", "importtime", "-m", "xbrain", "search", QUERY]
+    result = subprocess.run(
+        [*argv, "--mode", "lexical", "--store", str(store_dir)], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    assert [r["citation"]["id"] for r in json.loads(result.stdout)["results"]] == [new]
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
+    assert not any(name.startswith(("dulwich", "ruamel")) for name in imported)

@@ -34,7 +34,6 @@ __all__ = [
     "KIND",
     "MAX_LIST",
     "facts_of",
-    "hidden",
     "links",
     "merge",
     "normalize",
@@ -181,29 +180,6 @@ def write(txn: Transaction, rid: str, facts: dict[str, Any], now: str) -> None:
 
     stamp = later_of(now, old["updatedAt"]) if "updatedAt" in old else now
     txn.write(path(rid), dump_yaml(normalize({**facts, "updatedAt": stamp}, rid)))
-
-
-def hidden(
-    facts: dict[str, dict[str, Any]], live: set[str], when: str
-) -> dict[str, dict[str, Any]]:
-    """Why each resource is not in force at ``when`` (those that are, absent): proposed,
-    rejected, superseded by a live resource in force by then, or outside its validity.
-    ``live``: which of the sidecars' resources are live."""
-    out: dict[str, dict[str, Any]] = {}
-    for rid, own in facts.items():
-        if own.get("status") in STATUSES:
-            out[rid] = {"status": own["status"]}
-        elif own.get("validUntil", "\uffff") <= when:
-            out[rid] = {"expired": own["validUntil"]}
-        elif own.get("validFrom", "") > when:
-            out[rid] = {"validFrom": own["validFrom"]}
-    standing = set(out)  # what stands on its own facts, before any supersede link
-    for rid, own in sorted(facts.items()):
-        if rid in live and rid not in standing:
-            for old in own.get("supersedes", ()):
-                if old not in standing:
-                    out.setdefault(old, {"supersededBy": []})["supersededBy"].append(rid)
-    return out
 
 
 def links(view: Any, rid: str) -> dict[str, list[str]]:

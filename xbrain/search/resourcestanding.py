@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["keep_current", "mark", "not_in_force", "widened"]
+__all__ = ["hidden", "keep_current", "mark", "not_in_force", "widened"]
 
 CACHE = Path("xbrain") / "resource-facts.json"
 _BOUND = 64 << 20
@@ -94,8 +94,6 @@ def not_in_force(
 ) -> dict[str, dict[str, Any]]:
     """Why each resource that is not in force is left out (id → reason), as the facts
     stood at ``as_of`` (default: now) in the store at ``main`` (or revision ``at``)."""
-    from ..kinds.resourcefacts import hidden
-
     found = _at(store_dir, at)
     if not found["facts"]:
         return {}
@@ -104,6 +102,29 @@ def not_in_force(
 
         as_of = now_timestamp()
     return hidden(found["facts"], set(found["live"]), as_of)
+
+
+def hidden(
+    facts: dict[str, dict[str, Any]], live: set[str], when: str
+) -> dict[str, dict[str, Any]]:
+    """Why each resource is not in force at ``when`` (those that are, absent): proposed,
+    rejected, superseded by a live resource in force by then, or outside its validity.
+    ``live``: which of the sidecars' resources are live."""
+    out: dict[str, dict[str, Any]] = {}
+    for rid, own in facts.items():
+        if own.get("status") in ("proposed", "rejected"):
+            out[rid] = {"status": own["status"]}
+        elif own.get("validUntil", "\uffff") <= when:
+            out[rid] = {"expired": own["validUntil"]}
+        elif own.get("validFrom", "") > when:
+            out[rid] = {"validFrom": own["validFrom"]}
+    standing = set(out)  # what stands on its own facts, before any supersede link
+    for rid, own in sorted(facts.items()):
+        if rid in live and rid not in standing:
+            for old in own.get("supersedes", ()):
+                if old not in standing:
+                    out.setdefault(old, {"supersededBy": []})["supersededBy"].append(rid)
+    return out
 
 
 def widened(limit: int, hidden: dict[str, Any]) -> int:

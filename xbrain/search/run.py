@@ -32,6 +32,10 @@ def search_store(
 
     filters = [options.get(key) for key in ("domain", "feature", "style")]
     validate_request(query, limit, *filters)
+    if as_of is not None:
+        from ..kinds.entryfacts import moment
+
+        as_of = moment(as_of, "--as-of")
     hidden = not_in_force(store_dir, as_of, options.get("at"))
     if not hidden:
         return ranked(store_dir, cache_dir, query, limit=limit, **options)
