@@ -124,17 +124,21 @@ def _check(data: bytes) -> str | None:
 
 def merge(a: bytes, b: bytes) -> bytes:
     """Two devices' copies of one sidecar: the later (tie: the greater bytes), with the
-    supersede links of both (the same whichever side is ours)."""
+    supersede links of both, and accepted when either side accepted it (a resource in
+    force is never proposed again) — the same whichever side is ours."""
     try:
         one, two = _parse(a), _parse(b)
     except XbrainError:
         return max(a, b)  # the incoming check refuses a damaged copy before this
     kept, other = (one, two) if (one["updatedAt"], a) >= (two["updatedAt"], b) else (two, one)
+    merged = dict(kept)
     links = kept.get("supersedes", [])
     more = [old for old in other.get("supersedes", []) if old not in links]
-    if not more:
-        return dump_yaml(kept)
-    return dump_yaml({**kept, "supersedes": sorted([*links, *more])[:MAX_LIST]})
+    if more:
+        merged["supersedes"] = sorted([*links, *more])[:MAX_LIST]
+    if merged.get("status") == "proposed" and "status" not in other:
+        del merged["status"]  # an acceptance is final: a later edit of the proposal keeps it
+    return dump_yaml(merged)
 
 
 KIND = FileKind(

@@ -108,12 +108,12 @@ def hidden(
     facts: dict[str, dict[str, Any]], live: set[str], when: str
 ) -> dict[str, dict[str, Any]]:
     """Why each resource is not in force at ``when`` (those that are, absent): proposed,
-    rejected, superseded by a live resource in force by then, or outside its validity.
+    superseded by a live resource in force by then, or outside its validity.
     ``live``: which of the sidecars' resources are live."""
     out: dict[str, dict[str, Any]] = {}
     for rid, own in facts.items():
-        if own.get("status") in ("proposed", "rejected"):
-            out[rid] = {"status": own["status"]}
+        if own.get("status") == "proposed":  # (a rejected one is a tombstone; restored,
+            out[rid] = {"status": "proposed"}  # it is in force again)
         elif own.get("validUntil", "\uffff") <= when:
             out[rid] = {"expired": own["validUntil"]}
         elif own.get("validFrom", "") > when:
