@@ -171,7 +171,10 @@ def put(
     result = put_resources(core, plain if isinstance(items, list) else plain[0], stage=stage)
     if similar is not None:
         resources = [normalize_resource(item).resource for item in plain[:MAX_CONFLICT_CHECKS]]
-        conflicts(resources, similar, result["results"])
+        replaces = {
+            r["id"]: f.get("supersedes", []) for r, f in zip(resources, checked, strict=False)
+        }
+        conflicts(resources, similar, result["results"], replaces)
     return result
 
 
@@ -182,20 +185,26 @@ def _words(resource: dict[str, Any]) -> set[str]:
 
 
 def conflicts(
-    written: list[dict[str, Any]], similar: Similar, results: list[dict[str, Any]]
+    written: list[dict[str, Any]],
+    similar: Similar,
+    results: list[dict[str, Any]],
+    replaces: dict[str, list[str]] | None = None,
 ) -> None:
     """Add ``possibleConflicts`` ([{id, name, why}]) to the results of ``written``
-    resources: resources in force that ``similar`` finds for the title and purpose and
-    that share the title, or most of the words of title and purpose."""
+    resources (those the write changed): resources in force, other than the ones
+    written with them, that ``similar`` finds for the title and purpose and that share
+    the title, or most of the words of title and purpose (``replaces``: what each
+    supersedes, never called a conflict)."""
     by_id = {result["id"]: result for result in results}
+    batch = {new["id"] for new in written}  # written together on purpose: not "existing"
     for new in written:
         result = by_id.get(new["id"])
-        if result is None:
+        if result is None or result.get("status") == "unchanged":
             continue
         words, title = _words(new), new["title"].casefold()
         found = []
         for other in similar(f"{new['title']} {new.get('purpose', '')}"):
-            if other["id"] == new["id"] or other["id"] in result.get("supersedes", ()):
+            if other["id"] in batch or other["id"] in (replaces or {}).get(new["id"], ()):
                 continue
             theirs = _words(other)
             share = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
@@ -261,14 +270,9 @@ def pending(core: Core, similar: Similar | None) -> list[dict[str, Any]]:
             out.append((item, resource))
     items = []
     for item, resource in sorted(out, key=lambda pair: (pair[0]["updatedAt"], pair[0]["id"])):
-        results = [
-            {
-                "id": item["id"],
-                **({"supersedes": item["supersedes"]} if "supersedes" in item else {}),
-            }
-        ]
+        results = [{"id": item["id"]}]
         if similar is not None:
-            conflicts([resource], similar, results)
+            conflicts([resource], similar, results, {item["id"]: item.get("supersedes", [])})
         item["possibleConflicts"] = results[0].get("possibleConflicts", [])
         items.append(item)
     return items

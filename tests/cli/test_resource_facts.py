@@ -334,3 +334,16 @@ def test_search_with_facts_stays_on_the_fast_path(xb_proc: Run, store_dir: Path)
     assert [r["citation"]["id"] for r in json.loads(result.stdout)["results"]] == [new]
     imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines()}
     assert not any(name.startswith(("dulwich", "ruamel")) for name in imported)
+
+
+def test_what_a_proposal_supersedes_is_no_conflict(xb_proc: Run) -> None:
+    (old,) = ids(xb_proc, OLD)
+    assert xb_proc("config", "review.agentWrites", "proposed").code == 0
+    written = put(xb_proc, NEW, args=("--agent", "a", "--supersedes", old))
+    (result,) = written["results"]
+    assert result["proposed"] is True and "possibleConflicts" not in result
+    (item,) = xb_proc("review").json["proposals"]
+    assert item["supersedes"] == [old] and item["possibleConflicts"] == []
+    assert old in searched(xb_proc)  # a proposal hides nothing until accepted
+    assert xb_proc("review", "accept", result["id"]).code == 0
+    assert set(searched(xb_proc)) == {result["id"]}
