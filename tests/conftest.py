@@ -266,5 +266,6 @@ def light_and_click(light: dict[str, Any] | None, command: Any, argv: list[str])
 
 
 def meaningful(params: dict[str, Any]) -> dict[str, Any]:
-    """The parameters that were given: None and False left out."""
-    return {key: value for key, value in params.items() if value not in (None, False)}
+    """The parameters that were given: None, False and () (a repeatable option not
+    given) left out."""
+    return {key: value for key, value in params.items() if value not in (None, False, ())}

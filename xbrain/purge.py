@@ -24,6 +24,7 @@ from .core.derive import catalog_entry, count_change
 from .core.registry import classify, record_kind, record_kinds
 from .errors import InvalidInputError, NotFoundError, XbrainError
 from .kinds import skill as skill_kind
+from .kinds.resourcefacts import path as facts_path
 from .messages import PURGE_TRAILER, commit_message, quoted_title
 
 __all__ = ["PURGED", "purge"]
@@ -66,6 +67,7 @@ def purge(core: Core, ids: list[str], texts: list[str], *, apply: bool) -> dict[
             raise NotFoundError(f'No record can have the id "{rid[:80]}"; check it.')
     # (the head is rewritten like every other commit: no separate delete is needed)
     paths = {spec.path(rid) for rid in ids for spec in record_kinds() if _owns(spec, rid)}
+    paths |= {facts_path(rid) for rid in ids if rid.startswith("resource_")}  # its sidecar
     titles: set[str] = set()
     needles = [text.encode() for text in texts]
 

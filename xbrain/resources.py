@@ -7,13 +7,14 @@ original's upsert rule, shared by put, capture, pull and distill.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .codec import digest
 from .core import Core, Transaction
 from .errors import ConflictError, InvalidInputError, NotFoundError, StaleError
 from .kinds import resource as resource_kind
-from .kinds import state
+from .kinds import resourcefacts, state
 from .kinds import tombstone as tombstone_kind
 from .kinds.design import carry_design, normalize_design
 from .kinds.model import Resource, normalize_resource
@@ -47,6 +48,12 @@ def get(core: Core, rid: str) -> Resource:
             else None
         )
     if resource is None and tombstone is not None:
+        with core.reading() as view:
+            why = None if view is None else resourcefacts.facts_of(view, rid)
+        if why and why.get("status") == "rejected":  # refused in review: it says why
+            raise NotFoundError(
+                f"Resource was rejected in review at {tombstone['deletedAt']}: {why['reason']}"
+            )
         raise NotFoundError(_deleted_message(core, rid, tombstone["deletedAt"]))
     if resource is None:
         raise NotFoundError("Resource not found.")
@@ -70,8 +77,13 @@ def inspect(core: Core, rid: str) -> dict[str, Any]:
     return {"resource": resource, "resourceRevision": digest(resource)}
 
 
-def put(core: Core, items: Any) -> dict[str, Any]:
-    """Validate then upsert 1–1,000 resources as one commit."""
+def put(
+    core: Core,
+    items: Any,
+    stage: Callable[[Transaction, list[dict[str, Any]]], None] | None = None,
+) -> dict[str, Any]:
+    """Validate then upsert 1–1,000 resources as one commit (``stage``: what else the
+    commit holds, given the transaction and the results: a resource's facts)."""
     batch = items if isinstance(items, list) else [items]
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 resources per batch.")
@@ -87,6 +99,8 @@ def put(core: Core, items: Any) -> dict[str, Any]:
             same = resource_kind.same_url(txn, entry["id"], item.resource["source"]["url"])
             if same and entry["status"] != "unchanged":
                 entry["sameUrlAs"] = same  # the same page saved under other ids
+        if stage is not None:
+            stage(txn, written)
     result["results"] = written
     result["droppedFields"] = sum(len(n.dropped) for n in normalized)
     if dropped:

@@ -43,6 +43,7 @@ TOOLS = {
     "recall_skill",
     "save_skill",
     "recall",
+    "propose_entry",
 }
 
 
@@ -115,11 +116,12 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         for name in ("search", "put", "status", "list", "log", "diff", "restore")
     }
     stems.update(recall_skill="mcp-recall-skill-input", save_skill="mcp-save-skill-input")
-    stems.update(recall="mcp-recall-input")
+    stems.update(recall="mcp-recall-input", propose_entry="mcp-propose-entry-input")
     outputs = {name: f"{name}-output" for name in TOOLS}
     outputs.update(
         recall_skill="mcp-recall-skill-output", save_skill="skill-save-output", get="mcp-get-output"
     )
+    outputs.update(propose_entry="entry-put-output")
     hints = {  # read-only, destructive, idempotent
         "search": (True, False, True),
         "get": (True, False, True),
@@ -133,6 +135,7 @@ def test_tools_are_listed_with_schemas_from_schema_dir_and_hints(store_dir: Path
         "recall_skill": (True, False, True),
         "save_skill": (False, False, True),
         "recall": (True, False, False),
+        "propose_entry": (False, False, True),
     }
     # tools/list was 54.6 KB (38 KB of output schemas): most of a small model's context
     assert sizes[0] <= 20_000, sizes
@@ -187,7 +190,7 @@ def test_every_tool_end_to_end(xb: Run, xb_proc: Run, store_dir: Path) -> None:
         seen["gone"] = error_text(await client.call_tool("get", {"id": ID}))
         seen["after"] = structured(await client.call_tool("search", {"query": "React dialog"}))
 
-    session(store_dir, body, "--agent", "mcp-test")
+    session(store_dir, body, "--agent", "mcp-test", "--writes-in-force")
     for name, schema in [
         ("empty", "status-output"),
         ("put", "put-output"),
@@ -379,7 +382,7 @@ def test_example_transcript_replays_exactly(store_dir: Path) -> None:
         for name, arguments, _ in steps:
             replies.append(structured(await client.call_tool(name, json.loads(arguments))))
 
-    session(store_dir, body)
+    session(store_dir, body, "--writes-in-force")  # as the example's server is started
     for (_, _, recorded), reply in zip(steps, replies, strict=True):
         assert masked(reply) == masked(json.loads(recorded))
     cited = replies[1]["results"][0]["citation"]["url"]
@@ -666,7 +669,7 @@ def test_a_tool_profile_serves_only_its_tools(xb_proc: Run, store_dir: Path) -> 
         seen["read-only"] = {tool.name for tool in (await client.list_tools()).tools}
 
     session(store_dir, read_only, "--tools", "read-only")
-    assert seen["read-only"] == TOOLS - {"put", "delete", "restore", "save_skill"}
+    assert seen["read-only"] == TOOLS - {"put", "delete", "restore", "save_skill", "propose_entry"}
     for bad in ("recall,nope", "", "read-only,Put"):
         refused = xb_proc("mcp", "--tools", bad)
         assert refused.code == 2 and refused.stdout == "", (bad, refused.stderr)

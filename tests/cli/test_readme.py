@@ -135,7 +135,9 @@ def test_readme_mcp_configuration_starts_a_working_server(tmp_path: Path) -> Non
 
     anyio.run(run)
     resources = ["delete", "diff", "get", "list", "log", "put", "restore", "search", "status"]
-    assert sorted(names) == sorted([*resources, "recall_skill", "save_skill", "recall"])
+    assert sorted(names) == sorted(
+        [*resources, "recall_skill", "save_skill", "recall", "propose_entry"]
+    )
     (hooks,) = [json.loads(b)["hooks"] for b in blocks if '"UserPromptSubmit"' in b]
     assert set(hooks) == {"UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionStart"}
     for event, (entry,) in hooks.items():

@@ -185,7 +185,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "review": (
         "review",
         "review",
-        "The review queue: proposed entries, to accept, reject or edit.",
+        "The review queue: proposed entries and resources, to accept, reject or edit.",
     ),
     "search": (
         "find",
@@ -206,6 +206,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "history",
         "show",
         "A resource or an entry as it was at a revision. Prints private content.",
+    ),
+    "supersede": (
+        "records",
+        "supersede",
+        "Record that resource (or entry) NEW supersedes OLD; OLD is kept, no longer recalled.",
     ),
     "skill": (
         "skills",

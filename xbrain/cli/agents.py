@@ -17,6 +17,12 @@ from .base import common_options, emit, open_store, store_path
     help="Let save_skill publish when asked (default: saved skills land as proposed).",
 )
 @click.option(
+    "--writes-in-force",
+    "in_force",
+    is_flag=True,
+    help="Let put write resources in force (default: new ones land proposed for review).",
+)
+@click.option(
     "--tools",
     "only",
     metavar="LIST",
@@ -25,11 +31,11 @@ from .base import common_options, emit, open_store, store_path
 )
 @common_options(wait_default="5")
 @click.pass_context
-def mcp_command(ctx: click.Context, allow_publish: bool, only: str | None) -> None:
+def mcp_command(ctx: click.Context, allow_publish: bool, in_force: bool, only: str | None) -> None:
     """Serve the store to an MCP client over stdio (needs: pip install 'xbrain[mcp]').
 
     Tools: search, get, list, log, diff, status, recall, recall_skill (read-only), put,
-    delete, restore, save_skill; --tools serves only some (per client: --tools
+    delete, restore, save_skill, propose_entry; --tools serves only some (per client: --tools
     read-only, --tools recall,recall_skill). The store is fixed at start-up
     (--store, else $XBRAIN_STORE, else the default); a client cannot choose another.
     Errors come back as tool errors with the CLI's messages. There is no sync or push
@@ -51,6 +57,7 @@ def mcp_command(ctx: click.Context, allow_publish: bool, only: str | None) -> No
         agent=store.agent,
         allow_publish=allow_publish,
         only=served,
+        in_force=in_force,
     )
     if sys.stdin.isatty():  # started by hand rather than by an MCP client
         click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)

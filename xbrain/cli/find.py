@@ -34,6 +34,13 @@ from .base import Progress, common_options, emit, open_store, store_path
     help="Each result as {brief: id, title, purpose, useWhen, limitations, snippet} "
     "instead of the whole resource (a 300-character snippet around the first match).",
 )
+@click.option(
+    "--include-superseded",
+    is_flag=True,
+    help="Also resources not in force (superseded, proposed, outside their validity), "
+    "marked under standing.",
+)
+@click.option("--as-of", metavar="DATE", help="Which resources stand as the facts were at DATE.")
 @common_options
 @click.pass_context
 def search(
@@ -47,6 +54,8 @@ def search(
     provider_config: Path | None,
     mode: str | None,
     brief: bool,
+    include_superseded: bool,
+    as_of: str | None,
 ) -> None:
     """Find resources for QUERY (English, Chinese or mixed). Prints private content.
 
@@ -62,7 +71,10 @@ def search(
 
     text = search_query.read_query(stdin_stream()) if query == "-" else query
     asked = {"limit": limit, "domain": domain, "feature": feature, "style": style, "mode": mode}
-    if at is None and provider_config is None:  # a running xbrain serve answers first
+    facts = {"include_superseded": include_superseded, "as_of": as_of}
+    if include_superseded or as_of is not None:
+        asked.update(facts)  # (xbrain serve answers only the plain forms)
+    elif at is None and provider_config is None:  # a running xbrain serve answers first
         served, code, body = served_search(
             str(store_path(ctx)), {"query": text, **asked, "brief": brief}
         )

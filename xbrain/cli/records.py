@@ -1,4 +1,5 @@
-"""Commands on resources: init, put, get, inspect, analyze, delete, list, adopt, config."""
+"""Commands on resources: init, put, get, inspect, analyze, delete, list, adopt, config,
+supersede."""
 
 from __future__ import annotations
 
@@ -17,10 +18,24 @@ def init(ctx: click.Context) -> None:
 
 @click.command()
 @click.argument("file", metavar="FILE|-")
+@click.option(
+    "--supersedes",
+    metavar="ID",
+    multiple=True,
+    help="A resource each one put supersedes (repeatable): kept, no longer searched.",
+)
+@click.option("--valid-from", metavar="TIME", help="Each holds from TIME (ISO 8601 or a date).")
+@click.option("--valid-until", metavar="TIME", help="Each holds until TIME (ISO 8601 or a date).")
 @allow_secret_option
 @common_options
 @click.pass_context
-def put(ctx: click.Context, file: str) -> None:
+def put(
+    ctx: click.Context,
+    file: str,
+    supersedes: tuple[str, ...],
+    valid_from: str | None,
+    valid_until: str | None,
+) -> None:
     """Add or update resources from a JSON file (or - for stdin).
 
     FILE holds one complete resource or an array of 1–1,000 (at most 10 MiB). An update
@@ -28,9 +43,23 @@ def put(ctx: click.Context, file: str) -> None:
     dropped and counted in droppedFields. Unknown purpose/useWhen/limitations stay
     empty and an unknown savedReason stays null. Identity is source.provider plus
     source.id. Nothing is written unless the whole batch is valid.
+
+    Facts that change (kept beside the resource, never in it): supersedes,
+    validFrom and validUntil, as these options or as fields of each resource. A
+    resource superseded by one in force, proposed, or outside its validity is not
+    searched or recalled. With --agent and `xbrain config review.agentWrites
+    proposed`, new resources land proposed for `xbrain review`. Each result lists
+    possibleConflicts: resources in force that look like the same subject.
     """
     store = open_store(ctx)
-    emit(store.put(read_input(file)))
+    given: dict[str, object] = {}
+    if supersedes:
+        given["supersedes"] = list(supersedes)
+    if valid_from is not None:
+        given["validFrom"] = valid_from
+    if valid_until is not None:
+        given["validUntil"] = valid_until
+    emit(store.put(read_input(file), given or None))
 
 
 @click.command()
@@ -175,3 +204,18 @@ def config(ctx: click.Context, key: str | None, value: str | None) -> None:
         emit(set_auto(store_path(ctx), value == "on"))
         return
     emit(open_store(ctx).config(key, value))
+
+
+@click.command()
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@common_options
+@click.pass_context
+def supersede(ctx: click.Context, old: str, new: str) -> None:
+    """Record that resource (or entry) NEW supersedes OLD; OLD is kept, no longer recalled.
+
+    Both must be live and of one kind. The link lives beside NEW (a resource's bytes
+    never change); NEW holds from now unless it has a validFrom, so `recall --as-of`
+    an earlier date still answers with OLD. A link that would make a cycle is refused.
+    """
+    emit(open_store(ctx).supersede(old, new))

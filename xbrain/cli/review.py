@@ -11,13 +11,14 @@ from .base import common_options, emit, open_store
 @common_options
 @click.pass_context
 def review(ctx: click.Context) -> None:
-    """The review queue: proposed entries, to accept, reject or edit.
+    """The review queue: proposed entries and resources, to accept, reject or edit.
 
-    An entry that comes in through an agent (MCP; the CLI with --agent when
-    `xbrain config review.agentWrites proposed`) lands proposed: kept, listed here,
-    never recalled until accepted. Without a subcommand, lists the queue as {count,
-    proposals: [{id, kind, name, scope, updatedAt, proposedBy: {agent, session},
-    possibleConflicts: [{id, name, why}]}]}. Prints private content.
+    An entry or resource that comes in through an agent (MCP; the CLI with --agent
+    when `xbrain config review.agentWrites proposed`) lands proposed: kept, listed
+    here, never recalled or searched until accepted. Without a subcommand, lists the
+    queue as {count, proposals: [{id, kind, name, scope, updatedAt, proposedBy:
+    {agent, session}, possibleConflicts: [{id, name, why}]}]} (a resource: kind
+    "resource", its title as name, no scope). Prints private content.
     """
     if ctx.invoked_subcommand is None:
         emit(open_store(ctx).review_list())
@@ -28,7 +29,7 @@ def review(ctx: click.Context) -> None:
 @common_options
 @click.pass_context
 def accept(ctx: click.Context, ids: tuple[str, ...]) -> None:
-    """Make proposed entries active (one commit; all of them or none)."""
+    """Make proposed entries and resources active (one commit; all or none)."""
     emit(open_store(ctx).review_accept(list(ids)))
 
 
@@ -38,7 +39,8 @@ def accept(ctx: click.Context, ids: tuple[str, ...]) -> None:
 @common_options
 @click.pass_context
 def reject(ctx: click.Context, ids: tuple[str, ...], reason: str) -> None:
-    """Reject proposed entries: each becomes a tombstone that keeps the reason."""
+    """Reject proposed entries and resources: each becomes a tombstone; the reason
+    is kept (a resource's in its facts file)."""
     emit(open_store(ctx).review_reject(list(ids), reason))
 
 
@@ -47,19 +49,16 @@ def reject(ctx: click.Context, ids: tuple[str, ...], reason: str) -> None:
 @common_options
 @click.pass_context
 def edit(ctx: click.Context, entry_id: str) -> None:
-    """Edit a proposed entry in $EDITOR (as YAML), then accept it.
+    """Edit a proposed entry or resource in $EDITOR (as YAML), then accept it.
 
-    Its scope and name stay (they make its id); an editor that leaves the text
-    unchanged or empty changes nothing.
+    Its id stays (an entry's scope and name, a resource's source provider and id); an
+    editor that leaves the text unchanged or empty changes nothing.
     """
     from ..codec import dump_yaml
     from ..entries import parse_input
-    from ..errors import InvalidInputError
 
     store = open_store(ctx)
-    found = store.entry_get(entry_id)
-    if found["status"] != "proposed":
-        raise InvalidInputError(f"Entry {entry_id} is not proposed (it is {found['status']}).")
+    found = store.review_item(entry_id)
     text = dump_yaml(found).decode("utf-8")
     edited = click.edit(text, extension=".yaml", require_save=True)
     if edited is None or not edited.strip():

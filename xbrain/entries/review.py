@@ -187,29 +187,53 @@ def _proposed(txn: Any, rid: str) -> dict[str, Any]:
     return found
 
 
-def accept(core: Core, ids: list[str]) -> dict[str, Any]:
-    """Make proposed entries active (all of them, or none)."""
+Stage = Callable[[Any, list[str], str], None]  # (txn, other ids, now): another kind's half
+
+
+def _split(ids: list[str]) -> tuple[list[str], list[str]]:
+    """Entry ids, and the rest (another kind's: a resource's), each once, in order."""
+    unique = list(dict.fromkeys(ids))
+    return [i for i in unique if not i.startswith("resource_")], [
+        i for i in unique if i.startswith("resource_")
+    ]
+
+
+def accept(core: Core, ids: list[str], others: Stage | None = None) -> dict[str, Any]:
+    """Make proposed entries active (all of them, or none); ``others`` stages the ids of
+    another kind (proposed resources) in the same commit."""
+    entries, rest = _split(ids) if others is not None else (list(dict.fromkeys(ids)), [])
     with core.transaction("review accept") as txn:
         now = core.clock()
-        for rid in dict.fromkeys(ids):
+        for rid in entries:
             found = _proposed(txn, rid)
             later = later_of(now, found["updatedAt"])
             kind.put(txn, {**found, "status": "active", "updatedAt": later})
             txn.actions.append(("accept", rid, found["name"]))
+        if rest and others is not None:
+            others(txn, rest, now)
     return {"accepted": list(dict.fromkeys(ids)), "commit": txn.commit_id}
 
 
-def reject(core: Core, ids: list[str], reason: str) -> dict[str, Any]:
-    """Replace proposed entries with tombstones that keep ``reason`` (all, or none)."""
+def reject(
+    core: Core,
+    ids: list[str],
+    reason: str,
+    others: Callable[[Any, list[str], str, str], None] | None = None,
+) -> dict[str, Any]:
+    """Replace proposed entries with tombstones that keep ``reason`` (all, or none);
+    ``others`` stages the ids of another kind (proposed resources) in the same commit."""
     reason = reason.strip()
     if not reason or len(reason) > 1024 or any(ch < " " or ch == "\x7f" for ch in reason):
         raise InvalidInputError("--reason must be one line of 1-1,024 characters.")
+    entries, rest = _split(ids) if others is not None else (list(dict.fromkeys(ids)), [])
     with core.transaction("review reject") as txn:
         now = core.clock()
-        for rid in dict.fromkeys(ids):
+        for rid in entries:
             found = _proposed(txn, rid)
             kind.bury(txn, rid, later_of(now, found["updatedAt"]), reason)
             txn.actions.append(("reject", rid, found["name"]))
+        if rest and others is not None:
+            others(txn, rest, reason, now)
     return {"rejected": list(dict.fromkeys(ids)), "commit": txn.commit_id}
 
 

@@ -73,6 +73,10 @@ def show(core: Core, rid: str, at: str) -> dict[str, Any]:
 def _links(git: GitStore, view: View, rid: str) -> dict[str, list[str]]:
     """An entry's supersede links both ways at ``view``: the entries it supersedes, and
     the active entries that supersede it (each only when there are any)."""
+    if rid.startswith("resource_"):
+        from ..kinds.resourcefacts import links as resource_links
+
+        return resource_links(view, rid)
     if not rid.startswith("entry_"):
         return {}
     from ..core import bulk

@@ -7,6 +7,6 @@ core nor the other kinds change.
 
 from __future__ import annotations
 
-from . import entry, proposal, resource, skill, state, tombstone
+from . import entry, proposal, resource, resourcefacts, skill, state, tombstone
 
-__all__ = ["entry", "proposal", "resource", "skill", "state", "tombstone"]
+__all__ = ["entry", "proposal", "resource", "resourcefacts", "skill", "state", "tombstone"]

@@ -138,8 +138,14 @@ def resource_candidates(
     from ..retrieval.run import search_store
 
     with _forms(terms):
-        found = search_store(
-            store_dir, cache_dir, prompt[:2000], limit=limit, tokenizer=tokenizer, mode="lexical"
+        found = search_store(  # every resource: recall judges which stand (as of when)
+            store_dir,
+            cache_dir,
+            prompt[:2000],
+            limit=limit,
+            tokenizer=tokenizer,
+            mode="lexical",
+            include_superseded=True,
         )
     return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
 

@@ -343,6 +343,16 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         candidates = [item for kind in options.kinds for item in lexical.get(kind, [])]
     else:
         candidates = both
+    if "resource" in options.kinds:  # proposed, superseded, out of validity: left out
+        from ..search.resourcestanding import mark, not_in_force
+
+        candidates = mark(
+            candidates,
+            not_in_force(store_dir, options.as_of),
+            lambda item: item["id"] if item["kind"] == "resource" else None,
+            options.include_superseded,
+            "why",
+        )
     if routed:
         first = {item["id"] for item in routed}
         candidates = routed + [item for item in candidates if item["id"] not in first]

@@ -12,10 +12,45 @@ from typing import Any
 from ..search.query import current, validate_request
 from ..search.tokenize import Tokenizer
 
-__all__ = ["search_store"]
+__all__ = ["ranked", "search_store"]
 
 
 def search_store(
+    store_dir: Path,
+    cache_dir: Path,
+    query: str,
+    *,
+    limit: int = 5,
+    include_superseded: bool = False,
+    as_of: str | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """:func:`ranked`, without the resources not in force (proposed, superseded,
+    outside their validity at ``as_of``, default now), or with them marked under
+    ``standing`` (``include_superseded``)."""
+    from ..search.resourcestanding import mark, not_in_force, widened
+
+    filters = [options.get(key) for key in ("domain", "feature", "style")]
+    validate_request(query, limit, *filters)
+    if as_of is not None:
+        from ..kinds.entryfacts import moment
+
+        as_of = moment(as_of, "--as-of")
+    hidden = not_in_force(store_dir, as_of, options.get("at"))
+    if not hidden:
+        return ranked(store_dir, cache_dir, query, limit=limit, **options)
+    found = ranked(store_dir, cache_dir, query, limit=widened(limit, hidden), **options)
+    kept = mark(
+        found["results"],
+        hidden,
+        lambda result: result["citation"]["id"],
+        include_superseded,
+        "standing",
+    )
+    return {**found, "results": kept[:limit]}
+
+
+def ranked(
     store_dir: Path,
     cache_dir: Path,
     query: str,

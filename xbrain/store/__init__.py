@@ -23,6 +23,7 @@ from ..core import Core
 from ..secretscan import validate_allowed
 from ..timestamps import now_timestamp
 from .entries import Entries
+from .resourcefacts import ResourceFacts
 from .skills import Skills
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["Store", "clone"]
 
 
-class Store(Skills, Entries):
+class Store(Skills, Entries, ResourceFacts):
     """An xbrain store at ``path`` (a git repository with a working tree)."""
 
     def __init__(
@@ -45,6 +46,7 @@ class Store(Skills, Entries):
         cache_dir: Path | None = None,
         allow_secrets: Iterable[str] = (),
     ) -> None:
+        from ..search.resourcestanding import keep_current
         from ..search.upkeep import upkeep
 
         self.core = Core(
@@ -59,6 +61,7 @@ class Store(Skills, Entries):
         self.cache_dir = self.core.cache_dir
         self.agent = self.core.agent
         upkeep(self.core)
+        keep_current(self.core)  # which resources stand (search/recall leave the rest out)
 
     def exists(self) -> bool:
         """True when the directory holds a git repository."""
@@ -99,9 +102,15 @@ class Store(Skills, Entries):
         """The resource and its revision digest (the guard for ``analyze``)."""
         return resources.inspect(self.core, rid)
 
-    def put(self, items: Any) -> dict[str, Any]:
-        """Validate then upsert 1–1,000 resources as one commit."""
-        return resources.put(self.core, items)
+    def put(
+        self,
+        items: Any,
+        facts: dict[str, Any] | None = None,
+        propose: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Validate then upsert 1–1,000 resources as one commit (``facts``: supersedes,
+        validFrom, validUntil for each; ``propose``: a proposal's proposedBy)."""
+        return self.put_facts(items, facts, propose)
 
     def delete(self, rid: str) -> dict[str, Any]:
         """Replace a live resource with a tombstone; absent ids change nothing."""

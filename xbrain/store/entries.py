@@ -18,6 +18,12 @@ class Entries:
     path: Path
     cache_dir: Path
 
+    if TYPE_CHECKING:  # the other halves of Store
+
+        def get(self, rid: str) -> Any: ...  # noqa: D102
+
+        def _proposed_resources(self) -> list[dict[str, Any]]: ...
+
     def entry_put(self, items: Any, propose: dict[str, str] | None = None) -> dict[str, Any]:
         """Validate then upsert 1–1,000 entries as one commit; each result names the
         active entries it may conflict with. ``propose``: ``proposedBy`` of a proposal."""
@@ -40,26 +46,54 @@ class Entries:
         return supersede(self.core, old, new)
 
     def review_list(self) -> dict[str, Any]:
-        """The review queue: proposed entries, who proposed them, possible conflicts."""
+        """The review queue: proposed entries and resources, who proposed them, possible
+        conflicts."""
         from ..entries.review import pending
 
         self.core.check_dir()
-        return pending(self._all_entries() if self.core.exists() else [])
+        if not self.core.exists():
+            return pending([])
+        queue = pending(self._all_entries())
+        resources = self._proposed_resources()
+        proposals = sorted(
+            [*queue["proposals"], *resources], key=lambda item: (item["updatedAt"], item["id"])
+        )
+        return {"count": len(proposals), "proposals": proposals}
 
     def review_accept(self, ids: list[str]) -> dict[str, Any]:
-        """Make proposed entries active."""
+        """Make proposed entries and resources active (one commit)."""
         from ..entries.review import accept
+        from ..resourcereview import accept as accept_resources
 
-        return accept(self.core, ids)
+        return accept(self.core, ids, accept_resources)
 
     def review_reject(self, ids: list[str], reason: str) -> dict[str, Any]:
-        """Replace proposed entries with tombstones that say why."""
+        """Replace proposed entries and resources with tombstones that say why."""
         from ..entries.review import reject
+        from ..resourcereview import reject as reject_resources
 
-        return reject(self.core, ids, reason)
+        return reject(self.core, ids, reason, reject_resources)
+
+    def review_item(self, rid: str) -> dict[str, Any]:
+        """A proposed entry or resource, to edit (anything else: refused)."""
+        from ..errors import InvalidInputError
+
+        if rid.startswith("resource_"):
+            found = self.get(rid)
+            if not any(item["id"] == rid for item in self._proposed_resources()):
+                raise InvalidInputError(f"Resource {rid} is not proposed (it is in force).")
+            return dict(found)
+        entry = self.entry_get(rid)
+        if entry["status"] != "proposed":
+            raise InvalidInputError(f"Entry {rid} is not proposed (it is {entry['status']}).")
+        return entry
 
     def review_edit(self, rid: str, raw: Any) -> dict[str, Any]:
-        """Replace a proposed entry with its edited text and accept it."""
+        """Replace a proposed entry or resource with its edited text and accept it."""
+        if rid.startswith("resource_"):
+            from ..resourcereview import edit as edit_resource
+
+            return edit_resource(self.core, rid, raw)
         from ..entries.review import edit
 
         return edit(self.core, rid, raw)

@@ -1,0 +1,332 @@
+"""Facts that change and the review queue for resources (issue 46), beside the entries'.
+
+A resource's facts live in its sidecar (:mod:`xbrain.kinds.resourcefacts`), so the
+resource's bytes, id and digest never change:
+
+* ``put`` with ``supersedes``/``validFrom``/``validUntil`` (input fields, or the CLI's
+  options) writes them into the sidecar of each resource put, in the same commit;
+  ``supersede OLD NEW`` adds OLD to NEW's links (the link lives in the newer resource's
+  sidecar only) and, when NEW has no ``validFrom``, starts it now, so ``--as-of`` an
+  earlier date still answers with OLD. Unknown ids, a resource superseding itself and
+  links that would close a cycle are refused.
+* A proposal (MCP; the CLI with ``--agent`` when ``review.agentWrites`` is ``proposed``)
+  is a resource whose sidecar says ``status: proposed``: never searched or recalled until
+  ``accept``; ``reject`` leaves the resource's tombstone and keeps the reason in the
+  sidecar (a tombstone is the original store's ``{id, deletedAt}``); ``edit`` replaces it
+  with the edited resource and accepts it. A proposal never changes a resource in force.
+* ``possibleConflicts``: live resources in force that look like the same subject (the
+  same title, or most words of title and purpose shared) — from the search the facade
+  hands in, reported and never changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .core import Core, Transaction
+from .errors import ConflictError, InvalidInputError, NotFoundError
+from .kinds import resource as resource_kind
+from .kinds import resourcefacts as facts_kind
+from .kinds import tombstone as tombstone_kind
+from .kinds.model import normalize_resource
+from .resources import put as put_resources
+from .timestamps import later_of
+
+__all__ = [
+    "FACT_FIELDS",
+    "accept",
+    "conflicts",
+    "edit",
+    "pending",
+    "proposal",
+    "put",
+    "reject",
+    "supersede",
+]
+
+FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
+SIMILAR = 0.6  # the share of words two resources' titles and purposes have in common
+MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (a search each)
+_WORD = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+Similar = Callable[[str], list[dict[str, Any]]]  # text → resources in force that match it
+
+
+def _check(rid: str) -> None:
+    if not resource_kind.is_id(rid):
+        raise InvalidInputError("Invalid resource ID; expected resource_ and 64 hex digits.")
+
+
+def proposal(core: Core, given: dict[str, str] | None) -> dict[str, str] | None:
+    """Who proposes a write: ``given`` (MCP), else the agent named on the core when the
+    store's ``review.agentWrites`` is ``proposed``, else None (in force at once)."""
+    if given is not None:
+        return given
+    if core.agent is None:
+        return None
+    with core.reading() as view:
+        if view is None or view.config().review_setting("agentWrites") != "proposed":
+            return None
+    return {"agent": core.agent}
+
+
+def _cycle(txn: Transaction, new: str, olds: list[str], staged: dict[str, list[str]]) -> None:
+    """Refuse links from ``new`` to ``olds`` when one of ``olds`` already (through any
+    chain of links) supersedes ``new``."""
+    seen: set[str] = set()
+    todo = list(olds)
+    while todo:
+        rid = todo.pop()
+        if rid == new:
+            raise InvalidInputError(f"Resource {new} would supersede itself through {olds[0]}.")
+        if rid in seen or len(seen) > 10_000:
+            continue
+        seen.add(rid)
+        todo += staged.get(rid) or facts_kind.facts_of(txn, rid).get("supersedes", [])
+
+
+def _stage_facts(
+    txn: Transaction,
+    rid: str,
+    given: dict[str, Any],
+    propose: dict[str, str] | None,
+    now: str,
+    batch: set[str],
+    staged: dict[str, list[str]],
+    settle: bool = True,
+) -> None:
+    """The sidecar of ``rid`` after a put with ``given`` facts (by ``propose``; else,
+    when ``settle``, a person's write: in force)."""
+    old = facts_kind.facts_of(txn, rid)
+    facts = {k: v for k, v in old.items() if k != "updatedAt"}
+    links = given.get("supersedes", [])
+    for target in links:
+        if target not in batch and resource_kind.get(txn, target) is None:
+            raise NotFoundError(f"Resource not found: {target}.")
+    if links:
+        _cycle(txn, rid, links, staged)
+        facts["supersedes"] = list(dict.fromkeys([*facts.get("supersedes", []), *links]))
+        staged[rid] = facts["supersedes"]
+        facts.setdefault("validFrom", given.get("validFrom") or now)
+    for key in ("validFrom", "validUntil"):
+        if key in given:
+            facts[key] = given[key]
+    if propose is not None:
+        facts.update(status="proposed", proposedBy=propose)
+    elif settle and facts.get("status"):  # a person's put of it: in force
+        facts.pop("status")
+        facts.pop("reason", None)
+    if facts or old:
+        facts_kind.write(txn, rid, facts_kind.normalize(facts, rid), now)
+
+
+def put(
+    core: Core,
+    items: Any,
+    given: dict[str, Any] | None = None,
+    *,
+    propose: dict[str, str] | None = None,
+    similar: Similar | None = None,
+) -> dict[str, Any]:
+    """``resources.put`` with facts: ``given`` (the CLI's) and each item's own
+    ``supersedes``/``validFrom``/``validUntil`` go into the sidecars; a proposal lands
+    ``proposed``; each result names the resources it may conflict with."""
+    batch = items if isinstance(items, list) else [items]
+    own: list[dict[str, Any]] = []
+    plain: list[Any] = []
+    for item in batch:
+        fields = dict(given or {})
+        if isinstance(item, dict):
+            fields.update({k: item[k] for k in FACT_FIELDS if item.get(k) is not None})
+            item = {k: v for k, v in item.items() if k not in FACT_FIELDS}
+        own.append(fields)
+        plain.append(item)
+    checked = []  # every item's facts validated before the store is touched
+    for fields, item in zip(own, plain, strict=True):
+        rid = normalize_resource(item).resource["id"] if fields else None
+        checked.append(facts_kind.normalize(fields, rid) if fields else {})
+    propose = proposal(core, propose)
+    now = core.clock()
+
+    def stage(txn: Transaction, written: list[dict[str, Any]]) -> None:
+        ids = {result["id"] for result in written}
+        staged: dict[str, list[str]] = {}
+        for result, fields in zip(written, checked, strict=True):
+            rid = result["id"]
+            if propose is not None:
+                if result["status"] == "unchanged" and not fields:
+                    continue  # the same resource again: nothing to propose
+                in_force = facts_kind.facts_of(txn, rid).get("status") != "proposed"
+                if result["status"] != "added" and in_force:
+                    raise ConflictError(
+                        f"Resource {rid} is in force; an agent's proposal cannot change it. "
+                        "Propose a resource that supersedes it."
+                    )
+            _stage_facts(txn, rid, fields, propose, now, ids, staged)
+            if propose is not None and result["status"] != "unchanged":
+                result["proposed"] = True
+
+    result = put_resources(core, plain if isinstance(items, list) else plain[0], stage=stage)
+    if similar is not None:
+        resources = [normalize_resource(item).resource for item in plain[:MAX_CONFLICT_CHECKS]]
+        replaces = {
+            r["id"]: f.get("supersedes", []) for r, f in zip(resources, checked, strict=False)
+        }
+        conflicts(resources, similar, result["results"], replaces)
+    return result
+
+
+def _words(resource: dict[str, Any]) -> set[str]:
+    text = f"{resource['title']} {resource.get('purpose', '')}".lower()
+    text = _CJK.sub(lambda m: f" {m.group()} ", text)  # each CJK character a word
+    return set(_WORD.findall(text))
+
+
+def conflicts(
+    written: list[dict[str, Any]],
+    similar: Similar,
+    results: list[dict[str, Any]],
+    replaces: dict[str, list[str]] | None = None,
+) -> None:
+    """Add ``possibleConflicts`` ([{id, name, why}]) to the results of ``written``
+    resources (those the write changed): resources in force, other than the ones
+    written with them, that ``similar`` finds for the title and purpose and that share
+    the title, or most of the words of title and purpose (``replaces``: what each
+    supersedes, never called a conflict)."""
+    by_id = {result["id"]: result for result in results}
+    batch = {new["id"] for new in written}  # written together on purpose: not "existing"
+    for new in written:
+        result = by_id.get(new["id"])
+        if result is None or result.get("status") == "unchanged":
+            continue
+        words, title = _words(new), new["title"].casefold()
+        found = []
+        for other in similar(f"{new['title']} {new.get('purpose', '')}"):
+            if other["id"] in batch or other["id"] in (replaces or {}).get(new["id"], ()):
+                continue
+            theirs = _words(other)
+            share = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
+            if other["title"].casefold() == title:
+                found.append({"id": other["id"], "name": other["title"], "why": "same title"})
+            elif share >= SIMILAR:
+                why = f"similar title and purpose ({share:.2f} of words shared)"
+                found.append({"id": other["id"], "name": other["title"], "why": why})
+        if found:
+            result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+
+
+def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
+    """Record that resource ``new`` supersedes resource ``old`` (both live)."""
+    _check(old)
+    _check(new)
+    if old == new:
+        raise InvalidInputError("A resource cannot supersede itself.")
+    with core.transaction("resource supersede") as txn:
+        replaced, current = resource_kind.get(txn, old), resource_kind.get(txn, new)
+        if replaced is None or current is None:
+            raise NotFoundError(f"Resource not found: {old if replaced is None else new}.")
+        facts = facts_kind.facts_of(txn, new)
+        changed = old not in facts.get("supersedes", ())
+        if changed:
+            _cycle(txn, new, [old], {})
+            now = core.clock()
+            # superseding is not accepting: a proposal stays one
+            _stage_facts(txn, new, {"supersedes": [old]}, None, now, set(), {}, settle=False)
+            what = f"{current['title']} supersedes {replaced['title']}"
+            txn.actions = [("supersede", new, what)]
+    return {
+        "id": new,
+        "supersedes": old,
+        "status": "superseded" if changed else "unchanged",
+        "commit": txn.commit_id,
+    }
+
+
+def _bare(facts: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in facts.items() if k != "updatedAt"}
+
+
+def pending(core: Core, similar: Similar | None) -> list[dict[str, Any]]:
+    """The proposed resources (review queue items), oldest first."""
+    out = []
+    with core.reading() as view:
+        if view is None:
+            return []
+        for rid, facts in facts_kind.read_all(view).items():
+            resource = resource_kind.get(view, rid) if facts.get("status") == "proposed" else None
+            if resource is None:
+                continue
+            item: dict[str, Any] = {
+                "id": rid,
+                "kind": "resource",
+                "name": resource["title"],
+                "updatedAt": resource["updatedAt"],
+                "proposedBy": facts.get("proposedBy", {}),
+            }
+            if facts.get("supersedes"):
+                item["supersedes"] = facts["supersedes"]
+            out.append((item, resource))
+    items = []
+    for item, resource in sorted(out, key=lambda pair: (pair[0]["updatedAt"], pair[0]["id"])):
+        results = [{"id": item["id"]}]
+        if similar is not None:
+            conflicts([resource], similar, results, {item["id"]: item.get("supersedes", [])})
+        item["possibleConflicts"] = results[0].get("possibleConflicts", [])
+        items.append(item)
+    return items
+
+
+def _proposed(txn: Transaction, rid: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    _check(rid)
+    found = resource_kind.get(txn, rid)
+    if found is None:
+        raise NotFoundError(f"Resource not found: {rid}.")
+    facts = facts_kind.facts_of(txn, rid)
+    if facts.get("status") != "proposed":
+        raise InvalidInputError(f"Resource {rid} is not proposed (it is in force).")
+    return found, facts
+
+
+def accept(txn: Transaction, ids: list[str], now: str) -> None:
+    """Stage: proposed resources in force (their bytes unchanged)."""
+    for rid in ids:
+        found, facts = _proposed(txn, rid)
+        facts_kind.write(txn, rid, {k: v for k, v in _bare(facts).items() if k != "status"}, now)
+        txn.actions.append(("accept", rid, found["title"]))
+
+
+def reject(txn: Transaction, ids: list[str], reason: str, now: str) -> None:
+    """Stage: proposed resources replaced by tombstones; the reason kept in the sidecar."""
+    for rid in ids:
+        found, facts = _proposed(txn, rid)
+        txn.scan_secrets([("reason", reason)])
+        later = later_of(now, found["updatedAt"])
+        tombstone_kind.put(txn, {"id": rid, "deletedAt": later})
+        facts_kind.write(txn, rid, {**_bare(facts), "status": "rejected", "reason": reason}, now)
+        txn.actions.append(("reject", rid, found["title"]))
+
+
+def rejected(view: Any, rid: str) -> str | None:
+    """Why a review rejected resource ``rid`` (its sidecar's reason), or None."""
+    facts = facts_kind.facts_of(view, rid)
+    return facts.get("reason") if facts.get("status") == "rejected" else None
+
+
+def edit(core: Core, rid: str, raw: Any) -> dict[str, Any]:
+    """Replace a proposed resource with ``raw`` (its edited text: the same source
+    provider and id) and accept it."""
+    if not isinstance(raw, dict):
+        raise InvalidInputError("The edited resource must be one mapping.")
+    with core.transaction("review edit") as txn:
+        found, facts = _proposed(txn, rid)
+        now = core.clock()
+        fields = {k: v for k, v in raw.items() if k != "updatedAt"}
+        new = normalize_resource({**fields, "updatedAt": later_of(now, found["updatedAt"])})
+        if new.resource["id"] != rid:
+            raise InvalidInputError("An edited proposal keeps its source provider and id.")
+        resource_kind.put(txn, new.resource)
+        facts_kind.write(txn, rid, {k: v for k, v in _bare(facts).items() if k != "status"}, now)
+        txn.actions.append(("accept", rid, new.resource["title"]))
+    return {"accepted": [rid], "commit": txn.commit_id}
