@@ -101,16 +101,21 @@ def provider_for(control: Path) -> Provider:
 
 def semantic_leg(
     store_dir: Path, text: str, kinds: tuple[str, ...], limit: int
-) -> list[tuple[str, str, float]]:
-    """The semantic leg: per kind, the records nearest to ``text`` that clear the
-    provider's floor and stay within ``SEMANTIC_DELTA`` of that kind's best, at most
-    ``limit`` of each: (kind, id, cosine), best first. The vectors catch up first."""
-    from .semantic import catch_up, nearest
+) -> list[tuple[str, str, float, int]]:
+    """The semantic leg: per kind, the records nearest to ``text`` that clear the gate
+    (the ``--floor`` chosen, else the model's own, :mod:`.gate`) and stay within
+    ``SEMANTIC_DELTA`` of that kind's best, at most ``limit`` of each: (kind, id,
+    cosine, the place of the passage that matched), best first. The vectors catch up
+    first."""
+    from .gate import queries
+    from .semantic import catch_up, nearest, settings
 
     control = store_dir / ".git"
     provider = provider_for(control)
     vectors = catch_up(control, provider)
-    query = provider.embed([text])[0]
+    spec = settings(control)
+    floor = spec.floor if spec is not None and spec.floor is not None else vectors.gate
+    query = queries(provider, [text])[0]
     if vectors.rows and query.shape != (vectors.dimension,):
         raise ProviderError(
             f"The embedding provider's vectors now have {query.shape[0]} dimensions, the stored "
@@ -119,11 +124,12 @@ def semantic_leg(
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
-    for kind, rid, score in nearest(vectors, query, kinds, provider.floor, 200 * len(kinds)):
+    gate = provider.floor if floor is None else floor
+    for kind, rid, score, place in nearest(vectors, query, kinds, gate, 200 * len(kinds)):
         best.setdefault(kind, score)
         if score >= best[kind] - SEMANTIC_DELTA and taken.get(kind, 0) < limit:
             taken[kind] = taken.get(kind, 0) + 1
-            out.append((kind, rid, score))
+            out.append((kind, rid, score, place))
     return out
 
 
@@ -227,11 +233,16 @@ def holds_as_asked(store_dir: Path, rid: str, terms: list[str]) -> bool:
     return True if held is None else held
 
 
-def labelled(result: dict[str, Any], legs: list[str], similarity: float | None) -> dict[str, Any]:
-    """A result with the legs that found it (and its cosine when the semantic leg did)."""
+def labelled(
+    result: dict[str, Any], legs: list[str], similarity: float | None, passage: str | None = None
+) -> dict[str, Any]:
+    """A result with the legs that found it (and its cosine and the passage that
+    matched when the semantic leg did)."""
     out = {**result, "foundBy": legs}
     if similarity is not None:
         out["similarity"] = similarity
+    if passage:
+        out["passage"] = passage
     return out
 
 
@@ -241,12 +252,14 @@ def fused_search(
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
+    from .passages import passage_of
     from .semantic import documents
 
     nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
-    similarity = {rid: score for _, rid, score in nearest}
+    similarity = {rid: score for _, rid, score, _ in nearest}
+    place = {rid: where for _, rid, _, where in nearest}
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
-    legs = {"semantic": [rid for _, rid, _ in nearest]}
+    legs = {"semantic": [rid for _, rid, _, _ in nearest]}
     complete = False
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
@@ -263,8 +276,8 @@ def fused_search(
                 store_dir, top["citation"]["id"], terms
             )
     fused = fuse(legs, weights_for(complete))[:limit]
-    missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone
-    docs = documents(store_dir / ".git", "resource", missing)
+    missing = [rid for rid, _, _ in fused if rid not in by_id or rid in place]
+    docs = documents(store_dir / ".git", "resource", missing)  # to name their passages too
     results = []
     for rid, score, found in fused:
         if rid in by_id and "lexical" in found:
@@ -283,5 +296,9 @@ def fused_search(
         else:
             continue  # gone since the vectors were made
         base["score"] = score
-        results.append(labelled(base, found, similarity.get(rid)))
+        where = place.get(rid)
+        shown = (
+            None if where is None or rid not in docs else passage_of("resource", docs[rid], where)
+        )
+        results.append(labelled(base, found, similarity.get(rid), shown))
     return {**lexical, "results": results, "retrieval": mode}
