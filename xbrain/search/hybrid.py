@@ -2,8 +2,10 @@
 reciprocal rank fusion.
 
 Each leg is gated on its own terms first — the lexical leg by its coverage rule and
-scores, the semantic leg by the provider's score floor and by staying within 0.1 of its
-own best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
+scores, the semantic leg by the model's gate (derived from the model, :mod:`.gate`, or
+the ``--floor`` the user chose), by standing ``QUERY_SPREAD`` standard deviations above
+the query's own cosines with unrelated passages, and by staying within 0.1 of its own
+best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
 the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, the
 semantic one 5). A fused score is never thresholded, so a prompt that clears neither
 gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
@@ -44,6 +46,7 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+QUERY_SPREAD: float | None = 2.0  # and what stands this far above the query's background
 T = TypeVar("T")
 _TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
 RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
@@ -114,7 +117,7 @@ def semantic_leg(
     provider = provider_for(control)
     vectors = catch_up(control, provider)
     spec = settings(control)
-    floor = spec.floor if spec is not None and spec.floor is not None else vectors.gate
+    floor = spec.floor if spec is not None else None  # a floor the user chose: alone
     query = queries(provider, [text])[0]
     if vectors.rows and query.shape != (vectors.dimension,):
         raise ProviderError(
@@ -124,8 +127,9 @@ def semantic_leg(
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
-    gate = provider.floor if floor is None else floor
-    for kind, rid, score, place in nearest(vectors, query, kinds, gate, 200 * len(kinds)):
+    gate = floor if floor is not None else vectors.gate if vectors.gate is not None else 0.0
+    spread = QUERY_SPREAD if getattr(provider, "calibrated", True) and floor is None else None
+    for kind, rid, score, place in nearest(vectors, query, kinds, gate, 200 * len(kinds), spread):
         best.setdefault(kind, score)
         if score >= best[kind] - SEMANTIC_DELTA and taken.get(kind, 0) < limit:
             taken[kind] = taken.get(kind, 0) + 1

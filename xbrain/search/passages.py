@@ -76,13 +76,12 @@ def passages(kind: str, doc: dict[str, Any]) -> list[tuple[str, str]]:
             if part
         )
         text = str(doc.get("text") or "")
-        body = windows(text)
-        if body and len(_UNIT.findall(head)) + len(_UNIT.findall(body[0])) <= WINDOW:
-            out.append(("text", f"{head}. {body[0]}" if head else body[0]))  # one passage
-            body = body[1:]
+        body = [(f"text {i}", piece) for i, piece in enumerate(windows(text), start=1)]
+        if body and len(_UNIT.findall(head)) + len(_UNIT.findall(body[0][1])) <= WINDOW:
+            body[0] = ("text 1", f"{head}. {body[0][1]}" if head else body[0][1])  # one passage
         elif head:
             out.append(("title", head))
-        out += [(f"text {i}", piece) for i, piece in enumerate(body, start=2)]
+        out += body
     elif kind == "skill":
         name = _clean(doc.get("name")).replace("-", " ")
         out.append(("description", f"{name}: {_clean(doc.get('description'))}"))
@@ -96,8 +95,8 @@ def passages(kind: str, doc: dict[str, Any]) -> list[tuple[str, str]]:
         queries = list(doc.get("queries") or [])[:8]  # the cache keeps [text, terms]
         for i, q in enumerate(queries, start=1):
             out.append((f"query {i}", _clean(q[0] if isinstance(q, list) and q else q)))
-        body = windows(str(doc.get("body") or ""))
-        out += [(f"body {i}" if i > 1 else "body", p) for i, p in enumerate(body, start=1)]
+        pieces = windows(str(doc.get("body") or ""))
+        out += [(f"body {i}" if i > 1 else "body", p) for i, p in enumerate(pieces, start=1)]
         if not any(text.strip() for _, text in out):
             out = [("name", _clean(doc.get("name")).replace("-", " "))]
     return [(name, text) for name, text in out if text.strip(" .:;")][:MAX_PASSAGES]

@@ -268,6 +268,7 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
     import numpy as np
 
     from .embedbulk import embed_all
+    from .gate import PASSAGES as BACKGROUND
     from .gate import calibrate
 
     vectors = load(control, provider.model_id)
@@ -279,6 +280,11 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
         known = {digest: i for i, (_, _, digest, _) in enumerate(vectors.rows)}
     rows: list[Row] = []
     texts: dict[str, str] = {}
+    for place, text in enumerate(BACKGROUND):  # each query's own background (.gate)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        rows.append(("background", str(place), digest, place))
+        if digest not in known:
+            texts.setdefault(digest, text)
     for kind in _SOURCES:
         commits[kind], found = _read_source(control, kind)  # the commit and texts of one read
         for rid, place, text in found:
@@ -310,11 +316,17 @@ def catch_up(control: Path, provider: Provider) -> Vectors:
 
 
 def nearest(
-    vectors: Vectors, query: np.ndarray, kinds: tuple[str, ...], floor: float, limit: int
+    vectors: Vectors,
+    query: np.ndarray,
+    kinds: tuple[str, ...],
+    floor: float,
+    limit: int,
+    spread: float | None = None,
 ) -> list[tuple[str, str, float, int]]:
     """The records of ``kinds`` most similar to ``query`` (a normalized vector) that clear
-    ``floor``, by their best passage: (kind, id, cosine, that passage's place), best
-    first, ties by id."""
+    ``floor`` — and, with ``spread``, stand that many standard deviations above the
+    query's cosines with the background passages (:mod:`.gate`) — by their best
+    passage: (kind, id, cosine, that passage's place), best first, ties by id."""
     import numpy as np
 
     if not vectors.rows or limit < 1:
@@ -322,6 +334,10 @@ def nearest(
     if query.shape != (vectors.dimension,):
         raise InvalidInputError("The query's vector does not match the stored vectors.")
     scores = np.asarray(vectors.matrix @ query.astype(np.float32))
+    background = sum(row[0] == "background" for row in vectors.rows[:64])  # rows first
+    if spread is not None and background > 1 and float(scores[:background].std()) >= 1e-3:
+        own = scores[:background]  # (a model that cannot tell them apart: no background)
+        floor = max(floor, float(own.mean() + spread * own.std()))
     best: dict[tuple[str, str], tuple[float, int]] = {}
     for i in np.flatnonzero(scores >= floor):
         kind, rid, _, place = vectors.rows[int(i)]
@@ -370,7 +386,7 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
         "model": provider.model_id,
         "dimension": vectors.dimension,
         "floor": spec.floor if spec.floor is not None else vectors.gate,
-        "records": len({row[:2] for row in vectors.rows}),
-        "rows": len(vectors.rows),
+        "records": len({row[:2] for row in vectors.rows if row[0] != "background"}),
+        "rows": sum(row[0] != "background" for row in vectors.rows),
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
