@@ -149,7 +149,7 @@ def memories(xb: Run, store_dir: Path) -> Path:
 def test_a_memory_whose_text_answers_an_everyday_prompt_is_recalled(
     xb: Run, memories: Path
 ) -> None:
-    hits = []
+    hits, by_body = [], []
     for name, prompt in PROMPTS.items():
         found = xb("recall", "-", "--top-k", "3", input=prompt)
         assert found.code == 0, found.stderr
@@ -158,8 +158,9 @@ def test_a_memory_whose_text_answers_an_everyday_prompt_is_recalled(
             hits.append(name)
             (item,) = [r for r in found.json["results"] if r["name"] == name]
             if "semantic" in item.get("foundBy", []):
-                assert item["why"]["passage"].startswith("body")  # the text, not the label
+                by_body.append(item["why"]["passage"].startswith("body: "))
     assert len(hits) >= 8, hits
+    assert sum(by_body) >= 6, by_body  # found by their text, not their one-word label
 
 
 @pytest.mark.model
@@ -169,3 +170,36 @@ def test_chatter_recalls_nothing_with_the_derived_gate(xb: Run, memories: Path) 
         assert found.code == 0 and found.json["results"] == [], prompt
     reindexed = xb("reindex", "--semantic", "--provider", "packaged").json["semantic"]
     assert 0.0 < reindexed["floor"] < 1.0  # derived from the model, not a fixed 0.40
+
+
+def test_vectors_of_the_format_before_passages_are_embedded_again(xb: Run, store_dir: Path) -> None:
+    import struct
+
+    item = resource("db", "Database notes", "Promote the standby replica when the primary fails.")
+    assert xb("put", "-", input=item).code == 0
+    assert xb("reindex", "--semantic", "--provider", "hashing").code == 0
+    (path,) = (store_dir / ".git" / "xbrain" / "vectors").glob("*.bin")
+    header = json.dumps({"model": "hashing-256", "dimension": 256, "sources": {}, "rows": []})
+    path.write_bytes(b"XBVEC1\n\0" + struct.pack("<Q", len(header)) + header.encode())
+    assert xb("doctor").json["problems"] == []  # stale, not damaged
+    found = xb("search", "promote the standby replica", "--mode", "semantic").json
+    assert [r["resource"]["title"] for r in found["results"]] == ["Database notes"]
+    assert found["results"][0]["passage"].startswith("text 1: Database notes")
+
+
+def test_a_skill_is_found_by_a_section_of_its_body(
+    xb: Run, store_dir: Path, tmp_path: Path
+) -> None:
+    from tests.cli.test_skills import skill_dir
+
+    body = (
+        "# Deploy check\n\nRun the checks before a deploy.\n\n"
+        "## Rollback\n\nIf the canary errors rise, revert the release tag and redeploy "
+        "the previous build from the artifact cache.\n"
+    )
+    assert xb("skill", "save", str(skill_dir(tmp_path, body=body))).code == 0
+    assert xb("reindex", "--semantic", "--provider", "hashing").code == 0
+    prompt = "revert release tag redeploy previous build artifact cache canary"
+    found = xb("recall", "-", "--mode", "semantic", input=prompt).json["results"]
+    (skill,) = [r for r in found if r["kind"] == "skill"]
+    assert skill["why"]["passage"].startswith("section Rollback: ## Rollback")

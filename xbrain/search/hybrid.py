@@ -256,10 +256,19 @@ def fused_search(
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
+    from .candidates import CHATTER
     from .passages import passage_of
     from .semantic import documents
+    from .tokenize import Tokenizer
 
-    nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
+    tokenizer = Tokenizer(cache_dir)
+    try:
+        terms = tokenizer.query_terms(query)
+    finally:
+        tokenizer.close()
+    nearest: list[tuple[str, str, float, int]] = []
+    if any(term not in CHATTER for term in terms):  # as recall: chatter has no meaning
+        nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
     similarity = {rid: score for _, rid, score, _ in nearest}
     place = {rid: where for _, rid, _, where in nearest}
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
@@ -268,13 +277,6 @@ def fused_search(
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
         if lexical["results"]:
-            from .tokenize import Tokenizer
-
-            tokenizer = Tokenizer(cache_dir)
-            try:
-                terms = tokenizer.query_terms(query)
-            finally:
-                tokenizer.close()
             top = lexical["results"][0]
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
                 store_dir, top["citation"]["id"], terms
