@@ -23,7 +23,7 @@ import semantic_quality as sq
 from recall_quality import OFF_TOPIC, OFF_TOPIC_HELD_OUT
 
 from xbrain.search import hybrid, semantic
-from xbrain.search.gate import calibrate, queries
+from xbrain.search.gate import calibrate, queries, threshold
 from xbrain.search.tokenize import Tokenizer
 
 
@@ -63,7 +63,7 @@ def main() -> None:
 
                 r5, mrr = sq.measure(rank, items)
                 cells[f"{construction} {language}"] = f"{r5:.3f} / {mrr:.3f}"
-            gate = calibrate(provider)
+            gate = threshold(calibrate(provider))
             vectors = semantic.catch_up(stores["en"] / ".git", provider)
             off = OFF_TOPIC + OFF_TOPIC_HELD_OUT
             loud = 0

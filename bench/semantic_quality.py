@@ -378,15 +378,14 @@ def main() -> None:
         def silent(language: str, mode: str, prompts: list[str], via: str = "search") -> int:
             return sum(not ranker(language, mode, via)(p) for p in prompts)
 
+        from xbrain.search import gate as gates
         from xbrain.search import semantic
-        from xbrain.search.gate import calibrate
 
         provider = {lang: hybrid.provider_for(stores[lang] / ".git") for lang in stores}
 
         def gate(spread: float, query_spread: float | None) -> None:
             hybrid.QUERY_SPREAD = query_spread
-            for lang, p in provider.items():
-                semantic.catch_up(stores[lang] / ".git", p).gate = calibrate(p, spread)
+            gates.SPREAD = spread
 
         # choose the spreads on the dev halves: among the pairs that keep search and recall
         # quietest on the dev off-topic prompts, the most everyday dev prompts recalled in
@@ -409,8 +408,6 @@ def main() -> None:
                     for via in ("search", "recall")  # search has no chatter list
                 )
                 mean = sum(scores) / len(scores)
-                p = hybrid.provider_for(everyday / ".git")
-                semantic.catch_up(everyday / ".git", p).gate = calibrate(p, spread)
                 hits = everyday_hits(everyday, cache)
                 choice.append((quiet, hits, mean, spread, query_spread))
                 print(
@@ -424,10 +421,11 @@ def main() -> None:
             (c for c in choice if c[0] == quietest), key=lambda c: (c[1], round(c[2], 3), c[3])
         )
         gate(spread, query_spread)
-        gates = {
-            lang: semantic.catch_up(stores[lang] / ".git", p).gate for lang, p in provider.items()
+        made = {
+            lang: gates.threshold(semantic.catch_up(stores[lang] / ".git", p).gate or (0.0, 0.0))
+            for lang, p in provider.items()
         }
-        print(f"\nchosen (dev): spread {spread}, query spread {query_spread}; gates {gates}\n")
+        print(f"\nchosen (dev): spread {spread}, query spread {query_spread}; gates {made}\n")
         modes = ("lexical", "semantic", "hybrid")
         for via in ("search", "recall"):
             print(f"\n{via} (R@5 / MRR@5 on the test halves)\n")

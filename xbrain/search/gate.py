@@ -21,9 +21,10 @@ if TYPE_CHECKING:
 
     from ..embedding import Provider
 
-__all__ = ["PASSAGES", "PROMPTS", "SPREAD", "calibrate", "queries"]
+__all__ = ["PASSAGES", "PROMPTS", "SPREAD", "TERSE_SPREAD", "calibrate", "queries", "threshold"]
 
-SPREAD = 2.0  # chosen on the dev halves of bench/semantic_quality.py (see the README)
+SPREAD = 3.0  # chosen on the dev halves of bench/semantic_quality.py (see the README)
+TERSE_SPREAD = 5.0  # a prompt of one content word ("收到", "nice job"): far less to go on
 FLAT = 1e-3  # a spread below this: the model does not tell these texts apart
 
 PROMPTS = (
@@ -73,20 +74,26 @@ PASSAGES = (
 )
 
 
-def calibrate(provider: Provider, spread: float = SPREAD) -> float:
-    """The gate of ``provider``'s model: the mean of its cosines between ``PROMPTS``
-    and ``PASSAGES`` (every pair unrelated) plus ``spread`` of their standard
-    deviations, at most 1, rounded to 4 places."""
+def calibrate(provider: Provider) -> tuple[float, float]:
+    """The mean and standard deviation of ``provider``'s cosines between ``PROMPTS`` and
+    ``PASSAGES`` (every pair unrelated); ``(its floor, 0)`` when it cannot be
+    calibrated."""
     import numpy as np
 
     if not getattr(provider, "calibrated", True):
-        return float(provider.floor)
+        return float(provider.floor), 0.0
     prompts = queries(provider, list(PROMPTS))
     passages = provider.embed(list(PASSAGES))
     scores = np.asarray(prompts @ passages.T, dtype=np.float64).ravel()
     if float(scores.std()) < FLAT:
-        return float(provider.floor)
-    return round(min(1.0, float(scores.mean() + spread * scores.std())), 4)
+        return float(provider.floor), 0.0
+    return round(float(scores.mean()), 6), round(float(scores.std()), 6)
+
+
+def threshold(stats: tuple[float, float], spread: float = SPREAD) -> float:
+    """The gate ``spread`` standard deviations above the unrelated cosines' mean."""
+    mean, deviation = stats
+    return round(min(1.0, mean + spread * deviation), 4)
 
 
 def queries(provider: Provider, texts: list[str]) -> np.ndarray:

@@ -46,7 +46,7 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
-QUERY_SPREAD: float | None = 2.0  # and what stands this far above the query's background
+QUERY_SPREAD: float | None = None  # above the query's own background: measured, not adopted
 T = TypeVar("T")
 _TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
 RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
@@ -103,14 +103,14 @@ def provider_for(control: Path) -> Provider:
 
 
 def semantic_leg(
-    store_dir: Path, text: str, kinds: tuple[str, ...], limit: int
+    store_dir: Path, text: str, kinds: tuple[str, ...], limit: int, terse: bool = False
 ) -> list[tuple[str, str, float, int]]:
     """The semantic leg: per kind, the records nearest to ``text`` that clear the gate
     (the ``--floor`` chosen, else the model's own, :mod:`.gate`) and stay within
     ``SEMANTIC_DELTA`` of that kind's best, at most ``limit`` of each: (kind, id,
     cosine, the place of the passage that matched), best first. The vectors catch up
-    first."""
-    from .gate import queries
+    first. A ``terse`` prompt (one content word) is held to the stricter gate."""
+    from .gate import SPREAD, TERSE_SPREAD, queries, threshold
     from .semantic import catch_up, nearest, settings
 
     control = store_dir / ".git"
@@ -127,7 +127,8 @@ def semantic_leg(
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
-    gate = floor if floor is not None else vectors.gate if vectors.gate is not None else 0.0
+    spread_of = TERSE_SPREAD if terse else SPREAD
+    gate = floor if floor is not None else threshold(vectors.gate or (0.0, 0.0), spread_of)
     spread = QUERY_SPREAD if getattr(provider, "calibrated", True) and floor is None else None
     for kind, rid, score, place in nearest(vectors, query, kinds, gate, 200 * len(kinds), spread):
         best.setdefault(kind, score)
@@ -267,8 +268,10 @@ def fused_search(
     finally:
         tokenizer.close()
     nearest: list[tuple[str, str, float, int]] = []
-    if any(term not in CHATTER for term in terms):  # as recall: chatter has no meaning
-        nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
+    content = [term for term in terms if term not in CHATTER]
+    if content:  # as recall: chatter has no meaning to match
+        terse = len(set(content)) < 2
+        nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH, terse)
     similarity = {rid: score for _, rid, score, _ in nearest}
     place = {rid: where for _, rid, _, where in nearest}
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}

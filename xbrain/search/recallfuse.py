@@ -37,8 +37,10 @@ def recall_fused(
     near: dict[str, list[tuple[str, float]]] = {kind: [] for kind in kinds}
     place: dict[tuple[str, str], int] = {}
     depth = max(SEMANTIC_DEPTH, options.top_k)
-    if any(term not in CHATTER for term in terms):
-        for kind, rid, score, where in semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth):
+    content = {term for term in terms if term not in CHATTER}
+    if content:  # one content word ("收到", "nice job") is held to the stricter gate
+        near_all = semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth, len(content) < 2)
+        for kind, rid, score, where in near_all:
             near[kind].append((rid, score))
             place[(kind, rid)] = where
     wide = min(20, options.top_k * 3)

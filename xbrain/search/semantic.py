@@ -107,7 +107,7 @@ class Vectors:
     sources: dict[str, str | None]
     rows: list[Row]
     matrix: np.ndarray
-    gate: float | None = None
+    gate: tuple[float, float] | None = None  # unrelated cosines' mean and deviation
     embedded: int = 0
 
 
@@ -151,8 +151,8 @@ def load(control: Path, model: str) -> Vectors | None:
         return None  # made before passages: embedded again
     try:
         rows = [(str(k), str(i), str(h), int(p)) for k, i, h, p in header["rows"]]
-        gate = header.get("gate")
-        gate = None if gate is None else float(gate)
+        stats = header.get("gate")
+        gate = None if stats is None else (float(stats[0]), float(stats[1]))
         dimension = int(header["dimension"])
         offset = _aligned(16 + length)
         matrix = np.memmap(path, dtype="<f4", mode="r", offset=offset, shape=(len(rows), dimension))
@@ -376,6 +376,8 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
     """Switch semantic recall on with ``spec`` and embed every record's texts afresh."""
     import time
 
+    from .gate import threshold
+
     started = time.perf_counter()
     _path(control, provider.model_id).unlink(missing_ok=True)
     vectors = catch_up(control, provider)
@@ -385,7 +387,7 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
         "provider": spec.kind,
         "model": provider.model_id,
         "dimension": vectors.dimension,
-        "floor": spec.floor if spec.floor is not None else vectors.gate,
+        "floor": spec.floor if spec.floor is not None else threshold(vectors.gate or (0.0, 0.0)),
         "records": len({row[:2] for row in vectors.rows if row[0] != "background"}),
         "rows": sum(row[0] != "background" for row in vectors.rows),
         "milliseconds": round((time.perf_counter() - started) * 1000),
