@@ -422,7 +422,9 @@ def main() -> None:
         )
         gate(spread, query_spread)
         made = {
-            lang: gates.threshold(semantic.catch_up(stores[lang] / ".git", p).gate or (0.0, 0.0))
+            lang: gates.threshold(
+                semantic.catch_up(stores[lang] / ".git", p).gate or (0.0, 0.0), gates.SPREAD
+            )
             for lang, p in provider.items()
         }
         print(f"\nchosen (dev): spread {spread}, query spread {query_spread}; gates {made}\n")
