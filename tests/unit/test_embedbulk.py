@@ -40,7 +40,7 @@ def test_parallel_and_serial_embedding_agree_in_order() -> None:
     assert one.shape == (len(made), 256)
     assert np.array_equal(one, two)
     assert np.array_equal(one, serial.inner.embed(made))  # each row is its own text's
-    assert forked.calls < serial.calls  # the helper embedded part of them
+    assert forked.calls < -(-len(made) // BATCH)  # the helper embedded part of the batches
 
 
 def test_a_helper_that_cannot_start_leaves_the_work_here(monkeypatch: pytest.MonkeyPatch) -> None:

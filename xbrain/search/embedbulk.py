@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["BATCH", "PARALLEL_AT", "embed_all"]
 
 BATCH = 64
+WHOLE = 256  # texts per call to a provider that batches itself (an endpoint: its requests)
 PARALLEL_AT = 4 * BATCH  # fewer texts than this: one process (a fork costs more)
 _HELD: list[Any] = []  # the provider the forked helper embeds with
 
@@ -37,7 +38,8 @@ def embed_all(provider: Provider, texts: list[str]) -> np.ndarray:
     import numpy as np
 
     order = sorted(range(len(texts)), key=lambda i: (len(texts[i]), i))
-    batches = [order[i : i + BATCH] for i in range(0, len(order), BATCH)]
+    size = BATCH if getattr(provider, "parallel", False) else WHOLE
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
     made: list[Any] = [None] * len(batches)
     mine = list(range(len(batches)))
     pending = None

@@ -257,7 +257,7 @@ def fused_search(
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
-    from .candidates import CHATTER
+    from .chatter import CHATTER
     from .passages import passage_of
     from .semantic import documents
     from .tokenize import Tokenizer
