@@ -68,6 +68,7 @@ def main() -> None:
         )
         changed = dict(items[0])
         changed["text"] = str(changed["text"]) + " A sentence added at the end."
+        changed["updatedAt"] = "2027-01-01T00:00:00Z"  # a newer revision
         source = root / "changed.json"
         source.write_text(json.dumps(changed))
         subprocess.run(xbrain("put", str(source), "--store", str(store)), check=True)
