@@ -274,20 +274,11 @@ def test_an_endpoint_provider_never_stores_or_shows_its_key(
         monkeypatch.setenv("XB_TEST_KEY", "sk-never-shown-42")
         assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        # a 3-dimension toy endpoint: the gate derived from it would let nothing through
         made = xb(
-            "reindex",
-            "--semantic",
-            "--provider",
-            "openai",
-            "--url",
-            url,
-            "--model",
-            "tiny",
-            "--key-env",
-            "XB_TEST_KEY",
-            "--floor",
-            "0.4",
-        )  # fmt: skip  (a 3-dimension toy: its derived gate would let nothing through)
+            "reindex", "--semantic", "--provider", "openai", "--url", url,
+            "--model", "tiny", "--key-env", "XB_TEST_KEY", "--floor", "0.4",
+        )  # fmt: skip
         assert made.code == 0, made.stderr
         found = xb("search", "dialog guide", "--mode", "semantic")
         assert found.code == 0 and found.json["results"]
