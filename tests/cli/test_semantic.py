@@ -228,8 +228,9 @@ def test_catching_up_embeds_only_new_texts(xb: Run, semantic: Path) -> None:
     assert xb("entry", "put", "-", input=json.dumps(rule)).code == 0
     assert xb("recall", "-", "--mode", "lexical", input="indent with tabs").code == 0
     after = catch_up(control, Counting())
-    assert asked == ["indent with tabs"]  # the new entry's one text, nothing else
-    assert len(after.rows) == len(before.rows) + 1
+    # the new entry's passages (its query and its body), nothing else
+    assert sorted(asked) == ["Use tabs.", "indent with tabs"]
+    assert len(after.rows) == len(before.rows) + 2
 
 
 def test_without_the_extra_auto_stays_lexical_and_asking_is_one_line(
@@ -273,9 +274,10 @@ def test_an_endpoint_provider_never_stores_or_shows_its_key(
         monkeypatch.setenv("XB_TEST_KEY", "sk-never-shown-42")
         assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        # a 3-dimension toy endpoint: the gate derived from it would let nothing through
         made = xb(
             "reindex", "--semantic", "--provider", "openai", "--url", url,
-            "--model", "tiny", "--key-env", "XB_TEST_KEY",
+            "--model", "tiny", "--key-env", "XB_TEST_KEY", "--floor", "0.4",
         )  # fmt: skip
         assert made.code == 0, made.stderr
         found = xb("search", "dialog guide", "--mode", "semantic")

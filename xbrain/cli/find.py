@@ -118,7 +118,9 @@ def search(
 @click.option("--url", metavar="URL", help="openai: the endpoint's base URL (…/v1).")
 @click.option("--model", metavar="NAME", help="openai: the embedding model's name.")
 @click.option("--key-env", metavar="VAR", help="openai: the environment variable with the key.")
-@click.option("--floor", type=float, help="The semantic leg's cosine floor [the provider's].")
+@click.option(
+    "--floor", type=float, help="The semantic leg's cosine floor [derived from the model]."
+)
 @click.option(
     "--timeout",
     type=float,

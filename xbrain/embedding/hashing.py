@@ -22,6 +22,7 @@ class HashingProvider:
         self.dimension = dimension
         self.model_id = f"hashing-{dimension}"
         self.floor = 0.3
+        self.calibrated = False  # no model, no meaning to calibrate: its floor is the gate
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """One normalized row of word counts (hashed) per text."""

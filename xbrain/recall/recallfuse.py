@@ -32,11 +32,17 @@ def recall_fused(
 
     control = store_dir / ".git"
     kinds = tuple(options.kinds)
+    from ..semantic.passages import passage_of
+
     near: dict[str, list[tuple[str, float]]] = {kind: [] for kind in kinds}
+    place: dict[tuple[str, str], int] = {}
     depth = max(SEMANTIC_DEPTH, options.top_k)
-    if any(term not in CHATTER for term in terms):
-        for kind, rid, score in semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth):
+    content = {term for term in terms if term not in CHATTER}
+    if content:  # one content word ("收到", "nice job") is held to the stricter gate
+        near_all = semantic_leg(store_dir, prompt[:2000], kinds, 4 * depth, len(content) < 2)
+        for kind, rid, score, where in near_all:
             near[kind].append((rid, score))
+            place[(kind, rid)] = where
     wide = min(20, options.top_k * 3)
     out: list[dict[str, Any]] = []
     for kind in kinds:
@@ -51,22 +57,29 @@ def recall_fused(
         limit = options.top_k if kind == "entry" else wide
         made: dict[str, dict[str, Any]] = {}
         for rid, score in hits:
-            why = {"via": "semantic", "matched": [], "similarity": score}
+            why: dict[str, Any] = {"via": "semantic", "matched": [], "similarity": score}
+            doc = {**docs[rid], "body": bodies.get(rid, "")} if kind == "entry" else docs[rid]
+            shown = passage_of(kind, doc, place[(kind, rid)])
+            if shown:
+                why["passage"] = shown
             if kind == "entry":
-                made[rid] = entry_candidate({**docs[rid], "body": bodies.get(rid, "")}, 0, why)
+                made[rid] = entry_candidate(doc, 0, why)
             elif kind == "skill":
                 made["skill:" + rid] = skill_candidate(docs[rid], 0, why)
             else:
                 made[rid] = resource_candidate(docs[rid], 0, why)
-        similarity = {made_id: item["why"]["similarity"] for made_id, item in made.items()}
+        semantic_why = {made_id: item["why"] for made_id, item in made.items()}
         by_id = {item["id"]: item for item in lex}
         complete = bool(lex) and len(lex[0]["why"]["matched"]) >= len(terms) > 0
         fused = fuse({"lexical": list(by_id), "semantic": list(made)}, weights_for(complete))
         fused = fused[:limit]
         for rid, score, found in fused:
             item = dict(by_id[rid]) if rid in by_id else dict(made[rid])
-            if rid in by_id and rid in similarity:
-                item["why"] = {**item["why"], "similarity": similarity[rid]}
+            if rid in by_id and rid in semantic_why:
+                extra = {
+                    k: v for k, v in semantic_why[rid].items() if k in ("similarity", "passage")
+                }
+                item["why"] = {**item["why"], **extra}
             item["score"] = score
             item["foundBy"] = found
             out.append(item)

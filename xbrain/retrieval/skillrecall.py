@@ -51,12 +51,17 @@ def fused_level0(
 ) -> dict[str, Any]:
     """Level 0's answer in ``mode`` (semantic or hybrid) from its lexical answer (taken
     ``LEXICAL_DEPTH`` wide) and the semantic leg."""
+    from ..search.chatter import CHATTER
     from ..semantic.vectors import documents
 
-    nearest = semantic_leg(store_dir, query, ("skill",), max(SEMANTIC_DEPTH, limit))
-    similarity = {slug: score for _, slug, score in nearest}
+    content = [term for term in lexical["terms"] if term not in CHATTER]
+    nearest = []  # as search and recall: chatter has no meaning to match
+    if content:
+        terse = len(set(content)) < 2
+        nearest = semantic_leg(store_dir, query, ("skill",), max(SEMANTIC_DEPTH, limit), terse)
+    similarity = {slug: score for _, slug, score, _ in nearest}
     by_slug = {hit["slug"]: hit for hit in lexical["results"][:LEXICAL_DEPTH]}
-    legs = {"semantic": [slug for _, slug, _ in nearest]}
+    legs = {"semantic": [slug for _, slug, _, _ in nearest]}
     complete = False
     if mode == "hybrid":
         legs = {"lexical": list(by_slug), **legs}

@@ -2,8 +2,10 @@
 reciprocal rank fusion.
 
 Each leg is gated on its own terms first — the lexical leg by its coverage rule and
-scores, the semantic leg by the provider's score floor and by staying within 0.1 of its
-own best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
+scores, the semantic leg by the model's gate (derived from the model, :mod:`.gate`, or
+the ``--floor`` the user chose), by standing ``QUERY_SPREAD`` standard deviations above
+the query's own cosines with unrelated passages, and by staying within 0.1 of its own
+best cosine — and only what passed is fused, by rank: ``Σ weight / (10 + rank)`` over
 the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, the
 semantic one 5). A fused score is never thresholded, so a prompt that clears neither
 gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
@@ -44,6 +46,7 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+QUERY_SPREAD: float | None = None  # above the query's own background: measured, not adopted
 T = TypeVar("T")
 _TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
 RETRY_AFTER = 60.0  # seconds a provider that timed out is not asked again by default
@@ -100,17 +103,22 @@ def provider_for(control: Path) -> Provider:
 
 
 def semantic_leg(
-    store_dir: Path, text: str, kinds: tuple[str, ...], limit: int
-) -> list[tuple[str, str, float]]:
-    """The semantic leg: per kind, the records nearest to ``text`` that clear the
-    provider's floor and stay within ``SEMANTIC_DELTA`` of that kind's best, at most
-    ``limit`` of each: (kind, id, cosine), best first. The vectors catch up first."""
-    from .vectors import catch_up, nearest
+    store_dir: Path, text: str, kinds: tuple[str, ...], limit: int, terse: bool = False
+) -> list[tuple[str, str, float, int]]:
+    """The semantic leg: per kind, the records nearest to ``text`` that clear the gate
+    (the ``--floor`` chosen, else the model's own, :mod:`.gate`) and stay within
+    ``SEMANTIC_DELTA`` of that kind's best, at most ``limit`` of each: (kind, id,
+    cosine, the place of the passage that matched), best first. The vectors catch up
+    first. A ``terse`` prompt (one content word) is held to the stricter gate."""
+    from .gate import SPREAD, TERSE_SPREAD, queries, threshold
+    from .vectors import catch_up, nearest, settings
 
     control = store_dir / ".git"
     provider = provider_for(control)
     vectors = catch_up(control, provider)
-    query = provider.embed([text])[0]
+    spec = settings(control)
+    floor = spec.floor if spec is not None else None  # a floor the user chose: alone
+    query = queries(provider, [text])[0]
     if vectors.rows and query.shape != (vectors.dimension,):
         raise ProviderError(
             f"The embedding provider's vectors now have {query.shape[0]} dimensions, the stored "
@@ -119,11 +127,14 @@ def semantic_leg(
     best: dict[str, float] = {}
     taken: dict[str, int] = {}
     out = []
-    for kind, rid, score in nearest(vectors, query, kinds, provider.floor, 200 * len(kinds)):
+    spread_of = TERSE_SPREAD if terse else SPREAD
+    gate = floor if floor is not None else threshold(vectors.gate or (0.0, 0.0), spread_of)
+    spread = QUERY_SPREAD if getattr(provider, "calibrated", True) and floor is None else None
+    for kind, rid, score, place in nearest(vectors, query, kinds, gate, 200 * len(kinds), spread):
         best.setdefault(kind, score)
         if score >= best[kind] - SEMANTIC_DELTA and taken.get(kind, 0) < limit:
             taken[kind] = taken.get(kind, 0) + 1
-            out.append((kind, rid, score))
+            out.append((kind, rid, score, place))
     return out
 
 
@@ -227,11 +238,16 @@ def holds_as_asked(store_dir: Path, rid: str, terms: list[str]) -> bool:
     return True if held is None else held
 
 
-def labelled(result: dict[str, Any], legs: list[str], similarity: float | None) -> dict[str, Any]:
-    """A result with the legs that found it (and its cosine when the semantic leg did)."""
+def labelled(
+    result: dict[str, Any], legs: list[str], similarity: float | None, passage: str | None = None
+) -> dict[str, Any]:
+    """A result with the legs that found it (and its cosine and the passage that
+    matched when the semantic leg did)."""
     out = {**result, "foundBy": legs}
     if similarity is not None:
         out["similarity"] = similarity
+    if passage:
+        out["passage"] = passage
     return out
 
 
@@ -241,30 +257,36 @@ def fused_search(
     """A search answer in ``mode`` (semantic or hybrid) from the lexical answer (taken
     wide) and the semantic leg: each result says which legs found it; ``score`` is the
     fused score, ``similarity`` the cosine when the semantic leg found it."""
+    from ..search.chatter import CHATTER
+    from ..search.tokenize import Tokenizer
+    from .passages import passage_of
     from .vectors import documents
 
-    nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH)
-    similarity = {rid: score for _, rid, score in nearest}
+    tokenizer = Tokenizer(cache_dir)
+    try:
+        terms = tokenizer.query_terms(query)
+    finally:
+        tokenizer.close()
+    nearest: list[tuple[str, str, float, int]] = []
+    content = [term for term in terms if term not in CHATTER]
+    if content:  # as recall: chatter has no meaning to match
+        terse = len(set(content)) < 2
+        nearest = semantic_leg(store_dir, query, ("resource",), SEMANTIC_DEPTH, terse)
+    similarity = {rid: score for _, rid, score, _ in nearest}
+    place = {rid: where for _, rid, _, where in nearest}
     by_id = {item["citation"]["id"]: item for item in lexical["results"][:LEXICAL_DEPTH]}
-    legs = {"semantic": [rid for _, rid, _ in nearest]}
+    legs = {"semantic": [rid for _, rid, _, _ in nearest]}
     complete = False
     if mode == "hybrid":
         legs = {"lexical": list(by_id), **legs}
         if lexical["results"]:
-            from ..search.tokenize import Tokenizer
-
-            tokenizer = Tokenizer(cache_dir)
-            try:
-                terms = tokenizer.query_terms(query)
-            finally:
-                tokenizer.close()
             top = lexical["results"][0]
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
                 store_dir, top["citation"]["id"], terms
             )
     fused = fuse(legs, weights_for(complete))[:limit]
-    missing = [rid for rid, _, _ in fused if rid not in by_id]  # found by meaning alone
-    docs = documents(store_dir / ".git", "resource", missing)
+    missing = [rid for rid, _, _ in fused if rid not in by_id or rid in place]
+    docs = documents(store_dir / ".git", "resource", missing)  # to name their passages too
     results = []
     for rid, score, found in fused:
         if rid in by_id and "lexical" in found:
@@ -283,5 +305,9 @@ def fused_search(
         else:
             continue  # gone since the vectors were made
         base["score"] = score
-        results.append(labelled(base, found, similarity.get(rid)))
+        where = place.get(rid)
+        shown = (
+            None if where is None or rid not in docs else passage_of("resource", docs[rid], where)
+        )
+        results.append(labelled(base, found, similarity.get(rid), shown))
     return {**lexical, "results": results, "retrieval": mode}

@@ -7,13 +7,14 @@ its dimension, the commit each source reflected, one row per text: kind, id, tex
 and the float32, L2-normalized matrix, replaced whole (write, fsync, rename) so a reader
 never sees half of one.
 
-The texts come from the lexical indexes, which every commit keeps current: a resource's
-title and purpose (and its use-when), a skill's name and description, an entry's
-description and each of its queries. A record scores by its best row. When a source's
-index has moved on since the vectors were made, the next semantic query catches up: rows
-whose text hash is unchanged keep their vectors, only new texts are embedded — so a write
-never loads a model, and a search never answers from vectors older than the index it
-ranks with.
+The texts are each record's passages (:mod:`.passages`: what it says, not only its
+labels), read from the lexical indexes, which every commit keeps current; one row per
+passage (kind, id, text hash, its place among the record's passages). A record scores by
+its best passage. When a source's index has moved on since the vectors were made, the
+next semantic query catches up: passages whose text hash is unchanged keep their
+vectors, only new passages are embedded (:mod:`.embedbulk`) — so a write never loads a
+model, and a search never answers from vectors older than the index it ranks with. The
+header also keeps the model's gate (:mod:`.gate`), derived once from the model.
 """
 
 from __future__ import annotations
@@ -48,18 +49,20 @@ __all__ = [
     "nearest",
     "rebuild",
     "settings",
-    "source_texts",
 ]
 
 SETTINGS_FILE = SEMANTIC_FILE
 VECTOR_DIR = Path("xbrain") / "vectors"
 MAGIC = b"XBVEC1\n\0"
+FORMAT = 2  # rows per passage, with a gate; a file of an older format is embedded again
 MAX_HEADER = 256 << 20
 _SOURCES = {  # kind → (index file, query of (id, JSON document))
     "resource": (INDEX_FILE, "SELECT rid, resource FROM docs"),
     "skill": (Path("xbrain") / "skills.sqlite", "SELECT rid, resource FROM docs"),
     "entry": (Path("xbrain") / "entries.sqlite", "SELECT id, data FROM entry"),
 }
+_PASSAGE_QUERY = {"entry": "SELECT id, data, body FROM entry"}  # an entry's body too
+Row = tuple[str, str, str, int]  # kind, id, passage digest, the passage's place
 
 
 def settings(control: Path) -> ProviderSpec | None:
@@ -96,13 +99,16 @@ def disable(control: Path) -> int:
 
 @dataclass
 class Vectors:
-    """One model's vectors: rows (kind, id, text hash), the matrix, what they reflect."""
+    """One model's vectors: rows (kind, id, passage hash, place), the matrix, what they
+    reflect, the model's gate (None: not derived yet), how many were embedded just now."""
 
     model: str
     dimension: int
     sources: dict[str, str | None]
-    rows: list[tuple[str, str, str]]
+    rows: list[Row]
     matrix: np.ndarray
+    gate: tuple[float, float] | None = None  # unrelated cosines' mean and deviation
+    embedded: int = 0
 
 
 def _path(control: Path, model: str) -> Path:
@@ -141,8 +147,12 @@ def load(control: Path, model: str) -> Vectors | None:
         raise CorruptStoreError(
             f"Damaged vectors in {path}; run xbrain reindex --semantic."
         ) from None
+    if isinstance(header, dict) and header.get("format") != FORMAT:
+        return None  # made before passages: embedded again
     try:
-        rows = [(str(k), str(i), str(h)) for k, i, h in header["rows"]]
+        rows = [(str(k), str(i), str(h), int(p)) for k, i, h, p in header["rows"]]
+        stats = header.get("gate")
+        gate = None if stats is None else (float(stats[0]), float(stats[1]))
         dimension = int(header["dimension"])
         offset = _aligned(16 + length)
         matrix = np.memmap(path, dtype="<f4", mode="r", offset=offset, shape=(len(rows), dimension))
@@ -153,7 +163,7 @@ def load(control: Path, model: str) -> Vectors | None:
         raise CorruptStoreError(
             f"Damaged vectors in {path}; run xbrain reindex --semantic."
         ) from None
-    vectors = Vectors(model, dimension, sources, rows, matrix)
+    vectors = Vectors(model, dimension, sources, rows, matrix, gate)
     _LOADED[path] = (signature, vectors)
     return vectors
 
@@ -168,9 +178,11 @@ def save(control: Path, vectors: Vectors) -> None:
 
     header = json.dumps(
         {
+            "format": FORMAT,
             "model": vectors.model,
             "dimension": vectors.dimension,
             "sources": vectors.sources,
+            "gate": vectors.gate,
             "rows": vectors.rows,
         },
         separators=(",", ":"),
@@ -204,30 +216,6 @@ def _write_file(path: Path, *parts: bytes) -> None:
         os.umask(old)
 
 
-def source_texts(kind: str, doc: dict[str, Any]) -> list[str]:
-    """The texts a record is found by (each one row; the record scores by its best)."""
-
-    def clean(value: Any) -> str:
-        if isinstance(value, list):  # a resource's useWhen
-            value = "; ".join(str(item) for item in value)
-        return " ".join(str(value or "").split())[:2000]
-
-    if kind == "resource":
-        texts = [
-            f"{clean(doc.get('title'))}. {clean(doc.get('purpose'))}",
-            clean(doc.get("useWhen")),
-        ]
-    elif kind == "skill":
-        texts = [f"{clean(doc.get('name')).replace('-', ' ')}: {clean(doc.get('description'))}"]
-    else:
-        queries = list(doc.get("queries") or [])[:16]  # the cache keeps [text, terms]
-        texts = [clean(doc.get("description"))]
-        texts += [clean(q[0] if isinstance(q, list) and q else q) for q in queries]
-        if not any(texts):
-            texts = [clean(doc.get("name")).replace("-", " ")]
-    return [text for text in texts if text.strip(" .:")]
-
-
 def _source_commit(control: Path, kind: str) -> str | None:
     """The commit a source's index reflects (None: no index) — read alone, so a query
     whose vectors are current reads no document."""
@@ -245,9 +233,13 @@ def _source_commit(control: Path, kind: str) -> str | None:
     return str(row[0]) if row else None
 
 
-def _read_source(control: Path, kind: str) -> tuple[str | None, Iterator[tuple[str, str]]]:
-    """The commit a source's index reflects and its (id, text) pairs (none: no index)."""
+def _read_source(control: Path, kind: str) -> tuple[str | None, Iterator[tuple[str, int, str]]]:
+    """The commit a source's index reflects and its (id, place, passage) triples (none:
+    no index)."""
+    from .passages import passages
+
     path, query = _SOURCES[kind]
+    query = _PASSAGE_QUERY.get(kind, query)
     if not (control / path).is_file():
         return None, iter(())
     try:
@@ -259,59 +251,82 @@ def _read_source(control: Path, kind: str) -> tuple[str | None, Iterator[tuple[s
     except sqlite3.Error:
         return None, iter(())
     return (row[0] if row else None), (
-        (rid, text) for rid, data in docs for text in source_texts(kind, json.loads(data))
+        (rid, place, text)
+        for rid, data, *body in docs
+        for place, (_, text) in enumerate(passages(kind, _doc(data, body)))
     )
 
 
+def _doc(data: str, body: list[str]) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(data)
+    return {**doc, "body": body[0]} if body else doc
+
+
 def catch_up(control: Path, provider: Provider) -> Vectors:
-    """The provider's vectors, brought up to the lexical indexes (only new texts are
+    """The provider's vectors, brought up to the lexical indexes (only new passages are
     embedded; with nothing changed, nothing is written)."""
     import numpy as np
 
+    from .embedbulk import embed_all
+    from .gate import PASSAGES as BACKGROUND
+    from .gate import calibrate
+
     vectors = load(control, provider.model_id)
     commits = {kind: _source_commit(control, kind) for kind in _SOURCES}
-    if vectors is not None and vectors.sources == commits:
+    if vectors is not None and vectors.sources == commits and vectors.gate is not None:
         return vectors
     known: dict[str, int] = {}
     if vectors is not None:
-        known = {digest: i for i, (_, _, digest) in enumerate(vectors.rows)}
-    rows: list[tuple[str, str, str]] = []
+        known = {digest: i for i, (_, _, digest, _) in enumerate(vectors.rows)}
+    rows: list[Row] = []
     texts: dict[str, str] = {}
+    for place, text in enumerate(BACKGROUND):  # each query's own background (.gate)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+        rows.append(("background", str(place), digest, place))
+        if digest not in known:
+            texts.setdefault(digest, text)
     for kind in _SOURCES:
-        commits[kind], pairs = _read_source(control, kind)  # the commit and texts of one read
-        for rid, text in pairs:
+        commits[kind], found = _read_source(control, kind)  # the commit and texts of one read
+        for rid, place, text in found:
             digest = hashlib.sha256(text.encode()).hexdigest()[:32]
-            rows.append((kind, rid, digest))
+            rows.append((kind, rid, digest, place))
             if digest not in known:
                 texts.setdefault(digest, text)
-    fresh: dict[str, np.ndarray] = {}
-    pending = list(texts.items())
-    kept = vectors is not None and any(digest in known for _, _, digest in rows)
+    pending = list(texts)
+    kept = vectors is not None and any(row[2] in known for row in rows)
     dimension = vectors.dimension if vectors is not None and kept else 0
-    for start in range(0, len(pending), 256):
-        batch = pending[start : start + 256]
-        made = provider.embed([text for _, text in batch])
-        if made.ndim != 2 or len(made) != len(batch) or dimension not in (0, made.shape[1]):
-            raise ProviderError(
-                "The embedding provider's vectors changed their dimension (they had "
-                f"{dimension}); run xbrain reindex --semantic."
-            )
-        dimension = int(made.shape[1])
-        fresh.update((digest, made[i]) for i, (digest, _) in enumerate(batch))
-    dimension = dimension or provider.dimension or (vectors.dimension if vectors else 0)
+    made = embed_all(provider, [texts[digest] for digest in pending])
+    if pending and dimension not in (0, made.shape[1]):
+        raise ProviderError(
+            "The embedding provider's vectors changed their dimension (they had "
+            f"{dimension}); run xbrain reindex --semantic."
+        )
+    fresh = {digest: i for i, digest in enumerate(pending)}
+    dimension = (int(made.shape[1]) if pending else dimension) or provider.dimension
     matrix = np.zeros((len(rows), dimension), dtype=np.float32)
-    for i, (_, _, digest) in enumerate(rows):
-        matrix[i] = fresh[digest] if digest in fresh else vectors.matrix[known[digest]]  # type: ignore[union-attr]
-    result = Vectors(provider.model_id, dimension, commits, rows, matrix)
+    for i, (_, _, digest, _) in enumerate(rows):
+        matrix[i] = made[fresh[digest]] if digest in fresh else vectors.matrix[known[digest]]  # type: ignore[union-attr]
+    gate = vectors.gate if vectors is not None and vectors.gate is not None else None
+    gate = calibrate(provider) if gate is None else gate
+    result = Vectors(provider.model_id, dimension, commits, rows, matrix, gate)
     save(control, result)
-    return load(control, provider.model_id) or result
+    done = load(control, provider.model_id) or result
+    done.embedded = len(pending)
+    return done
 
 
 def nearest(
-    vectors: Vectors, query: np.ndarray, kinds: tuple[str, ...], floor: float, limit: int
-) -> list[tuple[str, str, float]]:
+    vectors: Vectors,
+    query: np.ndarray,
+    kinds: tuple[str, ...],
+    floor: float,
+    limit: int,
+    spread: float | None = None,
+) -> list[tuple[str, str, float, int]]:
     """The records of ``kinds`` most similar to ``query`` (a normalized vector) that clear
-    ``floor``: (kind, id, cosine), best first, ties by id."""
+    ``floor`` — and, with ``spread``, stand that many standard deviations above the
+    query's cosines with the background passages (:mod:`.gate`) — by their best
+    passage: (kind, id, cosine, that passage's place), best first, ties by id."""
     import numpy as np
 
     if not vectors.rows or limit < 1:
@@ -319,16 +334,20 @@ def nearest(
     if query.shape != (vectors.dimension,):
         raise InvalidInputError("The query's vector does not match the stored vectors.")
     scores = np.asarray(vectors.matrix @ query.astype(np.float32))
-    best: dict[tuple[str, str], float] = {}
+    background = sum(row[0] == "background" for row in vectors.rows[:64])  # rows first
+    if spread is not None and background > 1 and float(scores[:background].std()) >= 1e-3:
+        own = scores[:background]  # (a model that cannot tell them apart: no background)
+        floor = max(floor, float(own.mean() + spread * own.std()))
+    best: dict[tuple[str, str], tuple[float, int]] = {}
     for i in np.flatnonzero(scores >= floor):
-        kind, rid, _ = vectors.rows[int(i)]
+        kind, rid, _, place = vectors.rows[int(i)]
         if kind in kinds:
             key = (kind, rid)
             score = float(scores[i])
-            if score > best.get(key, -2.0):
-                best[key] = score
-    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0][1]))
-    return [(kind, rid, round(score, 6)) for (kind, rid), score in ranked[:limit]]
+            if score > best.get(key, (-2.0, 0))[0]:
+                best[key] = (score, place)
+    ranked = sorted(best.items(), key=lambda item: (-item[1][0], item[0][1]))
+    return [(kind, rid, round(score, 6), place) for (kind, rid), (score, place) in ranked[:limit]]
 
 
 def documents(control: Path, kind: str, ids: list[str]) -> dict[str, dict[str, Any]]:
@@ -357,6 +376,8 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
     """Switch semantic recall on with ``spec`` and embed every record's texts afresh."""
     import time
 
+    from .gate import threshold
+
     started = time.perf_counter()
     _path(control, provider.model_id).unlink(missing_ok=True)
     vectors = catch_up(control, provider)
@@ -366,8 +387,8 @@ def rebuild(control: Path, spec: ProviderSpec, provider: Provider) -> dict[str, 
         "provider": spec.kind,
         "model": provider.model_id,
         "dimension": vectors.dimension,
-        "floor": provider.floor,
-        "records": len({(kind, rid) for kind, rid, _ in vectors.rows}),
-        "rows": len(vectors.rows),
+        "floor": spec.floor if spec.floor is not None else threshold(vectors.gate or (0.0, 0.0)),
+        "records": len({row[:2] for row in vectors.rows if row[0] != "background"}),
+        "rows": sum(row[0] != "background" for row in vectors.rows),
         "milliseconds": round((time.perf_counter() - started) * 1000),
     }
