@@ -13,10 +13,18 @@ resource's bytes, id and digest never change:
   is a resource whose sidecar says ``status: proposed``: never searched or recalled until
   ``accept``; ``reject`` leaves the resource's tombstone and keeps the reason in the
   sidecar (a tombstone is the original store's ``{id, deletedAt}``); ``edit`` replaces it
-  with the edited resource and accepts it. A proposal never changes a resource in force.
+  with the edited resource and accepts it. A proposal never changes a resource in force,
+  and an agent's ``supersede`` never links from one (exit 5: propose a resource that
+  supersedes it). A person's ``put`` of a proposal accepts it as ``review accept`` does
+  (``proposedBy`` kept as who proposed it): the result says ``accepted`` (``updated``
+  when its text changed too) and the commit names the accept.
+* A change of facts alone (the resource's bytes unchanged) is an update: the result
+  says ``updated`` and the commit ``facts ID``. An input's ``"supersedes": []`` removes
+  every link, ``"validFrom": null`` / ``"validUntil": null`` remove the validity; a
+  field left out keeps what the sidecar has.
 * ``possibleConflicts``: live resources in force that look like the same subject (the
   same title, or most words of title and purpose shared) — from the search the facade
-  hands in, reported and never changed.
+  hands in, reported and never changed; every result lists them (none: ``[]``).
 """
 
 from __future__ import annotations
@@ -96,11 +104,13 @@ def _stage_facts(
     batch: set[str],
     staged: dict[str, list[str]],
     settle: bool = True,
-) -> None:
-    """The sidecar of ``rid`` after a put with ``given`` facts (by ``propose``; else,
-    when ``settle``, a person's write: in force)."""
+    clear: tuple[str, ...] = (),
+) -> bool:
+    """Stage the sidecar of ``rid`` after a put with ``given`` facts (by ``propose``;
+    else, when ``settle``, a person's write: in force); ``clear``: the facts the input
+    set to ``[]``/``null``, removed. Whether the sidecar changed."""
     old = facts_kind.facts_of(txn, rid)
-    facts = {k: v for k, v in old.items() if k != "updatedAt"}
+    facts = {k: v for k, v in old.items() if k != "updatedAt" and k not in clear}
     links = given.get("supersedes", [])
     for target in links:
         if target not in batch and resource_kind.get(txn, target) is None:
@@ -109,7 +119,8 @@ def _stage_facts(
         _cycle(txn, rid, links, staged)
         facts["supersedes"] = list(dict.fromkeys([*facts.get("supersedes", []), *links]))
         staged[rid] = facts["supersedes"]
-        facts.setdefault("validFrom", given.get("validFrom") or now)
+        if "validFrom" not in clear:
+            facts.setdefault("validFrom", given.get("validFrom") or now)
     for key in ("validFrom", "validUntil"):
         if key in given:
             facts[key] = given[key]
@@ -118,8 +129,37 @@ def _stage_facts(
     elif settle and facts.get("status"):  # a person's put of it: in force
         facts.pop("status")
         facts.pop("reason", None)
-    if facts or old:
-        facts_kind.write(txn, rid, facts_kind.normalize(facts, rid), now)
+    facts = facts_kind.normalize(facts, rid)  # validUntil after validFrom, once merged
+    return bool(facts or old) and facts_kind.write(txn, rid, facts, now)
+
+
+def _item_facts(item: Any, given: dict[str, Any]) -> tuple[Any, dict[str, Any], tuple[str, ...]]:
+    """An input item without its facts, its facts (``given`` first, then its own) and
+    the facts it clears (``"supersedes": []``, ``"validFrom": null``,
+    ``"validUntil": null``)."""
+    fields = dict(given)
+    if not isinstance(item, dict):
+        return item, fields, ()
+    clear = tuple(k for k in FACT_FIELDS if k in item and item[k] in (None, []))
+    fields.update({k: item[k] for k in FACT_FIELDS if k in item and k not in clear})
+    for key in clear:
+        fields.pop(key, None)  # the input's own value wins over an option
+    return {k: v for k, v in item.items() if k not in FACT_FIELDS}, fields, clear
+
+
+def _report(
+    txn: Transaction, result: dict[str, Any], propose: dict[str, str] | None, was: str | None
+) -> None:
+    """Name a change of facts alone (the resource's bytes unchanged) in the result and
+    the commit: a person's put of a proposal accepts it; else its facts were updated."""
+    rid = result["id"]
+    title = (resource_kind.get(txn, rid) or {}).get("title")
+    accepted = propose is None and was == "proposed"
+    if result["status"] == "unchanged":
+        result["status"] = "accepted" if accepted else "updated"
+        txn.actions.append(("accept" if accepted else "facts", rid, title))
+    elif accepted:  # a person's new text of a proposal: in force, and the log says so
+        txn.actions.append(("accept", rid, title))
 
 
 def put(
@@ -131,48 +171,60 @@ def put(
     similar: Similar | None = None,
 ) -> dict[str, Any]:
     """``resources.put`` with facts: ``given`` (the CLI's) and each item's own
-    ``supersedes``/``validFrom``/``validUntil`` go into the sidecars; a proposal lands
-    ``proposed``; each result names the resources it may conflict with."""
+    ``supersedes``/``validFrom``/``validUntil`` go into the sidecars (``[]``/``null``
+    clear them); a proposal lands ``proposed``; a person's put of a proposal accepts
+    it; each result lists the resources it may conflict with."""
     batch = items if isinstance(items, list) else [items]
-    own: list[dict[str, Any]] = []
+    own: list[tuple[dict[str, Any], tuple[str, ...]]] = []
     plain: list[Any] = []
     for item in batch:
-        fields = dict(given or {})
-        if isinstance(item, dict):
-            fields.update({k: item[k] for k in FACT_FIELDS if item.get(k) is not None})
-            item = {k: v for k, v in item.items() if k not in FACT_FIELDS}
-        own.append(fields)
-        plain.append(item)
+        bare, fields, clear = _item_facts(item, given or {})
+        own.append((fields, clear))
+        plain.append(bare)
     checked = []  # every item's facts validated before the store is touched
-    for fields, item in zip(own, plain, strict=True):
+    for (fields, clear), item in zip(own, plain, strict=True):
         rid = normalize_resource(item).resource["id"] if fields else None
-        checked.append(facts_kind.normalize(fields, rid) if fields else {})
+        checked.append((facts_kind.normalize(fields, rid) if fields else {}, clear))
     propose = proposal(core, propose)
     now = core.clock()
 
     def stage(txn: Transaction, written: list[dict[str, Any]]) -> None:
         ids = {result["id"] for result in written}
         staged: dict[str, list[str]] = {}
-        for result, fields in zip(written, checked, strict=True):
+        for result, (fields, clear) in zip(written, checked, strict=True):
             rid = result["id"]
+            was = facts_kind.facts_of(txn, rid).get("status")
             if propose is not None:
-                if result["status"] == "unchanged" and not fields:
+                if (
+                    result["status"] == "unchanged"
+                    and not fields
+                    and not set(clear) & set(facts_kind.facts_of(txn, rid))
+                ):
                     continue  # the same resource again: nothing to propose
-                in_force = facts_kind.facts_of(txn, rid).get("status") != "proposed"
-                if result["status"] != "added" and in_force:
+                if result["status"] != "added" and was != "proposed":
                     raise ConflictError(
                         f"Resource {rid} is in force; an agent's proposal cannot change it. "
                         "Propose a resource that supersedes it."
                     )
-            _stage_facts(txn, rid, fields, propose, now, ids, staged)
+            if _stage_facts(txn, rid, fields, propose, now, ids, staged, clear=clear):
+                _report(txn, result, propose, was)
             if propose is not None and result["status"] != "unchanged":
                 result["proposed"] = True
+        counts = {"added": 0, "updated": 0, "unchanged": 0}
+        for result in written:  # a change of facts alone counts as an update
+            key = result["status"] if result["status"] in counts else "updated"
+            counts[key] += 1
+        tally.update(counts)
 
+    tally: dict[str, int] = {}
     result = put_resources(core, plain if isinstance(items, list) else plain[0], stage=stage)
+    result.update(tally)
+    for each in result["results"]:
+        each["possibleConflicts"] = []  # every result lists them (none: an empty list)
     if similar is not None:
         resources = [normalize_resource(item).resource for item in plain[:MAX_CONFLICT_CHECKS]]
         replaces = {
-            r["id"]: f.get("supersedes", []) for r, f in zip(resources, checked, strict=False)
+            r["id"]: f.get("supersedes", []) for r, (f, _) in zip(resources, checked, strict=False)
         }
         conflicts(resources, similar, result["results"], replaces)
     return result
@@ -213,8 +265,7 @@ def conflicts(
             elif share >= SIMILAR:
                 why = f"similar title and purpose ({share:.2f} of words shared)"
                 found.append({"id": other["id"], "name": other["title"], "why": why})
-        if found:
-            result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+        result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
 
 
 def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
@@ -223,12 +274,19 @@ def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
     _check(new)
     if old == new:
         raise InvalidInputError("A resource cannot supersede itself.")
+    agent = proposal(core, None)
     with core.transaction("resource supersede") as txn:
         replaced, current = resource_kind.get(txn, old), resource_kind.get(txn, new)
         if replaced is None or current is None:
             raise NotFoundError(f"Resource not found: {old if replaced is None else new}.")
         facts = facts_kind.facts_of(txn, new)
         changed = old not in facts.get("supersedes", ())
+        if changed and agent is not None and facts.get("status") != "proposed":
+            raise ConflictError(
+                f"Resource {new} is in force; an agent cannot supersede with it "
+                "(review.agentWrites is proposed). Propose a resource that supersedes "
+                f"{old}: xbrain put FILE --supersedes {old}."
+            )
         if changed:
             _cycle(txn, new, [old], {})
             now = core.clock()

@@ -117,12 +117,12 @@ def test_a_write_reports_possible_conflicts_and_changes_them_not(xb_proc: Run) -
     assert [c["id"] for c in result["possibleConflicts"]] == [OLD]
     assert result["possibleConflicts"][0]["name"] == "db port"
     assert xb_proc("entry", "get", OLD).json == before
-    assert "possibleConflicts" not in first["results"][0]
+    assert first["results"][0]["possibleConflicts"] == []
     # another kind, or another scope: no conflict; nor what it supersedes
     other = put(xb_proc, {**memory("db port rule", "5432."), "kind": "rule"})
-    assert "possibleConflicts" not in other["results"][0]
+    assert other["results"][0]["possibleConflicts"] == []
     superseding = put(xb_proc, memory("db port now", "6543.", supersedes=[OLD, NEW]))
-    assert "possibleConflicts" not in superseding["results"][0]
+    assert superseding["results"][0]["possibleConflicts"] == []
 
 
 def test_a_proposed_entry_is_invisible_to_recall_until_accepted(xb_proc: Run) -> None:

@@ -105,14 +105,14 @@ def test_put_reports_every_written_id(xb: Run, json_file: Callable[[Any], str]) 
     ]
     first = xb("put", json_file(items)).json
     ids = [resource_id("web", "one"), resource_id("web", "two")]
-    assert first["results"] == [{"id": i, "status": "added"} for i in ids]
+    assert first["results"] == [{"id": i, "status": "added", "possibleConflicts": []} for i in ids]
     again = xb(
         "put",
         json_file([items[1], {**items[0], "title": "New", "updatedAt": "2026-10-09T00:00:00Z"}]),
     ).json
     assert again["results"] == [
-        {"id": ids[1], "status": "unchanged"},
-        {"id": ids[0], "status": "updated"},
+        {"id": ids[1], "status": "unchanged", "possibleConflicts": []},
+        {"id": ids[0], "status": "updated", "possibleConflicts": []},
     ]
     assert schema_errors("put-output", again) == []
 

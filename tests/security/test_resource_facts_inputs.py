@@ -153,3 +153,34 @@ def test_a_malformed_sidecar_from_a_remote_is_refused_before_main_moves(
     assert head(store_dir) == before
     assert xb("doctor").json["ok"] is True
     assert git(remote, "rev-parse", "main") != before
+
+
+@pytest.mark.parametrize(
+    ("args", "extra", "said"),
+    [
+        (("--supersedes", "notanid"), {}, '"notanid" is not a resource id'),
+        (("--supersedes", "entry_" + "0" * 64), {}, "is an entry id"),
+        ((), {"supersedes": [123]}, "123 is not a resource id"),
+        ((), {"supersedes": ["x\u202e\n" * 40]}, "is not a resource id"),
+        ((), {"supersedes": MISSING}, "must be a list of resource ids"),
+        ((), {"supersedes": ["resource_" + f"{n:064x}" for n in range(51)]}, "at most 50"),
+    ],
+)
+def test_a_bad_supersedes_says_what_is_wrong(
+    xb: Run, store_dir: Path, args: tuple[str, ...], extra: dict[str, Any], said: str
+) -> None:
+    two(xb)
+    before = snapshot_files(store_dir)
+    result = xb("put", "-", *args, input={**make("c"), **extra})
+    assert result.code == 4 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and said in result.stderr
+    assert len(result.stderr) < 300
+    assert snapshot_files(store_dir) == before
+
+
+def test_review_of_a_bad_id_names_both_kinds(xb: Run, store_dir: Path) -> None:
+    a, _ = two(xb)
+    for verb in (("accept",), ("reject", "--reason", "no")):
+        refused(xb, store_dir, 4, "review", verb[0], a, "garbage", *verb[1:])
+        result = xb("review", verb[0], a, "garbage", *verb[1:])
+        assert "expected entry_ or resource_" in result.stderr and "garbage" in result.stderr

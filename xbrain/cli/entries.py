@@ -111,7 +111,9 @@ def supersede(ctx: click.Context, old: str, new: str) -> None:
 
     OLD is kept but no longer recalled while NEW is active; `recall --as-of` a date
     before NEW's validFrom still answers with OLD, and --include-superseded shows it,
-    marked. show and log name the link both ways.
+    marked. show and log name the link both ways. With --agent and `xbrain config
+    review.agentWrites proposed`, NEW must be the agent's own proposal (one in force:
+    exit 5; propose a new entry with supersedes: [OLD]).
     """
     emit(open_store(ctx).entry_supersede(old, new))
 

@@ -47,9 +47,12 @@ def put(
     Facts that change (kept beside the resource, never in it): supersedes,
     validFrom and validUntil, as these options or as fields of each resource. A
     resource superseded by one in force, proposed, or outside its validity is not
-    searched or recalled. With --agent and `xbrain config review.agentWrites
-    proposed`, new resources land proposed for `xbrain review`. Each result lists
-    possibleConflicts: resources in force that look like the same subject.
+    searched or recalled. A resource's "supersedes": [] removes its links and
+    "validFrom"/"validUntil": null remove them. With --agent and `xbrain config
+    review.agentWrites proposed`, new resources land proposed for `xbrain review`; a
+    put without --agent of a proposed resource accepts it (status accepted). Each
+    result lists possibleConflicts: resources in force that look like the same
+    subject (none: []).
     """
     store = open_store(ctx)
     given: dict[str, object] = {}
@@ -217,5 +220,8 @@ def supersede(ctx: click.Context, old: str, new: str) -> None:
     Both must be live and of one kind. The link lives beside NEW (a resource's bytes
     never change); NEW holds from now unless it has a validFrom, so `recall --as-of`
     an earlier date still answers with OLD. A link that would make a cycle is refused.
+    With --agent and `xbrain config review.agentWrites proposed`, NEW must be the
+    agent's own proposal: one in force is refused (exit 5; propose a new record that
+    supersedes OLD). A put of NEW with "supersedes": [] removes its links.
     """
     emit(open_store(ctx).supersede(old, new))

@@ -199,6 +199,8 @@ def put(
     results: list[dict[str, Any]] = []
     with core.transaction(command) as txn:
         counts = apply(txn, prepared, now, restore=restore, results=results)
+    for result in results:
+        result.setdefault("possibleConflicts", [])  # every result lists them
     if before is not None:
         conflicts([new for new, _, _ in prepared], before, results)
     return {**counts, "results": results, "commit": txn.commit_id}

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core import Core
-from ..errors import InvalidInputError, NotFoundError
+from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..kinds import entry as kind
 from ..timestamps import later_of
 
@@ -52,10 +52,21 @@ def supersede(core: Core, old: str, new: str) -> dict[str, Any]:
     _check(new)
     if old == new:
         raise InvalidInputError("An entry cannot supersede itself.")
+    agent = proposal(core, None)
     with core.transaction("entry supersede") as txn:
         replaced, current = kind.get(txn, old), kind.get(txn, new)
         if replaced is None or current is None:
             raise NotFoundError(f"Entry not found: {old if replaced is None else new}.")
+        if (
+            agent is not None
+            and current["status"] != "proposed"
+            and old not in current.get("supersedes", ())
+        ):
+            raise ConflictError(
+                f"Entry {new} is in force; an agent cannot supersede with it "
+                "(review.agentWrites is proposed). Propose a new entry with "
+                f"supersedes: [{old}]."
+            )
         if new in replaced.get("supersedes", ()):  # each would hide the other
             raise InvalidInputError(f"Entry {old} already supersedes {new}.")
         links = current.get("supersedes", [])
@@ -123,8 +134,7 @@ def conflicts(
             elif share >= SIMILAR:
                 why = f"similar name and description ({share:.2f} of words shared)"
                 found.append({"id": other["id"], "name": other["name"], "why": why})
-        if found:
-            result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+        result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
 
 
 def proposal(core: Core, given: dict[str, str] | None) -> dict[str, str] | None:
@@ -193,6 +203,12 @@ Stage = Callable[[Any, list[str], str], None]  # (txn, other ids, now): another 
 def _split(ids: list[str]) -> tuple[list[str], list[str]]:
     """Entry ids, and the rest (another kind's: a resource's), each once, in order."""
     unique = list(dict.fromkeys(ids))
+    for rid in unique:
+        if not kind.is_id(rid) and not rid.startswith("resource_"):
+            shown = rid if len(rid) <= 80 and rid.isprintable() else repr(rid[:77]) + "..."
+            raise InvalidInputError(
+                f"Invalid ID {shown}; expected entry_ or resource_ and 64 hex digits."
+            )
     return [i for i in unique if not i.startswith("resource_")], [
         i for i in unique if i.startswith("resource_")
     ]

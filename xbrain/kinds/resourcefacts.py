@@ -17,6 +17,7 @@ keeping the later one with the supersede links of both.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -61,14 +62,7 @@ def normalize(data: Any, rid: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     supersedes = data.get("supersedes")
     if supersedes is not None:
-        if isinstance(supersedes, str):
-            supersedes = [supersedes]
-        if (
-            not isinstance(supersedes, list)
-            or len(supersedes) > MAX_LIST
-            or not all(isinstance(old, str) and _ID.fullmatch(old) for old in supersedes)
-        ):
-            raise InvalidInputError(f"Resource supersedes: at most {MAX_LIST} resource ids.")
+        _check_links(supersedes)
         if rid is not None and rid in supersedes:
             raise InvalidInputError("A resource cannot supersede itself.")
         if supersedes:
@@ -101,6 +95,33 @@ def normalize(data: Any, rid: str | None = None) -> dict[str, Any]:
     if data.get("updatedAt") is not None:
         out["updatedAt"] = parse_timestamp(data["updatedAt"])
     return out
+
+
+def _shown(value: Any) -> str:
+    """A bounded, one-line rendering of a hostile value for a message."""
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _check_links(supersedes: Any) -> None:
+    """``supersedes``: a list of at most MAX_LIST resource ids (each message says what is
+    wrong)."""
+    if not isinstance(supersedes, list):
+        raise InvalidInputError("Resource supersedes must be a list of resource ids.")
+    if len(supersedes) > MAX_LIST:
+        raise InvalidInputError(f"Resource supersedes: at most {MAX_LIST} resource ids.")
+    for old in supersedes:
+        if isinstance(old, str) and _ID.fullmatch(old):
+            continue
+        if isinstance(old, str) and re.fullmatch(r"entry_[0-9a-f]{64}", old, re.ASCII):
+            raise InvalidInputError(
+                f"Resource supersedes: {old} is an entry id; a resource supersedes only "
+                "resources (xbrain supersede links two entries)."
+            )
+        raise InvalidInputError(
+            f"Resource supersedes: {_shown(old)} is not a resource id "
+            "(resource_ and 64 hex digits)."
+        )
 
 
 def _parse(data: bytes) -> dict[str, Any]:
@@ -174,16 +195,17 @@ def read_all(view: View) -> dict[str, dict[str, Any]]:
     return out
 
 
-def write(txn: Transaction, rid: str, facts: dict[str, Any], now: str) -> None:
+def write(txn: Transaction, rid: str, facts: dict[str, Any], now: str) -> bool:
     """Stage the sidecar of ``rid`` (its ``updatedAt`` set to ``now``, later than the
-    one it replaces); unchanged facts stage nothing."""
+    one it replaces); unchanged facts stage nothing. Whether it staged a change."""
     old = facts_of(txn, rid)
     if {k: v for k, v in old.items() if k != "updatedAt"} == facts:
-        return
+        return False
     from ..timestamps import later_of
 
     stamp = later_of(now, old["updatedAt"]) if "updatedAt" in old else now
     txn.write(path(rid), dump_yaml(normalize({**facts, "updatedAt": stamp}, rid)))
+    return True
 
 
 def links(view: Any, rid: str) -> dict[str, list[str]]:
