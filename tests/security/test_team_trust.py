@@ -288,3 +288,53 @@ def test_team_review_decides_several_and_keeps_a_reason(xb_proc: Run, tmp_path: 
     head = git(bare, "rev-parse", "main")
     again = rita("team", "review", "eng", "reject", ids["resource"], "nope", "--reason", "x")
     assert again.code == 3 and git(bare, "rev-parse", "main") == head
+
+
+def test_an_accepted_record_changed_straight_in_the_team_is_untrusted(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ids = stock(ann, tmp_path)
+    rita.ok("init")
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    ann.ok("share", ids["resource"], "--team", "eng")
+    rita.ok("team", "review", "eng", "accept", ids["resource"])
+    assert rita.ok("get", ids["resource"])["layer"] == "team:eng"
+    path = f"resources/{ids['resource'][9:11]}/{ids['resource']}.yaml"
+    data = git_show(bare, f"main:{path}")
+    assert b"title: Private note 0" in data
+    push_straight(bare, tmp_path, {path: data.replace(b"title: Private", b"title: Evil")})
+
+    (doubt,) = ann.ok("team", "pull", "eng", store=False)["untrusted"]
+    assert doubt["id"] == ids["resource"] and doubt["by"] == MALLORY
+    assert ann.ok("get", ids["resource"]).get("layer") is None  # her own copy, not the team's
+    rita.ok("team", "pull", "eng", store=False)
+    assert rita("get", ids["resource"]).code == 3
+
+
+def test_a_skill_pushed_straight_into_the_team_waits_for_a_reviewer(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    stock(ann, tmp_path)  # a published deploy-check: its files, as Mallory copies them
+    rita.ok("init")
+    rita.ok("team", "add", "eng", url, store=False)
+    folder = ann.store / "skills" / "deploy-check"
+    files = {
+        str(p.relative_to(ann.store)): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+    push_straight(bare, tmp_path, files)
+
+    (doubt,) = rita.ok("team", "pull", "eng", store=False)["untrusted"]
+    assert (doubt["key"], doubt["kind"], doubt["by"]) == ("skill:deploy-check", "skill", MALLORY)
+    assert rita.ok("skill", "recall", "deploy database")["results"] == []
+    decided = rita.ok("team", "review", "eng", "accept", "deploy-check")
+    assert decided["decided"]["kind"] == "skill" and decided["pushed"]
+    assert rita.ok("team", "pull", "eng", store=False)["untrusted"] == []
+    skills = rita.ok("skill", "recall", "deploy database")["results"]
+    assert [(s["slug"], s["layer"]) for s in skills] == [("deploy-check", "team:eng")]
