@@ -50,9 +50,9 @@ def team_remote(xb_proc: Run, tmp_path: Path, url: str | None = None) -> tuple[P
     bare = tmp_path / "team.git"
     Repo.init_bare(str(bare), mkdir=True, default_branch=b"main").close()
     maker = tmp_path / "maker"
-    for args in (
-        ("config", "team.reviewers", "Rita <rita@example.org>"),
+    for args in (  # the record is the team's before it names reviewers: trusted
         ("put", str(EXAMPLES / "synthetic-resource.json")),
+        ("config", "team.reviewers", "Rita <rita@example.org>"),
         ("remote", "add", "origin", str(bare)),
         ("remote", "push"),
     ):

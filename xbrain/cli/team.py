@@ -14,6 +14,27 @@ def _root() -> Path:
     return Path(teams_dir())
 
 
+def _failed(ctx: click.Context, verb: str, failed: list[dict[str, str]]) -> None:
+    """Teams that could not be reached or taken: one line on stderr, exit 8."""
+    from ..errors import one_line
+
+    if failed:
+        said = "; ".join(f"{f['team']}: {f['error']}" for f in failed)
+        click.echo(one_line(f"Could not {verb} {len(failed)} team(s): {said}"), err=True)
+        ctx.exit(8)
+
+
+def _who(ctx: click.Context) -> str | None:
+    """The member's identity (their personal store's), for the merges a pull makes."""
+    from ..errors import XbrainError
+    from ..team.share import identity_of
+
+    try:
+        return identity_of(open_store(ctx))
+    except XbrainError:
+        return None
+
+
 @click.group()
 def team() -> None:
     """Team stores read beside your own (add a team's git URL; share records to it).
@@ -68,13 +89,13 @@ def team_pull(ctx: click.Context, name: str | None) -> None:
     """
     from ..team.manage import pull, pull_all
 
+    who = _who(ctx)
     if name is not None:
-        emit(pull(_root(), name, cache_dir()))
+        emit(pull(_root(), name, cache_dir(), who))
         return
-    result = pull_all(_root(), cache_dir())
+    result = pull_all(_root(), cache_dir(), who)
     emit(result)
-    if result["failed"]:
-        ctx.exit(8)
+    _failed(ctx, "pull", result["failed"])
 
 
 @team.command("sync")
@@ -89,21 +110,24 @@ def team_sync(ctx: click.Context, name: str | None) -> None:
     """
     from ..team.manage import sync
 
-    result = sync(_root(), cache_dir(), name)
+    result = sync(_root(), cache_dir(), name, _who(ctx))
     emit(result)
-    if result["failed"]:
-        ctx.exit(8)
+    _failed(ctx, "sync", result["failed"])
 
 
 @team.command("review")
 @click.argument("name")
 @click.argument("verb", required=False, type=click.Choice(["accept", "reject"]))
-@click.argument("key", required=False)
+@click.argument("keys", metavar="[KEY]...", nargs=-1)
+@click.option("--reason", help="Why a reject (kept in the proposal; one line).")
 @common_options
 @click.pass_context
-def team_review(ctx: click.Context, name: str, verb: str | None, key: str | None) -> None:
-    """List team NAME's proposals, or accept or reject one (KEY: its key, record id or
-    skill slug) as a reviewer of the team.
+def team_review(
+    ctx: click.Context, name: str, verb: str | None, keys: tuple[str, ...], reason: str | None
+) -> None:
+    """List team NAME's proposals, or accept or reject some (KEY: a proposal's key,
+    record id or skill slug; also a record committed to the team by someone not a
+    reviewer, listed under "untrusted") as a reviewer of the team.
 
     Reviewers are commit identities named in the team store's team.reviewers (set
     there with xbrain config team.reviewers "Ann <ann@example.org>, …"). A decision is
@@ -114,13 +138,15 @@ def team_review(ctx: click.Context, name: str, verb: str | None, key: str | None
     from ..team.review import decide, listing
 
     if verb is None:
-        if key is not None:
-            raise UsageError("xbrain team review NAME [accept|reject KEY]")
+        if keys or reason is not None:
+            raise UsageError("xbrain team review NAME [accept|reject KEY... [--reason R]]")
         emit(listing(_root(), name))
         return
-    if key is None:
+    if not keys:
         raise UsageError(f"Give the proposal to {verb}: xbrain team review {name} {verb} KEY")
-    result = decide(open_store(ctx), _root(), name, verb, key, cache_dir())
+    if reason is not None and verb != "reject":
+        raise UsageError("--reason goes with reject.")
+    result = decide(open_store(ctx), _root(), name, verb, list(keys), cache_dir(), reason)
     emit(result)
     if not result["pushed"]:
         ctx.exit(8)
@@ -139,11 +165,14 @@ def share_command(ctx: click.Context, what: str, name: str, revision: str | None
     (xbrain config identity.name / identity.email) and pushed; the team reads it once
     a reviewer accepts it. Nothing else of yours reaches the team. A push the team's
     host refuses is reported (exit 8) and the share is kept for the next team sync.
+    Sharing what the team already accepted, unchanged, does nothing ("unchanged");
+    a changed version of an accepted record is refused (exit 5) unless you are a
+    reviewer of the team (it is then proposed again, for you to accept).
     """
     from ..team.share import share
 
     quiet_network_libraries()
     result = share(open_store(ctx), _root(), name, what, revision=revision, cache_dir=cache_dir())
     emit(result)
-    if not result["pushed"]:
+    if not result["pushed"] and not result.get("unchanged"):
         ctx.exit(8)

@@ -2,7 +2,7 @@
 
 ```
 proposals/<key>.yaml    {key, kind, id, revision?, state, sharedBy, sharedAt,
-                         reviewedBy?, reviewedAt?}
+                         reviewedBy?, reviewedAt?, reason?}
 ```
 
 ``key`` is the record's id (``resource_…``, ``entry_…``) or, for a skill, the shared
@@ -28,7 +28,7 @@ STATES = ("proposed", "accepted", "rejected")
 KINDS = ("resource", "entry", "skill")
 _TEXT = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
 _REQUIRED = ("key", "kind", "id", "state", "sharedBy", "sharedAt")
-_OPTIONAL = ("revision", "reviewedBy", "reviewedAt")
+_OPTIONAL = ("revision", "reviewedBy", "reviewedAt", "reason")
 
 
 def proposal_path(key: str) -> str:

@@ -196,6 +196,7 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                     core.clock(),
                     dropped,
                     parsed,
+                    core.identity,
                 )
                 check_limits(View(locked.snapshot(head)), f"Pulling {name}", limits)
                 paths = locked.changed_files(ours, head)

@@ -312,12 +312,14 @@ def integrate(
     now: str,
     dropped: list[dict[str, Any]] | None = None,
     parsed: dict[str, dict[str, Any]] | None = None,
+    identity: str | None = None,
 ) -> tuple[str, CommitId]:
     """The commit ``main`` should move to after checking ``theirs``: (state, commit).
 
     Fast-forward: ``theirs`` itself, plus tombstones for records it dropped without one
     and a re-derived catalog when git users edited records. Otherwise a merge commit;
-    ``dropped`` receives the revisions the merge did not keep.
+    ``dropped`` receives the revisions the merge did not keep; ``identity``: who makes
+    the merge commit (default: the store's configured identity).
     """
     when = int(time.time())
     if ours is None or git.is_ancestor(ours, theirs):
@@ -343,7 +345,7 @@ def integrate(
             )
             head = git.write_commit(head, fixes, message, identity, when)
         return "fast_forward" if ours is not None else "cloned", head
-    identity = View(git.snapshot(ours)).config().identity
+    identity = identity or View(git.snapshot(ours)).config().identity  # who merges
     changes = merge_files(View(git.snapshot(ours)), View(git.snapshot(theirs)), dropped, parsed)
     message = commit_message("remote-pull", [], agent, subject=f"{subject}: merge {theirs[:12]}")
     return "merged", git.write_commit(ours, changes, message, identity, when, merged=theirs)

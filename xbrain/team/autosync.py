@@ -119,9 +119,11 @@ def _sync(store: Path, teams: Path, what: str) -> None:
     from ..timestamps import now_timestamp
     from .manage import push, sync
     from .place import team_layers
+    from .share import identity_of
     from .syncstate import note_sync, read_sync
 
     personal = Store(store)
+    who = identity_of(personal)
     has_origin = "origin" in {r["name"] for r in personal.remote_list()["remotes"]}
     for delay in _BACKOFF:
         time.sleep(delay)
@@ -146,7 +148,7 @@ def _sync(store: Path, teams: Path, what: str) -> None:
                 continue
             try:
                 if what == "pull":
-                    sync(teams, None, layer.name)
+                    sync(teams, None, layer.name, who)
                 else:
                     push(teams, layer.name)
             except XbrainError as exc:

@@ -15,13 +15,21 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..codec import load_yaml
-from ..core import Core, View, layout
+from ..core import Core, View
 from ..kinds import proposal as proposal_kind
 from ..kinds import skill as skill_kind
 from ..search.query import main_head
 
-__all__ = ["hidden_ids", "note_untrusted", "proposals", "refresh", "reviewers", "untrusted"]
+__all__ = [
+    "doubted",
+    "hidden_ids",
+    "in_force",
+    "note_untrusted",
+    "proposals",
+    "refresh",
+    "reviewers",
+    "untrusted",
+]
 
 _UNTRUSTED = "team-untrusted.json"
 _MAX = 32 << 20
@@ -68,13 +76,11 @@ def note_untrusted(store: Path, found: dict[str, dict[str, Any]], cleared: set[s
 
 
 def reviewers(view: View) -> list[str]:
-    """The team's reviewers (``team.reviewers`` in its ``xbrain.yaml``)."""
-    try:
-        raw = load_yaml(view.read(layout.MARKER) or b"")
-        listed = raw.get("team", {}).get("reviewers", []) if isinstance(raw, dict) else []
-    except Exception:
-        return []
-    return [str(x) for x in listed] if isinstance(listed, list) else []
+    """The team's reviewers as ``team.reviewers`` in its ``xbrain.yaml`` names them
+    (the list in force is :func:`in_force`)."""
+    from .history import listed_reviewers
+
+    return listed_reviewers(view)
 
 
 def proposals(view: View) -> list[dict[str, Any]]:
@@ -120,71 +126,51 @@ def _work_out(store: Path) -> list[str]:
     return sorted(hide)
 
 
-def _key(path: str) -> str | None:
-    """The record a path belongs to: a resource or entry id, ``skill:SLUG``."""
-    parts = path.split("/")
-    if parts[0] in ("resources", "entries") and len(parts) == 3:
-        return parts[2].removesuffix(".yaml")
-    if parts[0] == skill_kind.DIRECTORY and len(parts) > 2:
-        return f"skill:{parts[1]}"
-    return None
-
-
-def _provenance(git: Any, head: str, known: dict[str, Any] | None) -> dict[str, Any]:
-    """key → [committer, epoch, commit] of the last first-parent commit that changed
-    the record; ``known`` (worked out at an older commit) is extended by the walk."""
-    from ..core import CommitId
-
-    stop = known.get("provenanceAt") if known else None
-    assigned: dict[str, list[Any]] = {}
-    commit: Any = CommitId(head)
-    reached = False
-    for _ in range(_SCAN):
-        if commit == stop:
-            reached = True
-            break
-        info = git.commit_info(commit)
-        parent = info.parents[0] if info.parents else None
-        for path in git.changed_files(parent, commit):
-            key = _key(path)
-            if key is not None and key not in assigned:
-                assigned[key] = [info.author, info.time, str(info.id)]
-        if parent is None:
-            break
-        commit = parent
-    if reached and known is not None:
-        return {**known.get("provenance", {}), **assigned}
-    return assigned
-
-
 def refresh(store: str | Path) -> dict[str, Any]:
     """Work out the layer's derived file for its current head (kept when it already
-    is): what it hides and its provenance."""
+    is): what it hides, its provenance, the reviewers in force and what no reviewer
+    vouches for (:mod:`.history`)."""
     from .derived import layer_file, read_layer
 
     store = Path(store)
     head = main_head(store / ".git")
     kept = read_layer(store, head)
     if kept is not None or head is None:
-        return kept or {"hidden": [], "provenance": {}}
-    old = _read_json(Path(layer_file(store)))
+        return kept or {"hidden": [], "provenance": {}, "reviewers": [], "untrusted": []}
+    from ..core import CommitId
+    from .history import audit
+
+    with Core(store).reading() as view:
+        found = proposals(view) if view is not None else []
     with Core(store).git() as git:
-        at = old.get("provenanceAt") if isinstance(old, dict) else None
-        known = old if isinstance(at, str) and git.has_commit(at) else None
-        provenance = _provenance(git, head, known)
+        checked = audit(git, CommitId(head), found)
     value = {
         "commit": head,
-        "hidden": _work_out(store),
+        "hidden": sorted(set(_work_out(store)) | checked.hidden),
         "provenanceAt": head,
-        "provenance": provenance,
+        "provenance": checked.provenance,
+        "reviewers": checked.reviewers,
+        "untrusted": checked.untrusted,
     }
     _write_json(Path(layer_file(store)), value)
     return value
 
 
-_SCAN = 100_000
-
-
 def hidden_ids(store: str | Path) -> frozenset[str]:
     """The ids (``skill:SLUG`` for skills) a read of this team layer leaves out."""
     return frozenset(str(x) for x in refresh(store)["hidden"])
+
+
+def in_force(store: str | Path) -> list[str]:
+    """The team's reviewers in force at its head: a change of ``team.reviewers`` counts
+    only when a reviewer of the list before it made it (:mod:`.history`)."""
+    return [str(x) for x in refresh(store).get("reviewers", [])]
+
+
+def doubted(store: str | Path) -> list[dict[str, Any]]:
+    """Every record and reviewer change at the head no reviewer vouches for, and the
+    state changes by non-reviewers this device saw arrive."""
+    seen = {str(v.get("key")): v for v in untrusted(Path(store)).values()}
+    for item in refresh(store).get("untrusted", []):
+        seen.setdefault(str(item.get("key")), item)
+    return sorted(seen.values(), key=lambda i: str(i.get("key")))

@@ -20,7 +20,7 @@ from ..remote.settings import validate_remote_url
 from ..store import Store, clone
 from ..timestamps import now_timestamp
 from ..urls import redact_url
-from .hidden import refresh, reviewers
+from .hidden import doubted, in_force, refresh
 from .place import Layer, team_layers, validate_team_name
 from .syncstate import note_sync, read_sync
 from .trust import check_arrivals
@@ -72,9 +72,8 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
     Store(target).set_telemetry(False)
     with Store(target).core.git() as git:
         head = git.head()
-    untrusted = check_arrivals(target, None, head)
-    refresh(target)
-    return {"team": describe(Layer(name, str(target))), "untrusted": untrusted}
+    check_arrivals(target, None, head)
+    return {"team": describe(Layer(name, str(target))), "untrusted": doubted(target)}
 
 
 def describe(layer: Layer) -> dict[str, Any]:
@@ -84,8 +83,7 @@ def describe(layer: Layer) -> dict[str, Any]:
     sync = read_sync(layer.path)
     with store.core.git() as git:
         head = git.head()
-    with store.core.reading() as view:
-        listed = reviewers(view) if view is not None else []
+    listed = in_force(layer.path)
     url = remotes.get("origin")
     return {
         "name": layer.name,
@@ -114,11 +112,15 @@ def remove(root: Path, name: str) -> dict[str, Any]:
     return {"removed": name, "teams": list_teams(root)["teams"]}
 
 
-def pull(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]:
-    """Fetch the team repository and fast-forward or merge the local layer; the
-    outcome (or the error) is remembered for ``team list`` and ``status``."""
+def pull(
+    root: Path, name: str, cache_dir: Path | None = None, identity: str | None = None
+) -> dict[str, Any]:
+    """Fetch the team repository and fast-forward or merge the local layer (a merge
+    commit made as ``identity``: the member's); the outcome (or the error) is
+    remembered for ``team list`` and ``status``."""
     path = team_path(root, name)
     store = Store(path, cache_dir=cache_dir)
+    store.core.identity = identity
     with store.core.git() as git:
         before = git.head()
     try:
@@ -128,18 +130,20 @@ def pull(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]
         raise
     note_sync(path, lastSync=now_timestamp(), lastAttempt=now_timestamp(), lastError=None)
     result.pop("remote", None)
-    untrusted = check_arrivals(path, before, result.get("commit"))
+    check_arrivals(path, before, result.get("commit"))
     refresh(path)
-    return {"team": name, **result, "untrusted": untrusted}
+    return {"team": name, **result, "untrusted": doubted(path)}
 
 
-def pull_all(root: Path, cache_dir: Path | None = None) -> dict[str, Any]:
+def pull_all(
+    root: Path, cache_dir: Path | None = None, identity: str | None = None
+) -> dict[str, Any]:
     """Pull every team; one unreachable team is reported, never fatal (offline is
     normal): ``pulled`` and ``failed`` (name, error, exit code)."""
     pulled, failed = [], []
     for layer in team_layers(root):
         try:
-            pulled.append(pull(root, layer.name, cache_dir))
+            pulled.append(pull(root, layer.name, cache_dir, identity))
         except XbrainError as exc:
             failed.append({"team": layer.name, "error": exc.message, "code": exc.code})
     return {"pulled": pulled, "failed": failed}
@@ -167,14 +171,22 @@ def push(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]
     return {"team": name, "pushed": True, "commit": result["commit"]}
 
 
-def sync(root: Path, cache_dir: Path | None = None, name: str | None = None) -> dict[str, Any]:
-    """Pull, then push, every team (or ``name``): ``synced`` and ``failed`` (offline
-    is normal: a team that cannot be reached is listed, never fatal)."""
+def sync(
+    root: Path,
+    cache_dir: Path | None = None,
+    name: str | None = None,
+    identity: str | None = None,
+) -> dict[str, Any]:
+    """Pull, then push, every team (or ``name``, which must exist: else exit 3):
+    ``synced`` and ``failed`` (offline is normal: a team that cannot be reached is
+    listed, never fatal)."""
+    if name is not None:
+        team_path(root, name)
     synced, failed = [], []
     names = [name] if name is not None else [layer.name for layer in team_layers(root)]
     for each in names:
         try:
-            pulled = pull(root, each, cache_dir)
+            pulled = pull(root, each, cache_dir, identity)
             pushed = push(root, each, cache_dir)
         except XbrainError as exc:
             failed.append({"team": each, "error": exc.message, "code": exc.code})

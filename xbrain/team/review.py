@@ -13,13 +13,15 @@ are immutable).
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
+from ..kinds import skill as skill_kind
 from ..store import Store
 from ..timestamps import now_timestamp
-from .hidden import note_untrusted, proposals, refresh, reviewers, untrusted
+from .hidden import doubted, in_force, note_untrusted, proposals, refresh, untrusted
 from .manage import pull, team_path
 from .share import identity_of, push_team, write_proposal
 
@@ -45,7 +47,7 @@ def listing(root: Path, name: str) -> dict[str, Any]:
     with team.core.reading() as view:
         assert view is not None
         found = proposals(view)
-        listed = reviewers(view)
+    listed = in_force(path)
     open_ = [
         {**item, "title": _title(team, item)}
         for item in sorted(found, key=lambda i: (i["sharedAt"], i["key"]))
@@ -55,19 +57,44 @@ def listing(root: Path, name: str) -> dict[str, Any]:
         "team": name,
         "reviewers": listed,
         "proposals": open_,
-        "untrusted": sorted(untrusted(path).values(), key=lambda i: str(i.get("key"))),
+        "untrusted": doubted(path),
     }
 
 
-def _find(found: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    """The proposal ``key`` names: its key, or a record id or skill slug (the newest)."""
+def _find(
+    found: list[dict[str, Any]], key: str, doubted: list[dict[str, Any]], team: Store
+) -> dict[str, Any]:
+    """The proposal ``key`` names: its key, or a record id or skill slug (the newest);
+    else a record committed with no proposal by someone not a reviewer, as one."""
     exact = [item for item in found if item["key"] == key]
     if exact:
         return exact[0]
     named = sorted((i for i in found if i["id"] == key), key=lambda i: i["sharedAt"])
     if named:
         return named[-1]
+    for item in doubted:
+        if item.get("kind") in ("resource", "entry", "skill") and key in (
+            item["key"],
+            item["id"],
+        ):
+            return _as_proposal(item, team)
     raise NotFoundError(f"No proposal {key} in the team; see xbrain team review NAME.")
+
+
+def _as_proposal(item: dict[str, Any], team: Store) -> dict[str, Any]:
+    """A proposal for a record no reviewer vouches for (a skill's: its newest revision)."""
+    key = item["id"]
+    if item["kind"] == "skill":
+        with team.core.reading() as view:
+            assert view is not None
+            state = skill_kind.read_state(view, item["id"])
+        revisions = state["revisions"] if state is not None else []
+        if not revisions:
+            raise NotFoundError(f"Skill {item['id']} of the team has no revision.")
+        key = str(revisions[-1]["id"])
+    shown = {"key": key, "kind": item["kind"], "id": item["id"], "state": "proposed"}
+    by = str(item.get("by") or "unknown")[:200]
+    return {**shown, "sharedBy": by, "sharedAt": now_timestamp(), "synthetic": True}
 
 
 def decide(
@@ -75,47 +102,71 @@ def decide(
     root: Path,
     name: str,
     verb: str,
-    key: str,
+    keys: str | list[str],
     cache_dir: Path | None = None,
+    reason: str | None = None,
 ) -> dict[str, Any]:
-    """Accept or reject proposal ``key`` of team ``name`` as its reviewer."""
-    if verb not in ("accept", "reject"):
-        raise InvalidInputError("Review with accept or reject.")
+    """Accept or reject proposals ``keys`` of team ``name`` as its reviewer (every one
+    checked before any is decided); ``reason``: why a reject (kept in the proposal)."""
+    keys = [keys] if isinstance(keys, str) else list(dict.fromkeys(keys))
+    if verb not in ("accept", "reject") or not keys:
+        raise InvalidInputError("Review with accept or reject, and at least one key.")
+    if reason is not None and (verb != "reject" or not _REASON.fullmatch(reason)):
+        raise InvalidInputError("--reason goes with reject: one line of 1-200 characters.")
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
     with contextlib.suppress(XbrainError):  # decide on the newest; offline: the last pull
-        pull(root, name, cache_dir)
+        pull(root, name, cache_dir, who)
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     with team.core.reading() as view:
         assert view is not None
-        listed = reviewers(view)
-        item = _find(proposals(view), key)
+        found = proposals(view)
+    listed = in_force(path)
+    items = [_find(found, key, doubted(path), team) for key in keys]
     if who not in listed:
         raise InvalidInputError(
             f"{who} is not a reviewer of team {name} (its team.reviewers: "
             f"{', '.join(listed) or 'none'}); set your identity with xbrain config "
             "identity.name / identity.email."
         )
-    if item["state"] != "proposed" and item["key"] not in untrusted(path):
-        raise ConflictError(f"Proposal {item['key']} is already {item['state']}.")
+    for item in items:
+        doubted_state = item["key"] in untrusted(path)
+        if not item.get("synthetic") and item["state"] != "proposed" and not doubted_state:
+            raise ConflictError(f"Proposal {item['key']} is already {item['state']}.")
+    shown = [_decide(team, path, item, verb, who, reason) for item in items]
+    pushed = push_team(root, name, team, cache_dir)
+    with team.core.git() as git:
+        head = git.head()
+    refresh(path)
+    one = {"decided": shown[0]} if len(shown) == 1 else {}
+    return {"team": name, **one, "decisions": shown, "commit": head, **pushed}
+
+
+_REASON = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+
+
+def _decide(
+    team: Store, path: Path, item: dict[str, Any], verb: str, who: str, reason: str | None
+) -> dict[str, Any]:
+    """One decision committed: the record's change and its proposal, in a safe order."""
+    synthetic = item.pop("synthetic", False)
     state = "accepted" if verb == "accept" else "rejected"
     decided = {**item, "state": state, "reviewedBy": who, "reviewedAt": now_timestamp()}
+    if reason is not None:
+        decided["reason"] = reason
     subject = f"team review: {verb} {item['kind']} {item['id']}"
     if verb == "accept":
-        _apply(team, item, verb)
+        if not synthetic:  # a record committed without a proposal already is as it is
+            _apply(team, item, verb)
         write_proposal(team, decided, subject)
     else:
         write_proposal(team, decided, subject)
         _apply(team, item, verb)
     note_untrusted(path, {}, {item["key"]})
-    pushed = push_team(root, name, team, cache_dir)
-    with team.core.git() as git:
-        head = git.head()
-    refresh(path)
-    shown = {k: decided[k] for k in ("key", "kind", "id", "state", "reviewedBy")}
-    return {"team": name, "decided": shown, "commit": head, **pushed}
+    keep = ("key", "kind", "id", "state", "reviewedBy", "reason")
+    return {k: decided[k] for k in keep if k in decided}
 
 
 def _apply(team: Store, item: dict[str, Any], verb: str) -> None:

@@ -13,17 +13,18 @@ and the share stays committed in the team's clone for the next sync.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..codec import dump_yaml
 from ..core import DEFAULT_IDENTITY
-from ..errors import InvalidInputError, XbrainError
+from ..errors import ConflictError, InvalidInputError, XbrainError
 from ..kinds import proposal as proposal_kind
 from ..store import Store
 from ..timestamps import now_timestamp
-from .hidden import refresh
+from .hidden import in_force, refresh
 from .manage import pull, team_path
 from .syncstate import note_sync
 
@@ -60,7 +61,7 @@ def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None)
             if exc.code not in ("conflict", "stale") or "lacks" not in exc.message:
                 break
             try:
-                pull(root, name, cache_dir)
+                pull(root, name, cache_dir, team.core.identity)
             except XbrainError as failed:
                 error = failed
                 break
@@ -87,6 +88,8 @@ def share(
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
+    with contextlib.suppress(XbrainError):  # what the team holds now; offline: the last pull
+        pull(root, name, cache_dir, who)
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     base = {"state": "proposed", "sharedBy": who, "sharedAt": now_timestamp()}
@@ -96,6 +99,17 @@ def share(
         kind = "resource" if what.startswith("resource_") else "entry"
         record = personal.get(what) if kind == "resource" else personal.entry_get(what)
         proposal = {"key": what, "kind": kind, "id": what, **base}
+        accepted = _accepted(team, what)
+        if accepted is not None:
+            if _same(team, kind, record):
+                return _unchanged(name, accepted, team)
+            if who not in in_force(path):  # a reviewer re-proposes it, then accepts it
+                raise ConflictError(
+                    f"{what} is already accepted in team {name} and yours differs; "
+                    "sharing it again would hide the accepted version from the team "
+                    f"until a review, so a reviewer of the team ({_names(path)}) shares "
+                    "the change."
+                )
         write_proposal(team, proposal, f"share: propose {kind} {what}")
         if kind == "resource":
             team.put([record])
@@ -103,6 +117,8 @@ def share(
             team.entry_put([{**record, "status": "proposed"}])
     else:
         proposal = _share_skill(personal, team, what, revision, base)
+        if proposal.get("unchanged"):
+            return _unchanged(name, proposal, team)
     shown = {k: proposal[k] for k in ("key", "kind", "id", "state", "sharedBy")}
     pushed = push_team(root, name, team, cache_dir)
     with team.core.git() as git:
@@ -123,6 +139,54 @@ def _share_skill(
     rev = imported.get("revision_id") or imported.get("revision", {}).get("id")
     if not isinstance(rev, str):
         raise InvalidInputError(f"The team did not take skill {slug}.")
+    accepted = _accepted(team, rev)
+    if accepted is not None:  # this very revision was accepted already
+        return {**accepted, "unchanged": True}
     proposal = {"key": rev, "kind": "skill", "id": slug, "revision": rev, **base}
     write_proposal(team, proposal, f"share: propose skill {slug} revision {rev}")
     return proposal
+
+
+def _accepted(team: Store, key: str) -> dict[str, Any] | None:
+    """The team's proposal ``key`` when a reviewer accepted it."""
+    with team.core.reading() as view:
+        data = view.read(proposal_kind.proposal_path(key)) if view is not None else None
+    try:
+        item = proposal_kind.parse_proposal(data) if data is not None else None
+    except Exception:
+        return None
+    return item if item is not None and item["state"] == "accepted" else None
+
+
+_VOLATILE = ("status", "updatedAt")
+
+
+def _same(team: Store, kind: str, record: dict[str, Any]) -> bool:
+    """True when the team holds ``record`` as it is (an entry's review state aside)."""
+    try:
+        held = team.get(record["id"]) if kind == "resource" else team.entry_get(record["id"])
+    except XbrainError:
+        return False
+    if kind == "resource":
+        return held == record
+    plain = {k: v for k, v in record.items() if k not in _VOLATILE}
+    return plain == {k: v for k, v in held.items() if k not in _VOLATILE}
+
+
+def _unchanged(name: str, accepted: dict[str, Any], team: Store) -> dict[str, Any]:
+    """A share of what the team already accepted: nothing is written or pushed."""
+    shown = {k: accepted[k] for k in ("key", "kind", "id", "state", "sharedBy")}
+    with team.core.git() as git:
+        head = git.head()
+    return {
+        "team": name,
+        "shared": shown,
+        "commit": head,
+        "pushed": False,
+        "unchanged": True,
+        "message": f"{accepted['id']} is already accepted in team {name}: nothing to share.",
+    }
+
+
+def _names(path: Path) -> str:
+    return ", ".join(in_force(path)) or "none named"
