@@ -375,7 +375,9 @@ def mcp_rows(store: Path, large: Path, runs: int) -> list[Row]:
 
     def params(at: Path) -> StdioServerParameters:
         return StdioServerParameters(
-            command=PY, args=["-m", "xbrain", "mcp", "--store", str(at)], env=dict(os.environ)
+            command=PY,
+            args=["-m", "xbrain", "mcp", "--writes-in-force", "--store", str(at)],
+            env=dict(os.environ),
         )
 
     starts: list[float] = []
