@@ -22,7 +22,7 @@ def test_added_unchanged_updated(xb: Run, json_file: Callable[[Any], str], store
     first = put(xb, json_file, sample())
     assert first.code == 0, first.stderr
     assert first.json["added"] == 1 and first.json["total"] == 1
-    assert first.json["results"] == [{"id": ID, "status": "added"}]  # issue 12, item 5
+    assert first.json["results"] == [{"id": ID, "status": "added", "possibleConflicts": []}]
     assert first.json["remoteSync"] == "not_attempted"
     assert first.json["commit"] == head(store_dir)
     before = head(store_dir)
@@ -34,7 +34,7 @@ def test_added_unchanged_updated(xb: Run, json_file: Callable[[Any], str], store
         "unchanged": 1,
         "total": 1,
         "remoteSync": "not_attempted",
-        "results": [{"id": ID, "status": "unchanged"}],
+        "results": [{"id": ID, "status": "unchanged", "possibleConflicts": []}],
         "droppedFields": 0,
         "commit": None,
     }
@@ -42,7 +42,7 @@ def test_added_unchanged_updated(xb: Run, json_file: Callable[[Any], str], store
 
     newer = put(xb, json_file, sample(title="New title", updatedAt="2026-10-08T00:00:00Z"))
     assert newer.json["updated"] == 1
-    assert newer.json["results"] == [{"id": ID, "status": "updated"}]
+    assert newer.json["results"] == [{"id": ID, "status": "updated", "possibleConflicts": []}]
     assert xb("get", ID).json["title"] == "New title"
 
 
