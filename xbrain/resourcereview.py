@@ -29,7 +29,6 @@ resource's bytes, id and digest never change:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +39,7 @@ from .kinds import resourcefacts as facts_kind
 from .kinds import tombstone as tombstone_kind
 from .kinds.model import normalize_resource
 from .resources import put as put_resources
+from .text import SIMILAR, shared_words, word_set
 from .timestamps import later_of
 
 __all__ = [
@@ -55,10 +55,7 @@ __all__ = [
 ]
 
 FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
-SIMILAR = 0.6  # the share of words two resources' titles and purposes have in common
 MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (a search each)
-_WORD = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 Similar = Callable[[str], list[dict[str, Any]]]  # text → resources in force that match it
 
 
@@ -231,9 +228,7 @@ def put(
 
 
 def _words(resource: dict[str, Any]) -> set[str]:
-    text = f"{resource['title']} {resource.get('purpose', '')}".lower()
-    text = _CJK.sub(lambda m: f" {m.group()} ", text)  # each CJK character a word
-    return set(_WORD.findall(text))
+    return word_set(f"{resource['title']} {resource.get('purpose', '')}")
 
 
 def conflicts(
@@ -259,7 +254,7 @@ def conflicts(
             if other["id"] in batch or other["id"] in (replaces or {}).get(new["id"], ()):
                 continue
             theirs = _words(other)
-            share = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
+            share = shared_words(words, theirs)
             if other["title"].casefold() == title:
                 found.append({"id": other["id"], "name": other["title"], "why": "same title"})
             elif share >= SIMILAR:

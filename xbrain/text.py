@@ -10,7 +10,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["canonical_url", "has_invalid_text", "holds_lone_surrogate", "js_trim", "utf16_length"]
+__all__ = [
+    "SIMILAR",
+    "canonical_url",
+    "has_invalid_text",
+    "holds_lone_surrogate",
+    "js_trim",
+    "shared_words",
+    "utf16_length",
+    "word_set",
+]
 
 JS_WHITESPACE = (
     "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
@@ -64,3 +73,21 @@ def canonical_url(href: str) -> str:
     if head.count("/") > 3 and head.endswith("/"):
         head = head.rstrip("/")
     return head + sep + query
+
+
+# Two records look like the same subject (a write's possibleConflicts) when this share of
+# their words is in common: entries by name and description, resources by title and purpose
+SIMILAR = 0.6
+_WORD = re.compile(r"[^\W_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def word_set(text: str) -> set[str]:
+    """The lowercased words of ``text``, each CJK character a word of its own."""
+    return set(_WORD.findall(_CJK.sub(lambda m: f" {m.group()} ", text.lower())))
+
+
+def shared_words(words: set[str], theirs: set[str]) -> float:
+    """The share of two word sets in common (Jaccard), 0 for two empty sets."""
+    both = words | theirs
+    return len(words & theirs) / len(both) if both else 0.0

@@ -15,13 +15,13 @@ proposals and their review.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from ..core import Core
 from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..kinds import entry as kind
+from ..text import SIMILAR, shared_words, word_set
 from ..timestamps import later_of
 
 __all__ = [
@@ -35,10 +35,6 @@ __all__ = [
     "supersede",
     "superseded_by",
 ]
-
-SIMILAR = 0.6  # the share of words two entries' names (and descriptions) have in common
-_WORD = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _check(rid: str) -> None:
@@ -100,9 +96,7 @@ def superseded_by(entry: dict[str, Any], others: list[dict[str, Any]]) -> list[s
 
 
 def _words(entry: dict[str, Any]) -> set[str]:
-    text = f"{entry['name']} {entry.get('description', '')} {entry.get('oneLiner', '')}"
-    text = _CJK.sub(lambda m: f" {m.group()} ", text.lower())  # each CJK character a word
-    return set(_WORD.findall(text))
+    return word_set(f"{entry['name']} {entry.get('description', '')} {entry.get('oneLiner', '')}")
 
 
 def conflicts(
@@ -128,7 +122,7 @@ def conflicts(
             ):
                 continue
             theirs = _words(other)
-            share = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
+            share = shared_words(words, theirs)
             if other["name"].casefold() == name:
                 found.append({"id": other["id"], "name": other["name"], "why": "same name"})
             elif share >= SIMILAR:

@@ -123,20 +123,34 @@ def layered_search(
     """``xbrain search``: the best ``limit`` results of every layer by score."""
     if not layers:
         return personal
+    results = _by_score(personal, layers, run, limit, lambda r: r["citation"]["id"])
+    return {**personal, "results": results}
+
+
+def _by_score(
+    personal: dict[str, Any],
+    layers: list[Layer],
+    run: Callable[[Layer], dict[str, Any]],
+    limit: int,
+    key: Callable[[dict[str, Any]], str],
+    keep: Callable[[dict[str, Any]], bool] = lambda _: True,
+) -> list[dict[str, Any]]:
+    """The best ``limit`` results of the personal answer and every layer's by score, each
+    marked with its layer: a personal result wins over a team one with the same ``key``
+    (the key a layer hides records by); a team result must pass ``keep``."""
     merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
-    seen = {r["citation"]["id"] for r in personal["results"]}
+    seen = {key(r) for r in personal["results"]}
     for layer, found, known, hide in _ask(layers, run):
         for result in found["results"]:
-            rid = result["citation"]["id"]
-            if rid not in seen and rid not in hide:
-                seen.add(rid)
+            name = key(result)
+            if name not in seen and name not in hide and keep(result):
+                seen.add(name)
                 merged.append((result, (layer, known)))
     merged.sort(key=lambda pair: -float(pair[0]["score"]))
-    results = [
-        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], r["citation"]["id"])
+    return [
+        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], key(r))
         for r, at in merged[:limit]
     ]
-    return {**personal, "results": results}
 
 
 def layered_list(
@@ -179,19 +193,14 @@ def layered_skills(
     """``xbrain skill recall QUERY`` (Level 0): published team skills beside yours."""
     if not layers:
         return personal
-    merged: list[tuple[dict[str, Any], Any]] = [(r, None) for r in personal["results"]]
-    seen = {r["slug"] for r in personal["results"]}
-    for layer, found, known, hide in _ask(layers, run):
-        for result in found["results"]:
-            slug = result["slug"]
-            if slug not in seen and f"skill:{slug}" not in hide and result.get("published"):
-                seen.add(slug)
-                merged.append((result, (layer, known)))
-    merged.sort(key=lambda pair: -float(pair[0]["score"]))
-    results = [
-        {**r, "layer": PERSONAL} if at is None else team_item(r, at[0], at[1], f"skill:{r['slug']}")
-        for r, at in merged[:limit]
-    ]
+    results = _by_score(
+        personal,
+        layers,
+        run,
+        limit,
+        lambda r: f"skill:{r['slug']}",
+        lambda r: bool(r.get("published")),
+    )
     return {**personal, "count": len(results), "results": results}
 
 
