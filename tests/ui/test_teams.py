@@ -116,6 +116,13 @@ def test_lists_and_search_say_each_record_s_layer_and_link_its_page(
     assert f'href="/{ui.token}/team/eng/skill/team-runbook"' in skills.body
     assert f'href="/{ui.token}/skill/deploy-check"' in skills.body
 
+    listed_resources = ui.get("/resources")
+    assert listed_resources.status == 200 and "3 resources" in listed_resources.body
+    assert f'href="/{ui.token}/team/eng/resource/{team["resource"]}"' in listed_resources.body
+    assert f'href="/{ui.token}/resource/{ids["resource"]}"' in listed_resources.body
+    assert '<td class="layer">team:eng</td>' in listed_resources.body
+    assert ui.get("/resources?offset=-1").status == 400
+
     found = ui.get("/search?q=" + quote("release changelog before tagging"))
     assert f"/team/eng/entry/{team['rule']}" in found.body and "team:eng" in found.body
     oncall = ui.get("/search?what=resources&q=" + quote("pager alerts escalate"))

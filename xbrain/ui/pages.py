@@ -242,6 +242,16 @@ def entries(viewer: Viewer, request: Request) -> Response:
     )
 
 
+def resources(viewer: Viewer, request: Request) -> Response:
+    """Resources newest first, a page at a time, with every team layer's (``xbrain
+    list``: each says its layer when a team exists)."""
+    offset = request.query_params.get("offset", "0")
+    if not offset.isdigit() or len(offset) > 7:
+        raise InvalidInputError("offset must be a whole number.")
+    listed = viewer.call(teams.resources, viewer, int(offset), 50)
+    return viewer.page(request, "resources.html", listed=listed, offset=int(offset), limit=50)
+
+
 def review(viewer: Viewer, request: Request) -> Response:
     """The review queue: proposed entries, who proposed them, possible conflicts."""
     found = viewer.call(viewer.store.review_list)
@@ -340,6 +350,7 @@ PAGES: dict[str, Callable[[Viewer, Request], Response]] = {
     "/skill/{slug}/file": skill_file,
     "/skill/{slug}/diff": skill_diff,
     "/entries": entries,
+    "/resources": resources,
     "/review": review,
     "/telemetry": telemetry,
     "/health": health,

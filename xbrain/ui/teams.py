@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from .viewer import Viewer
 
-__all__ = ["Where", "decide", "entries", "queues", "skills", "where"]
+__all__ = ["Where", "decide", "entries", "queues", "resources", "skills", "where"]
 
 PERSONAL = "personal"
 
@@ -139,6 +139,15 @@ def skills(viewer: Viewer, personal: list[dict[str, Any]]) -> list[dict[str, Any
                 seen.add(item["slug"])
                 merged.append({**item, "layer": layer.label, "team": layer.name})
     return merged
+
+
+def resources(viewer: Viewer, offset: int, limit: int) -> dict[str, Any]:
+    """A page of ``xbrain list`` (newest first) over the personal store and every team
+    layer, as the command prints it (called under the viewer's lock)."""
+    from ..team.reads import list_resources
+
+    personal = viewer.store.list(limit=limit, offset=offset)
+    return list_resources(_root(), personal, limit=limit, offset=offset)
 
 
 def queues(viewer: Viewer) -> list[dict[str, Any]]:
