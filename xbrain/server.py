@@ -210,7 +210,9 @@ def _answer(
             if found is None:
                 return 2, b"Use the command line for this recall.\n"
             found.pop("store", None)
-            return 0, json_document(answer(store, body, cwd=cwd, **found)).encode()
+            record = fields.get("record") != ["0"]  # 0: a look (xbrain ui), not a recall
+            found = answer(store, body, cwd=cwd, record=record, **found)
+            return 0, json_document(found).encode()
         if op == "hook":
             from .hookcli import respond
 

@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import Result
 from tests.ui.server import Running, seed, start
+from tests.ui.teamseed import ann_shares, make_team
 
 pytest.importorskip("starlette", reason="the viewer's extra (xbrain[ui]) is not installed")
 
@@ -164,4 +165,52 @@ def test_a_stored_script_never_runs(page: Any, ui: Running, ids: dict[str, str])
     for link in page.locator("section.body a").all():
         link.click(no_wait_after=True)
     assert page.evaluate("() => window.__pwned === undefined")
+    assert dialogs == []
+
+
+def test_a_team_record_from_search_its_page_and_a_team_review(
+    page: Any, store_dir: Path, ids: dict[str, str], xb: Any, tmp_path: Path
+) -> None:
+    """Team ``eng`` (issue 47) in the viewer: a search result of the team opens its team
+    page (layer, trust, provenance, no action), a hostile team memory never runs, and
+    a team proposal is accepted from the review queue."""
+    team = make_team(xb, tmp_path, store_dir)
+    shared = ann_shares(tmp_path, team["bare"], ["ann-proposal"])
+    assert xb("team", "pull", "eng", store=None).code == 0
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    ui = start(store_dir, "--idle", "300")
+    try:
+        page.goto(f"{ui.url}search?q=" + quote("release changelog before tagging"))
+        link = page.locator(f"a[href$='/team/eng/entry/{team['rule']}']")
+        assert link.count() == 1 and page.locator("#recalled .layer").first.inner_text() == (
+            "team:eng"
+        )
+        link.click()
+        page.wait_for_url(f"**/team/eng/entry/{team['rule']}")
+        assert page.locator("#layer strong").inner_text() == "team:eng"
+        assert page.locator("#trust").inner_text() == "team"
+        assert "Mia Maker" in page.locator("#layer").inner_text()
+        assert page.locator("main button[data-action]").count() == 0  # read-only
+        shoot(page, tmp_path, "team-entry")
+
+        page.goto(f"{ui.url}team/eng/entry/{team['hostile']}")
+        page.wait_for_load_state("load")
+        assert page.evaluate("() => window.__pwned === undefined")
+        for hostile in page.locator("section.body a").all():
+            hostile.click(no_wait_after=True)
+        assert page.evaluate("() => window.__pwned === undefined")
+
+        page.goto(ui.url + "entries")
+        assert page.locator("td.layer", has_text="team:eng").count() >= 2
+        page.goto(ui.url + "review")
+        section = page.locator("#team-eng")
+        assert section.locator(f"a[href$='/team/eng/entry/{shared['ann-proposal']}']").count()
+        shoot(page, tmp_path, "team-review")
+        section.locator("button[data-action=team-accept]").first.click()
+        page.wait_for_selector(".message")
+        assert "(pushed)" in page.locator(".message").inner_text()
+        assert page.locator(f"a[href$='/entry/{shared['ann-proposal']}']").count() == 0
+    finally:
+        ui.stop()
     assert dialogs == []

@@ -49,6 +49,9 @@ def test_every_page_shows_what_the_cli_prints(
     assert skill.status == 200 and ids["rev1"] in skill.body and ids["rev2"] in skill.body
     assert "state-published" in skill.body and "state-proposed" in skill.body
     assert "检查数据库迁移" in skill.body  # Level 1 of the published revision
+    listed = ui.get("/resources")  # xbrain list: newest first, no layer without a team
+    assert listed.status == 200 and "2 resources" in listed.body and "layer" not in listed.body
+    assert f"/resource/{ids['resource']}" in listed.body and "部署手册" in listed.body
     skills = ui.get("/skills")
     assert skills.status == 200 and "deploy-check" in skills.body
     memories = ui.get("/entries?kind=memory&status=active")

@@ -1,6 +1,8 @@
 """The viewer's small actions, each the CLI's own operation (one commit, its trailers,
 ``--agent ui``, the same validation): retire or activate an entry, accept or reject a
-proposed one, publish, deprecate, archive or unarchive a skill, delete a resource.
+proposed one, publish, deprecate, archive or unarchive a skill, delete a resource;
+accept or reject a team's proposal as its reviewer (``xbrain team review``). A team's
+records are otherwise read-only here, as in the CLI.
 
 A form posts ``action``, its target and this browser session's CSRF token; a success
 returns to the page it came from with one line saying what was done, a failure is the
@@ -83,6 +85,16 @@ def _review(viewer: Viewer, form: dict[str, str]) -> str:
     return f"Rejected {rid}."
 
 
+def _team(viewer: Viewer, form: dict[str, str]) -> str:
+    """A team proposal accepted or rejected as ``xbrain team review NAME`` does (a push
+    the host refuses is said, and the decision kept for ``xbrain team sync``)."""
+    from .teams import decide
+
+    verb = "accept" if form.get("action") == "team-accept" else "reject"
+    reason = form.get("reason") or None
+    return decide(viewer, _need(form, "team"), verb, _need(form, "id"), reason)
+
+
 def _skill(verb: str) -> Any:
     def run(viewer: Viewer, form: dict[str, str]) -> str:
         slug = _need(form, "slug")
@@ -96,7 +108,9 @@ def _skill(verb: str) -> Any:
 
 def _delete(viewer: Viewer, form: dict[str, str]) -> str:
     rid = _need(form, "id")
-    viewer.call(viewer.store.delete, rid)
+    done = viewer.call(viewer.store.delete, rid)
+    if not done.get("deleted"):  # the CLI's answer too: an absent id changes nothing
+        return f"Nothing deleted: {rid} is not a live resource of your store."
     return f"Deleted {rid} (a tombstone; xbrain restore brings it back)."
 
 
@@ -111,6 +125,8 @@ _ACTIONS = {
     "entry-activate": _entry("active"),
     "review-accept": _review,
     "review-reject": _review,
+    "team-accept": _team,
+    "team-reject": _team,
     "skill-publish": _skill("publish"),
     "skill-deprecate": _skill("deprecate"),
     "skill-archive": _skill("archive"),

@@ -10,7 +10,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError, NotFoundError
-from . import render
+from . import render, teams
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,8 +49,8 @@ def home(viewer: Viewer, request: Request) -> Response:
 def search(viewer: Viewer, request: Request) -> Response:
     """Search across kinds: entries and skills as ``xbrain recall`` finds them (with its
     ``why``; nothing recorded in telemetry), resources as ``xbrain search`` does."""
-    from ..lightcli import ENTRY_KINDS, answer
-    from ..lightsearch import search_document
+    from ..lightcli import ENTRY_KINDS
+    from . import served
 
     params = request.query_params
     query = params.get("q", "").strip()
@@ -62,28 +62,29 @@ def search(viewer: Viewer, request: Request) -> Response:
     recalled: list[dict[str, Any]] = []
     resources: dict[str, Any] | None = None
     notes: list[str] = []
+    paths: list[str] = []
     if query:
         only = {"entries": ENTRY_KINDS, "skills": ("skill",), "all": (*ENTRY_KINDS, "skill")}
         if what in only:
-            found = viewer.call(
-                answer,
+            found, path = viewer.call(
+                served.recall,
                 viewer.store.path,
-                json.dumps({"prompt": query}).encode("utf-8"),
+                query,
                 only=only[what],
                 include_retired=retired,
-                scoring="absolute",
-                threshold=0.05,
-                top_k=20,
-                budget=200_000,
                 mode=mode or None,
-                record=False,
             )
+            paths.append(path)
             recalled = found["results"]
             notes += [found[key] for key in ("note", "warning") if isinstance(found.get(key), str)]
         if what in ("all", "resources"):
-            resources = viewer.call(
-                search_document, viewer.store.path, query, limit=20, mode=mode or None
+            resources, path = viewer.call(
+                served.search, viewer.store.path, query, mode=mode or None
             )
+            paths.append(path)
+    answered = served.SERVE if served.SERVE in paths else (served.VIEWER if paths else "")
+    if answered:
+        viewer.answered = {"path": answered, "query": query[:200]}
     return viewer.page(
         request,
         "search.html",
@@ -96,31 +97,45 @@ def search(viewer: Viewer, request: Request) -> Response:
         recalled=recalled,
         resources=resources,
         notes=notes,
+        answered=answered,
     )
 
 
 def resource(viewer: Viewer, request: Request) -> Response:
     """One resource: its text rendered, its citation, its history."""
+    at = teams.where(viewer, request)
     rid = request.path_params["rid"]
-    found = viewer.call(viewer.store.get, rid)
-    log = viewer.call(viewer.store.log, rid, 100)
-    return viewer.page(request, "resource.html", item=found, log=log["commits"], rid=rid)
+    found = viewer.call(at.store.get, rid)
+    log = viewer.call(at.store.log, rid, 100)
+    return viewer.page(
+        request, "resource.html", item=found, log=log["commits"], rid=rid, **_at(at, rid)
+    )
 
 
 def entry(viewer: Viewer, request: Request) -> Response:
     """One entry: its body rendered, its fields, its history."""
+    at = teams.where(viewer, request)
     rid = request.path_params["rid"]
-    found = viewer.call(viewer.store.entry_get, rid)
-    log = viewer.call(viewer.store.log, rid, 100)
-    return viewer.page(request, "entry.html", item=found, log=log["commits"], rid=rid)
+    found = viewer.call(at.store.entry_get, rid)
+    log = viewer.call(at.store.log, rid, 100)
+    return viewer.page(
+        request, "entry.html", item=found, log=log["commits"], rid=rid, **_at(at, rid)
+    )
+
+
+def _at(at: teams.Where, key: str) -> dict[str, Any]:
+    """What a record page's template needs to know of its layer: the link prefix of
+    its store's pages and, for a team record, its layer, trust and provenance."""
+    return {"at": at.link, "team": at.about(key)}
 
 
 def record_diff(viewer: Viewer, request: Request) -> Response:
     """Two revisions of a resource or an entry side by side, word by word."""
+    at = teams.where(viewer, request)
     rid = request.path_params["rid"]
     old = request.query_params.get("a") or None
     new = request.query_params.get("b") or ("main" if old else None)
-    found = viewer.call(viewer.store.diff, rid, old, new)
+    found = viewer.call(at.store.diff, rid, old, new)
     rows = []
     for change in found.get("changes", []):
         before, after = change.get("before"), change.get("after")
@@ -132,9 +147,17 @@ def record_diff(viewer: Viewer, request: Request) -> Response:
                 [{"op": "replace", "old": _shown(before), "new": _shown(after)}]
             )
         rows.append({"field": change.get("field", ""), "left": left, "right": right})
-    log = viewer.call(viewer.store.log, rid, 100)
+    log = viewer.call(at.store.log, rid, 100)
     return viewer.page(
-        request, "diff.html", rid=rid, diff=found, rows=rows, log=log["commits"], a=old, b=new
+        request,
+        "diff.html",
+        rid=rid,
+        diff=found,
+        rows=rows,
+        log=log["commits"],
+        a=old,
+        b=new,
+        **_at(at, rid),
     )
 
 
@@ -145,47 +168,60 @@ def _shown(value: Any) -> str:
 def skills(viewer: Viewer, request: Request) -> Response:
     """Every skill with its status and published revision."""
     found = viewer.call(viewer.store.skill_list)
-    return viewer.page(request, "skills.html", skills=found["skills"])
+    return viewer.page(request, "skills.html", skills=teams.skills(viewer, found["skills"]))
 
 
 def skill(viewer: Viewer, request: Request) -> Response:
     """One skill: Level 1 of a revision (published, else the head), its components, its
     revision chain with each revision's state, and the lifecycle actions."""
+    at = teams.where(viewer, request)
     slug = request.path_params["slug"]
     revision = request.query_params.get("rev") or None
-    level1 = viewer.call(viewer.store.skill_show, slug, revision)
-    log = viewer.call(viewer.store.skill_log, slug, 100)
-    return viewer.page(request, "skill.html", slug=slug, level1=level1, log=log)
+    level1 = viewer.call(at.store.skill_show, slug, revision)
+    log = viewer.call(at.store.skill_log, slug, 100)
+    return viewer.page(
+        request, "skill.html", slug=slug, level1=level1, log=log, **_at(at, f"skill:{slug}")
+    )
 
 
 def skill_file(viewer: Viewer, request: Request) -> Response:
     """Level 2: one component of exactly one revision (text shown as text, never run)."""
+    at = teams.where(viewer, request)
     slug = request.path_params["slug"]
     revision = request.query_params.get("rev", "")
     path = request.query_params.get("path", "")
     if not revision or not path:
         raise InvalidInputError("A component needs rev and path.")
-    found = viewer.call(viewer.store.skill_component, slug, revision, path)
-    return viewer.page(request, "component.html", slug=slug, item=found)
+    found = viewer.call(at.store.skill_component, slug, revision, path)
+    return viewer.page(request, "component.html", slug=slug, item=found, **_at(at, f"skill:{slug}"))
 
 
 def skill_diff(viewer: Viewer, request: Request) -> Response:
     """Two revisions of a skill side by side, file by file, word by word."""
+    at = teams.where(viewer, request)
     slug = request.path_params["slug"]
     old, new = request.query_params.get("a", ""), request.query_params.get("b", "")
-    log = viewer.call(viewer.store.skill_log, slug, 100)
+    log = viewer.call(at.store.skill_log, slug, 100)
     revisions = log["revisions"]
     if not old or not new:
         if len(revisions) < 2:
             raise NotFoundError(f"Skill {slug} has only one revision: nothing to compare.")
         old, new = revisions[1]["revision_id"], revisions[0]["revision_id"]
-    found = viewer.call(viewer.store.skill_diff, slug, old, new, "ops")
+    found = viewer.call(at.store.skill_diff, slug, old, new, "ops")
     files = []
     for item in found["files"]:
         left, right = render.side_by_side(item.get("ops", []))
         files.append({**item, "left": left, "right": right})
     return viewer.page(
-        request, "skilldiff.html", slug=slug, diff=found, files=files, log=log, a=old, b=new
+        request,
+        "skilldiff.html",
+        slug=slug,
+        diff=found,
+        files=files,
+        log=log,
+        a=old,
+        b=new,
+        **_at(at, f"skill:{slug}"),
     )
 
 
@@ -199,17 +235,27 @@ def entries(viewer: Viewer, request: Request) -> Response:
     return viewer.page(
         request,
         "entries.html",
-        entries=found["entries"],
+        entries=teams.entries(viewer, found["entries"], kind, status),
         kind=kind or "",
         status=status or "",
         kinds=ENTRY_KINDS,
     )
 
 
+def resources(viewer: Viewer, request: Request) -> Response:
+    """Resources newest first, a page at a time, with every team layer's (``xbrain
+    list``: each says its layer when a team exists)."""
+    offset = request.query_params.get("offset", "0")
+    if not offset.isdigit() or len(offset) > 7:
+        raise InvalidInputError("offset must be a whole number.")
+    listed = viewer.call(teams.resources, viewer, int(offset), 50)
+    return viewer.page(request, "resources.html", listed=listed, offset=int(offset), limit=50)
+
+
 def review(viewer: Viewer, request: Request) -> Response:
     """The review queue: proposed entries, who proposed them, possible conflicts."""
     found = viewer.call(viewer.store.review_list)
-    return viewer.page(request, "review.html", queue=found)
+    return viewer.page(request, "review.html", queue=found, teams=teams.queues(viewer))
 
 
 def telemetry(viewer: Viewer, request: Request) -> Response:
@@ -239,8 +285,16 @@ def health(viewer: Viewer, request: Request) -> Response:
     remotes = viewer.call(store.remote_list)["remotes"]
     control = store.path / ".git"
     pushed = [{**remote, **_last_push(control, remote["name"])} for remote in remotes]
+    from .served import server_pid
+
     return viewer.page(
-        request, "health.html", doctor=doctor, remotes=pushed, indexes=_indexes(control)
+        request,
+        "health.html",
+        doctor=doctor,
+        remotes=pushed,
+        indexes=_indexes(control),
+        server=server_pid(store.path),
+        answered=viewer.answered,
     )
 
 
@@ -296,7 +350,22 @@ PAGES: dict[str, Callable[[Viewer, Request], Response]] = {
     "/skill/{slug}/file": skill_file,
     "/skill/{slug}/diff": skill_diff,
     "/entries": entries,
+    "/resources": resources,
     "/review": review,
     "/telemetry": telemetry,
     "/health": health,
 }
+# a team's records (``xbrain team``): the same pages over the team's store, read-only
+PAGES.update(
+    {
+        f"/team/{{team}}{path}": PAGES[path]
+        for path in (
+            "/resource/{rid}",
+            "/entry/{rid}",
+            "/diff/{rid}",
+            "/skill/{slug}",
+            "/skill/{slug}/file",
+            "/skill/{slug}/diff",
+        )
+    }
+)

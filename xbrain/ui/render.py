@@ -11,7 +11,9 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["chart", "markdown", "side_by_side", "weblink"]
+from ..errors import XbrainError
+
+__all__ = ["chart", "layer_link", "markdown", "side_by_side", "weblink"]
 
 # what rendered Markdown may hold: no images (nothing is fetched), no forms, no styles
 _TAGS = {
@@ -52,6 +54,20 @@ def weblink(url: object) -> str:
     ``javascript:`` or ``data:`` address is never a link."""
     text = str(url or "")
     return text if text.lower().startswith(("https://", "http://")) else "#"
+
+
+def layer_link(base: str, layer: object) -> str:
+    """The link prefix of a record of ``layer`` (a result's ``layer``): a team's pages
+    (``team:NAME``, NAME a valid team name) or the personal store's."""
+    text = str(layer or "")
+    if text.startswith("team:"):
+        from ..team.place import validate_team_name
+
+        try:
+            return f"{base}/team/{validate_team_name(text[5:])}"
+        except XbrainError:
+            pass
+    return base
 
 
 def side_by_side(ops: list[dict[str, Any]]) -> tuple[Markup, Markup]:

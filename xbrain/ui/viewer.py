@@ -56,6 +56,8 @@ class Viewer:
         self.env.filters["markdown"] = render.markdown
         self.env.filters["q"] = lambda value: quote(str(value), safe="")
         self.env.filters["weblink"] = render.weblink
+        self.env.filters["layerlink"] = lambda layer: render.layer_link(self.base, layer)
+        self.answered: dict[str, str] = {}  # how the last search was answered (health)
 
     def call(self, operation: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """One store operation at a time (the page's threads share one ``Store``)."""
