@@ -56,7 +56,7 @@ __all__ = [
 
 FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
 MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (a search each)
-Similar = Callable[[str], list[dict[str, Any]]]  # text → resources in force that match it
+Similar = Callable[[str, str], list[dict[str, Any]]]  # title, purpose → resources in force
 
 
 def _check(rid: str) -> None:
@@ -250,7 +250,7 @@ def conflicts(
             continue
         words, title = _words(new), new["title"].casefold()
         found = []
-        for other in similar(f"{new['title']} {new.get('purpose', '')}"):
+        for other in similar(new["title"], new.get("purpose", "")):
             if other["id"] in batch or other["id"] in (replaces or {}).get(new["id"], ()):
                 continue
             theirs = _words(other)
