@@ -112,3 +112,70 @@ def test_a_write_killed_among_its_renames_leaves_a_store_the_next_write_accepts(
     )
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert xb_proc("doctor").code == 0
+
+
+# a put that stops for good halfway through writing a new working-tree file (created in
+# place, without a temp file: main has moved, the pending marker names the file)
+PAUSED_NEW_FILE = """
+import os, sys, time
+import xbrain.git.worktree as worktree
+from xbrain.launch import main
+
+def half(path, data):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.write(fd, data[: len(data) // 2])
+    print("half", flush=True)
+    time.sleep(600)
+
+worktree._write_new = half
+sys.argv = ["xbrain", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_new_working_tree_file_half_written_by_a_killed_write_is_finished_by_the_next(
+    xb: Run, xb_proc: Run, store_dir: Path, json_file: Callable[[object], str]
+) -> None:
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    assert xb("put", "-", input=make("first")).code == 0
+    command = [sys.executable, "-c", PAUSED_NEW_FILE, "put", json_file(make("killed"))]
+    with subprocess.Popen([*command, "--store", str(store_dir)], stdout=subprocess.PIPE) as proc:
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"half\n"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
+    assert xb_proc("put", json_file(make("next"))).code == 0
+    status = subprocess.run(
+        ["git", "-C", str(store_dir), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert status.returncode == 0 and status.stdout == ""
+    got = xb_proc("list")
+    assert got.code == 0 and got.json["total"] == 3
+    assert xb_proc("doctor").code == 0
+
+
+def test_new_working_tree_files_are_created_in_place_and_changed_ones_replaced(
+    xb: Run, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that is not there yet needs no temp file and rename (a reader cannot see it
+    half replaced); a file that changes is still replaced whole."""
+    assert xb("put", "-", input=make("first")).code == 0
+    renamed: list[str] = []
+    real = os.replace
+
+    def replace(src: str | bytes, dst: str | bytes, **kwargs: object) -> None:
+        name = os.fsdecode(dst)
+        if not name.startswith(str(store_dir / ".git")):
+            renamed.append(os.path.relpath(name, store_dir))
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert xb("put", "-", input=[make(f"new-{i}") for i in range(5)]).code == 0
+    assert [p for p in renamed if p.startswith("resources/")] == []
+    changed = make("first", title="A new title", updatedAt="2030-01-01T00:00:00.000Z")
+    (result,) = xb("put", "-", input=changed).json["results"]
+    assert [p for p in renamed if p.startswith("resources/")] == [
+        next(p for p in renamed if result["id"] in p)
+    ]
