@@ -102,3 +102,20 @@ def test_a_superseded_resource_is_no_candidate(xb_proc: Run, store_dir: Path) ->
         assert finder.find(NEW["title"], NEW["purpose"]) == []
     (result,) = put(xb_proc, [NEW])
     assert result["possibleConflicts"] == []
+
+
+def test_a_damaged_index_row_never_fails_the_write(xb_proc: Run, store_dir: Path) -> None:
+    """The write is committed before its conflicts are looked for: a row of the index
+    that does not read as a resource makes the postings step aside, never the put fail."""
+    import sqlite3
+
+    (same,) = put(xb_proc, [SAME])
+    index = store_dir / ".git/xbrain/search.sqlite"
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE docs SET resource = '{not json' WHERE rid = ?", (same["id"],))
+    with SimilarFinder(store_dir, store_dir / ".git/xbrain/cache", SIMILAR) as finder:
+        assert finder.find(NEW["title"], NEW["purpose"]) is None
+    written = xb_proc("put", "-", input=[NEW])
+    assert written.code == 0, written.stderr
+    assert isinstance(written.json["results"][0]["possibleConflicts"], list)
+    assert xb_proc("get", written.json["results"][0]["id"]).code == 0

@@ -98,7 +98,7 @@ class SimilarFinder:
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
         try:
             return self._walk(conn, terms, need)
-        except sqlite3.Error:
+        except (sqlite3.Error, ValueError):  # damaged: a search says what it can
             return None
 
     def _walk(self, conn: sqlite3.Connection, terms: list[str], need: int) -> list[dict[str, Any]]:
@@ -121,7 +121,9 @@ class SimilarFinder:
                     continue
                 seen.add(rid)
                 resource = json.loads(text)
-                if isinstance(resource, dict) and isinstance(resource.get("title"), str):
+                if isinstance(resource, dict) and all(
+                    isinstance(resource.get(key), str) for key in ("id", "title")
+                ):
                     found.append(resource)
                 if len(found) >= self.want:
                     return found
