@@ -119,3 +119,16 @@ def test_a_damaged_index_row_never_fails_the_write(xb_proc: Run, store_dir: Path
     assert written.code == 0, written.stderr
     assert isinstance(written.json["results"][0]["possibleConflicts"], list)
     assert xb_proc("get", written.json["results"][0]["id"]).code == 0
+
+
+def test_no_resource_of_a_batch_is_a_conflict_of_another_however_large_the_batch(
+    xb_proc: Run,
+) -> None:
+    """Past the resources a batch checks (its first 50), the rest were written with them
+    too: never listed as their conflicts, and never crowding out an older one."""
+    (same,) = put(xb_proc, [SAME])
+    batch = [make(f"b-{i}", title=NEW["title"], purpose=NEW["purpose"]) for i in range(60)]
+    results = put(xb_proc, batch)
+    listed = [[c["id"] for c in r["possibleConflicts"]] for r in results]
+    assert listed[:50] == [[same["id"]]] * 50
+    assert listed[50:] == [[]] * 10  # not checked

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,12 @@ class SimilarFinder:
                 self._tokenizer = Tokenizer(self.cache_dir)
         return self._conn
 
-    def find(self, title: str, purpose: str) -> list[dict[str, Any]] | None:
+    def find(
+        self, title: str, purpose: str, passed: set[str] | frozenset[str] = frozenset()
+    ) -> list[dict[str, Any]] | None:
         """Resources in force whose title and purpose hold enough of the terms of
-        ``title`` and ``purpose`` (at most ``want``), or None when the index cannot say."""
+        ``title`` and ``purpose`` (at most ``want``, none of the ids ``passed``: those
+        written with it), or None when the index cannot say."""
         conn = self._open()
         if conn is None or self._tokenizer is None:
             return None
@@ -97,11 +101,13 @@ class SimilarFinder:
         words = len(word_set(f"{title} {purpose}"))
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
         try:
-            return self._walk(conn, terms, need)
+            return self._walk(conn, terms, need, passed)
         except (sqlite3.Error, ValueError):  # damaged: a search says what it can
             return None
 
-    def _walk(self, conn: sqlite3.Connection, terms: list[str], need: int) -> list[dict[str, Any]]:
+    def _walk(
+        self, conn: sqlite3.Connection, terms: list[str], need: int, passed: Collection[str]
+    ) -> list[dict[str, Any]]:
         count = "SELECT COUNT(*) FROM postings WHERE term = ?"
         for term in terms:
             if term not in self._df:
@@ -117,7 +123,7 @@ class SimilarFinder:
         seen: set[str] = set()
         for term in rarest:
             for rid, text in conn.execute(sql, (term, *terms, need)):
-                if rid in seen or rid in self._hidden:
+                if rid in seen or rid in self._hidden or rid in passed:
                     continue
                 seen.add(rid)
                 resource = json.loads(text)

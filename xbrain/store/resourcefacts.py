@@ -52,7 +52,7 @@ class ResourceFacts:
             return put(self.core, items, facts, propose=propose, similar=similar)
 
     @contextlib.contextmanager
-    def _similar_finder(self) -> Iterator[Callable[[str, str], list[dict[str, Any]]]]:
+    def _similar_finder(self) -> Iterator[Callable[[str, str, set[str]], list[dict[str, Any]]]]:
         """What finds the candidates of possibleConflicts: the index's title and purpose
         postings, one read for a whole batch (opened at the first call, after the
         commit); a search when the index cannot answer."""
@@ -61,8 +61,8 @@ class ResourceFacts:
 
         with SimilarFinder(self.path, self.cache_dir, SIMILAR) as finder:
 
-            def similar(title: str, purpose: str) -> list[dict[str, Any]]:
-                found = finder.find(title, purpose)
+            def similar(title: str, purpose: str, passed: set[str]) -> list[dict[str, Any]]:
+                found = finder.find(title, purpose, passed)
                 return self._similar(title, purpose) if found is None else found
 
             yield similar
