@@ -56,7 +56,8 @@ __all__ = [
 
 FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
 MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (a search each)
-Similar = Callable[[str], list[dict[str, Any]]]  # text → resources in force that match it
+# title, purpose, ids to pass over → resources in force
+Similar = Callable[[str, str, set[str]], list[dict[str, Any]]]
 
 
 def _check(rid: str) -> None:
@@ -243,15 +244,18 @@ def conflicts(
     the title, or most of the words of title and purpose (``replaces``: what each
     supersedes, never called a conflict)."""
     by_id = {result["id"]: result for result in results}
-    batch = {new["id"] for new in written}  # written together on purpose: not "existing"
+    # written together on purpose (the whole put, not only the resources checked): not
+    # "existing"
+    batch = set(by_id) | {new["id"] for new in written}
     for new in written:
         result = by_id.get(new["id"])
         if result is None or result.get("status") == "unchanged":
             continue
         words, title = _words(new), new["title"].casefold()
         found = []
-        for other in similar(f"{new['title']} {new.get('purpose', '')}"):
-            if other["id"] in batch or other["id"] in (replaces or {}).get(new["id"], ()):
+        passed = batch | set((replaces or {}).get(new["id"], ()))
+        for other in similar(new["title"], new.get("purpose", ""), passed):
+            if other["id"] in passed:
                 continue
             theirs = _words(other)
             share = shared_words(words, theirs)

@@ -74,10 +74,12 @@ def test_doctor_repair_removes_fresh_object_locks_under_the_store_lock(
 
 
 # a put that stops for good once its first loose object's lock file is made: the moment
-# a SIGKILL leaves that lock behind (dulwich writes each loose object through it)
+# a SIGKILL leaves that lock behind (each loose object is written through it: by dulwich,
+# and by xbrain.git.loose, which syncs a commit's objects together)
 PAUSED_PUT = """
 import os, sys, time
 import dulwich.object_store as objects
+import xbrain.git.loose as loose
 from xbrain.launch import main
 
 real = objects.GitFile
@@ -89,7 +91,7 @@ def paused(path, mode="rb", **kwargs):
         time.sleep(600)
     return opened
 
-objects.GitFile = paused
+objects.GitFile = loose.GitFile = paused
 sys.argv = ["xbrain", *sys.argv[1:]]
 main()
 """

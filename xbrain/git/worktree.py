@@ -117,11 +117,12 @@ class Worktree(Checkout):
 
         Never follows a symbolic link: a link where a directory or file belongs is an
         error (``doctor --repair`` removes it), and files are replaced, not written
-        through. Paths that are not plain store paths are never written. ``fresh``: an
-        empty working tree no one else can see yet (a clone being built), so files are
-        created in place, without a temp file and a rename each. ``catching_up``: the
-        files are an earlier write's (finished before a new one starts, or by doctor), so
-        a full disk means nothing new was written, not that a change is committed.
+        through. Paths that are not plain store paths are never written. A file not there
+        yet is created in place (the pending marker names it until the refresh is done), as
+        every file is with ``fresh``: an empty working tree no one else can see yet (a
+        clone being built). ``catching_up``: the files are an earlier write's (finished
+        before a new one starts, or by doctor), so a full disk means nothing new was
+        written, not that a change is committed.
         ``written``: bytes the commit just wrote at some of the paths, used when they are
         the blob the commit holds there (else the blob is read from the store).
         """
@@ -161,8 +162,8 @@ class Worktree(Checkout):
                 data = written.get(path)
                 if data is None or Blob.from_string(data).id.decode() != blob:
                     data = snap.blob(blob)
-                if fresh:
-                    _write_new(target, data)
+                if fresh or not os.path.lexists(target):  # new: none to see half replaced
+                    _write_new(target, data)  # (a kill here: the pending marker names it)
                 elif read_worktree_file(target, len(data)) != data:
                     temp = worktree_temp(target)
                     _write_new(temp, data)

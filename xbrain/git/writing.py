@@ -19,6 +19,7 @@ from ..errors import (
     CorruptStoreError,
     no_space,
 )
+from .loose import add_loose
 from .objects import DIR_MODE, FILE_MODE, MAIN, CommitId, disk_full, load_object, private_umask
 from .packwrite import write_pack
 from .repo import Repository
@@ -147,12 +148,14 @@ class Writer(Repository):
                 write_pack(store, objects)
                 return
             self.objects_pending.begin([obj.id for obj in objects])
-            for obj in objects:
+            for _ in range(len(objects)):  # a killed writer's lock, each removed once
                 try:
-                    store.add_object(obj)
+                    add_loose(store, objects)  # synced together, then renamed into place
+                    break
                 except FileLocked as exc:
                     Path(os.fsdecode(exc.lockfilename)).unlink(missing_ok=True)
-                    store.add_object(obj)
+            else:
+                add_loose(store, objects)
             self.objects_pending.end()
         except OSError as exc:
             if no_space(exc):

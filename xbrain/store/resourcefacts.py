@@ -4,6 +4,8 @@ come from (the facade hands search to the feature)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +48,32 @@ class ResourceFacts:
         who proposes them; each result names the resources it may conflict with."""
         from ..resourcereview import put
 
-        return put(self.core, items, facts, propose=propose, similar=self._similar)
+        with self._similar_finder() as similar:
+            return put(self.core, items, facts, propose=propose, similar=similar)
 
-    def _similar(self, text: str) -> list[dict[str, Any]]:
-        """The resources in force that a search for ``text`` finds first."""
+    @contextlib.contextmanager
+    def _similar_finder(self) -> Iterator[Callable[[str, str, set[str]], list[dict[str, Any]]]]:
+        """What finds the candidates of possibleConflicts: the index's title and purpose
+        postings, one read for a whole batch (opened at the first call, after the
+        commit); a search when the index cannot answer."""
+        from ..search.similar import SimilarFinder
+        from ..text import SIMILAR
+
+        with SimilarFinder(self.path, self.cache_dir, SIMILAR) as finder:
+
+            def similar(title: str, purpose: str, passed: set[str]) -> list[dict[str, Any]]:
+                found = finder.find(title, purpose, passed)
+                return self._similar(title, purpose) if found is None else found
+
+            yield similar
+
+    def _similar(self, title: str, purpose: str) -> list[dict[str, Any]]:
+        """The resources in force that a search for the title and purpose finds first
+        (when the index cannot answer from its title and purpose postings)."""
         from ..errors import XbrainError
         from ..retrieval.run import search_store
 
-        query = " ".join(text.split())[:2000]
+        query = " ".join(f"{title} {purpose}".split())[:2000]
         if not query:
             return []
         try:
@@ -65,4 +85,5 @@ class ResourceFacts:
     def _proposed_resources(self) -> list[dict[str, Any]]:
         from ..resourcereview import pending
 
-        return pending(self.core, self._similar)
+        with self._similar_finder() as similar:
+            return pending(self.core, similar)

@@ -1,0 +1,134 @@
+"""Where a put's ``possibleConflicts`` come from (issue 45 item 4): the search index's
+title and purpose postings, read once for a batch, from an index that reflects ``main``
+(else a search, which catches the index up), never a ranking of the whole store per
+resource written."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result, make
+from xbrain.search.similar import SimilarFinder
+from xbrain.text import SIMILAR
+
+Run = Callable[..., Result]
+
+SAME = make("same", title="Staging database host", purpose="Where the staging database runs")
+NEW = make("new", title="Staging database host", purpose="Weather forecasting tips")
+
+
+def decoy(i: int) -> dict[str, Any]:
+    """A resource a search for NEW's title and purpose ranks first (every word, in title,
+    purpose and text), but that shares too few of its title and purpose words to be a
+    conflict."""
+    return make(
+        f"decoy-{i}",
+        title=f"Weather forecasting {i}",
+        purpose="Staging database notes",
+        text="Staging database host weather forecasting tips. " * 20,
+        summary="Staging database host weather forecasting tips.",
+    )
+
+
+def put(run: Run, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    result = run("put", "-", input=items)
+    assert result.code == 0, result.stderr
+    return list(result.json["results"])
+
+
+def test_the_same_title_is_a_conflict_however_many_resources_a_search_ranks_first(
+    xb_proc: Run,
+) -> None:
+    """Six resources outrank the one with the same title in a search for the new one's
+    title and purpose (a search's first five held none of the conflicts); it is still
+    listed, and the decoys, which share too few words, are not."""
+    (same,) = put(xb_proc, [SAME])
+    put(xb_proc, [decoy(i) for i in range(6)])
+    searched = xb_proc(
+        "search", "Staging database host Weather forecasting tips", "--mode", "lexical"
+    )
+    assert searched.code == 0, searched.stderr
+    assert same["id"] not in [r["citation"]["id"] for r in searched.json["results"]]
+    (result,) = put(xb_proc, [NEW])
+    assert result["possibleConflicts"] == [
+        {"id": same["id"], "name": "Staging database host", "why": "same title"}
+    ]
+
+
+def test_a_batch_lists_the_conflicts_of_each_of_its_resources(xb_proc: Run) -> None:
+    (same,) = put(xb_proc, [SAME])
+    other = make("other", title="Sourdough starter feeding", purpose="Keep a starter alive")
+    batch = put(
+        xb_proc,
+        [NEW, make("other-2", title="Sourdough starter feeding", purpose="Feed it"), other],
+    )
+    conflicts = [[c["id"] for c in r["possibleConflicts"]] for r in batch]
+    assert conflicts == [[same["id"]], [], []]  # never the resources written together
+
+
+def test_candidates_come_only_from_an_index_that_reflects_main(
+    xb_proc: Run, store_dir: Path
+) -> None:
+    """A commit no xbrain hook saw: the postings do not answer for it, the put searches
+    instead (catching the index up) and still finds the conflict."""
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    (same,) = put(xb_proc, [SAME])
+    with SimilarFinder(store_dir, store_dir / ".git/xbrain/cache", SIMILAR) as finder:
+        found = finder.find(NEW["title"], NEW["purpose"])
+    assert found is not None and [r["id"] for r in found] == [same["id"]]
+    who = ["-c", "user.name=t", "-c", "user.email=t@x.invalid"]
+    subprocess.run(
+        ["git", "-C", str(store_dir), *who, "commit", "-q", "--allow-empty", "-m", "by hand"],
+        check=True,
+    )
+    with SimilarFinder(store_dir, store_dir / ".git/xbrain/cache", SIMILAR) as finder:
+        assert finder.find(NEW["title"], NEW["purpose"]) is None
+    (result,) = put(xb_proc, [NEW])
+    assert [c["id"] for c in result["possibleConflicts"]] == [same["id"]]
+
+
+def test_a_superseded_resource_is_no_candidate(xb_proc: Run, store_dir: Path) -> None:
+    (same,) = put(xb_proc, [SAME])
+    (newer,) = put(xb_proc, [make("newer", title="Where staging runs", purpose="Staging")])
+    assert xb_proc("supersede", same["id"], newer["id"]).code == 0
+    with SimilarFinder(store_dir, store_dir / ".git/xbrain/cache", SIMILAR) as finder:
+        assert finder.find(NEW["title"], NEW["purpose"]) == []
+    (result,) = put(xb_proc, [NEW])
+    assert result["possibleConflicts"] == []
+
+
+def test_a_damaged_index_row_never_fails_the_write(xb_proc: Run, store_dir: Path) -> None:
+    """The write is committed before its conflicts are looked for: a row of the index
+    that does not read as a resource makes the postings step aside, never the put fail."""
+    import sqlite3
+
+    (same,) = put(xb_proc, [SAME])
+    index = store_dir / ".git/xbrain/search.sqlite"
+    with sqlite3.connect(index) as conn:
+        conn.execute("UPDATE docs SET resource = '{not json' WHERE rid = ?", (same["id"],))
+    with SimilarFinder(store_dir, store_dir / ".git/xbrain/cache", SIMILAR) as finder:
+        assert finder.find(NEW["title"], NEW["purpose"]) is None
+    written = xb_proc("put", "-", input=[NEW])
+    assert written.code == 0, written.stderr
+    assert isinstance(written.json["results"][0]["possibleConflicts"], list)
+    assert xb_proc("get", written.json["results"][0]["id"]).code == 0
+
+
+def test_no_resource_of_a_batch_is_a_conflict_of_another_however_large_the_batch(
+    xb_proc: Run,
+) -> None:
+    """Past the resources a batch checks (its first 50), the rest were written with them
+    too: never listed as their conflicts, and never crowding out an older one."""
+    (same,) = put(xb_proc, [SAME])
+    batch = [make(f"b-{i}", title=NEW["title"], purpose=NEW["purpose"]) for i in range(60)]
+    results = put(xb_proc, batch)
+    listed = [[c["id"] for c in r["possibleConflicts"]] for r in results]
+    assert listed[:50] == [[same["id"]]] * 50
+    assert listed[50:] == [[]] * 10  # not checked
