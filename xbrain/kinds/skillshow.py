@@ -9,7 +9,7 @@ from ..core.view import View
 from .skill import instructions, stored_revision
 from .skillformat import SKILL_MD, parse_skill_md
 
-__all__ = ["component", "level1"]
+__all__ = ["component", "level1", "level1_offered"]
 
 
 def level1(
@@ -17,6 +17,14 @@ def level1(
 ) -> dict[str, Any]:
     """What Level 1 of recall shows of revision ``entry`` (also kept in the skill index,
     so both paths answer alike): ids, states, frontmatter, instructions, components."""
+    return level1_offered(view, state, entry, fallback)[0]
+
+
+def level1_offered(
+    view: View, state: dict[str, Any], entry: dict[str, Any], fallback: bool
+) -> tuple[dict[str, Any], bool]:
+    """:func:`level1`, and whether automatic recall may offer the revision (False: its
+    ``SKILL.md`` sets ``disable-model-invocation``, so it runs only when asked by name)."""
     slug = state["slug"]
     revision = stored_revision(view, slug, entry["id"])
     parsed = parse_skill_md(instructions(view, slug, revision))
@@ -34,7 +42,7 @@ def level1(
     out["frontmatter"] = parsed.frontmatter
     out["instructions"] = parsed.body
     out["files"] = [item for item in revision["files"] if item["path"] != SKILL_MD]
-    return out
+    return out, not parsed.manual
 
 
 def component(slug: str, revision: str, item: dict[str, Any], data: bytes) -> dict[str, Any]:
