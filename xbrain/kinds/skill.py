@@ -54,7 +54,6 @@ __all__ = [
     "revision_files",
     "revision_path",
     "serialize",
-    "served",
     "slugs",
     "state_path",
 ]
@@ -380,20 +379,6 @@ def chosen(state: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         if entry["state"] == "published":
             return entry, False
     return next(e for e in state["revisions"] if e["id"] == state["head"]), True
-
-
-def served(state: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-    """The revision recall serves an agent unasked (Level 0, Level 1 without a revision):
-    the published one, else the latest that is not ``proposed`` (True: a fallback), else
-    None. A proposed revision came from elsewhere (an import, an MCP save) and waits for
-    the user's review: it is read only when asked for by its revision, never offered."""
-    entry, fallback = chosen(state)
-    if entry["state"] != "proposed":
-        return entry, fallback
-    for other in reversed(state["revisions"]):
-        if other["state"] != "proposed":
-            return other, True
-    return None, True
 
 
 def instructions(view: View, slug: str, revision: dict[str, Any]) -> bytes:

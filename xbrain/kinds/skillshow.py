@@ -6,10 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.view import View
-from .skill import instructions, stored_revision
+from .skill import chosen, instructions, stored_revision
 from .skillformat import SKILL_MD, parse_skill_md
 
-__all__ = ["component", "level1", "level1_offered"]
+__all__ = ["component", "level1", "level1_offered", "served"]
+
+
+def served(state: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """The revision recall serves an agent unasked (Level 0, Level 1 without a revision):
+    the published one, else the latest that is not ``proposed`` (True: a fallback), else
+    None. A proposed revision came from elsewhere (an import, an MCP save) and waits for
+    the user's review: it is read only when asked for by its revision, never offered."""
+    entry, fallback = chosen(state)
+    if entry["state"] != "proposed":
+        return entry, fallback
+    for other in reversed(state["revisions"]):
+        if other["state"] != "proposed":
+            return other, True
+    return None, True
 
 
 def level1(

@@ -248,7 +248,7 @@ def _document(view: Any, slug: str) -> dict[str, Any] | None:
     state = kind.read_state(view, slug)
     if state is None or state["status"] != "active":
         return None
-    entry, fallback = kind.served(state)
+    entry, fallback = skillshow.served(state)
     if entry is None:  # only proposed revisions: none is offered before review
         return None
     try:

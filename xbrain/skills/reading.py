@@ -82,7 +82,7 @@ def read_level1(
         state = state_of(view, slug)
         assert view is not None
         if ref is None:
-            entry, fallback = chosen(state) if proposed else kind.served(state)
+            entry, fallback = chosen(state) if proposed else skillshow.served(state)
             if entry is None:
                 raise NotFoundError(
                     f"Skill {slug} has only proposed revisions, which are not served until "
