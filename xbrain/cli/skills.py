@@ -110,8 +110,9 @@ def recall(
 
     \b
     Level 0: recall QUERY|-            ranked {slug, name, description, published, score}
-    Level 1: recall --slug S           the published revision (else the latest, marked
-                                       "fallback": "latest"): instructions, files, revision_id
+    Level 1: recall --slug S           the published revision (else the latest that is
+                                       not proposed, marked "fallback": "latest"):
+                                       instructions, files, revision_id
     Level 2: recall --slug S --revision R --resource PATH
                                        one file of exactly revision R
     """
