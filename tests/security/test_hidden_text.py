@@ -133,3 +133,20 @@ def test_the_original_store_file_keeps_its_bytes(xb: Run, tmp_path: Path) -> Non
     out = tmp_path / "original.json"
     assert xb("export-store", str(out)).code == 0
     assert RLO in out.read_text() and "\\u202e" not in out.read_text()
+
+
+def test_a_skill_diff_for_people_marks_them(xb: Run, tmp_path: Path) -> None:
+    """``skill diff --format unified`` is plain text for a reviewer: a hidden character
+    a new revision brings is marked where it stands."""
+    folder = tmp_path / "s"
+    folder.mkdir()
+    skill_md = folder / "SKILL.md"
+    skill_md.write_text("---\nname: s\ndescription: A check.\n---\nRun the checks.\n")
+    assert xb("skill", "save", str(folder), "--publish").code == 0
+    skill_md.write_text(f"---\nname: s\ndescription: A check.\n---\nRun the {RLO}skcehc.\n")
+    assert xb("skill", "save", str(folder)).code == 0
+    people = xb("skill", "diff", "s", "1", "2", "--format", "unified")
+    assert people.code == 0, people.stderr
+    assert RLO not in people.stdout and "+Run the <U+202E>skcehc." in people.stdout
+    ops = xb("skill", "diff", "s", "1", "2", "--format", "ops")
+    assert RLO not in ops.stdout and "\\u202e" in ops.stdout

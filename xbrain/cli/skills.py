@@ -222,11 +222,13 @@ def diff(ctx: click.Context, slug: str, old: str, new: str, form: str) -> None:
     if form != "unified":
         emit(found)
         return
+    from ..text import mark_hidden  # what can hide text from a reviewer, marked visibly
+
     for item in found["files"]:
         if item.get("binary"):
             click.echo(f"Binary file {item['path']} {item['status']}")
         elif "unified" in item:
-            click.echo(item["unified"], nl=False)
+            click.echo(mark_hidden(item["unified"]), nl=False)
 
 
 def _lifecycle(verb: str, help_text: str, takes_revision: bool) -> click.Command:
