@@ -133,3 +133,20 @@ def test_a_clone_restores_a_backup_holding_a_future_record(
     assert cloned.code == 0, cloned.stderr
     got = xb("get", rid, store=tmp_path / "copy").json
     assert got["updatedAt"] == "2099-01-01T00:00:00.000Z"
+
+
+def test_a_team_pull_refuses_a_record_dated_years_ahead(xb_proc: Run, tmp_path: Path) -> None:
+    """A team member with push access cannot date a shared record ahead either."""
+    from tests.cli.test_team_share import Member, team_remote
+
+    bare, url = team_remote(xb_proc, tmp_path)
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    rita.ok("init")
+    rita.ok("team", "add", "eng", url, store=False)
+    head = rita.ok("team", "list", store=False)["teams"][0]["commit"]
+    record, title = _push_dated(bare, tmp_path / "work", "2099-01-01T00:00:00.000Z")
+    failed = rita("team", "pull", "eng", store=False)
+    assert failed.code == 4 and "(updatedAt)" in failed.stderr, failed.stderr
+    assert failed.stderr.count("\n") == 1 and "ahead of this machine's clock" in failed.stderr
+    assert rita.ok("team", "list", store=False)["teams"][0]["commit"] == head
+    assert rita.ok("get", record.stem)["resource"]["title"] != title
