@@ -26,6 +26,7 @@ __all__ = [
     "dump_yaml",
     "json_document",
     "load_yaml",
+    "marked_json",
     "sha256_hex",
     "yaml_problem",
 ]
@@ -58,13 +59,30 @@ def digest(value: Any) -> str:
     return sha256_hex(canonical_json(value).encode("utf-8"))
 
 
-def json_document(value: Any) -> str:
+def json_document(value: Any, *, reveal: bool = True) -> str:
     """A human-facing JSON document: 2-space indent, non-ASCII kept, trailing newline.
 
     Matches the original's ``JSON.stringify(value, null, 2) + "\\n"``, lone surrogates
-    escaped as it escapes them.
+    escaped as it escapes them; and (``reveal``, all but the original's store file)
+    every character that can hide text from a reviewer written as its ``\\u`` escape
+    (:func:`xbrain.text.reveal_hidden`).
     """
-    return _escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)) + "\n"
+    text = _escape_lone_surrogates(json.dumps(value, ensure_ascii=False, indent=2)) + "\n"
+    if reveal:
+        from .text import reveal_hidden
+
+        text = reveal_hidden(text)
+    return text
+
+
+def marked_json(value: Any) -> str:
+    """Compact JSON for a model's context (a hook's answer), non-ASCII kept, each
+    character that can hide text from the user marked visibly
+    (:func:`xbrain.text.mark_hidden`): the user reads what the model gets only as the
+    agent shows it."""
+    from .text import mark_hidden
+
+    return mark_hidden(json.dumps(value, ensure_ascii=False))
 
 
 _yaml: Any = None

@@ -145,15 +145,14 @@ def _served_or_local(store: str | os.PathLike[str], data: bytes) -> str:
         if code:
             raise _ServedError(body.decode("utf-8", "replace").strip())
         return body.decode("utf-8", "replace")
-    import json
     from pathlib import Path
 
     from .autoserve import warming
+    from .codec import marked_json  # what can hide text from the user, marked visibly
 
     warming(store, "lexical")  # with semantic recall on: a server for the next prompts
-
     said = respond(Path(store), data)
-    return "" if said is None else json.dumps(said, ensure_ascii=False)
+    return "" if said is None else marked_json(said)
 
 
 def tuned(

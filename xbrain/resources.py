@@ -18,6 +18,7 @@ from .kinds import resourcefacts, state
 from .kinds import tombstone as tombstone_kind
 from .kinds.design import carry_design, normalize_design
 from .kinds.model import Resource, normalize_resource
+from .text import refuse_hidden
 from .timestamps import later_of
 
 __all__ = [
@@ -88,6 +89,8 @@ def put(
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 resources per batch.")
     normalized = [normalize_resource(item) for item in batch]
+    for item in normalized:  # what a reviewer reads at a glance (xbrain.text)
+        refuse_hidden(item.resource["title"], "title")
     ids = [n.resource["id"] for n in normalized]
     if len(set(ids)) != len(ids):
         raise InvalidInputError("Duplicate source IDs in batch.")

@@ -214,11 +214,12 @@ def _answer(
             found = answer(store, body, cwd=cwd, record=record, **found)
             return 0, json_document(found).encode()
         if op == "hook":
+            from .codec import marked_json
             from .hookcli import respond
 
             env = dict(item.partition("=")[::2] for item in fields.get("env", []))
             said = respond(store, body, env, cwd, mode=None)
-            return 0, b"" if said is None else json.dumps(said, ensure_ascii=False).encode()
+            return 0, b"" if said is None else marked_json(said).encode()
         if op == "search":
             from .codec import json_document
             from .lightsearch import search_document

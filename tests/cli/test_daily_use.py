@@ -94,7 +94,10 @@ def test_a_scripts_executable_bit_survives_save_export_import_and_entry_export(
     imported = xb_proc("skill", "import", str(capsule), store=other)
     assert imported.code == 0, imported.stderr
     assert imported.json["canonical_hash"] == saved.json["canonical_hash"]
-    again = xb_proc("skill", "recall", "--slug", "deploy-check", store=other).json
+    rev = imported.json["revision_id"]  # imported: proposed, read by its revision
+    again = xb_proc(
+        "skill", "recall", "--slug", "deploy-check", "--revision", rev, store=other
+    ).json
     assert {item["path"]: item.get("executable") for item in again["files"]} == marks
     out = tmp_path / "folders"
     assert xb_proc("entry", "export", str(out), store=other).code == 0
@@ -115,7 +118,8 @@ def test_a_git_import_marks_what_git_records_as_executable(xb_proc: Run, tmp_pat
     subprocess.run(["git", "-C", str(repo), *ident, "commit", "-qm", "skill"], check=True)
     result = xb_proc("skill", "import", str(repo), "--path", "deploy-check")
     assert result.code == 0, result.stderr
-    shown = xb_proc("skill", "recall", "--slug", "deploy-check").json
+    rev = result.json["revision_id"]  # imported: proposed, read by its revision
+    shown = xb_proc("skill", "recall", "--slug", "deploy-check", "--revision", rev).json
     marks = {item["path"]: item.get("executable") for item in shown["files"]}
     assert marks == {"references/rollback.md": None, "scripts/check.sh": True}
 

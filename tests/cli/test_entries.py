@@ -67,6 +67,7 @@ def test_a_memex_folder_imports_and_exports_back_byte_identically(
     assert rule["queries"] == ["git push --force", "强制推送到主分支"]
     assert rule["oneLiner"] == "Rule: no force-push on shared branches."
     assert xb("entry", "get", entry_id("global", "deploy-steps")).code == 3
+    assert xb("skill", "publish", "deploy-steps", "1").code == 0  # imported: proposed
     steps = xb("skill", "recall", "--slug", "deploy-steps").json
     assert steps["instructions"] == "1. Build.\n2. Ship.\n"
     memory = xb("entry", "get", entry_id("global", "project-notes#Build tips")).json
@@ -647,6 +648,7 @@ def test_claude_code_skill_folders_become_skills_not_junk_entries(
     assert slugs == ["code-review", "release"]
     warned = next(s for s in imported.json["skills"] if s["slug"] == "code-review")["warnings"]
     assert any("'model'" in w for w in warned)
+    assert xb_proc("skill", "publish", "code-review", "1").code == 0  # imported: proposed
     level1 = xb_proc("skill", "recall", "--slug", "code-review").json
     assert {f["path"] for f in level1["files"]} == {"references/style.md", "templates/comment.md"}
     assert xb_proc("entry", "list").json["count"] == 2

@@ -551,8 +551,16 @@ def test_skill_tools_save_and_recall_progressively(xb: Run, store_dir: Path, all
             await client.call_tool("save_skill", {"files": files, "publish": True})
         )
         seen["level0"] = structured(await client.call_tool("recall_skill", {"query": "故障 升级"}))
-        seen["level1"] = structured(await client.call_tool("recall_skill", {"slug": "triage"}))
-        rev = seen["level1"]["revision_id"]
+        rev = seen["save"]["revision_id"]
+        if not allow:  # a proposed skill is not offered before review, only read by revision
+            seen["unreviewed"] = error_text(
+                await client.call_tool("recall_skill", {"slug": "triage"})
+            )
+        seen["level1"] = structured(
+            await client.call_tool("recall_skill", {"slug": "triage", "revision": rev})
+        )
+        if allow:
+            seen["served"] = structured(await client.call_tool("recall_skill", {"slug": "triage"}))
         seen["level2"] = structured(
             await client.call_tool(
                 "recall_skill",
@@ -577,9 +585,14 @@ def test_skill_tools_save_and_recall_progressively(xb: Run, store_dir: Path, all
     session(store_dir, body, "--agent", "mcp-test", *(["--allow-publish"] if allow else []))
     assert seen["save"]["state"] == ("published" if allow else "proposed")
     assert ("warnings" in seen["save"]) is not allow
-    assert seen["level0"]["results"][0]["slug"] == "triage"
+    if allow:
+        assert seen["level0"]["results"][0]["slug"] == "triage"
+        assert seen["served"] == seen["level1"]
+    else:
+        assert seen["level0"]["results"] == []
+        assert "only proposed revisions" in seen["unreviewed"]
     assert seen["level1"]["instructions"] == "Page the on-call.\n"
-    assert seen["level1"].get("fallback") == (None if allow else "latest")
+    assert seen["level1"].get("fallback") is None
     assert seen["level2"]["content"] == "P1: down\n"
     for name, schema in (
         ("level0", "skill-recall-output"),

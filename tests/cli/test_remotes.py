@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from xbrain.core import View
 from xbrain.git import GitStore
 from xbrain.kinds.model import resource_id
 from xbrain.remote.merge import merge_files
+from xbrain.timestamps import format_timestamp
 
 Run = Callable[..., Result]
 ID = resource_id("web", "fictional-dialog-guide")
@@ -204,7 +206,7 @@ def test_two_devices_converge(
                 make(
                     "fictional-accessibility-guide",
                     title="Edited on A",
-                    updatedAt="2027-01-01T00:00:00Z",
+                    updatedAt="2026-11-01T00:00:00Z",
                 )
             ),
             store=a,
@@ -219,7 +221,7 @@ def test_two_devices_converge(
                 make(
                     "fictional-accessibility-guide",
                     title="Edited on B",
-                    updatedAt="2027-02-01T00:00:00Z",
+                    updatedAt="2026-11-15T00:00:00Z",
                 )
             ),
             store=b,
@@ -244,7 +246,8 @@ def test_two_devices_converge(
         assert report["ok"] is True, report["problems"]
     # restore on one side after the deletion: a newer edit beats the tombstone
     restored = json.loads((EXAMPLES / "batch.json").read_text())[1]
-    restored["updatedAt"] = "2030-01-01T00:00:00Z"
+    # (a minute ahead: a pull refuses a record dated more than a day ahead of its clock)
+    restored["updatedAt"] = format_timestamp(datetime.now(timezone.utc) + timedelta(minutes=1))
     assert xb("put", json_file(restored), store=b).code == 0
     assert xb("put", json_file(make("only-on-a")), store=a).code == 0
     xb("remote", "push", store=a)
@@ -309,7 +312,7 @@ def test_git_interop_clone_log_and_commits_from_git(
     text = (
         x_path.read_text()
         .replace("title: 一条虚构的设计推文", "title: 改过的标题")
-        .replace("2026-10-08T12:00:00.000Z", "2028-01-01T00:00:00.000Z")
+        .replace("2026-10-08T12:00:00.000Z", "2026-11-01T00:00:00.000Z")
     )
     x_path.write_text(text)
     subprocess.run(["git", "-C", str(work), "commit", "-qam", "hand edit"], check=True, env=env)
@@ -434,7 +437,7 @@ def test_a_pull_never_replaces_a_hand_edit(
     a, b, _ = devices
     a11y = resource_id("web", "fictional-accessibility-guide")
     later = make(
-        "fictional-accessibility-guide", text="Edited on a.", updatedAt="2027-01-01T00:00:00.000Z"
+        "fictional-accessibility-guide", text="Edited on a.", updatedAt="2026-11-01T00:00:00.000Z"
     )
     assert xb("put", json_file(later), store=a).code == 0
     assert xb("remote", "push", store=a).code == 0

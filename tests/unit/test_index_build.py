@@ -165,7 +165,7 @@ def test_a_first_skill_index_build_loads_what_adding_each_skill_gives(
     ]
     for i, body in enumerate(bodies):
         skill = f"---\nname: skill-{i}\ndescription: 第{i}个 runbook {body[:6]}\n---\n{body}\n"
-        store.skill_save_files({"SKILL.md": skill.encode()})
+        store.skill_save_files({"SKILL.md": skill.encode()}, publish=True)  # proposed: unindexed
         if i == 0:
             assert store.skill_recall("runbook")["count"] == 1  # builds the index
     path = tmp_path / "store" / ".git" / indexed.SKILL_INDEX

@@ -72,7 +72,7 @@ def test_what_serialize_writes_parses_back_to_the_same_value(record: dict[str, A
 
 def _save(store: Store, description: str) -> dict[str, Any]:
     skill_md = f"---\nname: parse-once\ndescription: {description}\n---\nSteps.\n"
-    return store.skill_save_files({"SKILL.md": skill_md.encode()})
+    return store.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
 
 
 def test_a_save_parses_the_skill_yaml_it_wrote_once(

@@ -110,8 +110,9 @@ def recall(
 
     \b
     Level 0: recall QUERY|-            ranked {slug, name, description, published, score}
-    Level 1: recall --slug S           the published revision (else the latest, marked
-                                       "fallback": "latest"): instructions, files, revision_id
+    Level 1: recall --slug S           the published revision (else the latest that is
+                                       not proposed, marked "fallback": "latest"):
+                                       instructions, files, revision_id
     Level 2: recall --slug S --revision R --resource PATH
                                        one file of exactly revision R
     """
@@ -221,11 +222,13 @@ def diff(ctx: click.Context, slug: str, old: str, new: str, form: str) -> None:
     if form != "unified":
         emit(found)
         return
+    from ..text import mark_hidden  # what can hide text from a reviewer, marked visibly
+
     for item in found["files"]:
         if item.get("binary"):
             click.echo(f"Binary file {item['path']} {item['status']}")
         elif "unified" in item:
-            click.echo(item["unified"], nl=False)
+            click.echo(mark_hidden(item["unified"]), nl=False)
 
 
 def _lifecycle(verb: str, help_text: str, takes_revision: bool) -> click.Command:

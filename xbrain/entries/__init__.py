@@ -17,6 +17,7 @@ from ..codec import digest
 from ..core import Core, Transaction
 from ..errors import ConflictError, InvalidInputError, NotFoundError, StaleError
 from ..kinds import entry as kind
+from ..text import refuse_hidden
 from ..timestamps import later_of
 
 __all__ = [
@@ -55,6 +56,8 @@ def prepare(items: list[Any], now: str) -> list[Prepared]:
     for number, raw in enumerate(items, 1):
         try:
             new, dropped = kind.normalize_entry(raw, now)
+            for field in ("name", "description", "oneLiner"):  # read at a glance
+                refuse_hidden(new[field], field)
         except InvalidInputError as exc:  # which one, in a folder or a list
             where = _where(raw, number, len(items))
             raise InvalidInputError(f"{where}: {exc.message}" if where else exc.message) from None

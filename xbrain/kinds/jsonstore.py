@@ -109,7 +109,7 @@ def write_private_file(path: Path, data: bytes) -> None:
 
 def write_original(path: Path, store: OriginalStore) -> int:
     """Write an original-format store file; returns its size in bytes."""
-    data = json_document(store.to_json()).encode()
+    data = json_document(store.to_json(), reveal=False).encode()  # the original's bytes
     if len(data) > MAX_BYTES:
         raise InvalidInputError("Memory store exceeds 20 MiB.")
     write_private_file(path, data)

@@ -28,6 +28,7 @@ from ..paths import component_problem, git_own_name, same_file_key
 __all__ = [
     "COMPONENT_TYPES",
     "FORMAT",
+    "MANUAL_KEY",
     "MAX_COMPONENTS",
     "MAX_COMPONENT_BYTES",
     "MAX_SKILL_MD_BYTES",
@@ -67,6 +68,7 @@ _BY_TOP_DIRECTORY = {
     "assets": "artifact",
 }
 FRONTMATTER_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+MANUAL_KEY = "disable-model-invocation"
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Characters a screen does not show as themselves: the C1 controls, every format
@@ -100,6 +102,9 @@ class Instructions(NamedTuple):
     frontmatter: dict[str, Any]
     unknown: tuple[str, ...]
     body: str
+    # ``disable-model-invocation: true`` (Claude Code's key, kept as is): the skill runs
+    # only when asked for by name, so automatic recall never offers it
+    manual: bool = False
 
     @property
     def slug(self) -> str:
@@ -139,7 +144,8 @@ def parse_skill_md(data: bytes) -> Instructions:
     unknown = tuple(sorted(str(key) for key in meta if key not in FRONTMATTER_KEYS))
     known = {key: value for key, value in meta.items() if key in FRONTMATTER_KEYS}
     _check_frontmatter(known)
-    return Instructions(known, unknown, "\n".join(lines[end + 1 :]))
+    manual = meta.get(MANUAL_KEY) in (True, "true")
+    return Instructions(known, unknown, "\n".join(lines[end + 1 :]), manual)
 
 
 def _check_frontmatter(meta: dict[str, Any]) -> None:

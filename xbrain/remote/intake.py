@@ -14,7 +14,11 @@ commit at the first problem, naming the path:
 * every skill the commit touches passes doctor's integrity check (each file's hash
   against its manifest, the canonical hash, the revision id, the chain), and every
   revision the two histories had in common is still there, byte for byte: a revision is
-  immutable, so a remote can add revisions but never change or remove one.
+  immutable, so a remote can add revisions but never change or remove one;
+* nothing it brings is dated more than a day ahead of this machine's clock: a skill
+  state's times always, and on a pull (a base to merge into) every record's clock
+  (``updatedAt``, a tombstone's ``deletedAt``), which would otherwise win every
+  last-writer-wins merge after it and sort first. A clone restores a store as it is.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from .. import kinds  # noqa: F401  (the built-in record kinds register themselves)
 from ..core import FILE_MODE, CommitId, GitStore, View, layout
 from ..core.config import DEFAULT_MAX_ENTRIES
-from ..core.registry import classify, content_problem, max_bytes
+from ..core.registry import classify, content_problem, max_bytes, record_kinds
 from ..errors import CorruptStoreError, InvalidInputError, ProviderError
 from ..kinds import skill as skill_kind
 from ..kinds.skillcheck import skill_problems
@@ -102,6 +106,7 @@ def _check(
     snap = git.snapshot(commit)
     seen: dict[str, dict[str, Any]] = parsed if parsed is not None else {}
     horizon = _horizon()
+    clocks = {spec.name: spec.clock for spec in record_kinds()} if base is not None else {}
     for path, sha, kind in sorted(found):
         size = git.blob_size(sha)  # from the header: a huge blob is never inflated
         if size is not None and size > max_bytes(kind):
@@ -112,6 +117,10 @@ def _check(
         problem = content_problem(kind, path, data, seen, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
+        clock = clocks.get(kind)
+        when = seen[sha].get(clock, "") if clock is not None else ""
+        if isinstance(when, str) and when > horizon:
+            raise _future(origin, path, f"{when} ({clock})")
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
     _check_skills(git, base, commit, {path for path, _, _ in found}, origin, horizon)
@@ -125,8 +134,10 @@ def _horizon() -> str:
     """The latest time a skill state from outside may carry: now plus a day of clock
     skew. Its times are written by xbrain's clock, never given by a user, and a later
     one would win every merge after it (a publication dated 2099 beats each of the
-    user's own), so it is refused. (A record's ``updatedAt`` is the caller's to choose,
-    as in the original, so it is not held to this.)"""
+    user's own), so it is refused. A record's ``updatedAt`` is the caller's to choose,
+    as in the original, so a local write is not held to it; but one pulled from
+    elsewhere is (the day also covers a local time typed without its offset, read as
+    UTC: at most 14 hours ahead)."""
     from datetime import datetime, timedelta, timezone
 
     from ..timestamps import format_timestamp

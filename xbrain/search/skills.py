@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 SKILL_INDEX = Path("xbrain") / "skills.sqlite"
-SKILL_FORMAT = "3"  # bump when the indexed document changes: forces a rebuild
+SKILL_FORMAT = "4"  # bump when the indexed document changes: forces a rebuild
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
 
@@ -238,8 +238,9 @@ def _caught_up(control: Path, tokenizer: Tokenizer, view: Any) -> SearchIndex:
 
 
 def _document(view: Any, slug: str) -> dict[str, Any] | None:
-    """The indexed form of an active skill (None: archived or gone): what Level 0 lists,
-    the text it ranks, and the Level 1 answer of the revision recall shows."""
+    """The indexed form of an active skill (None: archived, gone, only proposed, or one
+    that sets ``disable-model-invocation``): what Level 0 lists, the text it ranks, and the
+    Level 1 answer of the revision recall shows."""
     from ..errors import CorruptStoreError
     from ..kinds import skill as kind
     from ..kinds import skillshow
@@ -247,10 +248,14 @@ def _document(view: Any, slug: str) -> dict[str, Any] | None:
     state = kind.read_state(view, slug)
     if state is None or state["status"] != "active":
         return None
-    entry, fallback = kind.chosen(state)
+    entry, fallback = skillshow.served(state)
+    if entry is None:  # only proposed revisions: none is offered before review
+        return None
     try:
-        shown = skillshow.level1(view, state, entry, fallback)
+        shown, offered = skillshow.level1_offered(view, state, entry, fallback)
     except CorruptStoreError:  # a changed revision is never served: its reads say why
+        return None
+    if not offered:  # disable-model-invocation: read when asked by name, never offered
         return None
     return {
         "id": slug,  # the index's key (ties rank by it): no hashing to look a skill up

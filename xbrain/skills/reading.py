@@ -71,14 +71,24 @@ def list_skills(core: Core, *, include_archived: bool = True) -> dict[str, Any]:
     return {"count": len(skills), "skills": skills}
 
 
-def read_level1(core: Core, slug: str, ref: str | None = None) -> dict[str, Any]:
+def read_level1(
+    core: Core, slug: str, ref: str | None = None, *, proposed: bool = False
+) -> dict[str, Any]:
     """Level 1: the instructions and component manifest of the published revision
-    (else the latest, marked ``"fallback": "latest"``), or of revision ``ref``."""
+    (else the latest that is not proposed, marked ``"fallback": "latest"``), or of
+    revision ``ref``. A proposed revision waits for review: it is shown only when named,
+    or with ``proposed`` (a reviewer's page, which may show a proposed head)."""
     with core.reading() as view:
         state = state_of(view, slug)
         assert view is not None
         if ref is None:
-            entry, fallback = chosen(state)
+            entry, fallback = chosen(state) if proposed else skillshow.served(state)
+            if entry is None:
+                raise NotFoundError(
+                    f"Skill {slug} has only proposed revisions, which are not served until "
+                    f"reviewed: read one with --revision R, or publish it (xbrain skill "
+                    f"publish {slug} R)."
+                )
         else:
             rev = resolve_revision(state, ref)
             entry, fallback = next(e for e in state["revisions"] if e["id"] == rev), False

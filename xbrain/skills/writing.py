@@ -23,6 +23,7 @@ from ..kinds.skillformat import (
     skill_id,
 )
 from ..secretscan import record_texts
+from ..text import refuse_hidden
 
 __all__ = ["archive", "deprecate", "publish", "resolve_revision", "save"]
 
@@ -54,6 +55,7 @@ def save(
     for name in skipped or ():  # reported, so shown: it must show as what it is too
         check_shown(name)
     parsed = parse_skill_md(files[SKILL_MD])
+    refuse_hidden(parsed.frontmatter["description"], "description")  # read at a glance
     warnings = [
         f"frontmatter key {key!r} is not part of the Agent Skills format" for key in parsed.unknown
     ]

@@ -23,6 +23,7 @@ from ..core import Core
 from ..secretscan import validate_allowed
 from ..timestamps import now_timestamp
 from .entries import Entries
+from .remotes import Remotes
 from .resourcefacts import ResourceFacts
 from .skills import Skills
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["Store", "clone"]
 
 
-class Store(Skills, Entries, ResourceFacts):
+class Store(Skills, Entries, ResourceFacts, Remotes):
     """An xbrain store at ``path`` (a git repository with a working tree)."""
 
     def __init__(
@@ -258,55 +259,6 @@ class Store(Skills, Entries, ResourceFacts):
         from .. import transfer
 
         return transfer.export_store(self.core, file, force=force)
-
-    # -- remotes ---------------------------------------------------------------------------
-
-    def remote_add(self, name: str, url: str) -> dict[str, Any]:
-        """Remember a git remote (a path or URL you chose) for backups or other devices."""
-        from .. import remote
-
-        return remote.add(self.core, name, url)
-
-    def remote_remove(self, name: str) -> dict[str, Any]:
-        """Forget a remote (nothing on the remote changes)."""
-        from .. import remote
-
-        return remote.remove(self.core, name)
-
-    def remote_list(self) -> dict[str, Any]:
-        """The configured remotes."""
-        from .. import remote
-
-        return remote.remotes(self.core)
-
-    def remote_push(
-        self, name: str = "origin", *, force_with_lease: bool = False
-    ) -> dict[str, Any]:
-        """Push main to a remote (a backup); refused if the remote has diverged
-        (``force_with_lease``: replace what a purge removed there)."""
-        from .. import remote
-
-        return remote.push(self.core, name, force_with_lease=force_with_lease)
-
-    def remote_pull(self, name: str = "origin") -> dict[str, Any]:
-        """Fetch a remote and fast-forward or merge deterministically."""
-        from .. import remote
-
-        self.core.existing()
-        return {"remote": name, **remote.pull(self.core, name)}
-
-    def remote_verify(self, name: str = "origin") -> dict[str, Any]:
-        """Prove the remote restores: clone it aside, check objects, records and catalog."""
-        from .. import doctor, remote
-
-        self.core.existing()
-        return remote.verify(self.core, name, lambda git: doctor.diagnose(git, repair=False))
-
-    def backup_create(self, file: Path, *, force: bool = False) -> dict[str, Any]:
-        """Write the whole store (``main``, every kind, all history) as a git bundle."""
-        from ..remote import backup
-
-        return backup.create(self.core, file, force=force)
 
     # -- ingestion -------------------------------------------------------------------------
 

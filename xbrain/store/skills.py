@@ -58,11 +58,14 @@ class Skills:
 
         return recall(self.path, self.cache_dir, query, limit)
 
-    def skill_show(self, slug: str, revision: str | None = None) -> dict[str, Any]:
-        """Level 1: instructions and component manifest (published, else latest)."""
+    def skill_show(
+        self, slug: str, revision: str | None = None, *, proposed: bool = False
+    ) -> dict[str, Any]:
+        """Level 1: instructions and component manifest (published, else the latest not
+        proposed; ``proposed``: a reviewer's read, which may show a proposed head)."""
         from ..skills.reading import read_level1
 
-        return read_level1(self.core, slug, revision)
+        return read_level1(self.core, slug, revision, proposed=proposed)
 
     def skill_component(self, slug: str, revision: str | None, path: str) -> dict[str, Any]:
         """Level 2: one component of exactly ``revision``."""
