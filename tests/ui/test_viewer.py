@@ -299,3 +299,25 @@ def test_the_base_install_does_not_load_the_web_framework(
             timeout=120,
         )
         assert proc.stderr.strip().splitlines()[-1] == "[]", (args, proc.stderr)
+
+
+def test_hidden_characters_in_a_body_are_shown_as_marks(
+    store_dir: Path, ids: dict[str, str]
+) -> None:
+    """A bidi override or a zero-width space kept in an entry's body (bodies keep them) is
+    shown to the person reviewing it as a mark, in the rendered Markdown and in plain
+    fields alike, never as the invisible character that reorders what they read."""
+    from xbrain.store import Store
+
+    body = "Run `rm -rf build`\u202e and never /tmp\u200b/cache."
+    put = Store(store_dir).entry_put(
+        [{"kind": "memory", "name": "trojan", "description": "Build cleanup", "body": body}]
+    )
+    running = start(store_dir, "--idle", "300")
+    try:
+        page = running.get(f"/entry/{put['results'][0]['id']}")
+    finally:
+        running.stop()
+    assert page.status == 200
+    assert "&lt;U+202E&gt;" in page.body and "&lt;U+200B&gt;" in page.body
+    assert "\u202e" not in page.body and "\u200b" not in page.body

@@ -177,7 +177,7 @@ def skill(viewer: Viewer, request: Request) -> Response:
     at = teams.where(viewer, request)
     slug = request.path_params["slug"]
     revision = request.query_params.get("rev") or None
-    level1 = viewer.call(at.store.skill_show, slug, revision)
+    level1 = viewer.call(at.store.skill_show, slug, revision, proposed=True)
     log = viewer.call(at.store.skill_log, slug, 100)
     return viewer.page(
         request, "skill.html", slug=slug, level1=level1, log=log, **_at(at, f"skill:{slug}")

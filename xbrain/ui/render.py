@@ -12,6 +12,7 @@ from typing import Any
 from markupsafe import Markup, escape
 
 from ..errors import XbrainError
+from ..text import mark_hidden
 
 __all__ = ["chart", "layer_link", "markdown", "side_by_side", "weblink"]
 
@@ -34,10 +35,11 @@ def _parser() -> Any:
 
 
 def markdown(text: str) -> Markup:
-    """``text`` rendered as Markdown, sanitized (links: http, https and mailto only)."""
+    """``text`` rendered as Markdown, sanitized (links: http, https and mailto only), its
+    hidden characters (bidi overrides, zero-width) shown as marks such as ``<U+202E>``."""
     import nh3
 
-    html = _parser().render(text)
+    html = _parser().render(mark_hidden(text))
     return Markup(
         nh3.clean(
             html,
@@ -111,3 +113,11 @@ def chart(daily: dict[str, int], days: int = 30, today: date | None = None) -> M
         f'height="{height * 2}" aria-label="{total} matches in {days} days">'
         f"{''.join(bars)}</svg>"
     )
+
+
+def shown(value: object) -> object:
+    """What a template prints for ``value``: text with its hidden characters marked (the
+    reviewer sees what a model would read); Markup, already rendered and marked, as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return mark_hidden(value)
+    return value

@@ -52,6 +52,7 @@ class Viewer:
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
+            finalize=render.shown,
         )
         self.env.filters["markdown"] = render.markdown
         self.env.filters["q"] = lambda value: quote(str(value), safe="")
