@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from .scoring import Plan, query
-from .stems import variants
+from .stems import all_variants
 
 __all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
 
@@ -109,7 +109,8 @@ def scored(
     rarest = order[: len(terms) - plan.need + 1]
     pruning = [form for i in rarest for form in plan.forms[i]]
     if len(rarest) == 1:
-        return query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+        found = query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+        return [row[:4] for row in found]
     # a first, cheap look: the documents holding the rarest words as asked
     few: list[str] = []
     at_most = 0
@@ -125,18 +126,20 @@ def scored(
             rarest = needed
             pruning = [form for i in rarest for form in plan.forms[i]]
     if set(pruning) <= set(few):  # the first look already read every document that can rank
-        return first
-    return query(conn, plan, pruning, sum(plan.stem_df[i] for i in rarest), candidates, limit)
+        return [row[:4] for row in first]
+    # the others: every document the first look ranked holds one of ``pruning`` (its
+    # results reach the bound, or the coverage rule), so they are not ranked twice
+    total = sum(plan.stem_df[i] for i in rarest)
+    rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
+    return [row[:4] for row in merged[:limit]]
 
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
     totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
     with_forms = STEM_BLEND and _WORD_FORMS.get()
-    forms = [variants(conn, term) if with_forms else [term] for term in terms]
-    exact_df = [_frequency(conn, [term]) for term in terms]
-    stem_df = [
-        _frequency(conn, f) if len(f) > 1 else df for f, df in zip(forms, exact_df, strict=True)
-    ]
+    forms = all_variants(conn, terms) if with_forms else [[term] for term in terms]
+    exact_df, stem_df = _frequencies(conn, terms, forms)
     average_length = sum(totals.values()) / total_docs
 
     def stats(df: int) -> tuple[float, float]:
@@ -188,11 +191,31 @@ def _needed(plan: Plan, least: float) -> list[int]:
     return needed
 
 
-def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
-    """How many documents hold any of ``forms``."""
-    if len(forms) == 1:
-        sql = "SELECT COUNT(*) FROM postings WHERE term = ?"
-    else:
-        marks = ", ".join("?" * len(forms))
-        sql = f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({marks})"
-    return int(conn.execute(sql, forms).fetchone()[0])
+def _frequencies(
+    conn: sqlite3.Connection, terms: list[str], forms: list[list[str]]
+) -> tuple[list[int], list[int]]:
+    """How many documents hold each term, and any of its ``forms`` (two statements for
+    all the terms, not two per term)."""
+    marks = ", ".join("?" * len(terms))
+    held = dict(
+        conn.execute(
+            f"SELECT term, COUNT(*) FROM postings WHERE term IN ({marks}) GROUP BY term", terms
+        )
+    )
+    exact = [int(held.get(term, 0)) for term in terms]
+    several = [(pos, form) for pos, found in enumerate(forms) if len(found) > 1 for form in found]
+    if not several:
+        return exact, exact
+    rows = ", ".join(["(?, ?)"] * len(several))
+    counted = dict(
+        conn.execute(
+            f"WITH f(pos, term) AS (VALUES {rows}) SELECT f.pos, COUNT(DISTINCT p.doc) "
+            "FROM f JOIN postings p ON p.term = f.term GROUP BY f.pos",
+            [value for pair in several for value in pair],
+        )
+    )
+    stemmed = [
+        int(counted.get(pos, 0)) if len(found) > 1 else df
+        for pos, (found, df) in enumerate(zip(forms, exact, strict=True))
+    ]
+    return exact, stemmed

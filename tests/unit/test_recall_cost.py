@@ -1,0 +1,111 @@
+"""What a fresh recall pays for beside its answer (the English recall and hook regression
+of issue 43's session): the ranking's statements, the telemetry's syncs, the imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from xbrain.search.index import SearchIndex
+from xbrain.search.tokenize import Tokenizer
+
+
+@pytest.fixture
+def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
+    instance = Tokenizer(segment_cache)
+    yield instance
+    instance.close()
+
+
+def _resource(i: int, title: str, text: str) -> dict[str, Any]:
+    return {
+        "id": f"resource_{i:064x}",
+        "source": {"provider": "p", "id": str(i), "url": "https://example.com/"},
+        "title": title,
+        "text": text,
+        "summary": "",
+        "purpose": "",
+        "useWhen": [],
+        "limitations": [],
+        "savedReason": None,
+        "updatedAt": "2026-01-01T00:00:00.000Z",
+    }
+
+
+WORDS = ["list", "listing", "lists", "sort", "sorted", "sorting", "time", "times", "timing"]
+WORDS += ["directory", "directories", "content", "contents", "by", "file", "files", "show"]
+
+
+def _statements(tokenizer: Tokenizer, terms: list[str]) -> tuple[list[str], list[Any]]:
+    """The SQL statements one ranking of ``terms`` runs, and its hits, on a store whose
+    words have several English forms each."""
+    docs = [
+        _resource(
+            i, " ".join(WORDS[(i + k) % len(WORDS)] for k in range(3)), " ".join(WORDS[i % 7 :])
+        )
+        for i in range(400)
+    ]
+    with SearchIndex(":memory:", tokenizer) as index:
+        index.rebuild(iter(docs), "c1")
+        seen: list[str] = []
+        index.conn.set_trace_callback(seen.append)
+        hits = index.search(terms, 9)
+        index.conn.set_trace_callback(None)
+    return seen, hits
+
+
+def test_ranking_reads_its_terms_statistics_in_a_few_statements_however_many_terms(
+    tokenizer: Tokenizer,
+) -> None:
+    """The plan of a query read each term's other forms, whether its stem is a word, and
+    its two document frequencies one statement at a time: four per English word, which a
+    fresh process pays for each (a six-word English prompt's ranking cost three times a
+    Chinese one's). Now the whole plan is a handful of statements, whatever the length,
+    and the answer is the same."""
+    short, hits = _statements(tokenizer, ["list", "directory", "contents"])
+    long, _ = _statements(tokenizer, ["list", "directory", "contents", "sorted", "by", "time"])
+    assert hits, "the words are in the store: something ranks"
+    assert len(long) <= 8, long
+    assert len(long) == len(short)
+
+
+def test_telemetry_never_waits_for_an_fsync(tmp_path: Path) -> None:
+    """Every recall that showed something noted it in the telemetry, and closing that
+    database (the last connection: it checkpoints its WAL) synced the WAL, its folder and
+    the database: four fsyncs on each prompt, 3-20 ms on a busy disk, though telemetry
+    keeps counts, not records. Its connection syncs nothing now."""
+    from xbrain.recall.telemetry import connect
+
+    (tmp_path / ".git").mkdir()
+    conn = connect(tmp_path / ".git")
+    try:
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 0  # OFF
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # a crash loses none
+    finally:
+        conn.close()
+
+
+def test_importing_the_text_rules_compiles_no_unicode_class() -> None:
+    """``xbrain.text`` compiled its CJK class (≈ 1.5-2 ms) at import, on every fresh recall
+    and hook, for the duplicate check of writes only; it is compiled when first used."""
+    code = (
+        "import re, time\n"
+        "compiled = []\n"
+        "real = re._compile\n"
+        "def spy(pattern, flags):\n"
+        "    compiled.append(pattern)\n"
+        "    return real(pattern, flags)\n"
+        "re._compile = spy\n"
+        "import xbrain.text\n"
+        "print(sum('\\\\u3040' in str(p) for p in compiled))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0"
+    from xbrain.text import word_set
+
+    assert word_set("Deploy 周四 release") == {"deploy", "周", "四", "release"}
