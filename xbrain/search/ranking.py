@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from .scoring import Plan, query
-from .stems import all_variants
+from .stems import variants
 
 __all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
 
@@ -138,8 +138,11 @@ def scored(
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
     totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
     with_forms = STEM_BLEND and _WORD_FORMS.get()
-    forms = all_variants(conn, terms) if with_forms else [[term] for term in terms]
-    exact_df, stem_df = _frequencies(conn, terms, forms)
+    forms = [variants(conn, term) if with_forms else [term] for term in terms]
+    exact_df = [_frequency(conn, [term]) for term in terms]
+    stem_df = [
+        _frequency(conn, f) if len(f) > 1 else df for f, df in zip(forms, exact_df, strict=True)
+    ]
     average_length = sum(totals.values()) / total_docs
 
     def stats(df: int) -> tuple[float, float]:
@@ -191,31 +194,11 @@ def _needed(plan: Plan, least: float) -> list[int]:
     return needed
 
 
-def _frequencies(
-    conn: sqlite3.Connection, terms: list[str], forms: list[list[str]]
-) -> tuple[list[int], list[int]]:
-    """How many documents hold each term, and any of its ``forms`` (two statements for
-    all the terms, not two per term)."""
-    marks = ", ".join("?" * len(terms))
-    held = dict(
-        conn.execute(
-            f"SELECT term, COUNT(*) FROM postings WHERE term IN ({marks}) GROUP BY term", terms
-        )
-    )
-    exact = [int(held.get(term, 0)) for term in terms]
-    several = [(pos, form) for pos, found in enumerate(forms) if len(found) > 1 for form in found]
-    if not several:
-        return exact, exact
-    rows = ", ".join(["(?, ?)"] * len(several))
-    counted = dict(
-        conn.execute(
-            f"WITH f(pos, term) AS (VALUES {rows}) SELECT f.pos, COUNT(DISTINCT p.doc) "
-            "FROM f JOIN postings p ON p.term = f.term GROUP BY f.pos",
-            [value for pair in several for value in pair],
-        )
-    )
-    stemmed = [
-        int(counted.get(pos, 0)) if len(found) > 1 else df
-        for pos, (found, df) in enumerate(zip(forms, exact, strict=True))
-    ]
-    return exact, stemmed
+def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
+    """How many documents hold any of ``forms``."""
+    if len(forms) == 1:
+        sql = "SELECT COUNT(*) FROM postings WHERE term = ?"
+    else:
+        marks = ", ".join("?" * len(forms))
+        sql = f"SELECT COUNT(DISTINCT doc) FROM postings WHERE term IN ({marks})"
+    return int(conn.execute(sql, forms).fetchone()[0])

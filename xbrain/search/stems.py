@@ -19,17 +19,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
-__all__ = [
-    "MARK",
-    "SCHEMA",
-    "all_variants",
-    "marked",
-    "record",
-    "record_indexed",
-    "stem",
-    "stems_of",
-    "variants",
-]
+__all__ = ["MARK", "SCHEMA", "marked", "record", "record_indexed", "stem", "stems_of", "variants"]
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS stems (stem TEXT NOT NULL, term TEXT NOT NULL, "
@@ -94,42 +84,6 @@ def variants(conn: sqlite3.Connection, term: str) -> list[str]:
         found.add(root)  # the stem is a word of its own (``sort``), which no row lists
     found.discard(term)
     return [term, *sorted(found)]
-
-
-def all_variants(conn: sqlite3.Connection, terms: list[str]) -> list[list[str]]:
-    """``variants`` of each of ``terms``, read in two statements for them all (a fresh
-    process pays per statement: four per term made the plan of a six-word prompt cost
-    more than a Chinese one's whole ranking)."""
-    roots = stems_of(terms)
-    if not roots:
-        return [[term] for term in terms]
-    wanted = sorted(set(roots.values()))
-    marks = ", ".join("?" * len(wanted))
-    found: dict[str, set[str]] = {}
-    for root, other in conn.execute(
-        f"SELECT stem, term FROM stems WHERE stem IN ({marks})", wanted
-    ):
-        found.setdefault(root, set()).add(other)
-    # a stem that is a word of its own (``sort``), which no row lists: when indexed
-    own = [root for root in wanted if stem(root) == root]
-    if own:
-        rows = ", ".join(["(?)"] * len(own))
-        held = conn.execute(
-            f"WITH w(t) AS (VALUES {rows}) SELECT t FROM w "
-            "WHERE EXISTS (SELECT 1 FROM postings WHERE term = w.t)",
-            own,
-        )
-        for (root,) in held:
-            found.setdefault(root, set()).add(root)
-    out = []
-    for term in terms:
-        root = roots.get(term)
-        if root is None:
-            out.append([term])
-            continue
-        others = found.get(root, set()) - {term}
-        out.append([term, *sorted(others)])
-    return out
 
 
 def _indexed(conn: sqlite3.Connection, term: str) -> bool:
