@@ -146,12 +146,13 @@ def _warm(store: Path) -> dict[str, Any]:
     """Load what every request needs once: the modules, the tokenizer's dictionaries,
     and — when semantic recall is on here — the model and its vectors."""
     from .lightcli import cache_dir
-    from .search import entrycache
+    from .search import entrycache, kept
     from .search.tokenize import Tokenizer, keep_warm
     from .semantic.hybrid import failed_provider, provider_for, resolve_mode
 
     keep_warm()
     entrycache.keep_warm()
+    kept.keep_warm()  # the indexes' connections and page caches, across requests
     tokenizer = Tokenizer(cache_dir())
     try:
         tokenizer.words("warm 预热")
