@@ -110,3 +110,45 @@ def test_importing_the_text_rules_compiles_no_unicode_class() -> None:
     from xbrain.text import word_set
 
     assert word_set("Deploy 周四 release") == {"deploy", "周", "四", "release"}
+
+
+def test_the_entry_cache_keeps_each_terms_entry_count_with_its_postings(
+    xb: Any, store_dir: Path
+) -> None:
+    """Recall weighs an entry's words by how many entries hold them, and read those counts
+    by counting the postings of every word of every entry the prompt touched (some 900
+    words, half of an English prompt's entry leg on 1,000 entries). The cache keeps the
+    counts beside the postings now, through a whole build and each commit's update (an
+    entry added, changed, deleted), and recall answers as it did."""
+    import json
+    import sqlite3
+
+    rules = [
+        {"kind": "rule", "name": f"rule-{i}", "queries": [q], "body": f"Body {i} {q}."}
+        for i, q in enumerate(
+            ["sort files by time", "list directory contents", "sorted listing of files"]
+        )
+    ]
+    assert xb("entry", "put", "-", input=json.dumps(rules)).code == 0
+    asked = xb("recall", "-", input="list the directory contents sorted by time")
+    assert asked.code == 0 and asked.json["results"]
+
+    def counts() -> tuple[dict[str, int], dict[str, int]]:
+        path = store_dir / ".git" / "xbrain" / "entries.sqlite"
+        with sqlite3.connect(path) as conn:
+            kept = dict(conn.execute("SELECT term, n FROM df"))
+            counted = dict(conn.execute("SELECT term, COUNT(*) FROM posting GROUP BY term"))
+        return kept, counted
+
+    kept, counted = counts()  # after a whole build
+    assert kept == counted and kept["files"] == 2
+    changed = {**rules[0], "queries": ["sort photos by date"], "body": "Photos."}
+    assert (
+        xb("entry", "put", "-", input=json.dumps([changed, {**rules[2], "name": "new"}])).code == 0
+    )
+    listed = {e["name"]: e["id"] for e in xb("entry", "list").json["entries"]}
+    assert xb("entry", "delete", listed["rule-1"]).code == 0
+    again = xb("recall", "-", input="sorted listing of files")
+    assert again.code == 0 and again.json["results"]
+    kept, counted = counts()  # after updates: the same counts as the postings
+    assert kept == counted and "photos" in kept and "directory" not in kept
