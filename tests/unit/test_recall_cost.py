@@ -206,3 +206,33 @@ def test_an_english_prompts_resources_are_ranked_beside_its_entries_and_skills(
     monkeypatch.setattr(candidates, "resource_candidates", broken)
     with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
         answer(store_dir, prompt, record=False)
+
+
+def test_the_server_embeds_a_prompt_with_numpy_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With semantic recall on, ``xbrain serve`` embeds each prompt with numpy, whose BLAS
+    started a worker thread per core: for one prompt they spin more than they share, and
+    on a busy 2-core machine a served recall took 50 ms (the embedding alone 21 ms, 476 ms
+    at worst) where one thread answers in 11. The server keeps BLAS on one thread (set
+    before numpy loads), unless the user chose a number."""
+    from xbrain.server import ONE_THREAD, one_thread_math
+
+    for name in ONE_THREAD:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "4")  # the user's choice stays
+    one_thread_math()
+    import os
+
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1" and os.environ["OMP_NUM_THREADS"] == "1"
+    assert os.environ["MKL_NUM_THREADS"] == "4"
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "import xbrain.server as server\n"
+        "server.one_thread_math()\n"
+        "print('numpy' in sys.modules, os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ONE_THREAD}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["False", "1"], out.stderr  # set before numpy loads
