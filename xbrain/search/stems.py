@@ -32,21 +32,17 @@ MARK = "\x01"
 
 
 def _english() -> Any:
-    """This thread's English stemmer: a stemmer keeps state while it stems, so one is
-    never shared between threads (recall ranks resources on a second thread while it
-    scores entries and skills). A finished thread's id may come back: its stemmer with it."""
-    me = _thread.get_ident()
-    found = _STEMMERS.get(me)
+    """This thread's English stemmer (a stemmer object is not shared between threads:
+    recall ranks resources on a second thread while it scores entries and skills)."""
+    found = getattr(_LOCAL, "english", None)
     if found is None:
         import Stemmer  # PyStemmer: the Snowball project's own C stemmers
 
-        if len(_STEMMERS) > 64:  # a long-lived server's many short threads
-            _STEMMERS.clear()
-        found = _STEMMERS[me] = Stemmer.Stemmer("english")
+        found = _LOCAL.english = Stemmer.Stemmer("english")
     return found
 
 
-_STEMMERS: dict[int, Any] = {}  # thread id -> its stemmer
+_LOCAL = _thread._local()  # the C module's thread-local: no ``threading`` on a prompt's path
 
 
 def stem(term: str) -> str:
