@@ -154,60 +154,6 @@ def test_the_entry_cache_keeps_each_terms_entry_count_with_its_postings(
     assert kept == counted and "photos" in kept and "directory" not in kept
 
 
-def test_an_english_prompts_resources_are_ranked_beside_its_entries_and_skills(
-    xb: Any, store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A fresh recall ran its three legs one after the other, though the resource leg is
-    nearly all SQLite, which ranks without holding the GIL: on two cores an English
-    prompt's resources are ranked on a second thread now while entries and skills are
-    scored (a Chinese prompt's leg stays on the caller's thread: the segmenter is never
-    shared). The answer is the one the legs gave in turn, and the leg's error is the
-    caller's error."""
-    import _thread
-
-    from tests.conftest import EXAMPLES
-    from xbrain.lightcli import answer
-    from xbrain.recall import candidates, route
-
-    assert xb("entry", "import", str(EXAMPLES / "memex")).code == 0
-    assert xb("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
-    ran: list[int] = []
-    leg = candidates.resource_candidates
-
-    def watched(*args: Any) -> list[dict[str, Any]]:
-        ran.append(_thread.get_ident())
-        return leg(*args)
-
-    monkeypatch.setattr(candidates, "resource_candidates", watched)
-    prompt = b"keyboard focus in accessible react dialogs"
-    both = answer(store_dir, prompt, record=False)
-    assert ran and ran[-1] != _thread.get_ident()  # its own thread
-    assert "resource" in {r["kind"] for r in both["results"]}, both["results"]
-    monkeypatch.setattr(candidates, "resource_candidates", leg)
-
-    def in_turn(*args: Any) -> Any:
-        found = leg(*args)
-        return lambda: found
-
-    monkeypatch.setattr(route, "resource_candidates_later", in_turn)
-    assert answer(store_dir, prompt, record=False) == both  # the same answer
-    monkeypatch.undo()
-
-    answer(store_dir, "键盘 对话框 keyboard dialog".encode(), record=False)
-    monkeypatch.setattr(candidates, "resource_candidates", watched)
-    answer(store_dir, "键盘 对话框 keyboard dialog".encode(), record=False)
-    assert ran[-1] == _thread.get_ident()  # Chinese: on the caller's thread
-
-    import sqlite3
-
-    def broken(*args: Any) -> list[dict[str, Any]]:
-        raise sqlite3.OperationalError("disk I/O error")
-
-    monkeypatch.setattr(candidates, "resource_candidates", broken)
-    with pytest.raises(sqlite3.OperationalError, match="disk I/O error"):
-        answer(store_dir, prompt, record=False)
-
-
 def test_the_server_embeds_a_prompt_with_numpy_on_one_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -17,7 +17,6 @@ __all__ = [
     "gate",
     "resource_candidate",
     "resource_candidates",
-    "resource_candidates_later",
     "skill_candidate",
     "skill_candidates",
 ]
@@ -128,54 +127,6 @@ def resource_candidates(
             include_superseded=True,
         )
     return _gated(found["results"], terms, lambda hit: hit["resource"], resource_candidate)
-
-
-def resource_candidates_later(
-    store_dir: Path,
-    cache_dir: Path,
-    prompt: str,
-    terms: list[str],
-    limit: int,
-    tokenizer: Tokenizer,
-) -> Callable[[], list[dict[str, Any]]]:
-    """``resource_candidates``, started now; the returned function gives its answer (or
-    raises its error). An ASCII prompt's leg runs on a second thread while the caller
-    scores entries and skills: its terms need no segmenter (which is never shared
-    between threads), and SQLite ranks without holding the GIL, so on two cores a fresh
-    English recall's three legs take about as long as the longest. Any other prompt's
-    leg runs here, at once."""
-    if not prompt[:2000].isascii():
-        found = resource_candidates(store_dir, cache_dir, prompt, terms, limit, tokenizer)
-        return lambda: found
-    import _thread  # the C module: no ``threading`` on every prompt's path
-
-    from ..retrieval import run  # noqa: F401  (imported here: the other thread imports nothing)
-    from ..search import resourcestanding  # noqa: F401
-
-    done = _thread.allocate_lock()
-    done.acquire()
-    outcome: list[Any] = []
-
-    def work() -> None:
-        try:
-            outcome.append(
-                resource_candidates(store_dir, cache_dir, prompt, terms, limit, tokenizer)
-            )
-        except BaseException as exc:  # handed to the caller
-            outcome.append(exc)
-        finally:
-            done.release()
-
-    _thread.start_new_thread(work, ())
-
-    def answer() -> list[dict[str, Any]]:
-        with done:
-            found = outcome[0]
-        if isinstance(found, BaseException):
-            raise found
-        return list(found)
-
-    return answer
 
 
 def _gated(

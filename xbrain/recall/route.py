@@ -37,7 +37,7 @@ from ..search.query import main_head
 from ..search.stems import MARK, stems_of
 from ..search.tokenize import Tokenizer
 from ..semantic.hybrid import resolve_mode
-from .candidates import CHATTER, entry_candidate, resource_candidates_later, skill_candidates
+from .candidates import CHATTER, entry_candidate, resource_candidates, skill_candidates
 from .disclosure import fill_budget
 from .entryscore import Idf, one_term, score_entry
 from .pathroute import matching_glob, relative_file
@@ -266,12 +266,6 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
         project = options.project or _resolved(store_dir, request, found.defaults)
         lexical: dict[str, list[dict[str, Any]]] = {}
         skipped: list[dict[str, Any]] = []
-        wide = min(20, options.top_k * 3)  # room for what this session saw already
-        resources = None  # the resource leg, beside the entries and skills when it can
-        if prompt and "resource" in options.kinds:
-            resources = resource_candidates_later(
-                store_dir, cache_dir, request.prompt, order, wide, tokenizer
-            )
         when = options.as_of or now_if_needed(found.links, found.entries)
         if "entry" in options.kinds:
             idf = Idf(found.df, found.n)
@@ -317,12 +311,15 @@ def recall(store_dir: Path, cache_dir: Path, request: Request, options: Options)
                 for score, entry, why in by_path + kept
             ]
             routed, lexical["entry"] = shown[: len(by_path)], shown[len(by_path) :]
+        wide = min(20, options.top_k * 3)  # room for what this session saw already
         if prompt and "skill" in options.kinds:  # (a file alone asks for entries only)
             lexical["skill"] = skill_candidates(
                 store_dir, cache_dir, request.prompt, order, wide, tokenizer
             )
-        if resources is not None:
-            lexical["resource"] = resources()
+        if prompt and "resource" in options.kinds:
+            lexical["resource"] = resource_candidates(
+                store_dir, cache_dir, request.prompt, order, wide, tokenizer
+            )
     finally:
         tokenizer.close()
     note: dict[str, str] = {}

@@ -47,15 +47,7 @@ def reader(path: Path) -> sqlite3.Connection | None:
     if kept is not None:
         del _KEPT[key]
         kept[1].close()
-    # used by one request at a time, from whichever thread runs it (recall's resource leg
-    # has one of its own: ``recall.candidates``)
-    conn = sqlite3.connect(
-        f"{path.as_uri()}?mode=ro",
-        uri=True,
-        timeout=10,
-        isolation_level=None,
-        check_same_thread=False,
-    )
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     _KEPT[key] = (identity, conn)
     return conn

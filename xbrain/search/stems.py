@@ -13,10 +13,10 @@ variants then find no postings); a rebuild starts the table afresh.
 
 from __future__ import annotations
 
-import _thread
 import re
 import sqlite3
 from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 __all__ = ["MARK", "SCHEMA", "marked", "record", "record_indexed", "stem", "stems_of", "variants"]
@@ -31,18 +31,11 @@ _WORD = re.compile(r"[a-z]+\Z")
 MARK = "\x01"
 
 
+@cache
 def _english() -> Any:
-    """This thread's English stemmer (a stemmer object is not shared between threads:
-    recall ranks resources on a second thread while it scores entries and skills)."""
-    found = getattr(_LOCAL, "english", None)
-    if found is None:
-        import Stemmer  # PyStemmer: the Snowball project's own C stemmers
+    import Stemmer  # PyStemmer: the Snowball project's own C stemmers
 
-        found = _LOCAL.english = Stemmer.Stemmer("english")
-    return found
-
-
-_LOCAL = _thread._local()  # the C module's thread-local: no ``threading`` on a prompt's path
+    return Stemmer.Stemmer("english")
 
 
 def stem(term: str) -> str:
