@@ -32,7 +32,7 @@ from .errors import ConflictError, InvalidInputError, describe
 from .serveclient import ANSWER_TIMEOUT, NOT_SERVED, ask, owned, socket_path
 from .serveloop import Client, Clients
 
-__all__ = ["serve", "stop"]
+__all__ = ["ONE_THREAD", "one_thread_math", "serve", "stop"]
 
 SEARCH_FIELDS = {"query", "limit", "domain", "feature", "style", "mode", "brief"}
 
@@ -142,16 +142,31 @@ def ask_alive(path: Path) -> bool:
     return True
 
 
+# The math libraries' thread pools (read once, when numpy loads)
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_thread_math() -> None:
+    """Numpy's BLAS on one thread in this process, unless the user set its threads: a
+    request embeds one prompt, a product too small to share, and BLAS's worker threads
+    spinning for it on a busy machine made it 21 ms where one thread takes 1.8 (476 ms at
+    worst; 2 cores, load 10). Batches are embedded by ``reindex --semantic``, elsewhere."""
+    for name in ONE_THREAD:
+        os.environ.setdefault(name, "1")
+
+
 def _warm(store: Path) -> dict[str, Any]:
     """Load what every request needs once: the modules, the tokenizer's dictionaries,
     and — when semantic recall is on here — the model and its vectors."""
+    one_thread_math()  # before numpy loads
     from .lightcli import cache_dir
-    from .search import entrycache
+    from .search import entrycache, kept
     from .search.tokenize import Tokenizer, keep_warm
     from .semantic.hybrid import failed_provider, provider_for, resolve_mode
 
     keep_warm()
     entrycache.keep_warm()
+    kept.keep_warm()  # the indexes' connections and page caches, across requests
     tokenizer = Tokenizer(cache_dir())
     try:
         tokenizer.words("warm 预热")

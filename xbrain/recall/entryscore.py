@@ -39,10 +39,7 @@ def similarity(
     matched = [t for t in unique if t in prompt]
     formed: list[str] = []
     if roots and len(matched) < len(unique):
-        from ..search.stems import stems_of
-
-        forms = stems_of(t for t in unique if t not in prompt)
-        formed = [t for t in unique if t in forms and forms[t] in roots]
+        formed = [t for t in unique if t not in prompt and _stem(t) in roots]
     total = sum(idf.weight(t) for t in unique)
     held = sum(idf.weight(t) for t in matched) + STEMMED * sum(idf.weight(t) for t in formed)
     score = held / total
@@ -92,6 +89,22 @@ def score_entry(
     if best[0] <= 0:
         return 0.0, best[1]
     return best[0] + entry["boost"], best[1]
+
+
+def _stem(term: str) -> str:
+    """``term``'s English stem (itself when it is no English word), remembered: a prompt
+    scores hundreds of entries, whose queries share most of their words."""
+    known = _STEMS.get(term)
+    if known is None:
+        if len(_STEMS) > 100_000:  # a long-lived server: bounded
+            _STEMS.clear()
+        from ..search.stems import stem
+
+        known = _STEMS[term] = stem(term)
+    return known
+
+
+_STEMS: dict[str, str] = {}
 
 
 class Idf:

@@ -42,9 +42,9 @@ __all__ = [
 ]
 
 CACHE_FILE = Path("xbrain") / "entries.sqlite"
-VERSION = "7"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
+VERSION = "8"  # 4: paths and their PATHS_TERM posting; 5: the facts' fields and ``link``;
 # 6: status is status_of (memex's legacy RETIRED description), caseSensitive; 7: the
-# straddling Chinese words in the held terms (``周四`` in ``每周四``)
+# straddling Chinese words in the held terms (``周四`` in ``每周四``); 8: ``df``
 _KEPT = (  # the body is kept apart: read only for the entries recall shows
     "id",
     "kind",
@@ -69,6 +69,10 @@ _SCHEMA = (
     " PRIMARY KEY (term, i)) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS link (old TEXT NOT NULL, new TEXT NOT NULL,"
     " since TEXT NOT NULL, PRIMARY KEY (old, new)) WITHOUT ROWID",
+    # how many entries hold each term, kept with the postings: a prompt's scoring needs it
+    # for every term of every entry it touches (counting the postings of some 900 terms
+    # was half of a fresh English recall's entry leg)
+    "CREATE TABLE IF NOT EXISTS df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
 )
 _FACTS = ("supersedes", "validFrom", "validUntil", "proposedBy")  # only when there
 # The posting for "this entry has paths" (no token ever holds a NUL): routing by a file
@@ -121,6 +125,9 @@ def _put(
         (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":")), entry["body"]),
     )
     conn.executemany("INSERT INTO posting VALUES (?, ?)", [(t, cursor.lastrowid) for t in held])
+    if not bulk:  # a whole build counts every term at its end
+        conn.executemany("INSERT OR IGNORE INTO df VALUES (?, 0)", [(t,) for t in held])
+        conn.executemany("UPDATE df SET n = n + 1 WHERE term = ?", [(t,) for t in held])
     if entry["status"] == "active":  # only what is in force supersedes
         since = entry.get("validFrom", "")
         rows = [(old, entry["id"], since) for old in entry.get("supersedes", ())]
@@ -131,6 +138,10 @@ def _drop(conn: sqlite3.Connection, rid: str) -> None:
     conn.execute("DELETE FROM link WHERE new = ?", (rid,))
     row = conn.execute("SELECT i FROM entry WHERE id = ?", (rid,)).fetchone()
     if row is not None:
+        conn.execute(
+            "UPDATE df SET n = n - 1 WHERE term IN (SELECT term FROM posting WHERE i = ?)", row
+        )
+        conn.execute("DELETE FROM df WHERE n <= 0")
         conn.execute("DELETE FROM posting WHERE i = ?", row)
         conn.execute("DELETE FROM entry WHERE i = ?", row)
 
@@ -168,12 +179,13 @@ def _fill(
 ) -> None:
     try:
         conn.execute("BEGIN IMMEDIATE")
-        for table in ("posting", "entry", "meta", "link"):  # an older shape goes too
+        for table in ("posting", "entry", "meta", "link", "df"):  # an older shape goes too
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA:
             conn.execute(statement)
         for entry in entries:
             _put(conn, entry, tokenizer, bulk=True)
+        conn.execute("INSERT INTO df SELECT term, COUNT(*) FROM posting GROUP BY term")
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),))
@@ -336,9 +348,7 @@ def _read(conn: sqlite3.Connection, terms: set[str]) -> Candidates:
         chunk = needed[start : start + 500]
         df.update(
             conn.execute(
-                "SELECT term, COUNT(*) FROM posting WHERE term IN "
-                f"({', '.join('?' * len(chunk))}) GROUP BY term",
-                chunk,
+                f"SELECT term, n FROM df WHERE term IN ({', '.join('?' * len(chunk))})", chunk
             )
         )
     (n,) = conn.execute("SELECT COUNT(*) FROM entry").fetchone()

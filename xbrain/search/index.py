@@ -84,10 +84,12 @@ class SearchIndex:
         *,
         prepare: bool = True,
         fields: Callable[[dict[str, Any]], tuple[str, ...]] = field_texts,
+        kept: sqlite3.Connection | None = None,
     ) -> None:
         self.tokenizer = tokenizer
         self.fields = fields  # a document's text per field, in FIELDS order
-        self.conn = sqlite3.connect(str(location), timeout=30, isolation_level=None)
+        self.kept = kept is not None  # a server's connection (``kept.py``): left open
+        self.conn = kept or sqlite3.connect(str(location), timeout=30, isolation_level=None)
         _ensure_exp(self.conn)
         if prepare:  # readers on the fast path change nothing
             self.conn.execute("PRAGMA journal_mode=WAL")
@@ -96,7 +98,12 @@ class SearchIndex:
                 self.reset()
 
     def close(self) -> None:
-        """Close the database."""
+        """Close the database (a kept connection: end its read transaction only)."""
+        if self.kept:
+            from .kept import release
+
+            release(self.conn)
+            return
         self.conn.close()
 
     def __enter__(self) -> SearchIndex:

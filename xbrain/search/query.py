@@ -20,6 +20,7 @@ from ..sqlitefiles import DAMAGED, DamagedRow
 from ..text import canonical_url
 from .freshness import reflects
 from .index import VERSION, Hit, SearchIndex
+from .kept import reader
 from .tokenize import Tokenizer
 
 __all__ = [
@@ -336,7 +337,7 @@ def current(
     if head is None or not path.is_file():
         return None
     try:
-        with SearchIndex(path, tokenizer, prepare=False) as index:
+        with SearchIndex(path, tokenizer, prepare=False, kept=reader(path)) as index:
             index.conn.execute("BEGIN")  # one snapshot for the check and the ranking
             if any(index.meta(key) != value for key, value in index_meta(head).items()):
                 return None

@@ -109,7 +109,8 @@ def scored(
     rarest = order[: len(terms) - plan.need + 1]
     pruning = [form for i in rarest for form in plan.forms[i]]
     if len(rarest) == 1:
-        return query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+        found = query(conn, plan, pruning, plan.stem_df[rarest[0]], candidates, limit)
+        return [row[:4] for row in found]
     # a first, cheap look: the documents holding the rarest words as asked
     few: list[str] = []
     at_most = 0
@@ -125,8 +126,13 @@ def scored(
             rarest = needed
             pruning = [form for i in rarest for form in plan.forms[i]]
     if set(pruning) <= set(few):  # the first look already read every document that can rank
-        return first
-    return query(conn, plan, pruning, sum(plan.stem_df[i] for i in rarest), candidates, limit)
+        return [row[:4] for row in first]
+    # the others: every document the first look ranked holds one of ``pruning`` (its
+    # results reach the bound, or the coverage rule), so they are not ranked twice
+    total = sum(plan.stem_df[i] for i in rarest)
+    rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
+    return [row[:4] for row in merged[:limit]]
 
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:

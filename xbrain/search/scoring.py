@@ -11,6 +11,7 @@ and worse on whole prompts).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .rows import FIELDS
@@ -59,16 +60,20 @@ def query(
     at_most: int,
     candidates: list[int] | None,
     limit: int,
+    scored: Sequence[str] = (),
 ) -> list[tuple[Any, ...]]:
-    """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON) among
-    the documents holding one of the terms ``pruning`` (at most ``at_most`` of them)."""
+    """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON, the
+    score as ranked: rounded to 9 places) among the documents holding one of the terms
+    ``pruning`` (at most ``at_most`` of them) and none of the terms ``scored`` (a first
+    look's, whose documents it already ranked)."""
     sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
     sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
     for pos, term in enumerate(plan.terms):
         for form in plan.forms[pos]:
             sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos]]
     power = " * h.{0}" * plan.coordination
-    sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc) ")
+    sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc), ")
+    sql.add("round(r.score, 9) ")
     sql.add(
         f"FROM (SELECT h.doc AS doc, h.rid AS rid, h.matched AS matched, (h.es{power.format('ec')}"
     )
@@ -96,6 +101,11 @@ def query(
         f"({_marks(pruning)}))",
         *pruning,
     )
+    if scored:
+        sql.add(
+            f" AND p.doc NOT IN (SELECT doc FROM postings WHERE term IN ({_marks(scored)}))",
+            *scored,
+        )
     if candidates is not None:
         sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
     sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
@@ -143,5 +153,5 @@ def _by_groups(sql: _Sql, plan: Plan) -> None:
         sql.add(f"{_cover(plan, 's.istem', 's.cstem', 's.len')} AS cs")
 
 
-def _marks(values: list[Any]) -> str:
+def _marks(values: Sequence[Any]) -> str:
     return ", ".join("?" * len(values))

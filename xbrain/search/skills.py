@@ -21,6 +21,7 @@ from typing import Any
 from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database
 from .freshness import reflects
 from .index import VERSION, SearchIndex
+from .kept import reader
 from .query import MAX_QUERY, indexed_document, main_head
 from .tokenize import Tokenizer
 
@@ -137,7 +138,8 @@ def _fast(
     if head is None or not path.is_file():
         return None
     try:
-        with SearchIndex(path, tokenizer, prepare=False, fields=skill_fields) as index:
+        kept = reader(path)  # a server's (``kept.py``)
+        with SearchIndex(path, tokenizer, prepare=False, fields=skill_fields, kept=kept) as index:
             index.conn.execute("BEGIN")
             expected = skill_index_meta(head)
             if any(index.meta(key) != expected[key] for key in ("version", "skill-format")):

@@ -1,0 +1,59 @@
+"""Read connections a long-lived process keeps open across requests (``xbrain serve``).
+
+A fresh process opens an index, ranks and closes it; SQLite's page cache goes with the
+connection, so every request of a server read the same index pages again, and each
+close of the last connection checkpointed and removed the WAL files the next open made
+anew. A server keeps one read-only connection per index file instead, with a larger
+cache. Nothing else changes: each request still opens its own read transaction and
+checks there that the index reflects ``main`` (:mod:`.freshness`), and ends it after,
+so a commit made since is seen. An index file that was replaced (a rebuild removes it
+and writes a new one) is a new file: its connection is opened anew.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+__all__ = ["CACHE_KIB", "keep_warm", "reader", "release"]
+
+CACHE_KIB = 64 * 1024  # per kept index: the 10,000-resource index is some 32 MB
+
+_KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection]] | None = None
+
+
+def keep_warm() -> None:
+    """From now on, :func:`reader` keeps connections open (a long-lived server)."""
+    global _KEPT
+    if _KEPT is None:
+        _KEPT = {}
+
+
+def reader(path: Path) -> sqlite3.Connection | None:
+    """A kept read-only connection to the index at ``path``, outside any transaction;
+    None when this process keeps none (a fresh command opens its own) or the file is
+    not there."""
+    if _KEPT is None:
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    key, identity = str(path), (info.st_dev, info.st_ino)
+    kept = _KEPT.get(key)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    if kept is not None:
+        del _KEPT[key]
+        kept[1].close()
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+    _KEPT[key] = (identity, conn)
+    return conn
+
+
+def release(conn: sqlite3.Connection) -> None:
+    """End a kept connection's read transaction (it stays open for the next request)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
