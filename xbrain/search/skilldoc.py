@@ -11,9 +11,10 @@ them from its own repository handle at the same commit.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core import CommitId, GitStore, View
+if TYPE_CHECKING:  # the skill index's fast path never imports git
+    from ..core import View
 
 __all__ = ["SkillShape", "document", "helper_shape", "skill_fields", "source"]
 
@@ -73,6 +74,8 @@ class SkillShape:
 
 def helper_shape(store: Path, commit: str) -> SkillShape:
     """The helper process's shape: its own repository handle at ``commit``."""
+    from ..core import CommitId, GitStore, View
+
     return SkillShape(View(GitStore(store).snapshot(CommitId(commit))))
 
 
