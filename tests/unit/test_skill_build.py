@@ -43,6 +43,7 @@ def skill_index(store: Store) -> dict[str, Any]:
 def shared(monkeypatch: pytest.MonkeyPatch) -> list[tuple[bool, Any]]:
     """Make every skill build share, in chunks of 3; what each ``bulk.process`` returned."""
     monkeypatch.setattr(skilldoc, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(skilldoc, "idle_core", lambda: True)
     monkeypatch.setattr(skilldoc, "CHUNK", 3)
     monkeypatch.setattr(bulk.os, "cpu_count", lambda: 2)
     returned: list[tuple[bool, Any]] = []
@@ -71,6 +72,13 @@ def test_a_shared_skill_build_is_the_serial_build(
     assert helped and 0 < count < 13
     assert store.skill_recall("keyboard helper", limit=10) == before
     assert not list((store.core.path / ".git" / "xbrain").glob("build-*"))
+
+
+def test_a_busy_machine_builds_on_one_core(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    returned = shared(monkeypatch)
+    monkeypatch.setattr(skilldoc, "idle_core", lambda: False)
+    assert store.reindex()["skills"] == 13
+    assert returned and not any(helped for helped, _ in returned)
 
 
 def test_a_damaged_skill_in_the_helpers_share_is_one_clear_error(
