@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from large import clean_pages
+from large import clean_pages, cpu_ms
 from run import console, floor_once, xbrain
 
 from xbrain.kinds.model import resource_id
@@ -105,7 +105,7 @@ def age(store: Path, scale: float, seed: int) -> dict[str, Any]:
     live: dict[str, dict[str, Any]] = {}  # resource id → input item
     deleted: set[str] = set()
     entries: dict[int, dict[str, Any]] = {}
-    skills: dict[int, tuple[bytes, bool]] = {}
+    skills: dict[int, list[tuple[bytes, bool]]] = {}  # every revision, in order
     skill_versions: dict[int, int] = {}
     next_page, stamp = 0, 0
     started = time.perf_counter()
@@ -150,7 +150,7 @@ def age(store: Path, scale: float, seed: int) -> dict[str, Any]:
             skill_versions[i] = version
             data = skill_md(i, pages[i], version)
             api.skill_save_files({"SKILL.md": data}, publish=version % 2 == 0)
-            skills[i] = (data, version % 2 == 0)
+            skills.setdefault(i, []).append((data, version % 2 == 0))
         elif op == "entry":
             update = entries and rng.random() < 0.25
             i = rng.choice(sorted(entries)) if update else len(entries)
@@ -174,7 +174,8 @@ def age(store: Path, scale: float, seed: int) -> dict[str, Any]:
 
 def load_fresh(store: Path, held: dict[str, Any]) -> float:
     """The same final records in a few commits: live resources and tombstones imported
-    in one, entries in batches of 500, each skill's last revision once."""
+    in one, entries in batches of 500, each skill's revisions saved in order (so the
+    skill holds the same revisions: a save's cost grows with them)."""
     raise_limits(store)
     started = time.perf_counter()
     document = {
@@ -193,8 +194,9 @@ def load_fresh(store: Path, held: dict[str, Any]) -> float:
     values = list(held["entries"].values())
     for first in range(0, len(values), 500):
         api.entry_put(values[first : first + 500])
-    for data, published in held["skills"].values():
-        api.skill_save_files({"SKILL.md": data}, publish=published)
+    for revisions in held["skills"].values():
+        for data, published in revisions:
+            api.skill_save_files({"SKILL.md": data}, publish=published)
     return time.perf_counter() - started
 
 
@@ -219,18 +221,21 @@ class Case:
     ) -> None:
         self.cmd, self.before, self.stdin, self.env = cmd, before, stdin, env
 
-    def run(self, i: int) -> tuple[float, float]:
-        """(ms of the command, ms of ``python -c pass`` just before it)."""
+    def run(self, i: int) -> tuple[float, float, float]:
+        """(ms of the command, ms of ``python -c pass`` just before it, CPU ms of the
+        command's process: on a shared machine, its cost apart from waiting for a core)."""
         if self.before is not None:
             self.before(i)
         data = b"" if self.stdin is None else self.stdin(i)
         floor = floor_once()
+        used = cpu_ms()
         start = time.perf_counter()
         proc = subprocess.run(self.cmd, input=data, capture_output=True, env=self.env)
         took = (time.perf_counter() - start) * 1000
+        cpu = cpu_ms() - used
         if proc.returncode != 0 or (self.env is not None and proc.stderr.strip()):
             raise SystemExit(f"benchmark command failed: {self.cmd}\n{proc.stderr.decode()}")
-        return took, floor
+        return took, floor, cpu
 
 
 def cases(
@@ -303,9 +308,16 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="runs per case (median reported)")
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of every count")
     parser.add_argument("--seed", type=int, default=45)
+    parser.add_argument(
+        "--keep", type=Path, help="build the stores in this (new) folder and keep them (to profile)"
+    )
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="xbrain-aging-") as tmp:
-        root = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="xbrain-aging-")))
+        else:
+            args.keep.mkdir(parents=True)
+            root = args.keep.resolve()
         os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
         aged, fresh = root / "aged", root / "fresh"
         held = age(aged, args.scale, args.seed)
@@ -318,7 +330,7 @@ def main() -> None:
             by_store = {
                 tag: cases(path, root, item, tag, servers[tag][0]) for tag, path in stores.items()
             }
-            results: dict[str, dict[str, list[tuple[float, float]]]] = {}
+            results: dict[str, dict[str, list[tuple[float, float, float]]]] = {}
             for label in by_store["aged"]:
                 for tag in stores:  # one untimed warm-up each (indexes caught up)
                     by_store[tag][label].run(0)
@@ -350,19 +362,25 @@ def main() -> None:
         )
     print()
     header = ("case", "aged ms", "fresh ms", "aged x floor", "fresh x floor", "aged/fresh")
-    print("| {:<26} | {:>8} | {:>8} | {:>12} | {:>13} | {:>10} |".format(*header))
-    print(f"|{'-' * 28}|{'-' * 10}|{'-' * 10}|{'-' * 14}|{'-' * 15}|{'-' * 12}|")
+    print(
+        "| {:<26} | {:>8} | {:>8} | {:>12} | {:>13} | {:>10} | {:>14} |".format(
+            *header, "CPU aged/fresh"
+        )
+    )
+    print(f"|{'-' * 28}|{'-' * 10}|{'-' * 10}|{'-' * 14}|{'-' * 15}|{'-' * 12}|{'-' * 16}|")
     for label, per in results.items():
-        a = statistics.median(t for t, _ in per["aged"])
-        f = statistics.median(t for t, _ in per["fresh"])
-        af = statistics.median(fl for _, fl in per["aged"])
-        ff = statistics.median(fl for _, fl in per["fresh"])
+        picks = [(tag, k) for k in range(3) for tag in ("aged", "fresh")]
+        a, f, af, ff, ac, fc = (statistics.median(s[k] for s in per[tag]) for tag, k in picks)
         mark = "" if a <= 1.2 * f else " !"
         print(
             f"| {label:<26} | {a:8.1f} | {f:8.1f} | {a / af:12.1f} | {f / ff:13.1f} "
-            f"| {a / f:8.2f}{mark:<2} |"
+            f"| {a / f:8.2f}{mark:<2} | {ac / max(fc, 0.1):14.2f} |"
         )
-    print("\ntarget: aged/fresh ≤ 1.2 (! marks a figure above it)")
+    print(
+        "\ntarget: aged/fresh ≤ 1.2 (! marks a figure above it); CPU: user + system time of "
+        "the command's own process (through serve: the client's only), the same ratio apart "
+        "from waiting for a core on a shared machine"
+    )
 
 
 if __name__ == "__main__":

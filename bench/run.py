@@ -478,6 +478,9 @@ def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]
     rows.append(("skill save (new revision)", timed(save, runs, edit), "≤ 10x floor"))
     after = xbrain(*recall, SEARCHES[0][1], "--store", str(store))
     rows.append(("skill recall after a save", timed(after, runs, saved_before), ""))
+    from skill_build import skill_build_rows
+
+    rows += skill_build_rows(store, runs)
     notes = [f"1,000 skills saved in-process in {saved:.1f} s (one commit each)"]
     return rows, notes
 

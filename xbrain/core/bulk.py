@@ -91,8 +91,8 @@ def records(
             helper.close()  # a reader that stops early stops the helper too
 
 
-def _helps(total: int) -> bool:
-    return total >= PARALLEL_MIN and (os.cpu_count() or 1) > 1
+def _helps(total: int, least: int | None = None) -> bool:
+    return total >= (PARALLEL_MIN if least is None else least) and (os.cpu_count() or 1) > 1
 
 
 def _parallel(
@@ -158,15 +158,22 @@ def process(
     here: Worker,
     helper: Callable[[], Worker],
     progress: Progress | None = None,
+    *,
+    listing: tuple[Parse, Items] | None = None,
+    least: int | None = None,
+    size: int | None = None,
 ) -> tuple[bool, Any]:
     """Feed every record of ``kind`` at ``view``'s commit to ``here`` and, on a big store
     with a second core, to the worker ``helper()`` builds in a helper process (``helper``
     must pickle: a class or a ``functools.partial`` of one). Returns ``(True, the helper
     worker's finish())`` when the helper did a share, else ``(False, None)``: then every
     chunk went to ``here``. A record that does not parse is a CorruptStoreError, raised
-    here whichever process met it."""
-    parse, items = _items(view, kind)
-    chunks = [items[i : i + WORK_CHUNK] for i in range(0, len(items), WORK_CHUNK)]
+    here whichever process met it. ``listing`` (a parser and its ``(path, blob id)``
+    items) replaces the kind's records; ``least`` (records worth a helper) and ``size``
+    (records per chunk) suit work dearer per record than a resource's."""
+    parse, items = _items(view, kind) if listing is None else listing
+    step = WORK_CHUNK if size is None else size
+    chunks = [items[i : i + step] for i in range(0, len(items), step)]
     queue = deque(range(len(chunks)))
 
     told: set[int] = set()  # the chunks progress was told of
@@ -177,11 +184,11 @@ def process(
             progress(len(chunks[number]), len(items))
 
     def local(number: int) -> None:
-        here.chunk(_parse(view.snap.blob, parse, chunks[number]), number * WORK_CHUNK)
+        here.chunk(_parse(view.snap.blob, parse, chunks[number]), number * step)
         tell(number)
 
     pool = None
-    if view.snap.commit is not None and _helps(len(items)):
+    if view.snap.commit is not None and _helps(len(items), least):
         pool = _pool(git.path, view.snap.commit, helper)
     if pool is None:
         for number in queue:
@@ -199,7 +206,8 @@ def process(
                 while queue and len(pending) < AHEAD:
                     number = queue.popleft()
                     given.append(number)
-                    pending[pool.submit(_helper_chunk, parse, chunks[number], number)] = number
+                    chunk = chunks[number]
+                    pending[pool.submit(_helper_chunk, parse, chunk, number * step)] = number
                 if queue:
                     local(queue.popleft())
                 elif pending:
@@ -285,10 +293,10 @@ def _helper_start(store: Path, commit: str, helper: Callable[[], Worker]) -> Non
     _HELPER = (helper(), git, git.snapshot(CommitId(commit)).blob)
 
 
-def _helper_chunk(parse: Parse, chunk: Items, number: int) -> None:
+def _helper_chunk(parse: Parse, chunk: Items, first: int) -> None:
     assert _HELPER is not None
     worker, _, blob = _HELPER
-    worker.chunk(_parse(blob, parse, chunk), number * WORK_CHUNK)
+    worker.chunk(_parse(blob, parse, chunk), first)
 
 
 def _helper_finish() -> Any:

@@ -138,7 +138,7 @@ def reindex(
         with core.locked(), core.git() as git, private_umask():
             view = View(git.snapshot())
             count = service.reindex(git, view, tokenizer, progress)
-            skills = reindex_skills(git.control_dir, core.cache_dir, view)
+            skills = reindex_skills(git, core.cache_dir, view)
             commit = view.snap.commit
         entrycache.rebuild(core.path, tokenizer)
     finally:

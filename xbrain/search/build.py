@@ -18,8 +18,10 @@ import functools
 import os
 import secrets
 import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..core import GitStore, View, bulk
 from ..kinds import resource as resource_kind
@@ -28,30 +30,72 @@ from .index import SearchIndex
 from .rows import BATCH, DOC_COLUMNS, FIELDS, POSTING_COLUMNS, document_rows, load_rows
 from .tokenize import Tokenizer
 
-__all__ = ["rebuild"]
+__all__ = ["Shape", "Source", "rebuild"]
 
 _HELPER_TABLES = f"CREATE TABLE docs ({DOC_COLUMNS}); CREATE TABLE staged ({POSTING_COLUMNS});"
+
+
+class Shape(Protocol):
+    """How another index's records become its documents (picklable: the helper makes
+    its own): ``fields`` as ``SearchIndex`` takes them, ``documents`` one per record
+    (None: not indexed; it keeps its document number, so both processes agree)."""
+
+    def fields(self, doc: dict[str, Any]) -> tuple[str, ...]:
+        """A document's text per index field."""
+
+    def documents(self, records: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """The document of each record, in order."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A build other than the resource index's: ``listing`` (a parser and the ``(path,
+    blob id)`` of each record) read in chunks of ``size`` by this process and, from
+    ``least`` records on, a helper, each record made a document by ``here`` (this
+    process) or ``helper`` (built in the helper); ``meta`` is set with the commit, and
+    ``serial`` gives every document for the fallback."""
+
+    listing: tuple[bulk.Parse, bulk.Items]
+    here: Shape
+    helper: Callable[[], Shape]
+    serial: Callable[[], Iterable[dict[str, Any]]]
+    least: int
+    size: int
+    meta: dict[str, str] = field(default_factory=dict)
 
 
 class _Rows:
     """A ``core.bulk.Worker`` writing each chunk's rows through ``conn``."""
 
-    def __init__(self, conn: sqlite3.Connection, tokenizer: Tokenizer, staged: str) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        tokenizer: Tokenizer,
+        staged: str,
+        shape: Shape | None = None,
+    ) -> None:
         self.conn = conn
         self.tokenizer = tokenizer
         self.staged = staged
+        self.shape = shape
         self.count = 0
         self.totals = [0] * len(FIELDS)
         self.docs: list[tuple[Any, ...]] = []
         self.postings: list[list[Any]] = []
 
     def chunk(self, records: list[dict[str, Any]], first: int) -> None:
-        for doc, resource in enumerate(records, first + 1):
+        fields: Callable[[dict[str, Any]], tuple[str, ...]] = field_texts
+        found: list[dict[str, Any] | None] = list(records)
+        if self.shape is not None:
+            fields, found = self.shape.fields, self.shape.documents(records)
+        for doc, resource in enumerate(found, first + 1):
+            if resource is None:
+                continue
             lengths = document_rows(
-                self.tokenizer, field_texts, resource, doc, True, self.docs, self.postings
+                self.tokenizer, fields, resource, doc, True, self.docs, self.postings
             )
             self.totals = [a + b for a, b in zip(self.totals, lengths, strict=True)]
-        self.count += len(records)
+            self.count += 1
         if len(self.postings) >= BATCH:
             self.flush()
 
@@ -66,7 +110,9 @@ class _Rows:
 class _Helper(_Rows):
     """The helper process's worker: its rows go into its own file, ``path``."""
 
-    def __init__(self, path: Path, cache_dir: Path) -> None:
+    def __init__(
+        self, path: Path, cache_dir: Path, shape: Callable[[], Shape] | None = None
+    ) -> None:
         # mode=rw: if the file is gone, fail (and leave the chunks to the caller) rather
         # than fill a new file the caller never reads
         conn = sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True, isolation_level=None)
@@ -74,7 +120,8 @@ class _Helper(_Rows):
         conn.execute("PRAGMA synchronous=OFF")
         conn.executescript(_HELPER_TABLES)
         conn.execute("BEGIN")
-        super().__init__(conn, Tokenizer(cache_dir), "staged")
+        made = None if shape is None else shape()  # the helper's own (its own git reads)
+        super().__init__(conn, Tokenizer(cache_dir), "staged", made)
 
     def finish(self) -> tuple[int, list[int]]:
         try:
@@ -91,10 +138,14 @@ class _Lost(Exception):
 
 
 def rebuild(
-    index: SearchIndex, git: GitStore, view: View, progress: bulk.Progress | None = None
+    index: SearchIndex,
+    git: GitStore,
+    view: View,
+    progress: bulk.Progress | None = None,
+    source: Source | None = None,
 ) -> int:
     """Replace ``index`` (a file under ``.git/xbrain``) with every resource of ``view``'s
-    commit; the number indexed."""
+    commit (with ``source``, its documents); the number indexed."""
     directory = Path(index.conn.execute("PRAGMA database_list").fetchone()[2]).parent
     _clear_abandoned(directory)
     scratch = directory / f"{_SCRATCH}{os.getpid()}-{secrets.token_hex(4)}.sqlite"
@@ -103,10 +154,16 @@ def rebuild(
     try:
         conn.execute("ATTACH DATABASE ? AS helper", (str(scratch),))
         try:
-            return _load(index, git, view, scratch, progress)
+            return _load(index, git, view, scratch, progress, source)
         except (sqlite3.IntegrityError, _Lost):  # one id in two files, or a lost file
-            records = bulk.records(git, view, resource_kind.KIND.name)
-            return index.rebuild(records, str(view.snap.commit), bulk=True)
+            if source is None:
+                records = bulk.records(git, view, resource_kind.KIND.name)
+                return index.rebuild(records, str(view.snap.commit), bulk=True)
+            count = index.rebuild(source.serial(), str(view.snap.commit), bulk=True)
+            with index.write():
+                for key, value in source.meta.items():
+                    index.set_meta(key, value)
+            return count
         finally:
             conn.execute("DETACH DATABASE helper")
     finally:
@@ -136,16 +193,29 @@ def _alive(pid: int) -> bool:
 
 
 def _load(
-    index: SearchIndex, git: GitStore, view: View, scratch: Path, progress: bulk.Progress | None
+    index: SearchIndex,
+    git: GitStore,
+    view: View,
+    scratch: Path,
+    progress: bulk.Progress | None,
+    source: Source | None,
 ) -> int:
-    here = _Rows(index.conn, index.tokenizer, "temp.staged")
-    helper = functools.partial(_Helper, scratch, index.tokenizer.cache_dir)
+    cache_dir = index.tokenizer.cache_dir
+    if source is None:
+        here = _Rows(index.conn, index.tokenizer, "temp.staged")
+        helper = functools.partial(_Helper, scratch, cache_dir)
+        options: dict[str, Any] = {}
+    else:
+        here = _Rows(index.conn, index.tokenizer, "temp.staged", source.here)
+        helper = functools.partial(_Helper, scratch, cache_dir, source.helper)
+        options = {"listing": source.listing, "least": source.least, "size": source.size}
     # A deferred BEGIN: the first write locks the index only. BEGIN IMMEDIATE would lock
     # every attached file, the helper's too, while the helper is writing it.
     index.conn.execute("BEGIN")
     try:
         index.begin_load()
-        shared, found = bulk.process(git, view, resource_kind.KIND.name, here, helper, progress)
+        kind = resource_kind.KIND.name
+        shared, found = bulk.process(git, view, kind, here, helper, progress, **options)
         count, totals = here.finish()
         if shared:
             if index.conn.execute("SELECT COUNT(*) FROM helper.docs").fetchone()[0] != found[0]:
@@ -153,6 +223,8 @@ def _load(
             count += found[0]
             totals = [a + b for a, b in zip(totals, found[1], strict=True)]
         index.end_load(totals, str(view.snap.commit), also="helper" if shared else None)
+        for key, value in ({} if source is None else source.meta).items():
+            index.set_meta(key, value)
         index.conn.execute("COMMIT")
     except BaseException:
         if index.conn.in_transaction:  # SQLite may have rolled back already (a full disk)

@@ -16,14 +16,18 @@ import json
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database
 from .freshness import reflects
 from .index import VERSION, SearchIndex
 from .kept import reader
 from .query import MAX_QUERY, indexed_document, main_head
+from .skilldoc import document, skill_fields
 from .tokenize import Tokenizer
+
+if TYPE_CHECKING:
+    from ..core import GitStore
 
 __all__ = [
     "SKILL_INDEX",
@@ -41,12 +45,6 @@ SKILL_INDEX = Path("xbrain") / "skills.sqlite"
 SKILL_FORMAT = "4"  # bump when the indexed document changes: forces a rebuild
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 MAX_LIMIT = 50
-
-
-def skill_fields(doc: dict[str, Any]) -> tuple[str, ...]:
-    """A skill's text per index field: name where a title goes, description where a
-    purpose goes, the body where a resource's text goes."""
-    return ("", doc["name"], doc["description"], "", "", doc["level1"]["instructions"])
 
 
 def _answer(index: SearchIndex, terms: list[str], limit: int) -> dict[str, Any]:
@@ -241,33 +239,10 @@ def _caught_up(control: Path, tokenizer: Tokenizer, view: Any) -> SearchIndex:
 
 def _document(view: Any, slug: str) -> dict[str, Any] | None:
     """The indexed form of an active skill (None: archived, gone, only proposed, or one
-    that sets ``disable-model-invocation``): what Level 0 lists, the text it ranks, and the
-    Level 1 answer of the revision recall shows."""
-    from ..errors import CorruptStoreError
+    that sets ``disable-model-invocation``)."""
     from ..kinds import skill as kind
-    from ..kinds import skillshow
 
-    state = kind.read_state(view, slug)
-    if state is None or state["status"] != "active":
-        return None
-    entry, fallback = skillshow.served(state)
-    if entry is None:  # only proposed revisions: none is offered before review
-        return None
-    try:
-        shown, offered = skillshow.level1_offered(view, state, entry, fallback)
-    except CorruptStoreError:  # a changed revision is never served: its reads say why
-        return None
-    if not offered:  # disable-model-invocation: read when asked by name, never offered
-        return None
-    return {
-        "id": slug,  # the index's key (ties rank by it): no hashing to look a skill up
-        "slug": slug,
-        "name": shown["frontmatter"]["name"],
-        "description": shown["frontmatter"]["description"],
-        "published": not fallback,
-        "revision_id": entry["id"],
-        "level1": shown,
-    }
+    return document(view, kind.read_state(view, slug))
 
 
 def _catch_up(index: SearchIndex, view: Any) -> None:
@@ -321,13 +296,23 @@ def after_commit(control: Path, tokenizer: Tokenizer, view: Any, parent: str | N
             _catch_up(index, view)
 
 
-def reindex_skills(control: Path, cache_dir: Path, view: Any) -> int:
-    """Build the skill index from scratch; the number of skills indexed."""
+def reindex_skills(git: GitStore, cache_dir: Path, view: Any) -> int:
+    """Build the skill index of ``view``'s commit from scratch (``git``: its repository),
+    on both cores when the skills are many; the number of skills indexed."""
+    from ..kinds import skill as kind
+    from . import build, skilldoc
+
+    control = git.control_dir
     remove_database(control / SKILL_INDEX)
     tokenizer = Tokenizer(cache_dir)
     try:
         with _open(control, tokenizer) as index:
-            _catch_up(index, view)
+            now = view.children(kind.DIRECTORY)
+            if now:
+                trees = json.dumps(now, sort_keys=True)
+                meta = {"skill-format": SKILL_FORMAT, "trees": trees}
+                build.rebuild(index, git, view, source=skilldoc.source(git.path, view, meta))
+            _catch_up(index, view)  # nothing left to do, or a store without skills
             return index.count()
     finally:
         tokenizer.close()
