@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
+import verdicts
 from retrieval import Baselines
 
 from xbrain.search.tokenize import Tokenizer
@@ -60,6 +61,11 @@ def searcher(store: Path, mode: str) -> suite.Ranker:
         return [r["resource"]["id"] for r in found["results"]]
 
     return rank
+
+
+def _key(firsts: list[int]) -> tuple[int, float]:
+    """Top-5 hits, then MRR@5: how the better leg is chosen."""
+    return sum(f > 0 for f in firsts), sum(1 / f for f in firsts if f)
 
 
 def better(results: dict[str, Any]) -> str:
@@ -109,13 +115,26 @@ def evaluate(
                     shown = tuple(f"{x:.3f}" for x in figures)
                     head = (corpus_name, language, construction, half, name)
                     rows.append((*head, str(len(ids)), str(len(part)), *shown, versus, against))
-            hits = {name: sum(f > 0 for f in firsts) for name, firsts in pooled.items()}
-            leg = max(("lexical", "semantic"), key=hits.__getitem__)
-            split = suite.paired(pooled["hybrid"], pooled[leg])
-            verdict.append(f"{corpus_name} {language} {construction}: hybrid vs {leg} {split}")
+            leg = max(("lexical", "semantic"), key=lambda name: _key(pooled[name]))
+            name = f"{corpus_name} {language} {construction}"
+            verdict.append(verdicts.verdict(name, pooled["hybrid"], leg, pooled[leg]))
     finally:
         tokenizer.close()
     return rows, verdict
+
+
+def everyday_rows(provider: str, root: Path) -> tuple[list[tuple[str, ...]], list[str]]:
+    """``bench/everyday.py``'s constructions (everyday prompts, the same across languages,
+    hand-written and public conversations, chatter) as rows of this table: corpus
+    ``memories``, no document count column."""
+    import everyday
+
+    found, said = everyday.run(provider, root)
+    rows = [
+        (("memories", lang, construction, half, name, "", *rest))
+        for construction, lang, half, name, *rest in found
+    ]
+    return rows, said
 
 
 def main() -> None:
@@ -124,6 +143,9 @@ def main() -> None:
     parser.add_argument("--man-pages", type=int, default=300, help="English manual pages")
     parser.add_argument("--corpus", action="append", choices=suite.CORPORA, help="[all]")
     parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
+    parser.add_argument(
+        "--no-everyday", action="store_true", help="leave out bench/everyday.py's rows"
+    )
     args = parser.parse_args()
     corpora = [c for c in suite.available() if c in (args.corpus or suite.CORPORA)]
     rows: list[tuple[str, ...]] = []
@@ -136,9 +158,16 @@ def main() -> None:
                 )
                 rows += found
                 verdict += said
+        if not args.no_everyday:
+            found, said = everyday_rows(args.provider, Path(tmp) / "everyday")
+            rows += found
+            verdict += said
     print(f"The suite in every mode (semantic provider: {args.provider})\n")
     print(suite.table(rows, HEADER))
-    print("\nHybrid against its better leg, both halves pooled (below only when p < 0.05):")
+    print(
+        "\nHybrid against its better leg, both halves pooled (below only when the sign test "
+        "says p < 0.05 on Recall@5 or MRR@5):"
+    )
     print("\n".join(f"* {line}" for line in verdict))
 
 
