@@ -4,9 +4,9 @@ forked helper included), passages embedded, passages per CPU-second, the ratio t
 ``python -c pass`` and the load average before and after, and a second run's catch-up
 after one resource changed (only its passages).
 
-``--baseline DIR`` also times another checkout's code (``PYTHONPATH=DIR``, e.g. a
-detached worktree of an older commit) on the same store, just before, with the same
-model: the speed-up is measured in one run, under the same load. ``--time-only`` stops
+``--baseline PATH`` also times another checkout's code (``PYTHONPATH=PATH``, e.g. a
+detached worktree of an older commit, last in the path) on the same store, just before,
+with the same model: the speed-up is measured in one run, under the same load. ``--time-only`` stops
 after the timings (no catch-up).
 
 Run: ``python bench/semantic_build.py [--count 10000] [--provider packaged]``.
@@ -54,6 +54,7 @@ def build(store: Path, provider: str, code: str | None = None) -> dict[str, Any]
     env = dict(os.environ)
     if code is not None:
         env["PYTHONPATH"] = code
+        code = code.split(os.pathsep)[-1]  # the checkout: the last entry
     load = os.getloadavg()[0]
     started = time.perf_counter()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -99,7 +100,7 @@ def main() -> None:
             f"{floor:.1f} ms; target ≤ {TARGET:.0f} s wall for 10,000 on 2 cores"
         )
         if args.baseline:
-            old = build(store, args.provider, str(Path(args.baseline).resolve()))
+            old = build(store, args.provider, args.baseline)
             print(line(f"  baseline ({args.baseline})", old, floor))
         new = build(store, args.provider)
         print(line("  this tree", new, floor))
