@@ -9,11 +9,17 @@ query goes through ``lightsearch.search_document`` — what ``xbrain search QUER
 M --limit 5`` prints — with the query's terms as its text. Plain BM25 is the suite's
 (``retrieval.Baselines``: one field, k1 1.2, b 0.75, the 35 % coverage rule).
 
+Then ``bench/everyday.py``'s constructions join the same table (corpus ``memories``:
+everyday prompts, the same across languages, hand-written and public conversations,
+chatter, and its ``model-on-text`` reference), so one run prints every construction ×
+language × {lexical, semantic, hybrid, BM25} (``--no-everyday`` leaves them out).
+
 Reported per corpus × language × construction × half × ranker: Recall@1, Recall@5,
 MRR@5, the zero-result rate, the top-5 sign test against BM25, and for hybrid against
-the better of lexical and semantic on that row (issue 43 item 3: below only when
-p < 0.05); the verdict pools both halves. Sizes are modest by default (two cores are
-shared while it embeds every document): ``--man-pages``, ``--queries``.
+the better of lexical and semantic on that row. The verdict pools both halves and
+follows issue 43 item 3 (``bench/verdicts.py``): hybrid is below its better leg only
+when the sign test says p < 0.05 on Recall@5 or on MRR@5. Sizes are modest by default
+(two cores are shared while it embeds every document): ``--man-pages``, ``--queries``.
 
 Run: ``python bench/suite_modes.py [--corpus man] [--provider packaged|hashing]``.
 """
