@@ -62,6 +62,7 @@ bench: setup
 	$(BIN)/python -m compileall -q xbrain
 	$(BIN)/python bench/run.py --skip-large
 	$(BIN)/python bench/run.py --large
+	$(BIN)/python bench/semantic_build.py --time-only
 	$(BIN)/python bench/aging.py
 	$(BIN)/python bench/small_stores.py
 	$(BIN)/python bench/criterion.py
@@ -70,8 +71,7 @@ bench: setup
 	$(BIN)/python bench/ui.py
 	@$(BIN)/python -c 'import chitchat_dataset' 2>/dev/null || \
 	  $(BIN)/python -m pip install --quiet 'chitchat-dataset==0.9.0' || \
-	  echo "note: chitchat-dataset not installed; bench/everyday.py leaves its public-dialogue rows out"
-	$(BIN)/python bench/everyday.py
+	  echo "note: chitchat-dataset not installed; the suite leaves its public-dialogue rows out"
 	$(BIN)/python bench/suite_modes.py
 	$(BIN)/python bench/team_layers.py
 

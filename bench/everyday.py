@@ -48,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import verdicts
 from everyday_data import (
     Memory,
     Prompt,
@@ -200,8 +201,8 @@ def evaluate(
                 rows.append((*row, *figures(found, zero), versus, against))
         if "hybrid" in pooled:
             leg = better_leg({name: (found, 0) for name, found in pooled.items()})
-            split = paired(pooled["hybrid"], pooled[leg])
-            verdict.append(f"{construction} {lang}: hybrid vs {leg} (both halves) {split}")
+            name = f"{construction} {lang}"
+            verdict.append(verdicts.verdict(name, pooled["hybrid"], leg, pooled[leg]))
     return rows, verdict
 
 

@@ -9,11 +9,17 @@ query goes through ``lightsearch.search_document`` — what ``xbrain search QUER
 M --limit 5`` prints — with the query's terms as its text. Plain BM25 is the suite's
 (``retrieval.Baselines``: one field, k1 1.2, b 0.75, the 35 % coverage rule).
 
+Then ``bench/everyday.py``'s constructions join the same table (corpus ``memories``:
+everyday prompts, the same across languages, hand-written and public conversations,
+chatter, and its ``model-on-text`` reference), so one run prints every construction ×
+language × {lexical, semantic, hybrid, BM25} (``--no-everyday`` leaves them out).
+
 Reported per corpus × language × construction × half × ranker: Recall@1, Recall@5,
 MRR@5, the zero-result rate, the top-5 sign test against BM25, and for hybrid against
-the better of lexical and semantic on that row (issue 43 item 3: below only when
-p < 0.05); the verdict pools both halves. Sizes are modest by default (two cores are
-shared while it embeds every document): ``--man-pages``, ``--queries``.
+the better of lexical and semantic on that row. The verdict pools both halves and
+follows issue 43 item 3 (``bench/verdicts.py``): hybrid is below its better leg only
+when the sign test says p < 0.05 on Recall@5 or on MRR@5. Sizes are modest by default
+(two cores are shared while it embeds every document): ``--man-pages``, ``--queries``.
 
 Run: ``python bench/suite_modes.py [--corpus man] [--provider packaged|hashing]``.
 """
@@ -30,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite
+import verdicts
 from retrieval import Baselines
 
 from xbrain.search.tokenize import Tokenizer
@@ -60,6 +67,11 @@ def searcher(store: Path, mode: str) -> suite.Ranker:
         return [r["resource"]["id"] for r in found["results"]]
 
     return rank
+
+
+def _key(firsts: list[int]) -> tuple[int, float]:
+    """Top-5 hits, then MRR@5: how the better leg is chosen."""
+    return sum(f > 0 for f in firsts), sum(1 / f for f in firsts if f)
 
 
 def better(results: dict[str, Any]) -> str:
@@ -109,13 +121,26 @@ def evaluate(
                     shown = tuple(f"{x:.3f}" for x in figures)
                     head = (corpus_name, language, construction, half, name)
                     rows.append((*head, str(len(ids)), str(len(part)), *shown, versus, against))
-            hits = {name: sum(f > 0 for f in firsts) for name, firsts in pooled.items()}
-            leg = max(("lexical", "semantic"), key=hits.__getitem__)
-            split = suite.paired(pooled["hybrid"], pooled[leg])
-            verdict.append(f"{corpus_name} {language} {construction}: hybrid vs {leg} {split}")
+            leg = max(("lexical", "semantic"), key=lambda name: _key(pooled[name]))
+            name = f"{corpus_name} {language} {construction}"
+            verdict.append(verdicts.verdict(name, pooled["hybrid"], leg, pooled[leg]))
     finally:
         tokenizer.close()
     return rows, verdict
+
+
+def everyday_rows(provider: str, root: Path) -> tuple[list[tuple[str, ...]], list[str]]:
+    """``bench/everyday.py``'s constructions (everyday prompts, the same across languages,
+    hand-written and public conversations, chatter) as rows of this table: corpus
+    ``memories``, no document count column."""
+    import everyday
+
+    found, said = everyday.run(provider, root)
+    rows = [
+        (("memories", lang, construction, half, name, "", *rest))
+        for construction, lang, half, name, *rest in found
+    ]
+    return rows, said
 
 
 def main() -> None:
@@ -124,6 +149,9 @@ def main() -> None:
     parser.add_argument("--man-pages", type=int, default=300, help="English manual pages")
     parser.add_argument("--corpus", action="append", choices=suite.CORPORA, help="[all]")
     parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
+    parser.add_argument(
+        "--no-everyday", action="store_true", help="leave out bench/everyday.py's rows"
+    )
     args = parser.parse_args()
     corpora = [c for c in suite.available() if c in (args.corpus or suite.CORPORA)]
     rows: list[tuple[str, ...]] = []
@@ -136,9 +164,16 @@ def main() -> None:
                 )
                 rows += found
                 verdict += said
+        if not args.no_everyday:
+            found, said = everyday_rows(args.provider, Path(tmp) / "everyday")
+            rows += found
+            verdict += said
     print(f"The suite in every mode (semantic provider: {args.provider})\n")
     print(suite.table(rows, HEADER))
-    print("\nHybrid against its better leg, both halves pooled (below only when p < 0.05):")
+    print(
+        "\nHybrid against its better leg, both halves pooled (below only when the sign test "
+        "says p < 0.05 on Recall@5 or MRR@5):"
+    )
     print("\n".join(f"* {line}" for line in verdict))
 
 
