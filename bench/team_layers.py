@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import console, man_resources, timed, xbrain
 
+from xbrain.errors import InvalidInputError
 from xbrain.store import Store
 
 PROMPTS = (
@@ -76,11 +77,14 @@ def team_store(root: Path, resources: int, skills: int) -> tuple[Path, float]:
         description = " ".join(str(item["purpose"]).split())[:1000]
         if not slug or slug in seen or not description:
             continue
-        seen.add(slug)
         name = f"team-{slug}"
         skill_md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n"
         skill_md += str(item["text"])[:4000] + "\n"
-        bench.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
+        try:
+            bench.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
+        except InvalidInputError:  # a page quoting a URL with credentials: the scan says no
+            continue
+        seen.add(slug)
     subprocess.run(xbrain("reindex", "--store", str(target)), check=True, capture_output=True)
     return teams, time.perf_counter() - started
 
