@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo check git-binary chromium-binary test bench clean helptext
+.PHONY: setup demo check git-binary chromium-binary sshd-binary test bench clean helptext
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,9 +42,19 @@ chromium-binary:
 	  fonts-wqy-microhei >/dev/null; } || \
 	  echo "note: chromium is not installed; the viewer's browser tests will be skipped"
 
+# The team-memory ssh test starts its own unprivileged sshd on 127.0.0.1 (its own host
+# key, config and authorized_keys in a temporary folder; never the system's service):
+# install OpenSSH's server when we can (CI runs as root on Debian), otherwise that test
+# skips with a reason.
+sshd-binary:
+	@[ -x /usr/sbin/sshd ] || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	  openssh-server openssh-client >/dev/null; } || \
+	  echo "note: sshd is not installed; the team ssh transport test will be skipped"
+
 # Two workers: CI has two cores, and most tests wait on the subprocesses they start. A
 # single test runs serially as usual: python -m pytest tests/cli/test_x.py -k name
-test: check git-binary chromium-binary
+test: check git-binary chromium-binary sshd-binary
 	$(BIN)/python -m pytest -n 2
 
 # The retrieval benchmark reads installed manual pages; Chinese ones come from Debian's

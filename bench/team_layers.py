@@ -4,7 +4,13 @@ resources and 1,000 published skills (manual-page text, as ``bench/run.py`` buil
 
 Targets: a fresh recall with the team layer ≤ 1.5x the same recall without it; through
 ``xbrain serve`` ≤ 1.2x. Run with ``python bench/team_layers.py [--runs N] [--resources
-N] [--skills N]`` (``make bench`` runs it). Nothing here is asserted.
+N] [--skills N] [--history N]`` (``make bench`` runs it). Nothing here is asserted.
+
+A second table: ``xbrain team pull`` of one new commit on a team whose history has
+``--history`` commits (2,000; a reviewer's and a non-reviewer's in turn, each adding one
+resource, written with real ``git fast-import``), beside ``xbrain team add`` of it (the
+first audit of the whole history) and ``python -c pass`` in the same run. ``--history 0``
+leaves it out; ``--history-only`` leaves the recall table out.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import console, man_resources, timed, xbrain
 
+from xbrain.errors import InvalidInputError
 from xbrain.store import Store
 
 PROMPTS = (
@@ -70,11 +77,14 @@ def team_store(root: Path, resources: int, skills: int) -> tuple[Path, float]:
         description = " ".join(str(item["purpose"]).split())[:1000]
         if not slug or slug in seen or not description:
             continue
-        seen.add(slug)
         name = f"team-{slug}"
         skill_md = f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n"
         skill_md += str(item["text"])[:4000] + "\n"
-        bench.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
+        try:
+            bench.skill_save_files({"SKILL.md": skill_md.encode()}, publish=True)
+        except InvalidInputError:  # a page quoting a URL with credentials: the scan says no
+            continue
+        seen.add(slug)
     subprocess.run(xbrain("reindex", "--store", str(target)), check=True, capture_output=True)
     return teams, time.perf_counter() - started
 
@@ -110,12 +120,103 @@ def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> l
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+PEOPLE = ("Rita <rita@example.org>", "Bob <bob@example.org>")  # a reviewer; not one
+
+
+class History:
+    """A bare team repository of ``commits`` commits (written with ``git fast-import``,
+    then made whole by one ``xbrain`` commit: the catalog the imported commits left
+    behind), and a member's store that adds one more with ``put`` and ``remote push``."""
+
+    def __init__(self, root: Path, commits: int, extra: int) -> None:
+        self.root, self.bare, self.moment = root, root / "history.git", 1_700_000_000
+        source = make_store(root, "history-source", man_resources(commits + extra, 600))
+        self.files = sorted(source.glob("resources/*/*.yaml"))
+        self.items = json.loads((root / "history-source.json").read_text())["resources"]
+        maker = root / "history-maker"
+        for key, value in (
+            ("identity.name", "Rita"),
+            ("identity.email", "rita@example.org"),
+            ("team.reviewers", PEOPLE[0]),
+        ):
+            self.run("config", key, value, "--store", str(maker))
+        subprocess.run(["git", "init", "-q", "--bare", str(self.bare)], check=True)
+        git = ["git", "--git-dir", str(maker / ".git"), "push", "-q", str(self.bare)]
+        subprocess.run([*git, "main:refs/heads/main"], check=True)
+        self.next = 0
+        self.fast_import(commits)
+        self.member = root / "history-member"
+        self.run("clone", str(self.bare), str(self.member))  # re-derives the catalog
+        self.run("remote", "push", "--store", str(self.member))
+
+    def run(self, *args: str) -> None:
+        subprocess.run(xbrain(*args), check=True, capture_output=True)
+
+    def fast_import(self, count: int) -> None:
+        """``count`` more commits on ``main``, each adding one resource file."""
+        stream = bytearray()
+        for n in range(count):
+            path = self.files[self.next]
+            who = PEOPLE[self.next % 2]
+            self.next, self.moment = self.next + 1, self.moment + 60
+            message = f"put {path.stem[:20]}".encode()
+            data = path.read_bytes()
+            stream += f"commit refs/heads/main\nauthor {who} {self.moment} +0000\n".encode()
+            stream += f"committer {who} {self.moment} +0000\n".encode()
+            stream += b"data %d\n%s\n" % (len(message), message)
+            if n == 0:
+                stream += b"from refs/heads/main^0\n"
+            rel = path.relative_to(path.parents[2]).as_posix()
+            stream += f"M 100644 inline {rel}\ndata {len(data)}\n".encode() + data + b"\n"
+        command = ["git", "--git-dir", str(self.bare), "fast-import", "--quiet"]
+        subprocess.run(command, input=bytes(stream), check=True)
+
+    def add(self, _: int = 0) -> None:
+        """One more commit, as a member makes it: a put, pushed."""
+        item = self.root / "history-next.json"
+        fresh = json.loads(json.dumps(self.items[self.next % len(self.items)]))
+        fresh["source"]["id"] += f"/history-run-{self.next}"  # a new resource each time
+        item.write_text(json.dumps(fresh))
+        self.next += 1
+        self.run("put", str(item), "--store", str(self.member))
+        self.run("remote", "push", "--store", str(self.member))
+
+
+def history_rows(root: Path, commits: int, runs: int) -> list[tuple[str, float, float]]:
+    """(case, median ms, median floor ms): ``team add`` of a team of ``commits`` commits,
+    then ``team pull`` of one new commit each run."""
+    history = History(root, commits, runs + 2)
+    env = {**os.environ, "XBRAIN_TEAMS_DIR": str(root / "history-teams")}
+    add = xbrain("team", "add", "hist", str(history.bare))
+    added = timed(add, 1, env=env)
+    pull = xbrain("team", "pull", "hist")
+    pulled = timed(pull, runs, before=history.add, env=env)
+    return [
+        (f"team add ({commits:,} commits)", added[0], added.floors[0]),
+        ("team pull (1 new commit)", statistics.median(pulled), statistics.median(pulled.floors)),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--resources", type=int, default=10_000)
     parser.add_argument("--skills", type=int, default=1000)
+    parser.add_argument("--history", type=int, default=2000)
+    parser.add_argument("--history-only", action="store_true")
     args = parser.parse_args()
+    if args.history:
+        with tempfile.TemporaryDirectory(prefix="xbrain-team-history-") as tmp:
+            found = history_rows(Path(tmp), args.history, args.runs)
+        print(f"team history audit: median of {args.runs} runs (team add: one run)")
+        print()
+        print(f"| {'case':<28} | {'ms':>9} | {'floor ms':>9} | {'ratio':>6} |")
+        print(f"|{'-' * 30}|{'-' * 11}|{'-' * 11}|{'-' * 8}|")
+        for name, ms, floor in found:
+            print(f"| {name:<28} | {ms:9.1f} | {floor:9.1f} | {ms / floor:6.1f} |")
+        print()
+    if args.history_only:
+        return
     rows: list[tuple[str, float, float, str]] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-team-bench-") as tmp:
         root = Path(tmp)

@@ -99,41 +99,47 @@ def session_start(member: Member) -> None:
 def test_two_members_share_review_and_recall(xb_proc: Run, tmp_path: Path, transport: str) -> None:
     bare, _ = team_remote(xb_proc, tmp_path)
     with served(bare, transport) as url:
-        ann = Member(xb_proc, tmp_path / "ann", "ann")
-        rita = Member(xb_proc, tmp_path / "rita", "rita")
-        ann.ok("init")
-        ann.ok("team", "add", "eng", url, store=False)
-        ann.ok("config", "sync.auto", "on")
-        rita.ok("entry", "put", "-", input=json.dumps(rule("Tag, build, then sign.")))
-        private = make("rita-private", title="Rita's private notes on releases")
-        (tmp_path / "private.json").write_text(json.dumps(private))
-        rita.ok("put", str(tmp_path / "private.json"))
-        rita.ok("team", "add", "eng", url, store=False)
-        assert rita.ok("share", NOTE, "--team", "eng")["pushed"]
-        assert rita.ok("team", "review", "eng", "accept", NOTE)["pushed"]
+        two_members(xb_proc, tmp_path, bare, url)
 
-        clone = tmp_path / "ann" / "data" / "xbrain" / "teams" / "eng"
-        assert "Tag, build" not in prompt_hook(ann, "how do I cut a release?", "a1")
-        session_start(ann)  # sync.auto: the team is pulled in the background
-        eventually(lambda: head(clone) == bare_main(bare), "ann's automatic pull")
-        assert "Tag, build, then sign." in prompt_hook(ann, "how do I cut a release?", "a2")
 
-        mine = make("ann-shared", title="Ann's shared release dashboard")
-        (tmp_path / "mine.json").write_text(json.dumps(mine))
-        shared = ann.ok("put", str(tmp_path / "mine.json"))["results"][0]["id"]
-        assert ann.ok("share", shared, "--team", "eng")["pushed"]
-        assert rita.ok("team", "review", "eng", "accept", shared)["pushed"]
-        found = rita.ok("search", "shared release dashboard")["results"]
-        assert [(r["citation"]["id"], r["layer"]) for r in found][:1] == [(shared, "team:eng")]
+def two_members(xb_proc: Run, tmp_path: Path, bare: Path, url: str) -> None:
+    """share → accept → the other member's automatic pull → hook payload → a newer
+    revision after the next pull; real git finds nothing private in ``bare``."""
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ann.ok("init")
+    ann.ok("team", "add", "eng", url, store=False)
+    ann.ok("config", "sync.auto", "on")
+    rita.ok("entry", "put", "-", input=json.dumps(rule("Tag, build, then sign.")))
+    private = make("rita-private", title="Rita's private notes on releases")
+    (tmp_path / "private.json").write_text(json.dumps(private))
+    rita.ok("put", str(tmp_path / "private.json"))
+    rita.ok("team", "add", "eng", url, store=False)
+    assert rita.ok("share", NOTE, "--team", "eng")["pushed"]
+    assert rita.ok("team", "review", "eng", "accept", NOTE)["pushed"]
 
-        # a newer revision of the rule: shared, accepted, and the other member's agent
-        # reads it after its next automatic pull
-        rita.ok("entry", "put", "-", input=json.dumps(rule("Tag, build, sign, then announce.")))
-        rita.ok("share", NOTE, "--team", "eng")
-        rita.ok("team", "review", "eng", "accept", NOTE)
-        session_start(ann)
-        eventually(lambda: head(clone) == bare_main(bare), "ann's second automatic pull")
-        assert "then announce." in prompt_hook(ann, "how do I cut a release?", "a3")
+    clone = tmp_path / "ann" / "data" / "xbrain" / "teams" / "eng"
+    assert "Tag, build" not in prompt_hook(ann, "how do I cut a release?", "a1")
+    session_start(ann)  # sync.auto: the team is pulled in the background
+    eventually(lambda: head(clone) == bare_main(bare), "ann's automatic pull")
+    assert "Tag, build, then sign." in prompt_hook(ann, "how do I cut a release?", "a2")
+
+    mine = make("ann-shared", title="Ann's shared release dashboard")
+    (tmp_path / "mine.json").write_text(json.dumps(mine))
+    shared = ann.ok("put", str(tmp_path / "mine.json"))["results"][0]["id"]
+    assert ann.ok("share", shared, "--team", "eng")["pushed"]
+    assert rita.ok("team", "review", "eng", "accept", shared)["pushed"]
+    found = rita.ok("search", "shared release dashboard")["results"]
+    assert [(r["citation"]["id"], r["layer"]) for r in found][:1] == [(shared, "team:eng")]
+
+    # a newer revision of the rule: shared, accepted, and the other member's agent
+    # reads it after its next automatic pull
+    rita.ok("entry", "put", "-", input=json.dumps(rule("Tag, build, sign, then announce.")))
+    rita.ok("share", NOTE, "--team", "eng")
+    rita.ok("team", "review", "eng", "accept", NOTE)
+    session_start(ann)
+    eventually(lambda: head(clone) == bare_main(bare), "ann's second automatic pull")
+    assert "then announce." in prompt_hook(ann, "how do I cut a release?", "a3")
 
     paths = tree(bare)
     assert records(paths, "entries") == {NOTE}

@@ -42,6 +42,7 @@ def mcp_command(ctx: click.Context, allow_publish: bool, in_force: bool, only: s
     tool: sending data off the machine stays an explicit command of yours. A busy store
     is waited for up to --wait seconds. Logs go to stderr only.
     """
+    from ..lightcli import teams_dir
     from ..mcp_server import Tools, serve
     from ..mcp_server.profiles import tool_profile
     from .base import Settings, show_tracebacks
@@ -58,6 +59,7 @@ def mcp_command(ctx: click.Context, allow_publish: bool, in_force: bool, only: s
         allow_publish=allow_publish,
         only=served,
         in_force=in_force,
+        teams=teams_dir(),
     )
     if sys.stdin.isatty():  # started by hand rather than by an MCP client
         click.echo(f"xbrain mcp: serving {store.path} over stdio; Ctrl-C to stop.", err=True)

@@ -58,8 +58,22 @@ def put(ctx: click.Context, file: str) -> None:
 @common_options
 @click.pass_context
 def get(ctx: click.Context, entry_id: str) -> None:
-    """Print one entry. Prints private content."""
-    emit(open_store(ctx).entry_get(entry_id))
+    """Print one entry. Prints private content.
+
+    Not yours but a team's (xbrain team): {layer, trust, provenance, entry}.
+    """
+    from ..errors import NotFoundError
+
+    try:
+        emit(open_store(ctx).entry_get(entry_id))
+    except NotFoundError:
+        from ..lightcli import teams_dir
+        from ..team.reads import get_entry
+
+        found = get_entry(teams_dir(), entry_id)
+        if found is None:
+            raise
+        emit(found)
 
 
 @entry.command("list")
@@ -70,8 +84,18 @@ def get(ctx: click.Context, entry_id: str) -> None:
 @common_options
 @click.pass_context
 def list_command(ctx: click.Context, kind_filter: str | None, status: str | None) -> None:
-    """Entries as brief records, by kind, scope and name. Prints private content."""
-    emit(open_store(ctx).entry_list(kind_filter, status))
+    """Entries as brief records, by kind, scope and name. Prints private content.
+
+    With team layers (xbrain team) their accepted entries too, each with its layer.
+    """
+    from ..lightcli import teams_dir
+    from ..team.reads import list_entries
+
+    emit(
+        list_entries(
+            teams_dir(), open_store(ctx).entry_list(kind_filter, status), kind_filter, status
+        )
+    )
 
 
 @entry.command("delete")

@@ -151,22 +151,9 @@ def recall(
 def _team_skill(slug: str, revision: str | None, resource: str | None) -> dict[str, Any] | None:
     """Level 1 or 2 of a team's published skill (only its published revision)."""
     from ..lightcli import teams_dir
-    from ..team.reads import skill_level
+    from ..team.reads import published_skill
 
-    def read(store: Any) -> dict[str, Any]:
-        published: dict[str, Any] = store.skill_show(slug, None)
-        if published.get("state") != "published" or revision not in (
-            None,
-            published.get("revision_id"),
-            str(published.get("revision_number")),
-        ):
-            raise NotFoundError(f"No published revision {revision} of {slug} in the team.")
-        if resource is None:
-            return published
-        found: dict[str, Any] = store.skill_component(slug, published["revision_id"], resource)
-        return found
-
-    return skill_level(teams_dir(), slug, read, cache_dir())
+    return published_skill(teams_dir(), slug, revision, resource, cache_dir())
 
 
 @skill.command("log")

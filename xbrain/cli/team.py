@@ -40,9 +40,9 @@ def team() -> None:
     """Team stores read beside your own (add a team's git URL; share records to it).
 
     A team store is an xbrain store in its own git repository (a bare repository over
-    ssh, a forge, git daemon). Search, recall, list, get and the hooks read every team
-    added here as a layer ("layer": "team:NAME"); nothing of yours reaches a team
-    without xbrain share.
+    ssh, a forge, git daemon). Search, recall, skill recall, list, get, entry get,
+    entry list, the hooks and the MCP read tools read every team added here as a layer
+    ("layer": "team:NAME"); nothing of yours reaches a team without xbrain share.
     """
     quiet_network_libraries()
 

@@ -173,6 +173,21 @@ class Budget:
                 f"{self.what} advertised {len(refs):,} refs; the limit is {MAX_REFS:,}."
             )
 
+    def client_for(self, config: Any, url: str) -> tuple[Any, str | bytes]:
+        """dulwich's client for ``url`` (reporting to this budget) and the path on it.
+        Over ssh it runs the command git would: ``GIT_SSH_COMMAND``, else ``GIT_SSH``,
+        else ``core.sshCommand``, else ``ssh`` (dulwich leaves the first two to its
+        porcelain, which xbrain does not use)."""
+        from dulwich.client import SSHGitClient, get_transport_and_path
+
+        client, path = get_transport_and_path(
+            url, config=config, **self.client_options(config, url)
+        )
+        chosen = os.environ.get("GIT_SSH_COMMAND") or os.environ.get("GIT_SSH")
+        if isinstance(client, SSHGitClient) and chosen:
+            client.ssh_command = chosen
+        return client, path
+
     def client_options(self, config: Any, url: str) -> dict[str, Any]:
         """What ``get_transport_and_path`` is given so that the client it makes for
         ``url`` reports to this budget."""

@@ -132,7 +132,7 @@ class Transport(Repository):
         (``depth``: only that many commits of history). What the remote sends is held to
         ``bound`` before anything is indexed (InvalidInputError); every other failure is
         one ProviderError naming ``label`` (default: the URL)."""
-        from dulwich.client import LocalGitClient, get_transport_and_path
+        from dulwich.client import LocalGitClient
 
         from .network import Budget, fetch_failure
 
@@ -142,8 +142,7 @@ class Transport(Repository):
         try:
             with private_umask(), budget:
                 config = self._repo.get_config_stack()
-                options = budget.client_options(config, url)
-                client, path = get_transport_and_path(url, config=config, **options)
+                client, path = budget.client_for(config, url)
                 local = isinstance(client, LocalGitClient)
                 if local:
                     budget.no_deadline()
@@ -266,8 +265,6 @@ class Transport(Repository):
         so a device that pushed meanwhile is never overwritten. A refused ref is an
         error, never silent.
         """
-        from dulwich.client import get_transport_and_path
-
         url = self.remotes().get(location, location)
         head = self.head()
         if head is None:
@@ -293,8 +290,7 @@ class Transport(Repository):
         try:
             with private_umask(), budget:
                 config = self._repo.get_config_stack()
-                options = budget.client_options(config, url)
-                client, path = get_transport_and_path(url, config=config, **options)
+                client, path = budget.client_for(config, url)
 
                 def counted(refs: dict[Ref, ObjectID]) -> dict[Ref, ObjectID]:
                     budget.count_refs(refs)

@@ -54,6 +54,8 @@ def validate_remote_url(url: str) -> str:
             raise InvalidInputError(CREDENTIALS)
         if str(parsed.hostname).startswith("-"):  # ssh would read it as an option
             raise InvalidInputError("Remote host names must not begin with '-'.")
+        if str(parsed.username or "").startswith("-"):  # so would it read user@host
+            raise InvalidInputError("Remote user names must not begin with '-'.")
         secret = secret_parameter(parsed)
         if secret:
             raise InvalidInputError(

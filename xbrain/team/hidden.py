@@ -20,9 +20,14 @@ from ..kinds import proposal as proposal_kind
 from ..kinds import skill as skill_kind
 from ..search.query import main_head
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .history import Memo
+
 __all__ = [
     "doubted",
     "hidden_ids",
+    "history_memo",
     "in_force",
     "note_untrusted",
     "proposals",
@@ -32,6 +37,7 @@ __all__ = [
 ]
 
 _UNTRUSTED = "team-untrusted.json"
+_HISTORY = "team-history.json"  # what the history audit worked out, by commit
 _MAX = 32 << 20
 
 
@@ -142,8 +148,10 @@ def refresh(store: str | Path) -> dict[str, Any]:
 
     with Core(store).reading() as view:
         found = proposals(view) if view is not None else []
+    memo = history_memo(store)
     with Core(store).git() as git:
-        checked = audit(git, CommitId(head), found)
+        checked = audit(git, CommitId(head), found, memo)
+    _write_json(store / ".git" / "xbrain" / _HISTORY, memo.dump())
     value = {
         "commit": head,
         "hidden": sorted(set(_work_out(store)) | checked.hidden),
@@ -154,6 +162,13 @@ def refresh(store: str | Path) -> dict[str, Any]:
     }
     _write_json(Path(layer_file(store)), value)
     return value
+
+
+def history_memo(store: str | Path) -> Memo:
+    """What the team's history audits worked out so far, by commit (empty when none)."""
+    from .history import Memo
+
+    return Memo(_read_json(Path(store) / ".git" / "xbrain" / _HISTORY))
 
 
 def hidden_ids(store: str | Path) -> frozenset[str]:

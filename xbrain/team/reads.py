@@ -1,6 +1,7 @@
-"""``get``, ``list`` and ``skill recall`` across the team layers under a teams folder
-(the front ends name it): the glue between a command's personal answer and
-:mod:`xbrain.team.layers`."""
+"""``get``, ``list``, ``entry get``, ``entry list`` and ``skill recall`` across the team
+layers under a teams folder (the front ends name it): the glue between a command's
+personal answer and :mod:`xbrain.team.layers`. The CLI and the MCP tools both read
+through here."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from typing import Any
 from ..errors import XbrainError
 from .place import Layer, team_layers
 
-__all__ = ["get_resource", "list_resources", "recall_skills", "skill_level"]
+__all__ = [
+    "get_entry",
+    "get_resource",
+    "list_entries",
+    "list_resources",
+    "published_skill",
+    "recall_skills",
+    "skill_level",
+]
 
 
 def _store(layer: Layer, cache_dir: Path | None = None) -> Any:
@@ -19,9 +28,9 @@ def _store(layer: Layer, cache_dir: Path | None = None) -> Any:
     return Store(Path(layer.path), cache_dir=cache_dir)
 
 
-def get_resource(root: str | Path | None, rid: str) -> dict[str, Any] | None:
-    """The accepted team resource ``rid`` as ``{layer, trust, provenance, resource}``
-    (the first team that holds it), or None."""
+def _first(root: str | Path | None, rid: str, field: str, read: Any) -> dict[str, Any] | None:
+    """``{layer, trust, provenance, FIELD: read(team store)}`` from the first team whose
+    accepted record ``rid`` is, or None."""
     for layer in team_layers(root):
         from .layers import derived, provenance
 
@@ -29,12 +38,24 @@ def get_resource(root: str | Path | None, rid: str) -> dict[str, Any] | None:
             known = derived(layer)
             if rid in known["hidden"]:
                 continue
-            resource = _store(layer).get(rid)
+            found = read(_store(layer))
         except (XbrainError, OSError):
             continue
         where = provenance(known, rid)
-        return {"layer": layer.label, "trust": "team", "provenance": where, "resource": resource}
+        return {"layer": layer.label, "trust": "team", "provenance": where, field: found}
     return None
+
+
+def get_resource(root: str | Path | None, rid: str) -> dict[str, Any] | None:
+    """The accepted team resource ``rid`` as ``{layer, trust, provenance, resource}``
+    (the first team that holds it), or None."""
+    return _first(root, rid, "resource", lambda store: store.get(rid))
+
+
+def get_entry(root: str | Path | None, rid: str) -> dict[str, Any] | None:
+    """The accepted team entry ``rid`` as ``{layer, trust, provenance, entry}`` (the
+    first team that holds it), or None."""
+    return _first(root, rid, "entry", lambda store: store.entry_get(rid))
 
 
 def list_resources(
@@ -100,3 +121,61 @@ def skill_level(
         where = provenance(known, f"skill:{slug}")
         return {**found, "layer": layer.label, "trust": "team", "provenance": where}
     return None
+
+
+def list_entries(
+    root: str | Path | None,
+    personal: dict[str, Any],
+    kind: str | None = None,
+    status: str | None = None,
+) -> dict[str, Any]:
+    """``personal`` (an ``entry list`` answer) with every team's accepted entries merged
+    in, by kind, scope and name; a personal entry wins over a team's with its id."""
+    layers = team_layers(root)
+    if not layers:
+        return personal
+    from .layers import PERSONAL, derived, team_item
+
+    merged = [{**e, "layer": PERSONAL} for e in personal["entries"]]
+    seen = {e["id"] for e in personal["entries"]}
+    for layer in layers:
+        try:
+            listed = _store(layer).entry_list(kind, status)["entries"]
+            known = derived(layer)
+        except (XbrainError, OSError, ValueError):
+            continue
+        hide = set(known.get("hidden", ()))
+        for item in listed:
+            if item["id"] not in seen and item["id"] not in hide:
+                seen.add(item["id"])
+                merged.append(team_item(item, layer, known, item["id"]))
+    merged.sort(key=lambda e: (e["kind"], e["scope"], e["name"], e["layer"] != PERSONAL))
+    return {**personal, "count": len(merged), "entries": merged}
+
+
+def published_skill(
+    root: str | Path | None,
+    slug: str,
+    revision: str | None,
+    resource: str | None,
+    cache_dir: Path | None = None,
+) -> dict[str, Any] | None:
+    """Level 1 (``resource`` None) or Level 2 of a team's published skill ``slug``: only
+    its published revision (``revision``: None, its id or its number); None when no
+    team has it."""
+    from ..errors import NotFoundError
+
+    def read(store: Any) -> dict[str, Any]:
+        published: dict[str, Any] = store.skill_show(slug, None)
+        if published.get("state") != "published" or revision not in (
+            None,
+            published.get("revision_id"),
+            str(published.get("revision_number")),
+        ):
+            raise NotFoundError(f"No published revision {revision} of {slug} in the team.")
+        if resource is None:
+            return published
+        found: dict[str, Any] = store.skill_component(slug, published["revision_id"], resource)
+        return found
+
+    return skill_level(root, slug, read, cache_dir)

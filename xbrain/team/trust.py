@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import CommitId, Core, GitStore, View
 from ..kinds import proposal as proposal_kind
-from .hidden import note_untrusted
+from .hidden import history_memo, note_untrusted
 from .history import reviewers_at
 
 __all__ = ["check_arrivals"]
@@ -48,7 +48,7 @@ def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[s
     head, base = CommitId(new), CommitId(old) if old else None
     with Core(store).git() as git:
         now = View(git.snapshot(head))
-        trusted = set(reviewers_at(git, base or head))
+        trusted = set(reviewers_at(git, base or head, history_memo(store)))
         info = git.commit_info(head)
         tip = info.parents[1] if len(info.parents) == 2 else head  # their side of a merge
         for path in git.changed_files(base, head, proposal_kind.DIRECTORY):
