@@ -21,7 +21,9 @@ follows issue 43 item 3 (``bench/verdicts.py``): hybrid is below its better leg 
 when the sign test says p < 0.05 on Recall@5 or on MRR@5. Sizes are modest by default
 (two cores are shared while it embeds every document): ``--man-pages``, ``--queries``.
 
-Run: ``python bench/suite_modes.py [--corpus man] [--provider packaged|hashing]``.
+Run: ``python bench/suite_modes.py [--corpus man] [--language zh] [--no-everyday]
+[--provider packaged|hashing]`` (one corpus and language: ``--corpus man --language zh
+--no-everyday``).
 """
 
 from __future__ import annotations
@@ -163,6 +165,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100, help="per construction, language")
     parser.add_argument("--man-pages", type=int, default=300, help="English manual pages")
     parser.add_argument("--corpus", action="append", choices=suite.CORPORA, help="[all]")
+    parser.add_argument("--language", action="append", choices=["en", "zh"], help="[both]")
     parser.add_argument("--provider", default="packaged", choices=["packaged", "hashing"])
     parser.add_argument(
         "--no-everyday", action="store_true", help="leave out bench/everyday.py's rows"
@@ -173,7 +176,7 @@ def main() -> None:
     verdict: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xbrain-suite-modes-") as tmp:
         for corpus_name in corpora:
-            for language in ("en", "zh"):
+            for language in args.language or ("en", "zh"):
                 found, said = evaluate(
                     corpus_name, language, args.queries, Path(tmp), args.provider, args.man_pages
                 )
