@@ -10,6 +10,11 @@ the legs that found a record (lexical 1, semantic 0.8; the lexical leg 10 deep, 
 semantic one 5). A fused score is never thresholded, so a prompt that clears neither
 gate ("ok thanks") recalls nothing. These numbers were chosen on the dev halves of
 ``bench/semantic_quality.py`` with ``bench/fusion_tune.py`` (see the README).
+
+A search's lexical leg leads where it is confident: its first results that stand clear
+of the ones after them (``lexical_lead``) keep their places at the top of the fused
+answer, so records both legs found further down no longer push a clear lexical best
+down (chosen on the dev halves of the suite's rows with ``bench/fusion_rows.py``).
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ __all__ = [
     "failed_provider",
     "fuse",
     "fused_search",
+    "led",
     "lexical_instead",
+    "lexical_lead",
     "or_lexical",
     "resolve_mode",
     "semantic_leg",
@@ -46,6 +53,8 @@ WEIGHTS = {"lexical": 1.0, "semantic": 0.8}
 LEXICAL_DEPTH = 10
 SEMANTIC_DEPTH = 5
 SEMANTIC_DELTA = 0.1  # the semantic leg keeps what is within this of its best cosine
+LEAD_RATIO = 1.1  # a lexical result this far above the next one leads the fused answer
+LEAD_DEPTH = 3  # ... among the lexical leg's first this many
 QUERY_SPREAD: float | None = None  # above the query's own background: measured, not adopted
 T = TypeVar("T")
 _TIMED_OUT: dict[str, tuple[float, ProviderTimeoutError]] = {}  # by store: when, what
@@ -209,6 +218,31 @@ def fuse(
     return [(rid, round(score, 6), found[rid]) for rid, score in ranked]
 
 
+def lexical_lead(scores: list[float]) -> int:
+    """How many of the lexical leg's first results (``scores``, best first) lead a fused
+    answer: through the deepest of its first ``LEAD_DEPTH`` that scores at least
+    ``LEAD_RATIO`` times the result after it (the last one against nothing) — a clear
+    step down in the lexical leg's own scores says the records above it match the words
+    better than the ones below, which agreement between the legs should not overturn."""
+    lead = 0
+    for rank, score in enumerate(scores[:LEAD_DEPTH], start=1):
+        after = scores[rank] if rank < len(scores) else 0.0
+        if score >= LEAD_RATIO * after:
+            lead = rank
+    return lead
+
+
+def led(
+    fused: list[tuple[str, float, list[str]]], lead: list[str]
+) -> list[tuple[str, float, list[str]]]:
+    """``fused`` with the ids of ``lead`` first, in that order (each keeps its fused
+    score), then the others as they were."""
+    first = {rid: item for item in fused if (rid := item[0]) in lead}
+    return [first[rid] for rid in lead if rid in first] + [
+        item for item in fused if item[0] not in first
+    ]
+
+
 def weights_for(lexical_complete: bool) -> dict[str, float]:
     """The legs' weights: when the lexical leg's best result holds every term of the
     query, the semantic leg only adds after the lexical results (a weight too small to
@@ -284,7 +318,11 @@ def fused_search(
             complete = len(top["matched"]) >= len(terms) > 0 and holds_as_asked(
                 store_dir, top["citation"]["id"], terms
             )
-    fused = fuse(legs, weights_for(complete))[:limit]
+    fused = fuse(legs, weights_for(complete))
+    if mode == "hybrid":
+        scores = [item["score"] for item in lexical["results"][:LEXICAL_DEPTH]]
+        fused = led(fused, list(by_id)[: lexical_lead(scores)])
+    fused = fused[:limit]
     missing = [rid for rid, _, _ in fused if rid not in by_id or rid in place]
     docs = documents(store_dir / ".git", "resource", missing)  # to name their passages too
     results = []
