@@ -33,35 +33,51 @@ _CHECKPOINT_PAGES = 1000
 
 @contextlib.contextmanager
 def unsynced_commits(conn: sqlite3.Connection) -> Iterator[None]:
-    """The commits made inside are not synced to the disk; the checkpoint after them is.
+    """One write transaction (``BEGIN IMMEDIATE``; committed when the block ends, rolled
+    back when it raises) that does not wait for the disk when the WAL is fresh.
 
     For an after-commit hook's small write to a derived database in WAL mode
-    (``synchronous=NORMAL`` outside): inside, ``synchronous=OFF`` leaves out the sync of
-    a fresh WAL's header before its first frame (an ``fdatasync``, often with one of
-    the directory). A process that dies loses nothing (SQLite's own guarantee for OFF:
-    the data is with the operating system). After a power loss the WAL reads back only
-    up to its last whole transaction (each frame's checksum chains over every frame
-    before it and the header's salt), so the database is the write before or the write
-    itself, never a mix, and the commit its ``meta`` records says which: an older one is
-    caught up by the next reader (``search.freshness``). What OFF would make unsafe is a
-    checkpoint, which writes the database file itself: none runs inside (automatic
-    checkpoints off), and the one due after (a WAL past SQLite's own 1,000 pages) and
-    the one closing the connection runs under NORMAL, syncing the WAL before it copies
-    and the database before the WAL is dropped."""
+    (``synchronous=NORMAL`` outside). NORMAL syncs no commit; it syncs a WAL's header
+    before the first frame written after a reset (an ``fdatasync``, with one of the
+    directory for a new file), and each checkpoint. The header sync guards old frames
+    left in the file from being read back as current after a power loss; a WAL that is
+    empty once the write lock is held (a fresh process's, the last connection having
+    dropped it) has none, so the transaction runs under OFF. A process that dies loses
+    nothing (SQLite's guarantee for OFF: the data is with the operating system); after a
+    power loss the WAL reads back only up to its last whole transaction (each frame's
+    checksum chains over the frames before it), so the database is the write before or
+    the write itself, never a mix, and the commit its ``meta`` records says which: an
+    older one is caught up by the next reader (``search.freshness``). A WAL holding
+    frames keeps NORMAL. No checkpoint runs under OFF (automatic ones are off inside;
+    the one due after, a WAL past SQLite's 1,000 pages, and the one closing the
+    connection run under NORMAL: the WAL synced before it is copied, the database
+    before the WAL is dropped)."""
+    wal = Path(conn.execute("PRAGMA database_list").fetchone()[2] + "-wal")
     conn.execute("PRAGMA wal_autocheckpoint=0")
     conn.execute("PRAGMA synchronous=OFF")
     try:
+        conn.execute("BEGIN IMMEDIATE")
+        if _size(wal) != 0:  # frames of another connection: a reset syncs the header
+            conn.execute("ROLLBACK")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
         yield
+        if conn.in_transaction:
+            conn.execute("COMMIT")
     finally:
         if conn.in_transaction:  # left open by a failure: nothing of it is kept
             conn.execute("ROLLBACK")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
-    size = conn.execute("PRAGMA page_size").fetchone()[0]
-    wal = Path(conn.execute("PRAGMA database_list").fetchone()[2] + "-wal")
-    with contextlib.suppress(OSError):
-        if wal.stat().st_size > _CHECKPOINT_PAGES * size:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    if _size(wal) > _CHECKPOINT_PAGES * conn.execute("PRAGMA page_size").fetchone()[0]:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def remove_database(path: Path) -> None:

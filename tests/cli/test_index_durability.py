@@ -79,28 +79,34 @@ def test_a_damaged_index_after_a_write_is_rebuilt(
     assert resource_id("web", "first") in hits(xb_proc("search", "dialogs"))
 
 
-def test_unsynced_commits_restores_the_durable_settings(tmp_path: Path) -> None:
-    """Inside: no syncs and no automatic checkpoint (which would write the database file
-    unsynced); after, SQLite's defaults for a derived database, and a transaction a
-    failure left open is rolled back."""
+def test_unsynced_commits_skip_syncs_only_on_a_fresh_wal(tmp_path: Path) -> None:
+    """Inside: no automatic checkpoint (which would write the database file unsynced),
+    and no syncs when the WAL holds no frames (nothing old in it can be read back as
+    current); a WAL that holds frames keeps NORMAL (its reset syncs the new header).
+    After: SQLite's defaults for a derived database, and a failure rolls back."""
     path = tmp_path / "db.sqlite"
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
         conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("CREATE TABLE t (x)")
-        with unsynced_commits(conn):
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA synchronous=NORMAL")
+        with unsynced_commits(conn):  # the last connection dropped the WAL: a fresh one
+            assert conn.in_transaction
             assert conn.execute("PRAGMA synchronous").fetchone() == (0,)
             assert conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
             conn.execute("INSERT INTO t VALUES (1)")
+        assert not conn.in_transaction
         assert conn.execute("PRAGMA synchronous").fetchone() == (1,)
         assert conn.execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
-        with contextlib.suppress(RuntimeError), unsynced_commits(conn):
-            conn.execute("BEGIN IMMEDIATE")
+        with unsynced_commits(conn):  # the frames written above are still in the WAL
+            assert conn.execute("PRAGMA synchronous").fetchone() == (1,)
             conn.execute("INSERT INTO t VALUES (2)")
+        with contextlib.suppress(RuntimeError), unsynced_commits(conn):
+            conn.execute("INSERT INTO t VALUES (3)")
             raise RuntimeError("failed halfway")
         assert not conn.in_transaction
         assert conn.execute("PRAGMA synchronous").fetchone() == (1,)
-        assert conn.execute("SELECT x FROM t").fetchall() == [(1,)]
+        assert conn.execute("SELECT x FROM t").fetchall() == [(1,), (2,)]
 
 
 def test_a_long_wal_is_checkpointed_after_the_unsynced_commits(tmp_path: Path) -> None:
@@ -116,8 +122,6 @@ def test_a_long_wal_is_checkpointed_after_the_unsynced_commits(tmp_path: Path) -
         conn.execute("CREATE TABLE t (x)")
         reader.execute("SELECT COUNT(*) FROM t").fetchone()
         with unsynced_commits(conn):
-            conn.execute("BEGIN")
             conn.executemany("INSERT INTO t VALUES (?)", [(b"x" * 4000,) for _ in range(1500)])
-            conn.execute("COMMIT")
         assert wal.stat().st_size > 1000 * 4096  # the reader kept it from being reset
         assert path.stat().st_size > 1500 * 4000  # but its pages are in the database

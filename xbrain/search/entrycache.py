@@ -238,11 +238,9 @@ def update(
     conn = _connect(path)
     try:
         with unsynced_commits(conn):
-            conn.execute("BEGIN IMMEDIATE")
             meta = dict(conn.execute("SELECT key, value FROM meta"))
             if meta.get("version") != VERSION or not reflects(path, meta.get("commit"), parent):
-                conn.execute("ROLLBACK")
-                return
+                return  # nothing written
             for rid, entry in changed.items():
                 if entry is None:
                     _drop(conn, rid)
@@ -253,7 +251,6 @@ def update(
                 conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),)
                 )
-            conn.execute("COMMIT")
     finally:
         conn.close()
 

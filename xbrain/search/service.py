@@ -181,7 +181,6 @@ def after_commit(
         contextlib.suppress(sqlite3.Error, OSError, XbrainError),
         SearchIndex(path, tokenizer) as index,
         unsynced_commits(index.conn),
-        index.write(),
     ):
         if index.meta("commit") == parent:
             for file, data in changes.items():
