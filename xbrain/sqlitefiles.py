@@ -5,13 +5,14 @@ removes one removes all three."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from json import JSONDecodeError
 from pathlib import Path
 from typing import TypeVar
 
-__all__ = ["DAMAGED", "DamagedRow", "rebuilt_if_damaged", "remove_database"]
+__all__ = ["DAMAGED", "DamagedRow", "rebuilt_if_damaged", "remove_database", "unsynced_commits"]
 
 _T = TypeVar("_T")
 
@@ -24,6 +25,59 @@ class DamagedRow(ValueError):
 # what xbrain writes (a hand edit, bit rot): either way it is rebuilt or passed over.
 # (Not every ValueError: text that is not UTF-8 is the caller's error, said as such.)
 DAMAGED = (sqlite3.Error, JSONDecodeError, DamagedRow, KeyError, TypeError)
+
+
+# SQLite's own default: a commit that leaves the WAL this many pages long checkpoints it
+_CHECKPOINT_PAGES = 1000
+
+
+@contextlib.contextmanager
+def unsynced_commits(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE``; committed when the block ends, rolled
+    back when it raises) that does not wait for the disk when the WAL is fresh.
+
+    For an after-commit hook's small write to a derived database in WAL mode
+    (``synchronous=NORMAL`` outside). NORMAL syncs no commit; it syncs a WAL's header
+    before the first frame written after a reset (an ``fdatasync``, with one of the
+    directory for a new file), and each checkpoint. The header sync guards old frames
+    left in the file from being read back as current after a power loss; a WAL that is
+    empty once the write lock is held (a fresh process's, the last connection having
+    dropped it) has none, so the transaction runs under OFF. A process that dies loses
+    nothing (SQLite's guarantee for OFF: the data is with the operating system); after a
+    power loss the WAL reads back only up to its last whole transaction (each frame's
+    checksum chains over the frames before it), so the database is the write before or
+    the write itself, never a mix, and the commit its ``meta`` records says which: an
+    older one is caught up by the next reader (``search.freshness``). A WAL holding
+    frames keeps NORMAL. No checkpoint runs under OFF (automatic ones are off inside;
+    the one due after, a WAL past SQLite's 1,000 pages, and the one closing the
+    connection run under NORMAL: the WAL synced before it is copied, the database
+    before the WAL is dropped)."""
+    wal = Path(conn.execute("PRAGMA database_list").fetchone()[2] + "-wal")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("PRAGMA synchronous=OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        if _size(wal) != 0:  # frames of another connection: a reset syncs the header
+            conn.execute("ROLLBACK")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+        yield
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+    finally:
+        if conn.in_transaction:  # left open by a failure: nothing of it is kept
+            conn.execute("ROLLBACK")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
+    if _size(wal) > _CHECKPOINT_PAGES * conn.execute("PRAGMA page_size").fetchone()[0]:
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def remove_database(path: Path) -> None:

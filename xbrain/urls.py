@@ -8,7 +8,7 @@ same string the original produced. Beyond the original, a URL whose query (or
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from .errors import InvalidInputError
@@ -31,8 +31,60 @@ _X_PATH = re.compile(
 _DIGITS = re.compile(r"\d+", re.ASCII)
 
 
+# An https URL the WHATWG algorithm leaves exactly as it is (a missing path aside, which
+# becomes "/"), so a write of a plain link need not load ada: a host of lower-case ASCII
+# labels (no "--", so no IDNA; the last label starts with a letter, so no IPv4 number),
+# no credentials or port, and a path, query and fragment of characters no
+# percent-encode set takes (dot segments are looked at apart).
+_SAFE = r"[A-Za-z0-9._~!$&()*+,;=:@/-]"
+_PLAIN = re.compile(
+    r"https://((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?)"
+    rf"(/{_SAFE}*)?(\?(?:{_SAFE}|\?)*)?(#(?:{_SAFE}|\?)*)?",
+    re.ASCII,
+)
+
+
+class PlainURL(NamedTuple):
+    """What ada's ``URL`` answers for a URL :data:`_PLAIN` matches (the same strings)."""
+
+    href: str
+    hostname: str
+    pathname: str
+    search: str
+    hash: str
+    protocol: str = "https:"
+    username: str = ""
+    password: str = ""
+    port: str = ""
+
+    @property
+    def host(self) -> str:
+        return self.hostname
+
+    def __str__(self) -> str:
+        return self.href
+
+
+def _plain(value: str) -> PlainURL | None:
+    """``value`` parsed without ada when WHATWG would change nothing in it, else None."""
+    match = _PLAIN.fullmatch(value)
+    if match is None:
+        return None
+    host, path, query, fragment = match.groups(default="")
+    if "--" in host or any(part in (".", "..") for part in path.split("/")):
+        return None
+    path = path or "/"
+    href = f"https://{host}{path}{query}{fragment}"
+    return PlainURL(
+        href, host, path, "" if query == "?" else query, "" if fragment == "#" else fragment
+    )
+
+
 def parse_url(value: str) -> Any:
     """Parse with the WHATWG algorithm; an unparseable URL is ``Invalid URL``."""
+    plain = _plain(value)
+    if plain is not None:
+        return plain
     from ada_url import URL
 
     try:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..sqlitefiles import DAMAGED, remove_database
+from ..sqlitefiles import DAMAGED, remove_database, unsynced_commits
 from .entryloaded import Candidates, Loaded, links_of
 from .freshness import reflects
 from .stems import marked
@@ -237,22 +237,20 @@ def update(
         return
     conn = _connect(path)
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        meta = dict(conn.execute("SELECT key, value FROM meta"))
-        if meta.get("version") != VERSION or not reflects(path, meta.get("commit"), parent):
-            conn.execute("ROLLBACK")
-            return
-        for rid, entry in changed.items():
-            if entry is None:
-                _drop(conn, rid)
-            else:
-                _put(conn, entry, tokenizer)
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
-        if defaults is not None:
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),)
-            )
-        conn.execute("COMMIT")
+        with unsynced_commits(conn):
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+            if meta.get("version") != VERSION or not reflects(path, meta.get("commit"), parent):
+                return  # nothing written
+            for rid, entry in changed.items():
+                if entry is None:
+                    _drop(conn, rid)
+                else:
+                    _put(conn, entry, tokenizer)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
+            if defaults is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('recall', ?)", (json.dumps(defaults),)
+                )
     finally:
         conn.close()
 

@@ -18,7 +18,7 @@ from ..core import CommitId, GitStore, View
 from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
-from ..sqlitefiles import rebuilt_if_damaged, remove_database
+from ..sqlitefiles import rebuilt_if_damaged, remove_database, unsynced_commits
 from .index import SearchIndex
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -180,7 +180,7 @@ def after_commit(
     with (
         contextlib.suppress(sqlite3.Error, OSError, XbrainError),
         SearchIndex(path, tokenizer) as index,
-        index.write(),
+        unsynced_commits(index.conn),
     ):
         if index.meta("commit") == parent:
             for file, data in changes.items():

@@ -18,7 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database
+from ..sqlitefiles import DAMAGED, rebuilt_if_damaged, remove_database, unsynced_commits
 from .freshness import reflects
 from .index import VERSION, SearchIndex
 from .kept import reader
@@ -291,7 +291,10 @@ def after_commit(control: Path, tokenizer: Tokenizer, view: Any, parent: str | N
     path = control / SKILL_INDEX
     if parent is None or not path.is_file():
         return
-    with SearchIndex(path, tokenizer, fields=skill_fields) as index:
+    with (
+        SearchIndex(path, tokenizer, fields=skill_fields) as index,
+        unsynced_commits(index.conn),
+    ):
         if reflects(path, index.meta("commit"), parent):
             _catch_up(index, view)
 
