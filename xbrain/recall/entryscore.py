@@ -6,6 +6,7 @@ terms found anywhere in it; plus its ``boost``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -118,7 +119,7 @@ class Idf:
     """Inverse document frequency among the entries, computed per term on demand (a
     prompt touches few terms); a term no entry holds weighs as the rarest."""
 
-    def __init__(self, df: dict[str, int], n: int) -> None:
+    def __init__(self, df: Mapping[str, int], n: int) -> None:
         self.df = df
         self.n = n
         self._known: dict[str, float] = {}
