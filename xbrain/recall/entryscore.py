@@ -34,13 +34,15 @@ def similarity(
     """The rarity-weighted share of ``terms`` the prompt holds, and those terms; a term
     the prompt holds in another form only (its English stem is in ``roots``, the prompt
     terms' stems) counts ``STEMMED`` of its weight."""
-    weight = idf.weight
+    known = idf.known  # each weight computed so far
     total = exact = other = 0.0  # summed in the terms' order, as ``sum`` would
     held: list[str] = []
     count = 0
     for term in dict.fromkeys(terms):  # once each, in order
         count += 1
-        w = weight(term)
+        w = known.get(term)
+        if w is None:
+            w = idf.weight(term)
         total += w
         if term in prompt:
             exact += w
@@ -122,13 +124,13 @@ class Idf:
     def __init__(self, df: Mapping[str, int], n: int) -> None:
         self.df = df
         self.n = n
-        self._known: dict[str, float] = {}
+        self.known: dict[str, float] = {}
 
     def weight(self, term: str) -> float:
         """``log(1 + (n + 1) / (df + 0.5))``."""
-        known = self._known.get(term)
+        known = self.known.get(term)
         if known is None:
-            known = self._known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
+            known = self.known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
         return known
 
 
