@@ -1,5 +1,6 @@
 """Asking a running ``xbrain serve`` (the client half, on every prompt's path: it loads
-only C modules — ``_socket``, ``zlib``, ``stat`` — no json, no typing, no pathlib).
+only C modules — ``_socket``, ``stat`` — no json, no typing, no pathlib, not even ``zlib``,
+whose shared library took longer to load than its two checksums of a path take here).
 
 Every store has at most one server, behind a Unix socket whose name is derived from the
 store's real path, in a private runtime directory: ``$XDG_RUNTIME_DIR/xbrain`` when that
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import os
 import stat
-import zlib
 
 TYPE_CHECKING = False  # on every prompt's path: no typing at import
 if TYPE_CHECKING:
@@ -78,7 +78,26 @@ def socket_path(store: str | os.PathLike[str]) -> str:
     """The socket of ``store``'s server (named by two checksums of its real path; a
     server answers only for the store it serves, so even a clash is never wrong)."""
     real = os.fsencode(os.path.realpath(store))
-    return os.path.join(runtime_dir(), f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}.sock")
+    return os.path.join(runtime_dir(), f"{_crc32(real):08x}{_adler32(real):08x}.sock")
+
+
+def _crc32(data: bytes) -> int:
+    """``zlib.crc32(data)`` (a path's few bytes: loading zlib cost more than this)."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0xEDB88320 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
+
+
+def _adler32(data: bytes) -> int:
+    """``zlib.adler32(data)``."""
+    a, b = 1, 0
+    for byte in data:
+        a = (a + byte) % 65521
+        b = (b + a) % 65521
+    return (b << 16) | a
 
 
 def owned(path: str | os.PathLike[str], kind: int) -> bool:

@@ -160,6 +160,7 @@ def _warm(store: Path) -> dict[str, Any]:
     and — when semantic recall is on here — the model and its vectors."""
     one_thread_math()  # before numpy loads
     from .lightcli import cache_dir
+    from .recall import telemetry
     from .search import entrycache, kept
     from .search.tokenize import Tokenizer, keep_warm
     from .semantic.hybrid import failed_provider, provider_for, resolve_mode
@@ -167,6 +168,7 @@ def _warm(store: Path) -> dict[str, Any]:
     keep_warm()
     entrycache.keep_warm()
     kept.keep_warm()  # the indexes' connections and page caches, across requests
+    telemetry.keep_open()
     tokenizer = Tokenizer(cache_dir())
     try:
         tokenizer.words("warm 预热")

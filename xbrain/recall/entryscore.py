@@ -6,6 +6,7 @@ terms found anywhere in it; plus its ``boost``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -33,19 +34,28 @@ def similarity(
     """The rarity-weighted share of ``terms`` the prompt holds, and those terms; a term
     the prompt holds in another form only (its English stem is in ``roots``, the prompt
     terms' stems) counts ``STEMMED`` of its weight."""
-    unique = list(dict.fromkeys(terms))
-    if not unique:
+    known = idf.known  # each weight computed so far
+    total = exact = other = 0.0  # summed in the terms' order, as ``sum`` would
+    held: list[str] = []
+    count = 0
+    for term in dict.fromkeys(terms):  # once each, in order
+        count += 1
+        w = known.get(term)
+        if w is None:
+            w = idf.weight(term)
+        total += w
+        if term in prompt:
+            exact += w
+            held.append(term)
+        elif roots and _stem(term) in roots:
+            other += w
+            held.append(term)
+    if not count:
         return 0.0, []
-    matched = [t for t in unique if t in prompt]
-    formed: list[str] = []
-    if roots and len(matched) < len(unique):
-        formed = [t for t in unique if t not in prompt and _stem(t) in roots]
-    total = sum(idf.weight(t) for t in unique)
-    held = sum(idf.weight(t) for t in matched) + STEMMED * sum(idf.weight(t) for t in formed)
-    score = held / total
-    if len(unique) > 1 and len(matched) + len(formed) < 2:
+    score = (exact + STEMMED * other) / total
+    if count > 1 and len(held) < 2:
         score *= 0.5  # one shared word out of several is weak evidence
-    return score, [t for t in unique if t in matched or t in formed]
+    return score, held
 
 
 def score_entry(
@@ -111,16 +121,16 @@ class Idf:
     """Inverse document frequency among the entries, computed per term on demand (a
     prompt touches few terms); a term no entry holds weighs as the rarest."""
 
-    def __init__(self, df: dict[str, int], n: int) -> None:
+    def __init__(self, df: Mapping[str, int], n: int) -> None:
         self.df = df
         self.n = n
-        self._known: dict[str, float] = {}
+        self.known: dict[str, float] = {}
 
     def weight(self, term: str) -> float:
         """``log(1 + (n + 1) / (df + 0.5))``."""
-        known = self._known.get(term)
+        known = self.known.get(term)
         if known is None:
-            known = self._known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
+            known = self.known[term] = math.log(1 + (self.n + 1) / (self.df.get(term, 0) + 0.5))
         return known
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["Candidates", "Loaded", "links_of"]
+__all__ = ["Candidates", "Frequencies", "Loaded", "links_of"]
 
 
 class Candidates:
@@ -17,7 +18,7 @@ class Candidates:
     def __init__(
         self,
         entries: list[tuple[dict[str, Any], set[str]]],
-        df: dict[str, int],
+        df: Mapping[str, int],
         n: int,
         defaults: dict[str, Any],
         links: dict[str, list[tuple[str, str]]] | None = None,
@@ -59,10 +60,21 @@ class Loaded:
             for i in self.postings.get(term, ()):
                 held.setdefault(i, set()).add(term)
         entries = [(self.entries[i], found) for i, found in sorted(held.items())]
-        needed = (
-            {t for e, _ in entries for _, ts in e["queries"] + e["keywords"] for t in ts}
-            | {t for e, _ in entries for t in e["about"]}
-            | terms
-        )
-        df = {t: len(self.postings[t]) for t in needed if t in self.postings}
+        df = Frequencies(self.postings)  # counted when scoring asks (it asks for few)
         return Candidates(entries, df, len(self.entries), self.defaults, self.links)
+
+
+class Frequencies(Mapping[str, int]):
+    """Each term's entry count, read off the postings held in memory when asked."""
+
+    def __init__(self, postings: dict[str, set[int]]) -> None:
+        self.postings = postings
+
+    def __getitem__(self, term: str) -> int:
+        return len(self.postings[term])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.postings)
+
+    def __len__(self) -> int:
+        return len(self.postings)

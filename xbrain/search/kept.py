@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CACHE_KIB", "keep_warm", "reader", "release"]
+__all__ = ["CACHE_KIB", "keep_warm", "memo", "reader", "release"]
 
 CACHE_KIB = 64 * 1024  # per kept index: the 10,000-resource index is some 32 MB
 
-_KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection]] | None = None
+_KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[Any, Any]]] | None = None
 
 
 def keep_warm() -> None:
@@ -49,8 +50,19 @@ def reader(path: Path) -> sqlite3.Connection | None:
         kept[1].close()
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    _KEPT[key] = (identity, conn)
+    _KEPT[key] = (identity, conn, {})
     return conn
+
+
+def memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
+    """A dict kept beside ``conn`` while it is kept (dropped with it when its file is
+    replaced), for what the caller computed from it; None when ``conn`` is not a kept
+    one. What goes in must be keyed by what it was computed from (``PRAGMA
+    data_version`` within a read transaction: another connection's commit changes it)."""
+    for _, kept, memos in (_KEPT or {}).values():
+        if kept is conn:
+            return memos
+    return None
 
 
 def release(conn: sqlite3.Connection) -> None:

@@ -22,6 +22,7 @@ import sqlite3
 from contextvars import ContextVar
 from typing import Any
 
+from . import kept
 from .scoring import Plan, query
 from .stems import variants
 
@@ -136,13 +137,16 @@ def scored(
 
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
-    totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
-    with_forms = STEM_BLEND and _WORD_FORMS.get()
-    forms = [variants(conn, term) if with_forms else [term] for term in terms]
-    exact_df = [_frequency(conn, [term]) for term in terms]
-    stem_df = [
-        _frequency(conn, f) if len(f) > 1 else df for f, df in zip(forms, exact_df, strict=True)
-    ]
+    known = _known(conn)
+    totals = known.get("totals")
+    if totals is None:
+        totals = dict(conn.execute("SELECT field, length FROM totals").fetchall())
+        known["totals"] = totals
+    with_forms = bool(STEM_BLEND and _WORD_FORMS.get())
+    held = [_term(conn, known, term, with_forms) for term in terms]
+    forms = [list(f) for f, _, _ in held]
+    exact_df = [df for _, df, _ in held]
+    stem_df = [df for _, _, df in held]
     average_length = sum(totals.values()) / total_docs
 
     def stats(df: int) -> tuple[float, float]:
@@ -166,6 +170,39 @@ def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
         COORDINATION,
         COVER_BY,
     )
+
+
+# what a long-lived server remembers of one index's snapshot: its totals and each term's
+# forms and frequencies (a prompt's common words recur in every prompt)
+KNOWN_TERMS = 20_000
+
+
+def _known(conn: sqlite3.Connection) -> dict[Any, Any]:
+    """What is known of the snapshot ``conn`` reads now: a kept connection's memo while
+    no commit changed the index (``PRAGMA data_version``, read inside the request's read
+    transaction, changes with every other connection's commit), else a new dict."""
+    memo = kept.memo(conn)
+    if memo is None:
+        return {}
+    version = conn.execute("PRAGMA data_version").fetchone()[0]
+    if memo.get("version") != version or len(memo) > KNOWN_TERMS:
+        memo.clear()
+        memo["version"] = version
+    return memo
+
+
+def _term(
+    conn: sqlite3.Connection, known: dict[Any, Any], term: str, with_forms: bool
+) -> tuple[tuple[str, ...], int, int]:
+    """``term``'s indexed forms (itself first; itself alone without ``with_forms``), the
+    documents holding it, and those holding any of its forms."""
+    key = (term, with_forms)
+    found: tuple[tuple[str, ...], int, int] | None = known.get(key)
+    if found is None:
+        forms = variants(conn, term) if with_forms else [term]
+        df = _frequency(conn, [term])
+        found = known[key] = (tuple(forms), df, _frequency(conn, forms) if len(forms) > 1 else df)
+    return found
 
 
 def _bound(plan: Plan, held: list[int]) -> float:

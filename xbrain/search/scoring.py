@@ -86,7 +86,8 @@ def query(
     _by_groups(sql, plan)
     length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
     sql.add(
-        " FROM (SELECT p.doc AS doc, q.pos AS pos, q.exact AS exact, q.ie AS ie, q.ce AS ce, "
+        " FROM (SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, q.exact AS exact, q.ie AS ie, "
+        "q.ce AS ce, "
         f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
     )
     for i, values in enumerate(plan.fields):
@@ -137,13 +138,13 @@ def _cover(plan: Plan, weight: str, odds: str, length: str) -> str:
 def _by_groups(sql: _Sql, plan: Plan) -> None:
     """Per document and term (se, ce, ss, cs), then per document."""
     whole = _wholes(plan)
-    sql.add("FROM (SELECT g.doc AS doc, (SELECT rid FROM docs WHERE doc = g.doc) AS rid, ")
+    sql.add("FROM (SELECT g.doc AS doc, g.rid AS rid, ")
     sql.add("group_concat(g.pos) AS matched, SUM(g.se) AS es, SUM(g.ce) / ? AS ec", whole[0])
     if plan.blend:
         sql.add(", SUM(g.ss) AS ss, SUM(g.cs) / ? AS sc", whole[1])
     exact = "SUM(s.exact * s.x)"
     sql.add(
-        f" FROM (SELECT s.doc AS doc, s.pos AS pos, CASE WHEN {exact} > 0 THEN "
+        f" FROM (SELECT s.doc AS doc, s.rid AS rid, s.pos AS pos, CASE WHEN {exact} > 0 THEN "
         f"s.ie * {exact} / ({exact} + ?) ELSE 0 END AS se, ",
         plan.k1,
     )
