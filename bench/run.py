@@ -426,6 +426,8 @@ def skill_rows(root: Path, store: Path, runs: int) -> tuple[list[Row], list[str]
     for item in man_resources(10_000, 4000):
         command = str(item["title"]).split(":", 1)[0]
         slug = re.sub(r"[^a-z0-9]+", "-", command.lower())[:50].strip("-")
+        if scan_text(str(item["text"])[:4000]):  # an example credential in a man page
+            continue
         if slug and slug not in pages and str(item["purpose"]).strip():
             pages[slug] = item
     chosen = list(pages.items())[:1000]
