@@ -19,6 +19,10 @@ commit at the first problem, naming the path:
   state's times always, and on a pull (a base to merge into) every record's clock
   (``updatedAt``, a tombstone's ``deletedAt``), which would otherwise win every
   last-writer-wins merge after it and sort first. A clone restores a store as it is.
+
+A push to a team goes through the same gate first (``check_outgoing``): what every
+member's pull would refuse, such as one record dated 2099, would otherwise lock the
+whole team out of pulling until it is removed.
 """
 
 from __future__ import annotations
