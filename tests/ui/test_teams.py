@@ -200,3 +200,13 @@ def test_someone_not_a_reviewer_sees_the_count_and_no_buttons(
     section = queue.split('id="team-eng"', 1)[1]
     assert "1 proposed; you (Rita &lt;mallory@example.org&gt;) are not one of" in section
     assert "team-accept" not in section
+
+
+def test_the_review_queue_shows_each_proposal_s_description(
+    ui: Running, team: dict[str, Any], xb: Run, tmp_path: Path
+) -> None:
+    shared = ann_shares(tmp_path, team["bare"], ["ann-described"])
+    assert xb("team", "pull", "eng", store=None).code == 0
+    queue = ui.get("/review")
+    assert queue.status == 200 and f"/team/eng/entry/{shared['ann-described']}" in queue.body
+    assert 'class="description">Ann&#39;s proposal ann-described</p>' in queue.body, queue.body

@@ -129,6 +129,11 @@ def team_review(
     record id or skill slug; also a record committed to the team by someone not a
     reviewer, listed under "untrusted") as a reviewer of the team.
 
+    Both pull the team first (one that cannot be reached: the list is its last pull,
+    and says so). Each is listed with its title and description, hidden characters
+    marked (<U+202E>); one whose title, name or description holds such a character
+    cannot be accepted (exit 4).
+
     Reviewers are commit identities named in the team store's team.reviewers (set
     there with xbrain config team.reviewers "Ann <ann@example.org>, …"). A decision is
     committed with your identity and pushed; a push the host refuses exits 8 and is
@@ -140,7 +145,8 @@ def team_review(
     if verb is None:
         if keys or reason is not None:
             raise UsageError("xbrain team review NAME [accept|reject KEY... [--reason R]]")
-        emit(listing(_root(), name))
+        quiet_network_libraries()
+        emit(listing(_root(), name, cache_dir(), _who(ctx), fetch=True))
         return
     if not keys:
         raise UsageError(f"Give the proposal to {verb}: xbrain team review {name} {verb} KEY")

@@ -45,7 +45,7 @@ from ..kinds import resource as resource_kind
 from ..messages import PURGE_TRAILER
 from ..urls import redact_url
 from .backup import bundle_bound, bundle_file
-from .intake import check_commit
+from .intake import check_commit, check_outgoing
 from .merge import integrate
 from .received import received
 from .settings import (
@@ -103,11 +103,14 @@ def _new_or_empty(path: Path) -> bool:
         return False
 
 
-def push(core: Core, name: str = "origin", *, force_with_lease: bool = False) -> dict[str, Any]:
+def push(
+    core: Core, name: str = "origin", *, force_with_lease: bool = False, team: str | None = None
+) -> dict[str, Any]:
     """Push main to a remote (a backup); refused if the remote has diverged.
 
     ``force_with_lease``: replace the history ``xbrain purge`` removed, only if the remote
-    still holds exactly the commit it held then."""
+    still holds exactly the commit it held then. ``team``: the team this store is the
+    clone of; what it would send is checked as the members' pulls check it first."""
     core.existing()
     with core.git() as git:
         url = git.remotes().get(name)
@@ -133,6 +136,9 @@ def push(core: Core, name: str = "origin", *, force_with_lease: bool = False) ->
                 f"{name} still holds history xbrain purge removed; run xbrain remote push "
                 f"--force-with-lease {name} to replace it there."
             )
+        head = git.head()
+        if team is not None and head is not None:
+            check_outgoing(git, git.history().remote_refs().get(name), head, team)
         git.push(name, lease)
         if lease is not None:
             git.history().clear_purge_lease(name)
@@ -155,11 +161,12 @@ def _bound() -> PackBound:
     return PackBound(NO_LIMIT, NO_LIMIT, largest_file(), NO_LIMIT)
 
 
-def pull(core: Core, name: str) -> dict[str, Any]:
+def pull(core: Core, name: str, team: str | None = None) -> dict[str, Any]:
     """Fetch into a quarantine (outside the lock), then check, and fast-forward or merge.
 
     Nothing the remote sent enters the object store, the working tree or a ref before
     :func:`xbrain.remote.intake.check_commit` accepted it; a merge over the limits is refused.
+    ``team``: the team this store is the clone of (refusals name it).
     """
     with core.git() as git:
         url = git.remotes().get(name)
@@ -184,7 +191,8 @@ def pull(core: Core, name: str) -> dict[str, Any]:
                     _refuse_purged(incoming, locked, ours, theirs, name)
                 parsed: dict[str, dict[str, Any]] = {}
                 limits = device(locked)
-                check_commit(incoming, ours, theirs, f"remote {name}", parsed, limits.max_entries)
+                origin = f"team {team}" if team is not None else f"remote {name}"
+                check_commit(incoming, ours, theirs, origin, parsed, limits.max_entries)
                 locked.accept_objects(incoming)
                 dropped: list[dict[str, Any]] = []
                 state, head = integrate(

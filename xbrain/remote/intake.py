@@ -19,6 +19,10 @@ commit at the first problem, naming the path:
   state's times always, and on a pull (a base to merge into) every record's clock
   (``updatedAt``, a tombstone's ``deletedAt``), which would otherwise win every
   last-writer-wins merge after it and sort first. A clone restores a store as it is.
+
+A push to a team goes through the same gate first (``check_outgoing``): what every
+member's pull would refuse, such as one record dated 2099, would otherwise lock the
+whole team out of pulling until it is removed.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from ..kinds import skill as skill_kind
 from ..kinds.skillcheck import skill_problems
 from ..paths import component_problem
 
-__all__ = ["WALK_PER_RECORD", "check_commit"]
+__all__ = ["WALK_PER_RECORD", "check_commit", "check_outgoing", "dated_ahead", "horizon"]
 
 # trees and entries a check may walk for each record the store may hold: a store at its
 # limit holds one file per record, its shard folders and catalog, URL and entry files
@@ -80,13 +84,23 @@ def check_commit(
         ) from exc
 
 
+def check_outgoing(git: GitStore, base: CommitId | None, commit: CommitId, team: str) -> None:
+    """Before a push to team ``team``: refuse what its members' pulls would refuse (a
+    record or skill state dated more than a day ahead, which would lock every member out
+    of pulling), checked as a pull checks it; ``base``: what the team last held (None:
+    all of it)."""
+    _check(git, base, commit, f"to push to team {team}", None, None, outgoing=True)
+
+
 def _check(
     git: GitStore,
     base: CommitId | None,
     commit: CommitId,
     origin: str,
     parsed: dict[str, dict[str, Any]] | None,
-    max_walk: int,
+    max_walk: int | None,
+    *,
+    outgoing: bool = False,
 ) -> list[str]:
     found: list[tuple[str, str, str]] = []
     for leaf in git.walk_leaves(base, commit, max_walk, origin):
@@ -105,8 +119,9 @@ def _check(
         found.append((path, leaf.sha, kind))
     snap = git.snapshot(commit)
     seen: dict[str, dict[str, Any]] = parsed if parsed is not None else {}
-    horizon = _horizon()
-    clocks = {spec.name: spec.clock for spec in record_kinds()} if base is not None else {}
+    latest = horizon()
+    dated = base is not None or outgoing
+    clocks = {spec.name: spec.clock for spec in record_kinds()} if dated else {}
     for path, sha, kind in sorted(found):
         size = git.blob_size(sha)  # from the header: a huge blob is never inflated
         if size is not None and size > max_bytes(kind):
@@ -119,18 +134,26 @@ def _check(
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
         clock = clocks.get(kind)
         when = seen[sha].get(clock, "") if clock is not None else ""
-        if isinstance(when, str) and when > horizon:
+        if isinstance(when, str) and when > latest:
             raise _future(origin, path, f"{when} ({clock})")
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
-    _check_skills(git, base, commit, {path for path, _, _ in found}, origin, horizon)
+    _check_skills(git, base, commit, {path for path, _, _ in found}, origin, latest)
     return [path for path, _, _ in found]
 
 
 _SKEW_DAYS = 1  # how far ahead of this machine's clock another device's clock may be
 
 
-def _horizon() -> str:
+def dated_ahead(kind: str, record: dict[str, Any]) -> str | None:
+    """``"<time> (<field>)"`` when ``record`` (of record kind ``kind``) is dated more
+    than a day ahead of this machine's clock, the bound a pull holds it to; else None."""
+    clock = {spec.name: spec.clock for spec in record_kinds()}.get(kind)
+    when = record.get(clock, "") if clock is not None else ""
+    return f"{when} ({clock})" if isinstance(when, str) and when > horizon() else None
+
+
+def horizon() -> str:
     """The latest time a skill state from outside may carry: now plus a day of clock
     skew. Its times are written by xbrain's clock, never given by a user, and a later
     one would win every merge after it (a publication dated 2099 beats each of the
@@ -148,8 +171,8 @@ def _horizon() -> str:
 def _future(origin: str, path: str, when: str) -> InvalidInputError:
     return InvalidInputError(
         f"Refused {origin}: {json.dumps(path)} is dated {when}, more than a day ahead of "
-        "this machine's clock (it would win every merge); nothing changed. A device with "
-        "a wrong clock: set it right, then write again."
+        "this machine's clock (it would win every merge); nothing changed. Whoever wrote "
+        "it dates it right (its date, or their device's clock) and writes it again."
     )
 
 

@@ -30,6 +30,7 @@ from ..kinds.urls import URLS_DIR, url_shard, urls_path
 from ..messages import commit_message
 from ..text import canonical_url
 from ..timestamps import later_of
+from .intake import horizon
 
 __all__ = ["derived_in_step", "integrate", "merge_files"]
 
@@ -244,7 +245,10 @@ def _vanished(ours: View, theirs: View, now: str) -> dict[str, bytes | None]:
             continue
         dead = next((s for s in family(rid) if s.tombstone), None)
         if dead is not None:
-            tombstone = {"id": rid, "deletedAt": later_of(now, value[spec.clock])}
+            when = later_of(now, value[spec.clock])
+            # never dated past the bound pulls hold records to: a record dated 2099 and
+            # removed with git must not come back as a tombstone every pull refuses
+            tombstone = {"id": rid, "deletedAt": when if when <= horizon() else now}
             changes[dead.path(rid)] = dump_yaml(tombstone)
     return changes
 
@@ -324,7 +328,8 @@ def integrate(
     when = int(time.time())
     if ours is None or git.is_ancestor(ours, theirs):
         head = theirs
-        identity = View(git.snapshot(theirs)).config().identity
+        # the puller's commits (a team member's clone pushes them): the caller's identity
+        identity = identity or View(git.snapshot(theirs)).config().identity
         if ours is not None:
             tombstones = _vanished(View(git.snapshot(ours)), View(git.snapshot(theirs)), now)
             if tombstones:

@@ -37,20 +37,22 @@ class Remotes:
         return remote.remotes(self.core)
 
     def remote_push(
-        self, name: str = "origin", *, force_with_lease: bool = False
+        self, name: str = "origin", *, force_with_lease: bool = False, team: str | None = None
     ) -> dict[str, Any]:
         """Push main to a remote (a backup); refused if the remote has diverged
-        (``force_with_lease``: replace what a purge removed there)."""
+        (``force_with_lease``: replace what a purge removed there). ``team``: this store
+        is that team's clone, and nothing its members' pulls would refuse is sent."""
         from .. import remote
 
-        return remote.push(self.core, name, force_with_lease=force_with_lease)
+        return remote.push(self.core, name, force_with_lease=force_with_lease, team=team)
 
-    def remote_pull(self, name: str = "origin") -> dict[str, Any]:
-        """Fetch a remote and fast-forward or merge deterministically."""
+    def remote_pull(self, name: str = "origin", *, team: str | None = None) -> dict[str, Any]:
+        """Fetch a remote and fast-forward or merge deterministically (``team``: this
+        store is that team's clone; refusals name it)."""
         from .. import remote
 
         self.core.existing()
-        return {"remote": name, **remote.pull(self.core, name)}
+        return {"remote": name, **remote.pull(self.core, name, team)}
 
     def remote_verify(self, name: str = "origin") -> dict[str, Any]:
         """Prove the remote restores: clone it aside, check objects, records and catalog."""

@@ -124,7 +124,7 @@ def pull(
     with store.core.git() as git:
         before = git.head()
     try:
-        result = store.remote_pull("origin")
+        result = store.remote_pull("origin", team=name)
     except XbrainError as exc:
         note_sync(path, lastAttempt=now_timestamp(), lastError=exc.message)
         raise
@@ -163,7 +163,7 @@ def push(root: Path, name: str, cache_dir: Path | None = None) -> dict[str, Any]
     path = team_path(root, name)
     store = Store(path, cache_dir=cache_dir)
     try:
-        result = store.remote_push("origin")
+        result = store.remote_push("origin", team=name)
     except XbrainError as exc:
         note_sync(path, lastAttempt=now_timestamp(), lastError=exc.message, ahead=True)
         raise

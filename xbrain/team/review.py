@@ -1,7 +1,8 @@
 """``xbrain team review NAME [accept|reject KEY]``: a team's proposals and their review.
 
-Listing reads the team's local layer (offline is normal; ``team pull`` first to see the
-newest). A decision is made by a reviewer (the personal store's identity, named in the
+Listing pulls the team first when it can (offline is normal: it then answers from the
+last pull and says so) and shows each proposal's title and description, hidden
+characters marked. A decision is made by a reviewer (the personal store's identity, named in the
 team's ``team.reviewers``): the team is pulled first when it can be, the state change
 committed with the reviewer's identity, and pushed. Order keeps a killed review safe:
 an accept changes the record (an entry made active, a skill revision published) before
@@ -21,6 +22,7 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainErro
 from ..kinds import skill as skill_kind
 from ..store import Store
 from ..timestamps import now_timestamp
+from .glance import at_a_glance, refuse_hidden_fields
 from .hidden import doubted, in_force, note_untrusted, proposals, refresh, untrusted
 from .manage import pull, team_path
 from .share import identity_of, push_team, write_proposal
@@ -28,37 +30,46 @@ from .share import identity_of, push_team, write_proposal
 __all__ = ["decide", "listing"]
 
 
-def _title(team: Store, item: dict[str, Any]) -> str:
-    """What a reviewer recognizes a proposal by."""
-    try:
-        if item["kind"] == "resource":
-            return str(team.get(item["id"]).get("title", ""))
-        if item["kind"] == "entry":
-            return str(team.entry_get(item["id"]).get("name", ""))
-    except XbrainError:
-        return ""
-    return str(item["id"])
-
-
-def listing(root: Path, name: str) -> dict[str, Any]:
-    """The team's open proposals, its reviewers, and the decisions not trusted."""
+def listing(
+    root: Path,
+    name: str,
+    cache_dir: Path | None = None,
+    identity: str | None = None,
+    *,
+    fetch: bool = False,
+) -> dict[str, Any]:
+    """The team's open proposals, its reviewers, and the decisions not trusted, each
+    with its title and description as the team holds them. ``fetch``: pull the team
+    first, as a decision does (a team that cannot be reached or is refused: the last
+    pull's answer, with ``pulled: false`` and a ``note`` saying why)."""
     path = team_path(root, name)
+    stale: dict[str, Any] = {}
+    if fetch:
+        try:
+            pull(root, name, cache_dir, identity)
+            stale = {"pulled": True}
+        except XbrainError as exc:
+            stale = {
+                "pulled": False,
+                "note": f"Could not pull team {name}, so this is its last pull: {exc.message}",
+            }
     team = Store(path)
     with team.core.reading() as view:
         assert view is not None
         found = proposals(view)
     listed = in_force(path)
     open_ = [
-        {**item, "title": _title(team, item)}
+        {**item, **at_a_glance(team, item)}
         for item in sorted(found, key=lambda i: (i["sharedAt"], i["key"]))
         if item["state"] == "proposed"
     ]
-    return {
-        "team": name,
-        "reviewers": listed,
-        "proposals": open_,
-        "untrusted": doubted(path),
-    }
+    doubts = [
+        {**item, **at_a_glance(team, item)}
+        if item.get("kind") in ("resource", "entry", "skill")
+        else item
+        for item in doubted(path)
+    ]
+    return {"team": name, "reviewers": listed, "proposals": open_, "untrusted": doubts, **stale}
 
 
 def _find(
@@ -132,6 +143,8 @@ def decide(
             "identity.name / identity.email."
         )
     for item in items:
+        if verb == "accept":  # what the reviewer could not read is never trusted
+            refuse_hidden_fields(team, name, item)
         doubted_state = item["key"] in untrusted(path)
         if not item.get("synthetic") and item["state"] != "proposed" and not doubted_state:
             raise ConflictError(f"Proposal {item['key']} is already {item['state']}.")

@@ -22,6 +22,7 @@ from ..codec import dump_yaml
 from ..core import DEFAULT_IDENTITY
 from ..errors import ConflictError, InvalidInputError, XbrainError
 from ..kinds import proposal as proposal_kind
+from ..remote.intake import dated_ahead
 from ..store import Store
 from ..timestamps import now_timestamp
 from .hidden import in_force, refresh
@@ -55,7 +56,7 @@ def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None)
     error = None
     for _ in range(_ATTEMPTS):
         try:
-            team.remote_push("origin")
+            team.remote_push("origin", team=name)
         except XbrainError as exc:
             error = exc
             if exc.code not in ("conflict", "stale") or "lacks" not in exc.message:
@@ -110,6 +111,13 @@ def share(
                     f"until a review, so a reviewer of the team ({_names(path)}) shares "
                     "the change."
                 )
+        ahead = dated_ahead(kind, record)
+        if ahead is not None:  # every member's pull would refuse it, and every pull after
+            raise InvalidInputError(
+                f"Refused to share {what} with team {name}: it is dated {ahead}, more than "
+                "a day ahead of this machine's clock, and every member's pull would refuse "
+                "it; nothing changed. Write it again dated now, then share it."
+            )
         write_proposal(team, proposal, f"share: propose {kind} {what}")
         if kind == "resource":
             team.put([record])
