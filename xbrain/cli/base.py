@@ -173,6 +173,22 @@ def emit(value: Any) -> None:
         raise SystemExit(1)
 
 
+def emit_layered(personal: Callable[[], Any], team: Callable[[Any], dict[str, Any] | None]) -> None:
+    """Print ``personal()``; a record this store does not hold is looked for in the team
+    layers (``team(teams_dir)``: ``{layer, trust, provenance, …}``), else not found."""
+    from ..errors import NotFoundError
+
+    try:
+        emit(personal())
+    except NotFoundError:
+        from ..lightcli import teams_dir
+
+        found = team(teams_dir())
+        if found is None:
+            raise
+        emit(found)
+
+
 def read_input(source: str) -> Any:
     """JSON from FILE or ``-`` (stdin), bounded and validated."""
     from pathlib import Path

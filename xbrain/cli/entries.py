@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..lightcli import stdin_stream
-from .base import allow_secret_option, common_options, emit, open_store
+from .base import allow_secret_option, common_options, emit, emit_layered, open_store
 
 
 @click.group()
@@ -62,18 +62,11 @@ def get(ctx: click.Context, entry_id: str) -> None:
 
     Not yours but a team's (xbrain team): {layer, trust, provenance, entry}.
     """
-    from ..errors import NotFoundError
+    from ..team.reads import get_entry
 
-    try:
-        emit(open_store(ctx).entry_get(entry_id))
-    except NotFoundError:
-        from ..lightcli import teams_dir
-        from ..team.reads import get_entry
-
-        found = get_entry(teams_dir(), entry_id)
-        if found is None:
-            raise
-        emit(found)
+    emit_layered(
+        lambda: open_store(ctx).entry_get(entry_id), lambda teams: get_entry(teams, entry_id)
+    )
 
 
 @entry.command("list")

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import click
 
-from .base import allow_secret_option, common_options, emit, open_store, read_input, store_path
+from .base import (
+    allow_secret_option,
+    common_options,
+    emit,
+    emit_layered,
+    open_store,
+    read_input,
+    store_path,
+)
 
 
 @click.command()
@@ -74,18 +82,11 @@ def get(ctx: click.Context, resource_id: str) -> None:
 
     Not yours but a team's (xbrain team): {layer, trust, provenance, resource}.
     """
-    from ..errors import NotFoundError
+    from ..team.reads import get_resource
 
-    try:
-        emit(open_store(ctx).get(resource_id))
-    except NotFoundError:
-        from ..lightcli import teams_dir
-        from ..team.reads import get_resource
-
-        found = get_resource(teams_dir(), resource_id)
-        if found is None:
-            raise
-        emit(found)
+    emit_layered(
+        lambda: open_store(ctx).get(resource_id), lambda teams: get_resource(teams, resource_id)
+    )
 
 
 @click.command()
