@@ -483,3 +483,25 @@ def test_a_push_into_a_store_with_main_checked_out_is_refused(
     assert xb("remote", "add", "a", str(a), store=b).code == 0  # the way it goes
     assert xb("remote", "pull", "a", store=b).json["state"] == "fast_forward"
     assert xb("doctor", store=b).json["ok"] is True
+
+
+@pytest.mark.parametrize("age", [0.0, 60.0])
+def test_a_push_gets_past_a_tracking_ref_lock_a_killed_push_left(
+    xb_proc: Callable[..., Result], tmp_path: Path, store_dir: Path, age: float
+) -> None:
+    """A push killed while it recorded what the remote holds leaves
+    ``refs/remotes/origin/main.lock``; every later push then failed ("Internal error
+    (FileLocked)") after the remote had taken its commits, so the automatic push never
+    finished. The next push removes a lock no live writer holds and records the head."""
+    assert xb_proc("init").code == 0
+    assert xb_proc("remote", "add", "origin", str(tmp_path / "origin.git")).code == 0
+    assert xb_proc("remote", "push", "origin").code == 0
+    assert xb_proc("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    lock = store_dir / ".git" / "refs" / "remotes" / "origin" / "main.lock"
+    lock.write_text("")
+    os.utime(lock, (lock.stat().st_atime - age, lock.stat().st_mtime - age))
+    pushed = xb_proc("remote", "push", "origin")
+    assert pushed.code == 0, pushed.stderr
+    assert not lock.exists()
+    tracked = (store_dir / ".git" / "refs" / "remotes" / "origin" / "main").read_text().strip()
+    assert tracked == head(store_dir) == pushed.json["commit"]

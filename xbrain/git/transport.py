@@ -43,6 +43,7 @@ from .objects import (
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 from .scratch import scratch_dir, sweep_dead
+from .tracking import record_remote_head
 
 if TYPE_CHECKING:  # the network module (sockets, deadlines) loads only for the network
     from .network import Budget
@@ -253,9 +254,7 @@ class Transport(Repository):
     def note_remote_head(self, name: str, commit: CommitId) -> None:
         """Record ``refs/remotes/<name>/main`` (what the remote was last seen holding)."""
         with private_umask():
-            self._repo.refs[Ref(b"refs/remotes/" + name.encode() + b"/main")] = ObjectID(
-                commit.encode()
-            )
+            record_remote_head(self._repo, name, ObjectID(commit.encode()))
 
     def push(self, location: str, lease: CommitId | None = None) -> None:
         """Push main as a compare-and-swap: only if the remote's main is our ancestor
@@ -328,8 +327,10 @@ class Transport(Repository):
         if local is not None:
             _point_unborn_head_at_main(local)
         with private_umask():  # remember what the remote now has
-            self._repo.refs[Ref(b"refs/remotes/" + location.encode() + b"/main")] = (
-                ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN]
+            record_remote_head(
+                self._repo,
+                location,
+                ObjectID(head.encode()) if location in self.remotes() else self._repo.refs[MAIN],
             )
 
     def _pack_data(self, *args: Any, **kwargs: Any) -> tuple[int, Iterator[Any]]:
