@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (pytest fixtures imported from tests.ui.teamseed are named as parameters)
 """``xbrain ui``'s team pages under hostile input: a team name or record id in the URL
 that is a path, a traversal or an unknown team opens nothing outside the user's team
 folders; a team record's stored HTML is text; the team review's POST actions need the
@@ -8,36 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import Result, head
-from tests.ui.server import Running, seed, start
-from tests.ui.teamseed import ann_shares, make_team
+from tests.ui.server import Running, seed
+from tests.ui.teamseed import ann_shares, ids, team, ui  # noqa: F401 (fixtures)
 
 pytest.importorskip("starlette", reason="the viewer's extra (xbrain[ui]) is not installed")
 
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def ids(store_dir: Path) -> dict[str, str]:
-    return seed(store_dir)
-
-
-@pytest.fixture
-def team(xb: Run, tmp_path: Path, store_dir: Path, ids: dict[str, str]) -> dict[str, Any]:
-    return make_team(xb, tmp_path, store_dir)
-
-
-@pytest.fixture
-def ui(store_dir: Path, team: dict[str, Any]) -> Iterator[Running]:
-    running = start(store_dir, "--idle", "300")
-    yield running
-    running.stop()
 
 
 def teams_root() -> Path:

@@ -5,12 +5,14 @@ team's reviewer; and Ann, another member, who shares records to it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Result
-from tests.ui.server import HOSTILE
+from tests.ui.server import HOSTILE, Running, seed, start
 
 Run = Callable[..., Result]
 RITA = "Rita <rita@example.org>"
@@ -123,3 +125,22 @@ def ann_shares(tmp_path: Path, bare: Path, names: list[str]) -> dict[str, str]:
         shared = share(store, root, "eng", rid)
         assert shared["pushed"], shared
     return ids
+
+
+# The fixtures of every test file that opens the viewer over a store with a team layer
+# (import them by name into the test module).
+@pytest.fixture
+def ids(store_dir: Path) -> dict[str, str]:
+    return seed(store_dir)
+
+
+@pytest.fixture
+def team(xb: Run, tmp_path: Path, store_dir: Path, ids: dict[str, str]) -> dict[str, Any]:
+    return make_team(xb, tmp_path, store_dir)
+
+
+@pytest.fixture
+def ui(store_dir: Path, team: dict[str, Any]) -> Iterator[Running]:
+    running = start(store_dir, "--idle", "300")
+    yield running
+    running.stop()

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 (pytest fixtures imported from tests.ui.teamseed are named as parameters)
 """``xbrain ui`` with a team layer (``xbrain team``): team records open on their own
 pages (layer, trust, provenance, the team store's history and diffs), lists say each
 record's layer, and the review queue accepts and rejects a team's proposals through
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,29 +16,12 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import Result
-from tests.ui.server import Running, seed, start
-from tests.ui.teamseed import RITA, ann_shares, make_team
+from tests.ui.server import Running
+from tests.ui.teamseed import RITA, ann_shares, ids, team, ui  # noqa: F401 (fixtures)
 
 pytest.importorskip("starlette", reason="the viewer's extra (xbrain[ui]) is not installed")
 
 Run = Callable[..., Result]
-
-
-@pytest.fixture
-def ids(store_dir: Path) -> dict[str, str]:
-    return seed(store_dir)
-
-
-@pytest.fixture
-def team(xb: Run, tmp_path: Path, store_dir: Path, ids: dict[str, str]) -> dict[str, Any]:
-    return make_team(xb, tmp_path, store_dir)
-
-
-@pytest.fixture
-def ui(store_dir: Path, team: dict[str, Any]) -> Iterator[Running]:
-    running = start(store_dir, "--idle", "300")
-    yield running
-    running.stop()
 
 
 def team_log(bare: Path) -> list[str]:
