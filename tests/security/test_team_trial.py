@@ -1,0 +1,50 @@
+"""Team memory bugs a fresh-clone trial found (two HOMEs, a bare team repository, a
+member with push rights and no xbrain pushing with plain git)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_team_share import Member, stock, team_remote
+from tests.conftest import Result
+from tests.security.test_team_trust import MALLORY, git, git_show, offline, push_straight
+from xbrain.timestamps import now_timestamp
+
+Run = Callable[..., Result]
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="no git binary")
+
+
+def test_a_forged_accept_merged_by_a_pull_is_blamed_on_its_author(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ids = stock(ann, tmp_path)
+    rita.ok("init")
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    ann.ok("share", ids["resource"], "--team", "eng")
+    rita.ok("team", "pull", "eng", store=False)
+    path = f"proposals/{ids['resource']}.yaml"
+    forged = git_show(bare, f"main:{path}").replace(b"state: proposed", b"state: accepted")
+    forged += f"reviewedAt: '{now_timestamp()}'\nreviewedBy: {rita.identity}\n".encode()
+    push_straight(bare, tmp_path, {path: forged})
+    forger = git(bare, "rev-parse", "main").strip()
+    with offline(ann, url):  # Ann's clone gets a commit of its own: her pull merges
+        assert ann("share", ids["entry"], "--team", "eng").code == 8
+    synced = ann.ok("team", "sync", "eng", store=False)
+    assert synced["synced"][0]["state"] == "merged"
+    ann.ok("share", ids["private"], "--team", "eng")  # a commit on top of her merge
+    for member in (ann, rita):
+        listed = member.ok("team", "review", "eng", store=False)
+        doubts = [d for d in listed["untrusted"] if d["id"] == ids["resource"]]
+        assert [(d["by"], d["commit"]) for d in doubts] == [(MALLORY, forger)], (
+            member.identity,
+            doubts,
+        )
+    assert rita("get", ids["resource"]).code == 3  # the forged accept serves nothing
