@@ -246,14 +246,16 @@ def respond(
     from .inputs import no_store
 
     missing = no_store(str(store))
-    if missing:  # one line in hook.log: a hook pointed at no store was silent on every prompt
-        from .errors import NotFoundError
+    if missing and not _teams():  # one line in hook.log: a hook pointed at no store
+        from .errors import NotFoundError  # was silent on every prompt
 
         raise NotFoundError(missing)
+    # no store of the member's own but a team: the team layers answer, nothing is written
     if event == "Stop" or event == "SubagentStop":
-        return _stop(store, payload, mode)
+        return _stop(store, payload, mode, learn=not missing)
     if event == "PostToolUse" or event == "PostToolUseFailure":
-        _trace(store, payload)
+        if not missing:
+            _trace(store, payload)
         return None
     if event == "PreToolUse" or (event is None and "tool_name" in payload):
         return _tool_guidance(store, payload, mode)
@@ -312,7 +314,17 @@ def _trace(store: Path, payload: dict[str, Any]) -> None:
     record_call(store / ".git", session, payload.get("tool_name"), outcome(payload))
 
 
-def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, Any] | None:
+def _teams() -> bool:
+    """Whether a team layer is there to answer (``xbrain team add``)."""
+    from .lightcli import teams_dir
+    from .team.place import team_layers
+
+    return bool(team_layers(teams_dir()))
+
+
+def _stop(
+    store: Path, payload: dict[str, Any], mode: str | None, *, learn: bool = True
+) -> dict[str, Any] | None:
     if payload.get("stop_hook_active"):
         return None  # this stop was already held once: let it end
     transcript = payload.get("transcript_path")
@@ -324,7 +336,7 @@ def _stop(store: Path, payload: dict[str, Any], mode: str | None) -> dict[str, A
     if not results:
         from .recall.learning import ask  # review.sessionLearning: once per session
 
-        learning = ask(store, payload) if event_is_stop(payload) else None
+        learning = ask(store, payload) if learn and event_is_stop(payload) else None
         return None if learning is None else {"decision": "block", "reason": learning}
     reason = "\n\n".join(f"{r['name']}: {r['text']}" for r in results)
     return {"decision": "block", "reason": reason}

@@ -3,6 +3,7 @@ member with push rights and no xbrain pushing with plain git)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -10,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_team_share import Member, stock, team_remote
-from tests.conftest import Result
+from tests.conftest import Result, make
 from tests.security.test_team_trust import MALLORY, git, git_show, offline, push_straight
+from xbrain.schemas import schema_errors
 from xbrain.timestamps import now_timestamp
 
 Run = Callable[..., Result]
@@ -48,3 +50,37 @@ def test_a_forged_accept_merged_by_a_pull_is_blamed_on_its_author(
             doubts,
         )
     assert rita("get", ids["resource"]).code == 3  # the forged accept serves nothing
+
+
+def test_a_review_after_a_refused_pull_says_the_pull_was_refused(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ids = stock(ann, tmp_path)
+    (tmp_path / "own.json").write_text(json.dumps(make("rita-own", title="Rita's own")))
+    own = rita.ok("put", str(tmp_path / "own.json"))["results"][0]["id"]
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    with offline(rita, url):  # two commits of hers the team lacks
+        assert rita("share", own, "--team", "eng").code == 8
+    ann.ok("share", ids["entry"], "--team", "eng")
+    assert rita.ok("team", "pull", "eng", store=False)["state"] == "merged"  # not pushed
+    ann.ok("share", ids["resource"], "--team", "eng")  # after Rita's last pull
+    push_straight(bare, tmp_path, {"..evil/x": b"hostile\n"})
+    head = git(bare, "rev-parse", "main")
+    refused = rita("team", "pull", "eng", store=False)
+    assert refused.code == 4 and "..evil" in refused.stderr
+
+    for verb in ("accept", "reject"):
+        decided = rita("team", "review", "eng", verb, ids["resource"])
+        assert decided.code == 4, decided.stderr
+        assert decided.stderr.count("\n") == 1 and decided.stdout == ""
+        assert "..evil" in decided.stderr and "nothing was decided" in decided.stderr
+    assert git(bare, "rev-parse", "main") == head
+    status = rita.ok("status")
+    assert schema_errors("status-output", status) == []
+    (team,) = status["sync"]["teams"]
+    assert "..evil" in team["lastError"] and "note" not in team
+    assert (team["ahead"], team["behind"]) == (3, 0), team  # her share's two, her merge

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import private_umask
-from ..errors import ConflictError, NotFoundError, XbrainError
+from ..errors import ConflictError, NotFoundError, ProviderError, XbrainError
 from ..remote.settings import validate_remote_url
 from ..store import Store, clone
 from ..timestamps import now_timestamp
@@ -31,6 +31,7 @@ __all__ = [
     "list_teams",
     "pull",
     "pull_all",
+    "pull_first",
     "push",
     "remove",
     "sweep_removals",
@@ -133,6 +134,24 @@ def pull(
     check_arrivals(path, before, result.get("commit"))
     refresh(path)
     return {"team": name, **result, "untrusted": doubted(path)}
+
+
+def pull_first(
+    root: Path, name: str, done: str, cache_dir: Path | None = None, identity: str | None = None
+) -> None:
+    """Pull team ``name`` before changing it (a share, a review). A team that cannot be
+    reached is normal: the change is made on the last pull and the next sync sends it.
+    Any other failure (a pull the team's commits made refuse, a busy clone) is raised with
+    its own exit code, saying that nothing was ``done``: a change made on a clone that
+    cannot take the team's newest commits could never be pushed."""
+    try:
+        pull(root, name, cache_dir, identity)
+    except ProviderError:
+        return
+    except XbrainError as exc:
+        raise type(exc)(
+            f"Could not pull team {name} first, so nothing was {done}: {exc.message}"
+        ) from exc
 
 
 def pull_all(

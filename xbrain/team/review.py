@@ -13,7 +13,6 @@ are immutable).
 
 from __future__ import annotations
 
-import contextlib
 import re
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from ..store import Store
 from ..timestamps import now_timestamp
 from .glance import at_a_glance, refuse_hidden_fields
 from .hidden import doubted, in_force, note_untrusted, proposals, refresh, untrusted
-from .manage import pull, team_path
+from .manage import pull, pull_first, team_path
 from .share import identity_of, push_team, write_proposal
 
 __all__ = ["decide", "listing"]
@@ -127,8 +126,7 @@ def decide(
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
-    with contextlib.suppress(XbrainError):  # decide on the newest; offline: the last pull
-        pull(root, name, cache_dir, who)
+    pull_first(root, name, "decided", cache_dir, who)  # offline: on the last pull
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     with team.core.reading() as view:

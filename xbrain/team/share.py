@@ -13,7 +13,6 @@ and the share stays committed in the team's clone for the next sync.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from ..remote.intake import dated_ahead
 from ..store import Store
 from ..timestamps import now_timestamp
 from .hidden import in_force, refresh
-from .manage import pull, team_path
+from .manage import pull, pull_first, team_path
 from .syncstate import note_sync
 
 __all__ = ["identity_of", "push_team", "share", "write_proposal"]
@@ -89,8 +88,7 @@ def share(
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
-    with contextlib.suppress(XbrainError):  # what the team holds now; offline: the last pull
-        pull(root, name, cache_dir, who)
+    pull_first(root, name, "shared", cache_dir, who)  # what it holds now; offline: the last pull
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     base = {"state": "proposed", "sharedBy": who, "sharedAt": now_timestamp()}
