@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_team_share import Member, stock, team_remote
+from tests.cli.test_team_share import MEMORY, Member, stock, team_remote
 from tests.conftest import Result, make
-from tests.security.test_team_trust import MALLORY, git, git_show, offline, push_straight
+from tests.security.test_team_trust import (
+    MALLORY,
+    git,
+    git_show,
+    offline,
+    planted_entry,
+    push_straight,
+)
 from xbrain.schemas import schema_errors
 from xbrain.timestamps import now_timestamp
 
@@ -84,3 +91,42 @@ def test_a_review_after_a_refused_pull_says_the_pull_was_refused(
     (team,) = status["sync"]["teams"]
     assert "..evil" in team["lastError"] and "note" not in team
     assert (team["ahead"], team["behind"]) == (3, 0), team  # her share's two, her merge
+
+
+def test_a_team_pull_gives_one_trust_per_record(xb_proc: Run, tmp_path: Path) -> None:
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    stock(ann, tmp_path)
+    rita.ok("init")
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    push_straight(bare, tmp_path, dict([planted_entry(ann)]))
+    pulled = rita.ok("team", "pull", "eng", store=False)
+    assert [d["id"] for d in pulled["untrusted"]] == [MEMORY]
+    assert [(e["id"], e["trust"]) for e in pulled["received"]["entries"]] == [(MEMORY, "untrusted")]
+    rita.ok("team", "review", "eng", "accept", MEMORY)
+    pulled = ann.ok("team", "pull", "eng", store=False)  # Rita's accept arrives
+    assert pulled["untrusted"] == []
+    assert [(e["id"], e["trust"]) for e in pulled["received"]["entries"]] == [(MEMORY, "team")]
+
+
+def test_team_add_refuses_what_a_team_pull_would_and_leaves_nothing(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    _bare, url = team_remote(xb_proc, tmp_path)
+    maker = tmp_path / "maker"
+    ahead = make("ahead", updatedAt="2099-01-01T00:00:00.000Z")
+    (tmp_path / "ahead.json").write_text(json.dumps(ahead))
+    assert xb_proc("put", str(tmp_path / "ahead.json"), store=maker).code == 0
+    assert xb_proc("remote", "push", store=maker).code == 0
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    teams = Path(ann.env["XDG_DATA_HOME"]) / "xbrain" / "teams"
+
+    added = ann("team", "add", "eng", url, store=False)
+    assert added.code == 4, added.stderr
+    assert added.stderr.count("\n") == 1 and added.stdout == ""
+    assert "team eng" in added.stderr and "2099" in added.stderr
+    assert not teams.exists() or list(teams.iterdir()) == []
+    assert ann.ok("team", "list", store=False)["teams"] == []
+    assert ann.ok("status")["sync"]["teams"] == []
