@@ -15,6 +15,7 @@ import pytest
 
 from tests.cli.test_team_share import MEMORY, Member, stock, team_remote
 from tests.conftest import Result
+from xbrain.schemas import schema_errors
 
 Run = Callable[..., Result]
 PROMPT = "build tips: make -j2 on the CI box?"
@@ -68,3 +69,72 @@ def test_a_member_with_a_team_and_no_store_of_their_own_is_answered_from_the_tea
     assert on.code == 0, on.stderr  # creates the store
     assert on.json == {"sync": {"auto": True}} and (store / ".git").is_dir()
     assert carl("status").json["sync"]["auto"] is True
+
+
+def test_an_accepted_entry_is_the_authors_and_the_hook_says_it_is_the_teams(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    _url, ann, rita, _ids = accepted_team(xb_proc, tmp_path)
+    got = rita.ok("entry", "get", MEMORY)
+    assert got["layer"] == "team:eng" and got["provenance"]["committer"] == ann.identity
+    assert got["trust"] == got["entry"]["trust"] == "team"  # one answer
+    assert schema_errors("entry-get-output", got) == []
+    said = json.loads(prompt_hook(rita).stdout)["hookSpecificOutput"]["additionalContext"]
+    (line,) = [line for line in said.splitlines() if "make -j2" in line]
+    assert "team eng's" in line, said
+    assert "the user's and their team's saved rules" in said.splitlines()[0]
+
+
+def test_team_reviewers_are_shown_back_and_a_non_reviewer_is_told_what_to_do(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    team = tmp_path / "team-store"
+    both = "Rita <rita@example.org>, Bob <bob@example.org>"
+    listed = ["Rita <rita@example.org>", "Bob <bob@example.org>"]
+    set_ = xb_proc("config", "team.reviewers", both, store=team)
+    assert set_.code == 0, set_.stderr
+    assert set_.json["team"] == {"reviewers": listed}
+    assert schema_errors("config-output", set_.json) == []
+    assert xb_proc("config", store=team).json["team"] == {"reviewers": listed}
+    assert "team" not in xb_proc("config", "identity.name", "Me", store=tmp_path / "own").json
+
+    _bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    ids = stock(ann, tmp_path)
+    ann.ok("team", "add", "eng", url, store=False)
+    ann.ok("share", ids["resource"], "--team", "eng")
+    refused = ann("team", "review", "eng", "accept", ids["resource"])
+    assert refused.code == 4 and refused.stderr.count("\n") == 1
+    assert "not a reviewer" in refused.stderr and "identity" not in refused.stderr
+    assert "a reviewer of the team accepts" in refused.stderr
+    ann.ok("config", "identity.name", "Rita")  # Rita's name, Ann's email: a typo
+    typo = ann("team", "review", "eng", "accept", ids["resource"])
+    assert typo.code == 4 and "set your identity" in typo.stderr
+
+
+def test_a_share_or_review_not_pushed_says_so_on_stdout_and_stderr(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    from tests.security.test_team_trust import offline
+
+    _bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ids = stock(ann, tmp_path)
+    rita.ok("init")
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    with offline(ann, url):
+        shared = ann("share", ids["resource"], "--team", "eng")
+    ann.ok("team", "sync", "eng", store=False)
+    rita.ok("team", "pull", "eng", store=False)
+    with offline(rita, url):
+        decided = rita("team", "review", "eng", "accept", ids["resource"])
+    for result in (shared, decided):
+        assert result.code == 8
+        assert result.json["pushed"] is False and "team sync" in result.json["note"]
+        assert result.stderr.count("\n") == 1 and "team sync" in result.stderr
+        assert result.stderr.startswith("Could not push to team eng: ")
+    assert decided.json["decided"]["state"] == "accepted"  # kept, for the next sync
+    synced = rita.ok("team", "sync", "eng", store=False)
+    assert synced["synced"][0]["pushed"] is True
