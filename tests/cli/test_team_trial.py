@@ -68,7 +68,9 @@ def test_a_member_with_a_team_and_no_store_of_their_own_is_answered_from_the_tea
     on = carl("config", "sync.auto", "on")  # a setting is a write: as identity.name, it
     assert on.code == 0, on.stderr  # creates the store
     assert on.json == {"sync": {"auto": True}} and (store / ".git").is_dir()
-    assert carl("status").json["sync"]["auto"] is True
+    sync = carl("status").json["sync"]
+    assert sync["auto"] is True and sync["store"]["ahead"] is None
+    assert sync["store"]["note"].endswith("no remote named origin")  # says why not
 
 
 def test_an_accepted_entry_is_the_authors_and_the_hook_says_it_is_the_teams(

@@ -198,6 +198,12 @@ def _distance(store: str | Path) -> tuple[int | None, int | None, str | None]:
     try:
         tracked = (control / "refs" / "remotes" / "origin" / "main").read_text().strip()
     except OSError:
+        try:
+            named = '[remote "origin"]' in (control / "config").read_text(errors="replace")
+        except OSError:
+            named = False
+        if not named:
+            return None, None, "no remote named origin"
         return None, None, "origin was never reached from this device (no fetch or push yet)"
     head = main_head(control)
     if head is None or len(tracked) != 40:
