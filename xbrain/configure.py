@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .codec import load_yaml
 from .core import Core, StoreConfig
 from .core.config import set_config_value
 from .core.layout import MARKER
@@ -31,7 +32,8 @@ def config(core: Core, key: str | None = None, value: str | None = None) -> dict
     if key is None:
         with core.reading() as view:
             settings = view.config() if view is not None else StoreConfig()
-        return _shown(settings, None)
+            marker = view.read(MARKER) if view is not None else None
+        return _shown(settings, None, marker)
     if value is None:
         raise UsageError("Give a VALUE to set.")
     with core.session() as git:
@@ -44,10 +46,21 @@ def config(core: Core, key: str | None = None, value: str | None = None) -> dict
         core.commit(git, txn)
         if key.startswith("limits."):  # what a pull is held to on this device
             git.set_device_limit(key.split(".", 1)[1], int(value))
-    return _shown(settings, txn.commit_id)
+    return _shown(settings, txn.commit_id, marker)
 
 
-def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
+def _team(marker: bytes | None) -> dict[str, Any]:
+    """A team store's own settings (``team.reviewers``), when it names any."""
+    try:
+        raw = load_yaml(marker) if marker else None
+    except Exception:  # the marker was read and checked already: nothing more to show
+        return {}
+    team = raw.get("team") if isinstance(raw, dict) else None
+    listed = team.get("reviewers") if isinstance(team, dict) else None
+    return {"team": {"reviewers": [str(x) for x in listed]}} if isinstance(listed, list) else {}
+
+
+def _shown(settings: StoreConfig, commit: str | None, marker: bytes | None) -> dict[str, Any]:
     return {
         "identity": settings.identity,
         "limits": settings.limits(),
@@ -55,5 +68,6 @@ def _shown(settings: StoreConfig, commit: str | None) -> dict[str, Any]:
         "projects": dict(settings.projects),
         **({"review": dict(settings.review)} if settings.review else {}),  # set only
         **({"serve": dict(settings.serve)} if settings.serve else {}),  # set only
+        **_team(marker),  # set only
         "commit": commit,
     }

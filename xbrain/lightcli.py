@@ -330,12 +330,16 @@ def tracebacks_wanted() -> bool:
 
 def note_missing_store(where: str) -> None:
     """One line on stderr when there is no store at ``where`` (``inputs.no_store``):
-    ``search`` and ``recall`` still answer, empty."""
+    ``search`` and ``recall`` still answer, empty. Nothing when a team layer answers
+    (a member whose memory is the team's has no store of their own)."""
     from .inputs import no_store
 
     message = no_store(where)
     if message:
-        say(message)
+        from .team.place import team_layers
+
+        if not team_layers(teams_dir()):
+            say(message)
 
 
 def failed(exc: BaseException, show_traceback: bool = False) -> int:

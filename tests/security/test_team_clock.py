@@ -101,7 +101,10 @@ def test_a_record_removed_with_git_leaves_no_tombstone_dated_ahead(
     assert refused.code == 4 and "team eng" in refused.stderr, refused.stderr
     assert "remote origin" not in refused.stderr and "wrong clock" not in refused.stderr
 
-    ann.ok("team", "add", "eng", url, store=False)  # a clone restores the team as it is
+    refused = ann("team", "add", "eng", url, store=False)  # checked as its pulls are
+    assert refused.code == 4 and "team eng" in refused.stderr, refused.stderr
+    # an older xbrain's team add took the team as it is: a plain clone, as it restores
+    assert xb_proc("clone", url, str(clone_of(ann)), store=None, env=ann.env).code == 0
     work = tmp_path / "plain-git"  # a member removes it with plain git
     git(tmp_path, "clone", "-q", "-b", "main", str(bare), str(work))
     (gone,) = [p for p in tree(bare) if rid in p]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -21,6 +22,17 @@ def _failed(ctx: click.Context, verb: str, failed: list[dict[str, str]]) -> None
     if failed:
         said = "; ".join(f"{f['team']}: {f['error']}" for f in failed)
         click.echo(one_line(f"Could not {verb} {len(failed)} team(s): {said}"), err=True)
+        ctx.exit(8)
+
+
+def _unpushed(ctx: click.Context, name: str, result: dict[str, Any]) -> None:
+    """A share or review committed in the team's clone but not pushed: its JSON said so
+    (``pushed: false``, ``error``, ``note``); one line on stderr, exit 8 (as team sync)."""
+    from ..errors import one_line
+
+    if result.get("pushed") is False and not result.get("unchanged"):
+        said = f"Could not push to team {name}: {str(result.get('error', '')).rstrip('.')}. "
+        click.echo(one_line(said + str(result.get("note", ""))), err=True)
         ctx.exit(8)
 
 
@@ -136,8 +148,10 @@ def team_review(
 
     Reviewers are commit identities named in the team store's team.reviewers (set
     there with xbrain config team.reviewers "Ann <ann@example.org>, …"). A decision is
-    committed with your identity and pushed; a push the host refuses exits 8 and is
-    kept for the next team sync.
+    committed with your identity and pushed. Both pull the team first: a pull the
+    team's commits make refuse exits with the refusal's code, nothing decided. A push
+    that fails (refused, or the team unreachable) exits 8: "pushed": false with the
+    error and a note, one line on stderr; the decision is kept for the next team sync.
     """
     from ..errors import UsageError
     from ..team.review import decide, listing
@@ -154,8 +168,7 @@ def team_review(
         raise UsageError("--reason goes with reject.")
     result = decide(open_store(ctx), _root(), name, verb, list(keys), cache_dir(), reason)
     emit(result)
-    if not result["pushed"]:
-        ctx.exit(8)
+    _unpushed(ctx, name, result)
 
 
 @click.command("share")
@@ -169,8 +182,11 @@ def share_command(ctx: click.Context, what: str, name: str, revision: str | None
 
     It is copied into the team store as "proposed", committed with your identity
     (xbrain config identity.name / identity.email) and pushed; the team reads it once
-    a reviewer accepts it. Nothing else of yours reaches the team. A push the team's
-    host refuses is reported (exit 8) and the share is kept for the next team sync.
+    a reviewer accepts it. Nothing else of yours reaches the team. The team is pulled
+    first: a pull the team's commits make refuse exits with the refusal's code, nothing
+    shared. A push that fails (refused, or the team unreachable) exits 8: "pushed":
+    false with the error and a note, one line on stderr; the share is kept for the next
+    team sync.
     Sharing what the team already accepted, unchanged, does nothing ("unchanged");
     a changed version of an accepted record is refused (exit 5) unless you are a
     reviewer of the team (it is then proposed again, for you to accept).
@@ -180,5 +196,4 @@ def share_command(ctx: click.Context, what: str, name: str, revision: str | None
     quiet_network_libraries()
     result = share(open_store(ctx), _root(), name, what, revision=revision, cache_dir=cache_dir())
     emit(result)
-    if not result["pushed"] and not result.get("unchanged"):
-        ctx.exit(8)
+    _unpushed(ctx, name, result)

@@ -282,6 +282,7 @@ def clone_into(
     rederive: bool = True,
     resources: list[dict[str, Any]] | None = None,
     scratch: bool = False,
+    team: str | None = None,
 ) -> CommitId:
     """Restore a store from ``location`` into ``target`` (missing, or an empty directory);
     ``location`` may be a bundle file ``backup create`` wrote, read through the same checks.
@@ -295,7 +296,8 @@ def clone_into(
     ``resources``, when given, receives the clone's live resources as the check parsed
     them (so the caller can index them without reading them back). ``scratch``: a copy
     ``verify`` makes in the store's own ``.git``, the one place a store may be made
-    inside another.
+    inside another. ``team``: the team this is the clone of, checked as its pulls are
+    (records dated ahead too; refusals name it).
     """
     validate_remote_url(location)
     shown = redact_url(location)
@@ -320,7 +322,8 @@ def clone_into(
             if theirs is None:
                 raise InvalidInputError(f"{shown} has no main branch; it is not an xbrain store.")
             parsed: dict[str, dict[str, Any]] = {}
-            check_commit(git, None, theirs, shown, parsed)
+            origin = f"team {team}" if team is not None else shown
+            check_commit(git, None, theirs, origin, parsed, dated=team is not None)
             head = theirs
             if rederive:
                 _, head = integrate(git, None, theirs, "clone", None, "", parsed=parsed)

@@ -64,6 +64,8 @@ def check_commit(
     origin: str,
     parsed: dict[str, dict[str, Any]] | None = None,
     max_entries: int = DEFAULT_MAX_ENTRIES,
+    *,
+    dated: bool = False,
 ) -> list[str]:
     """Check what ``commit`` brings on top of ``base`` (None: all of it); its paths.
 
@@ -73,10 +75,13 @@ def check_commit(
     follows does not parse it again. The walk is held to ``WALK_PER_RECORD`` trees and
     entries for each of the ``max_entries`` records the store may hold (this device's
     limit). An object the commit needs that is missing or damaged is the remote's
-    damage (ProviderError), not the store's.
+    damage (ProviderError), not the store's. Records dated more than a day ahead are
+    refused when ``base`` is given (a pull) or ``dated`` (a team's clone, which its
+    next pull would refuse; a plain clone restores a store as it is).
     """
     try:
-        return _check(git, base, commit, origin, parsed, WALK_PER_RECORD * max_entries)
+        walk = WALK_PER_RECORD * max_entries
+        return _check(git, base, commit, origin, parsed, walk, outgoing=dated)
     except CorruptStoreError as exc:
         raise ProviderError(
             f"Refused {origin}: a git object it should have sent is missing or damaged; "

@@ -331,15 +331,17 @@ def clone(
     directory: Path,
     progress: Callable[[int, int], None] | None = None,
     cache_dir: Path | None = None,
+    team: str | None = None,
 ) -> dict[str, Any]:
     """Restore a store from a remote into a new directory (with ``origin`` set); its
-    index is built with the compiled caches in ``cache_dir`` (as ``Store`` takes it)."""
+    index is built with the compiled caches in ``cache_dir`` (as ``Store`` takes it).
+    ``team``: the team it is the clone of, checked as that team's pulls are."""
     from ..remote import clone_into
     from ..retrieval.operations import build_from
 
     target = Path(directory).absolute()
     records: list[Resource] = []  # as the check parsed them: the index needs no YAML
-    head = clone_into(url, target, resources=records)
+    head = clone_into(url, target, resources=records, team=team)
     store = Store(target, cache_dir=cache_dir)
     build_from(store.core, head, records, progress)
     return {"store": str(target), "status": store.status()}

@@ -43,12 +43,15 @@ def enabled(store: str | Path) -> bool:
 
 
 def set_auto(store: str | Path, on: bool) -> dict[str, Any]:
-    """Switch automatic sync on or off here (a device setting: never committed)."""
-    from ..errors import NotFoundError
+    """Switch automatic sync on or off here (a device setting: never committed). Like
+    every other ``xbrain config KEY VALUE``, a write: the first creates the store (a
+    member whose memory is all the team's has none until then)."""
+    if not os.path.isdir(os.path.join(os.fspath(store), ".git")):
+        from pathlib import Path
 
-    control = os.path.join(os.fspath(store), ".git")
-    if not os.path.isdir(control):
-        raise NotFoundError(f"No store at {store}; run xbrain init first.")
+        from ..core import Core
+
+        Core(Path(store)).create()  # a file, or a folder that is no store: refused
     path = os.path.join(os.fspath(store), _SWITCH)
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     temp = f"{path}.{os.getpid()}.tmp"
@@ -165,12 +168,14 @@ def report(store: str | Path, teams: str | Path) -> dict[str, Any]:
 
     def one(path: str | Path) -> dict[str, Any]:
         state = read_sync(path)
-        ahead, behind = _distance(path)
+        ahead, behind, why = _distance(path)
+        unknown = {} if why is None else {"note": f"ahead and behind unknown: {why}"}
         return {
             "lastSync": state.get("lastSync"),
             "lastError": state.get("lastError"),
             "ahead": ahead,
             "behind": behind,
+            **unknown,
         }
 
     return {
@@ -180,9 +185,9 @@ def report(store: str | Path, teams: str | Path) -> dict[str, Any]:
     }
 
 
-def _distance(store: str | Path) -> tuple[int | None, int | None]:
+def _distance(store: str | Path) -> tuple[int | None, int | None, str | None]:
     """Commits on ``main`` the remote lacks, and the remote's this store lacks, as of
-    the last fetch or push (None when the store has no origin it has reached)."""
+    the last fetch or push; when they cannot be counted, None and None and why."""
     from pathlib import Path
 
     from ..core import CommitId, Core
@@ -193,25 +198,40 @@ def _distance(store: str | Path) -> tuple[int | None, int | None]:
     try:
         tracked = (control / "refs" / "remotes" / "origin" / "main").read_text().strip()
     except OSError:
-        return None, None
+        try:
+            named = '[remote "origin"]' in (control / "config").read_text(errors="replace")
+        except OSError:
+            named = False
+        if not named:
+            return None, None, "no remote named origin"
+        return None, None, "origin was never reached from this device (no fetch or push yet)"
     head = main_head(control)
     if head is None or len(tracked) != 40:
-        return None, None
+        return None, None, "no commit here, or what origin held was not recorded"
     try:
         with Core(Path(store)).git() as git:
-            base = git.merge_base(CommitId(head), CommitId(tracked))
-            return _steps(git, head, base), _steps(git, tracked, base)
+            ours, theirs = _reach(git, CommitId(head)), _reach(git, CommitId(tracked))
     except (XbrainError, OSError, KeyError):
-        return None, None
+        return None, None, "the commits origin last held cannot be read here"
+    if ours is None or theirs is None:
+        return None, None, f"more than {_REACH:,} commits to compare"
+    return len(ours - theirs), len(theirs - ours), None
 
 
-def _steps(git: Any, start: str, base: str | None, limit: int = 10_000) -> int | None:
-    """First-parent commits from ``start`` back to ``base``."""
-    count, commit = 0, start
-    while commit != base and count < limit:
-        parents = git.commit_info(commit).parents
-        count += 1
-        if not parents:
-            return count if base is None else None
-        commit = parents[0]
-    return count
+_REACH = 100_000
+
+
+def _reach(git: Any, start: str, limit: int = _REACH) -> set[str] | None:
+    """Every commit reachable from ``start`` (git's ``rev-list``: both sides of a merge,
+    so a merge a pull made counts with what it brought); None past ``limit``."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        commit = todo.pop()
+        if commit in seen:
+            continue
+        if len(seen) >= limit:
+            return None
+        seen.add(commit)
+        todo.extend(str(p) for p in git.commit_info(commit).parents)
+    return seen

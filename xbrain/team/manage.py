@@ -1,7 +1,8 @@
 """``xbrain team add|list|remove|pull``: team stores cloned into the teams folder.
 
 ``add`` clones through ``xbrain clone``'s gate (every path, file and record of the team
-repository checked before anything is written; on any failure nothing is left behind)
+repository checked before anything is written, as the team's pulls check them: a record
+dated more than a day ahead too; on any failure nothing is left behind)
 and builds the clone's own derived indexes, so reading it later costs one more index
 lookup, never a rebuild. ``pull`` is ``remote pull origin`` in the team store.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import private_umask
-from ..errors import ConflictError, NotFoundError, XbrainError
+from ..errors import ConflictError, NotFoundError, ProviderError, XbrainError
 from ..remote.settings import validate_remote_url
 from ..store import Store, clone
 from ..timestamps import now_timestamp
@@ -31,6 +32,7 @@ __all__ = [
     "list_teams",
     "pull",
     "pull_all",
+    "pull_first",
     "push",
     "remove",
     "sweep_removals",
@@ -59,7 +61,7 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
     with private_umask():
         Path(root).mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
-        clone(url, target, None, cache_dir)
+        clone(url, target, None, cache_dir, team=name)  # checked as its pulls are
     except OSError as exc:  # another add of the same name won the rename
         raise ConflictError(f"A team named {name} exists; remove it first.") from exc
     except BaseException:
@@ -131,8 +133,42 @@ def pull(
     note_sync(path, lastSync=now_timestamp(), lastAttempt=now_timestamp(), lastError=None)
     result.pop("remote", None)
     check_arrivals(path, before, result.get("commit"))
-    refresh(path)
-    return {"team": name, **result, "untrusted": doubted(path)}
+    hidden = set(refresh(path)["hidden"])
+    doubts = doubted(path)
+    received = result.get("received")
+    if isinstance(received, dict):  # one answer per record: the team's, as reads give it
+        listed = {str(d.get("id")) for d in doubts}
+        received["entries"] = [
+            {**e, "trust": _trust(e, listed, hidden)} for e in received["entries"]
+        ]
+    return {"team": name, **result, "untrusted": doubts}
+
+
+def _trust(entry: dict[str, Any], listed: set[str], hidden: set[str]) -> str:
+    """A team entry's trust, as reads give it: ``team`` (read as the team's),
+    ``untrusted`` (no reviewer vouches for it: listed under ``untrusted``; or stored
+    untrusted, which stays so), ``proposed`` (read once a reviewer accepts it)."""
+    if entry["id"] in listed or entry.get("trust") == "untrusted":
+        return "untrusted"
+    return "proposed" if entry["id"] in hidden else "team"
+
+
+def pull_first(
+    root: Path, name: str, done: str, cache_dir: Path | None = None, identity: str | None = None
+) -> None:
+    """Pull team ``name`` before changing it (a share, a review). A team that cannot be
+    reached is normal: the change is made on the last pull and the next sync sends it.
+    Any other failure (a pull the team's commits made refuse, a busy clone) is raised with
+    its own exit code, saying that nothing was ``done``: a change made on a clone that
+    cannot take the team's newest commits could never be pushed."""
+    try:
+        pull(root, name, cache_dir, identity)
+    except ProviderError:
+        return
+    except XbrainError as exc:
+        raise type(exc)(
+            f"Could not pull team {name} first, so nothing was {done}: {exc.message}"
+        ) from exc
 
 
 def pull_all(

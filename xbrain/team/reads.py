@@ -54,8 +54,13 @@ def get_resource(root: str | Path | None, rid: str) -> dict[str, Any] | None:
 
 def get_entry(root: str | Path | None, rid: str) -> dict[str, Any] | None:
     """The accepted team entry ``rid`` as ``{layer, trust, provenance, entry}`` (the
-    first team that holds it), or None."""
-    return _first(root, rid, "entry", lambda store: store.entry_get(rid))
+    first team that holds it), or None. One answer of trust, as ``entry list`` and
+    recall give it: ``team`` (``untrusted`` stays so), the entry's own field too."""
+    found = _first(root, rid, "entry", lambda store: store.entry_get(rid))
+    if found is not None:
+        trust = "untrusted" if found["entry"].get("trust") == "untrusted" else "team"
+        found = {**found, "trust": trust, "entry": {**found["entry"], "trust": trust}}
+    return found
 
 
 def list_resources(

@@ -5,7 +5,8 @@ last pull and says so) and shows each proposal's title and description, hidden
 characters marked. A decision is made by a reviewer (the personal store's identity, named in the
 team's ``team.reviewers``): the team is pulled first when it can be, the state change
 committed with the reviewer's identity, and pushed. Order keeps a killed review safe:
-an accept changes the record (an entry made active, a skill revision published) before
+an accept changes the record (a skill revision published; an entry shared before entries
+landed active made active) before
 the proposal says ``accepted`` — until then every read still hides it; a reject marks
 the proposal first, then removes the record (a skill revision is deprecated: revisions
 are immutable).
@@ -13,18 +14,18 @@ are immutable).
 
 from __future__ import annotations
 
-import contextlib
 import re
 from pathlib import Path
 from typing import Any
 
+from ..core import DEFAULT_IDENTITY
 from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
 from ..kinds import skill as skill_kind
 from ..store import Store
 from ..timestamps import now_timestamp
 from .glance import at_a_glance, refuse_hidden_fields
 from .hidden import doubted, in_force, note_untrusted, proposals, refresh, untrusted
-from .manage import pull, team_path
+from .manage import pull, pull_first, team_path
 from .share import identity_of, push_team, write_proposal
 
 __all__ = ["decide", "listing"]
@@ -127,8 +128,7 @@ def decide(
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
-    with contextlib.suppress(XbrainError):  # decide on the newest; offline: the last pull
-        pull(root, name, cache_dir, who)
+    pull_first(root, name, "decided", cache_dir, who)  # offline: on the last pull
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     with team.core.reading() as view:
@@ -137,11 +137,7 @@ def decide(
     listed = in_force(path)
     items = [_find(found, key, doubted(path), team) for key in keys]
     if who not in listed:
-        raise InvalidInputError(
-            f"{who} is not a reviewer of team {name} (its team.reviewers: "
-            f"{', '.join(listed) or 'none'}); set your identity with xbrain config "
-            "identity.name / identity.email."
-        )
+        raise InvalidInputError(_not_reviewer(who, name, listed))
     for item in items:
         if verb == "accept":  # what the reviewer could not read is never trusted
             refuse_hidden_fields(team, name, item)
@@ -158,6 +154,25 @@ def decide(
 
 
 _REASON = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+
+
+def _not_reviewer(who: str, name: str, listed: list[str]) -> str:
+    """Why ``who`` may not decide, and what to do: set the identity only when it looks
+    like a reviewer's mistyped, or is still the default."""
+    names = ", ".join(listed) or "none"
+    said = f"{who} is not a reviewer of team {name} (its team.reviewers: {names})"
+    parts = who.rstrip(">").split(" <")
+    near = any(
+        part.strip().lower() in other.rstrip(">").lower().split(" <")
+        for part in parts
+        for other in listed
+    )
+    if who == DEFAULT_IDENTITY or near:
+        return (
+            f"{said}; set your identity as listed there with xbrain config "
+            "identity.name / identity.email."
+        )
+    return f"{said}; a reviewer of the team accepts or rejects it (or adds you to team.reviewers)."
 
 
 def _decide(
@@ -187,8 +202,9 @@ def _apply(team: Store, item: dict[str, Any], verb: str) -> None:
     kind, rid = item["kind"], item["id"]
     try:
         if kind == "entry":
-            if verb == "accept":
-                team.entry_status(rid, "active")
+            if verb == "accept":  # shared before entries landed active: made so now
+                if team.entry_get(rid).get("status") != "active":
+                    team.entry_status(rid, "active")
             else:
                 team.entry_delete(rid)
         elif kind == "skill":

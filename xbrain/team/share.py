@@ -4,7 +4,8 @@ The record is copied from the personal store into the team's local clone as a pr
 (a ``proposals/<key>.yaml`` file and the record itself, committed with the sharer's
 identity) and pushed. Order makes a killed share safe: for a resource or an entry the
 proposal is committed before the record, so the record never appears in the team
-without it (a reader hides every proposed id); a skill's revision lands as
+without it (a reader hides every proposed id; an entry lands ``active``, so accepting
+it changes only its proposal and the entry stays its author's commit); a skill's revision lands as
 ``proposed``, which no read serves, before its proposal. Sharing again completes what a
 killed share left and adds nothing twice. A push the remote refuses (another member
 pushed first) is pulled, merged and pushed again; a push that still fails is reported,
@@ -13,7 +14,6 @@ and the share stays committed in the team's clone for the next sync.
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from ..remote.intake import dated_ahead
 from ..store import Store
 from ..timestamps import now_timestamp
 from .hidden import in_force, refresh
-from .manage import pull, team_path
+from .manage import pull, pull_first, team_path
 from .syncstate import note_sync
 
 __all__ = ["identity_of", "push_team", "share", "write_proposal"]
@@ -51,7 +51,8 @@ def write_proposal(team: Store, proposal: dict[str, Any], subject: str) -> str |
 
 def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None) -> dict[str, Any]:
     """Push the team's clone; a refusal because another member pushed first is pulled,
-    merged and pushed again (a few times). ``{pushed, error?}``; the outcome is
+    merged and pushed again (a few times). ``{pushed}``, or when it could not be pushed
+    ``{pushed: false, error, code (the error's own exit code), note}``; the outcome is
     remembered for ``team list`` and ``status``."""
     error = None
     for _ in range(_ATTEMPTS):
@@ -71,7 +72,11 @@ def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None)
         return {"pushed": True}
     assert error is not None
     note_sync(team.path, lastAttempt=now_timestamp(), lastError=error.message, ahead=True)
-    return {"pushed": False, "error": error.message, "code": error.exit_code}
+    kept = (
+        f"Not pushed: kept committed in this device's clone of team {name}; xbrain team "
+        "sync (or the automatic push) sends it."
+    )
+    return {"pushed": False, "error": error.message, "code": error.exit_code, "note": kept}
 
 
 def share(
@@ -89,8 +94,7 @@ def share(
     path = team_path(root, name)
     personal.core.existing()
     who = identity_of(personal)
-    with contextlib.suppress(XbrainError):  # what the team holds now; offline: the last pull
-        pull(root, name, cache_dir, who)
+    pull_first(root, name, "shared", cache_dir, who)  # what it holds now; offline: the last pull
     team = Store(path, cache_dir=cache_dir)
     team.core.identity = who
     base = {"state": "proposed", "sharedBy": who, "sharedAt": now_timestamp()}
@@ -122,7 +126,9 @@ def share(
         if kind == "resource":
             team.put([record])
         else:
-            team.entry_put([{**record, "status": "proposed"}])
+            # in force as written: the proposal hides it until a reviewer accepts it,
+            # so the accept changes no record and the entry stays its author's commit
+            team.entry_put([{**record, "status": "active"}])
     else:
         proposal = _share_skill(personal, team, what, revision, base)
         if proposal.get("unchanged"):

@@ -23,18 +23,17 @@ _SCAN = 10_000
 
 
 def _last_change(git: GitStore, start: str, path: str) -> Any:
-    """The newest commit on ``start``'s first-parent line that changed ``path``."""
+    """The commit that gave ``path`` the content it has at ``start``: walking back while
+    a parent holds the same content, into that parent (a merge brought the change from
+    its side, so the side's commit made it, never the merge or a commit after it)."""
     commit: Any = start
     entry = git.snapshot(commit).entry(path)
     for _ in range(_SCAN):
         info = git.commit_info(commit)
-        parent = info.parents[0] if info.parents else None
-        before = git.snapshot(parent).entry(path) if parent is not None else None
-        if before != entry:
+        same = [p for p in info.parents if git.snapshot(p).entry(path) == entry]
+        if not same:
             return info
-        if parent is None:
-            return None
-        commit, entry = parent, before
+        commit = same[0]
     return None
 
 
@@ -49,8 +48,6 @@ def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[s
     with Core(store).git() as git:
         now = View(git.snapshot(head))
         trusted = set(reviewers_at(git, base or head, history_memo(store)))
-        info = git.commit_info(head)
-        tip = info.parents[1] if len(info.parents) == 2 else head  # their side of a merge
         for path in git.changed_files(base, head, proposal_kind.DIRECTORY):
             data = now.read(path)
             if data is None:
@@ -61,7 +58,7 @@ def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[s
                 continue
             if item["state"] == "proposed":
                 continue  # a share, not a decision
-            change = _last_change(git, tip, path)
+            change = _last_change(git, head, path)
             who = change.author if change is not None else "unknown"
             if who in trusted:
                 cleared.add(item["key"])
