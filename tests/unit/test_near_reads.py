@@ -26,6 +26,7 @@ def store(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
         for batch in range(6):
             count = 100 if batch < 4 else 3
             new = {f"b{batch}/f{i}.txt": f"batch {batch} file {i}\n".encode() for i in range(count)}
+            new[f"b{batch}/empty.txt"] = b""  # an empty blob is found as any other
             files.update(new)
             parent = git.commit(parent, new, f"batch {batch}\n", "t <t@t>", batch)
     assert len(list((path / ".git" / "objects" / "pack").glob("*.pack"))) == 4

@@ -280,7 +280,7 @@ class _Near:
     ``stat``) each time, and for a loose object first rescans the pack directory. The
     objects a commit wrote sit together (one pack, or all loose), and a reader of one
     record reads several of them in a row: a skill's seven objects, read from a store of
-    80 packs, cost ten times what they cost from one. So the pack (or the loose
+    79 packs, cost six times what they cost from a few. So the pack (or the loose
     directory) that held the last object is tried first, then the others. Only a plain
     hit is answered here, checked against its id as dulwich checks it; a miss anywhere,
     a damaged object, a pack gone since: None, and :func:`load_object` decides as before.
@@ -291,6 +291,7 @@ class _Near:
         self._format = store.object_format
         self._packs: list[Pack] = list(getattr(store, "packs", ()))
         self._loose = getattr(store, "path", None)
+        self._loose_limit = getattr(store, "loose_object_size_limit", None)  # as dulwich reads
         self._last: Pack | str | None = None  # a pack, "loose", or None
 
     def load(self, sha: bytes) -> ShaFile | None:
@@ -300,10 +301,10 @@ class _Near:
             last = self._last
             if last == "loose" and (found := self._from_loose(hexsha)) is not None:
                 return found
-            if isinstance(last, Pack) and (found := self._from_pack(last, raw, hexsha)):
+            if isinstance(last, Pack) and (found := self._from_pack(last, raw, hexsha)) is not None:
                 return found
             for pack in self._packs:
-                if pack is not last and (found := self._from_pack(pack, raw, hexsha)):
+                if pack is not last and (found := self._from_pack(pack, raw, hexsha)) is not None:
                     self._last = pack
                     return found
             if last != "loose" and (found := self._from_loose(hexsha)) is not None:
@@ -327,8 +328,10 @@ class _Near:
             return None
         name = hexsha.decode("ascii")
         path = os.path.join(self._loose, name[:2], name[2:])
+        if not isinstance(self._loose_limit, int):
+            return None
         try:
-            found = ShaFile.from_path(path, object_format=self._format)
+            found = ShaFile.from_path(path, object_format=self._format, max_size=self._loose_limit)
         except FileNotFoundError:
             return None
-        return found if found.id == hexsha else None
+        return found if found.id == hexsha else None  # checked against its id, as dulwich does
