@@ -91,3 +91,26 @@ def test_a_damaged_skill_in_the_helpers_share_is_one_clear_error(
     with pytest.raises(CorruptStoreError, match=re.escape("skills/skill-0/skill.yaml")):
         store.reindex()
     assert not list((store.core.path / ".git" / "xbrain").glob("build-*"))
+
+
+def test_a_build_reads_the_skills_files_xbrain_wrote_without_the_yaml_parser(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each skill's ``skill.yaml`` and ``revision.yaml`` are in the plain form xbrain
+    writes, read by ``kinds/plainyaml`` (a third of the build's time went to the parser);
+    the index is the same."""
+    monkeypatch.setattr(skilldoc, "PARALLEL_MIN", 10**9)
+    assert store.reindex()["skills"] == 6
+    before = skill_index(store)
+    parsed: list[bytes] = []
+    real = skill_kind.load_yaml
+
+    def spy(data: bytes) -> Any:
+        parsed.append(data)
+        return real(data)
+
+    monkeypatch.setattr(skill_kind, "load_yaml", spy)
+    skill_kind._written.clear()  # nothing this process wrote: every file read from git
+    assert store.reindex()["skills"] == 6
+    assert parsed == []
+    assert skill_index(store) == before

@@ -52,8 +52,10 @@ def test_a_file_read_twice_is_read_from_git_once(
 ) -> None:
     path, files = repo
     loads: list[bytes] = []
-    real = objects.load_object
-    monkeypatch.setattr(objects, "load_object", lambda r, sha: loads.append(sha) or real(r, sha))
+    real = objects.Snapshot._object  # every object a snapshot reads (load_object or near)
+    monkeypatch.setattr(
+        objects.Snapshot, "_object", lambda snap, sha: loads.append(sha) or real(snap, sha)
+    )
     with GitStore(path) as git:
         snap = git.snapshot()
         name = random.Random(3).choice(sorted(files))

@@ -89,6 +89,11 @@ def _load(data: bytes, what: str) -> dict[str, Any]:
     written = _written.pop(data, None)
     if written is not None:
         return written
+    from .plainyaml import load  # what xbrain writes, read without the parser (4x faster)
+
+    plain: dict[str, Any] | None = load(data)
+    if plain is not None:
+        return plain  # a mapping, checked by the caller as any other
     try:
         value = load_yaml(data)
     except Exception as exc:  # every parser failure means the same: not this kind of file
