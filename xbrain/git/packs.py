@@ -10,7 +10,10 @@ there is nothing to do) and consolidates when
   each remaining one is at least twice all the smaller ones together, so their count
   stays logarithmic in the number of writes (git's ``repack --geometric=2``), whatever
   their size: a merge copies what is deltified already and deltifies only the whole
-  objects (``packmerge``), a few seconds for the whole of a 20,000-record store;
+  objects (``packmerge``), a few seconds for the whole of a 20,000-record store. A
+  merge of up to ``_INLINE_MAX`` bytes of packs runs inside the write; a larger one in
+  a detached process (``upkeep``) that the write hands the upkeep lock to
+  (``upkeeplock``), so the write returns at once;
 * loose objects pile up (past about 2,000, estimated from one fan-out directory as git
   does): they are packed.
 
@@ -28,16 +31,20 @@ deleted before the pack that holds it has landed (its index written and synced):
   landed before that one started, so no reader can look for it in the packs, miss the
   new pack, and then find the loose file gone.
 
-A kill at any point leaves a complete store: at worst a temporary pack, or a pack
-without its index (``pack_leftovers``, removed by the next write), or an object in two
-places. ``consolidate`` (``xbrain gc``) packs everything into one pack, and removes the
-loose copies once it has landed, as ``git gc`` does.
+A merge needs no store lock, only the upkeep lock: a write beside it only adds a pack
+(chosen by no merge before its index is there) or loose objects (removed only once a
+pack that landed before holds them). A kill at any point
+leaves a complete store: at worst a merge's temporary files or an index without its
+pack (``repack.leftovers``, removed by the next merge), or an object in two places.
+``consolidate`` (``xbrain gc``) packs everything into one pack, and removes the loose
+copies once it has landed, as ``git gc`` does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -47,8 +54,9 @@ from dulwich.pack import load_pack_index
 from ..errors import CorruptStoreError, no_space
 from .objects import DAMAGE, disk_full, private_umask
 from .packmerge import merge
-from .repack import read_source
+from .repack import leftovers, read_source
 from .repo import Repository
+from .upkeeplock import detach, upkeep_lock
 
 __all__ = ["PackStats", "Packs", "geometric_split"]
 
@@ -56,6 +64,7 @@ _FACTOR = 2  # each pack kept is at least this many times all smaller packs toge
 _LOOSE_SAMPLE = "17"  # the fan-out directory counted (git's choice)
 _LOOSE_LIMIT = 8  # loose objects there that start a consolidation (~2,000 in all)
 _LOOSE_PACK_MIN = 256 * _LOOSE_LIMIT // 2  # fewer left loose after pruning: not packed
+_INLINE_MAX = 16 << 20  # bytes of packs a write merges itself; more: a detached upkeep
 _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pack
 
 
@@ -130,8 +139,32 @@ class Packs(Repository):
 
     def keep_packs(self) -> bool:
         """Consolidate when the packs or the loose objects call for it (hold the store
-        lock); True when something was consolidated. Costs two directory listings when
-        there is nothing to do."""
+        lock); True when something was consolidated or handed to a detached upkeep.
+        Costs two directory listings when there is nothing to do."""
+        plan = self._plan()
+        if plan is None:
+            return False
+        with upkeep_lock(self.control_dir, wait=False) as fd:
+            if fd is None:
+                return False  # a detached upkeep is merging: the next write looks again
+            merged, loose = plan
+            sizes = dict(_complete_packs(self._objects_dir / "pack"))
+            if sum(sizes.get(base, 0) for base in merged) <= _INLINE_MAX:
+                self._consolidate(merged, loose)
+            else:  # the lock goes with it: no other merge starts until it is done
+                detach([sys.executable, "-m", "xbrain.git.upkeep", str(self.path), str(fd)], fd)
+        return True
+
+    def upkeep(self) -> None:
+        """What ``keep_packs`` would do, whatever its size (the detached upkeep, which
+        holds the upkeep lock but not the store lock: it only adds a pack, then removes
+        the packs and loose copies that pack holds)."""
+        plan = self._plan()
+        if plan is not None:
+            self._consolidate(*plan)
+
+    def _plan(self) -> tuple[list[str], bool] | None:
+        """The packs to merge and whether to pack the loose objects; None: nothing."""
         packs = _complete_packs(self._objects_dir / "pack")
         try:
             sample = len(os.listdir(self._objects_dir / _LOOSE_SAMPLE))
@@ -140,15 +173,15 @@ class Packs(Repository):
         split = geometric_split([size for _, size in packs])
         loose = sample > _LOOSE_LIMIT
         if split < 2 and not loose:
-            return False
-        self._consolidate([base for base, _ in packs[:split]] if split >= 2 else [], loose)
-        return True
+            return None
+        return [base for base, _ in packs[:split]] if split >= 2 else [], loose
 
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
         lock), and drop the loose copies of objects packed before; the stats after."""
-        packs = [base for base, _ in _complete_packs(self._objects_dir / "pack")]
-        self._consolidate(packs, loose=True, every_loose=True)
+        with upkeep_lock(self.control_dir, wait=True):
+            packs = [base for base, _ in _complete_packs(self._objects_dir / "pack")]
+            self._consolidate(packs, loose=True, every_loose=True)
         return self.pack_stats()
 
     def _consolidate(self, merged: list[str], loose: bool, every_loose: bool = False) -> None:
@@ -158,6 +191,8 @@ class Packs(Repository):
         store = self._repo.object_store
         try:
             with private_umask():
+                for leftover in leftovers(self._objects_dir / "pack"):  # a killed merge's
+                    leftover.unlink(missing_ok=True)
                 fresh: list[bytes] = []
                 if loose:
                     left = self._prune_loose()

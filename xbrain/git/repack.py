@@ -11,9 +11,11 @@ each, their extents coming from the offsets its index lists; each extent is chec
 against the CRC the index keeps for it before anything is copied, so a damaged pack
 is never merged into a new one.
 
-The new pack is written as every pack of the store is (``packwrite``): a temporary
-``tmp*.pack`` (synced), renamed to ``pack-<name>.pack``, then its index, synced; the
-caller removes the merged packs only after ``land`` returns.
+The new pack is written to a temporary file (synced), its index written beside it
+under its final name (synced), and only then the pack renamed into place, so that
+neither a reader nor a write ever sees a merged pack without its index (a write removes
+such a pack as a leftover of its own); the caller removes the merged packs only after
+``land`` returns.
 """
 
 from __future__ import annotations
@@ -29,17 +31,19 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from dulwich.file import GitFile
 from dulwich.object_store import PACK_MODE
 from dulwich.pack import iter_sha1, write_pack_index
 
-__all__ = ["PackEntry", "PackWriter", "SourcePack", "read_source"]
+__all__ = ["TEMP_PREFIX", "PackEntry", "PackWriter", "SourcePack", "leftovers", "read_source"]
 
 OFS_DELTA = 6
 REF_DELTA = 7
 _SHA = 20  # bytes of a SHA-1 object id (xbrain stores are SHA-1)
 MAX_CHAIN = 50  # a copied delta deeper than this (git's own default) is written whole
 _FLUSH = 1 << 20
+# a merge's temporary files: never a write's leftovers (``tmp*.pack``, ``*.lock``), so a
+# write never removes a merge's file while a merge runs beside it
+TEMP_PREFIX = "xbrain-merge-"
 
 
 class PackEntry(NamedTuple):
@@ -151,7 +155,7 @@ class PackWriter:
 
     def __init__(self, pack_dir: Path, count: int, fsync: bool, level: int = -1) -> None:
         self._dir, self._count, self._fsync, self._level = pack_dir, count, fsync, level
-        fd, self._tmp = tempfile.mkstemp(dir=pack_dir, suffix=".pack")
+        fd, self._tmp = tempfile.mkstemp(dir=pack_dir, prefix=TEMP_PREFIX)
         self._handle = os.fdopen(fd, "wb")
         self._sha = hashlib.sha1()  # git's pack checksum
         self._buffer = bytearray()
@@ -224,8 +228,10 @@ class PackWriter:
             os.unlink(self._tmp)
 
     def land(self, index_version: int | None) -> str:
-        """Finish the pack, sync it, rename it into place and write its index; the new
-        pack's basename (``pack-<name>``)."""
+        """Finish the pack and sync it, write its index beside it (synced), then rename
+        the pack into place: readers (git's and dulwich's) see a pack once both files
+        are there, and a kill before leaves only ``TEMP_PREFIX`` files and an index
+        without its pack (``leftovers``). The new pack's basename (``pack-<name>``)."""
         try:
             if len(self.offsets) != self._count or not self._wanted <= self.offsets.keys():
                 raise ValueError("a merged pack lacks an object or a delta's base")
@@ -237,15 +243,41 @@ class PackWriter:
             checksum = self._sha.digest()
             rows = sorted((sha, offset, crc) for sha, (offset, crc) in self.offsets.items())
             name = "pack-" + iter_sha1(r[0] for r in rows).decode()
-            base = self._dir / name
-            if base.with_suffix(".idx").exists():  # the same objects are packed already
+            pack, index = self._dir / f"{name}.pack", self._dir / f"{name}.idx"
+            if pack.exists() and index.exists():  # the same objects are packed already
                 os.unlink(self._tmp)
                 return name
+            fd, tmp_index = tempfile.mkstemp(dir=self._dir, prefix=TEMP_PREFIX)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    write_pack_index(handle, rows, checksum, version=index_version)
+                    handle.flush()
+                    if self._fsync:
+                        os.fsync(handle.fileno())
+                os.chmod(tmp_index, PACK_MODE & 0o700)
+                os.rename(tmp_index, index)
+            except BaseException:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp_index)
+                raise
             os.chmod(self._tmp, PACK_MODE & 0o700)
-            os.rename(self._tmp, base.with_suffix(".pack"))
+            os.rename(self._tmp, pack)
         except BaseException:
             self.abort()
             raise
-        with GitFile(str(base.with_suffix(".idx")), "wb", mask=PACK_MODE, fsync=self._fsync) as f:
-            write_pack_index(f, rows, checksum, version=index_version)
         return name
+
+
+def leftovers(pack_dir: Path) -> list[Path]:
+    """What a killed merge left: its temporary files, and an index without its pack
+    (hold the upkeep lock: a running merge's files look the same)."""
+    try:
+        names = set(os.listdir(pack_dir))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        pack_dir / name
+        for name in names
+        if name.startswith(TEMP_PREFIX)
+        or (name.endswith(".idx") and f"{name[:-4]}.pack" not in names)
+    )
