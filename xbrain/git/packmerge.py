@@ -166,6 +166,8 @@ def merge(
                     writer.add(sha, type_num, payload, base)
                 window.insert(0, (sha, type_num, raw, depth))
                 del window[_WINDOW:]
+            for _, sha in shas:  # written: its text is no longer needed
+                texts.pop(sha, None)
         for sha, (type_num, raw) in loose.items():
             writer.add(sha, type_num, raw)
         for source, entry in wholes.values():
