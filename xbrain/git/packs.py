@@ -33,9 +33,9 @@ deleted before the pack that holds it has landed (its index written and synced):
 
 A merge needs no store lock, only the upkeep lock: a write beside it only adds a pack
 (chosen by no merge before its index is there) or loose objects (removed only once a
-pack that landed before holds them). A kill at any point
-leaves a complete store: at worst a merge's temporary files or an index without its
-pack (``repack.leftovers``, removed by the next merge), or an object in two places.
+pack that landed before holds them). A kill at any point leaves a complete store: at
+worst a merge's temporary files or an index without its pack (``repack.leftovers``,
+removed by the next merge), or an object in two places.
 ``consolidate`` (``xbrain gc``) packs everything into one pack, and removes the loose
 copies once it has landed, as ``git gc`` does.
 """
