@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from large import clean_pages, cpu_ms
+from large import clean_pages, cpu_ms, wait_for_upkeep
 from run import console, floor_once, xbrain
 
 from xbrain.kinds.model import resource_id
@@ -323,6 +323,8 @@ def main() -> None:
         held = age(aged, args.scale, args.seed)
         print(f"  aged: {held['writes']:,} writes in {held['seconds']:.0f} s", file=sys.stderr)
         loaded = load_fresh(fresh, held)
+        for path in (aged, fresh):  # a detached pack merge never runs beside a measure
+            wait_for_upkeep(path)
         item = next(iter(held["live"].values()))
         stores = {"aged": aged, "fresh": fresh}
         servers = {tag: serve(path, root, tag) for tag, path in stores.items()}

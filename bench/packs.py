@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from large import wait_for_upkeep
 from run import floor_once, newer_item, resource, xbrain
 
 from xbrain.store import Store
@@ -70,6 +71,7 @@ def fresh_put(store: Path, runs: int, month: str) -> tuple[float, float]:
 
 
 def report(label: str, store: Path, runs: int, month: str) -> None:
+    wait_for_upkeep(store)  # a detached pack merge still running is part of the load
     put, floor = fresh_put(store, runs, month)
     print(
         json.dumps(

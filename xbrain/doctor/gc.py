@@ -1,9 +1,10 @@
 """``xbrain gc``: every pack and loose object of the store consolidated into one pack.
 
-After each write the core merges small packs geometrically (``GitStore.keep_packs``);
-packs past its bound, and loose objects packed since, wait for this full
-consolidation. It runs under the store lock, never drops an object (reachable or
-not), and removes a replaced pack or loose copy only once the new pack has landed.
+After each write the core merges packs geometrically (``GitStore.keep_packs``, a large
+merge in a detached process); this full consolidation also packs every loose object
+and drops the loose copies of packed ones. It runs under the store lock, waits for a
+detached merge to finish, never drops an object (reachable or not), and removes a
+replaced pack or loose copy only once the new pack has landed.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from dulwich.objects import Commit, ShaFile, Tree
 from dulwich.refs import Ref
 
 from .objects import DIR_MODE, CommitId, config_change, load_object, private_umask
+from .upkeeplock import upkeep_lock
 from .writing import Writer
 
 __all__ = ["Pruner"]
@@ -107,7 +108,12 @@ class Pruner(Writer):
 
     def prune(self) -> int:
         """Keep only what ``main`` and the remaining refs reach: one new pack of it, then
-        every loose object and older pack deleted, reflogs cleared. Objects removed."""
+        every loose object and older pack deleted, reflogs cleared. Objects removed.
+        Waits for a pack merge running beside it (it could bring back what this drops)."""
+        with upkeep_lock(self.control_dir, wait=True):
+            return self._prune()
+
+    def _prune(self) -> int:
         roots = [
             bytes(self._repo.refs[ref])
             for ref in self._repo.refs.allkeys()

@@ -1,0 +1,180 @@
+"""One pack from several: deltas kept as they are, whole objects deltified by path.
+
+A write's pack holds every object whole; a consolidated one holds, for each path, its
+largest version whole and the others as deltas against it. Merging packs:
+
+* an entry that is a delta is copied as it is compressed (``PackWriter.copy``): it
+  stays a delta against the same base, which is in the new pack too;
+* the whole objects (and the loose ones packed with them) are grouped by the path they
+  sit at in the trees of the commits among them (walking only whole trees: reading a
+  delta's tree would cost more than it saves). Where a path has more than one version,
+  they are sorted newest first (by the commits that hold them) and each is written as
+  a delta against the nearest newer one (in chains at most ``_DEPTH`` long) when that
+  is smaller: the newest version of a directory or a catalog shard stays whole, so a
+  read of the head unwinds no chain, and every pack's whole versions are the ones its
+  newest commit reaches through whole trees, found again by the next merge. Anything
+  else is copied as it is.
+
+So what a write added (every path it touched, whole) becomes deltas against the
+versions already packed as soon as it is merged with the pack holding them, and a
+merge inflates only trees, commits and the versions it deltifies.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from .delta import checked_delta, tree_entries
+from .repack import PackEntry, PackWriter, SourcePack
+
+__all__ = ["merge"]
+
+_COMMIT, _TREE = 1, 2
+_WINDOW = 10  # versions of a path each one is tried as a delta against
+_DEPTH = 16  # the longest delta chain a merge makes
+_NO_DELTA_BELOW = 64  # bytes: smaller objects are stored whole
+_DIR = b"40000"
+
+
+def _inflate(source: SourcePack, entry: PackEntry) -> bytes:
+    raw = zlib.decompress(source.data[entry.start : entry.end])
+    if len(raw) != entry.size:
+        raise ValueError("a pack entry does not inflate to its size")
+    return raw
+
+
+def _children(raw: bytes) -> Iterable[tuple[bytes, bytes, bool]]:
+    """A tree's entries: name, binary id, whether a directory."""
+    for piece in tree_entries(raw):
+        space, nul = piece.find(b" "), piece.find(b"\0")
+        if space == -1 or nul == -1 or len(piece) != nul + 21:
+            return  # a malformed tail: no names from it (the copy is unchanged)
+        yield piece[space + 1 : nul], piece[nul + 1 :], piece[:space] == _DIR
+
+
+def _newest_first(texts: dict[bytes, tuple[int, bytes]]) -> list[bytes]:
+    """The trees of the commits among ``texts``, the newest commit's first (a commit
+    after every commit among them it descends from)."""
+    parents: dict[bytes, list[bytes]] = {}
+    trees: dict[bytes, bytes] = {}
+    for sha, (type_num, raw) in texts.items():
+        if type_num != _COMMIT or not raw.startswith(b"tree ") or raw[45:46] != b"\n":
+            continue
+        trees[sha] = bytes.fromhex(raw[5:45].decode())
+        found = []
+        for line in raw[46:].split(b"\n"):
+            if not line.startswith(b"parent "):
+                break
+            found.append(bytes.fromhex(line[7:].decode()))
+        parents[sha] = found
+    generation: dict[bytes, int] = {}
+    for start in parents:
+        todo = [start]
+        while todo:  # each commit's generation after its parents' (no recursion)
+            sha = todo[-1]
+            waiting = [p for p in parents[sha] if p in parents and p not in generation]
+            if waiting:
+                todo.extend(waiting)
+                continue
+            todo.pop()
+            generation[sha] = 1 + max(
+                (generation[p] for p in parents[sha] if p in parents), default=0
+            )
+    return [trees[sha] for sha in sorted(trees, key=lambda c: (-generation[c], c))]
+
+
+def _names(texts: dict[bytes, tuple[int, bytes]]) -> dict[bytes, tuple[int, bytes]]:
+    """Each object's age (0 for the newest commit's, then each older one's) and the
+    path it sits at, from the commits among ``texts`` down through the trees among
+    them; an object several commits share takes its newest place."""
+    names: dict[bytes, tuple[int, bytes]] = {}
+    for age, root in enumerate(_newest_first(texts)):
+        todo = [(root, b"")]
+        while todo:
+            sha, path = todo.pop()
+            if sha in names:
+                continue
+            names[sha] = (age, path)
+            found = texts.get(sha)
+            if found is None or found[0] != _TREE:
+                continue
+            for name, child, directory in _children(found[1]):
+                if directory:
+                    todo.append((child, path + b"/" + name))
+                elif child not in names:
+                    names[child] = (age, path + b"/" + name)
+    return names
+
+
+def merge(
+    pack_dir: Path,
+    sources: list[SourcePack],
+    loose: dict[bytes, tuple[int, bytes]],
+    whole: Callable[[bytes], tuple[int, bytes]],
+    fsync: bool,
+    level: int,
+    index_version: int | None,
+) -> str:
+    """Write one pack of every object of ``sources`` and ``loose`` (binary id: type,
+    bytes); its basename. ``whole(sha)`` reads an object from the store (a copied
+    delta whose chain would grow too long here is written whole)."""
+    wholes: dict[bytes, tuple[SourcePack, PackEntry]] = {}
+    deltas: list[tuple[SourcePack, PackEntry]] = []
+    for source in sources:
+        for entry in source.entries:
+            if entry.base is None:
+                wholes.setdefault(entry.sha, (source, entry))
+            else:
+                deltas.append((source, entry))
+    ids = set(wholes) | {entry.sha for _, entry in deltas} | set(loose)
+    texts = {sha: found for sha, found in loose.items() if sha not in wholes}
+    for sha, (source, entry) in wholes.items():
+        if entry.type_num in (_COMMIT, _TREE):
+            texts[sha] = (entry.type_num, _inflate(source, entry))
+    by_path: dict[bytes, list[tuple[int, bytes]]] = defaultdict(list)
+    for sha, (age, path) in _names(texts).items():
+        if sha in wholes or sha in texts:
+            by_path[path].append((age, sha))
+    writer = PackWriter(pack_dir, len(ids), fsync, level)
+    try:
+        for _, shas in sorted(by_path.items()):
+            if len(shas) < 2:
+                continue
+            versions = []
+            for _, sha in sorted(shas):  # the newest first: it stays whole
+                if sha not in texts:
+                    source, entry = wholes[sha]
+                    texts[sha] = (entry.type_num, _inflate(source, entry))
+                versions.append((sha, *texts[sha]))
+            window: list[tuple[bytes, int, bytes, int]] = []  # sha, type, text, depth
+            for sha, type_num, raw in versions:
+                base, payload, depth = None, raw, 0
+                if len(raw) >= _NO_DELTA_BELOW:
+                    for candidate, kind, text, chain in window:
+                        if kind != type_num or chain >= _DEPTH or len(text) > 2 * len(raw):
+                            continue
+                        delta = checked_delta(text, raw, type_num)
+                        if len(delta) < len(raw):
+                            base, payload, depth = candidate, delta, chain + 1
+                            break  # the nearest version: good enough, and no more time spent
+                if base is None and sha in wholes:
+                    writer.copy(*wholes[sha], whole)
+                else:
+                    writer.add(sha, type_num, payload, base)
+                window.insert(0, (sha, type_num, raw, depth))
+                del window[_WINDOW:]
+            for _, sha in shas:  # written: its text is no longer needed
+                texts.pop(sha, None)
+        for sha, (type_num, raw) in loose.items():
+            writer.add(sha, type_num, raw)
+        for source, entry in wholes.values():
+            writer.copy(source, entry, whole)
+        for source, entry in deltas:
+            writer.copy(source, entry, whole)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.land(index_version)
