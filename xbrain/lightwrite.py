@@ -118,7 +118,15 @@ def write(
     if op == "put":
         from .inputs import read_json_input
 
-        return opened.put(read_json_input(source))
+        items = read_json_input(source)
+        if isinstance(items, list) and len(items) > 1:
+            import gc
+
+            # a batch: with Python's cycle collector, which a fresh write's process runs
+            # without (``launch.main``); each record's YAML leaves a reference cycle
+            # (ruamel's loader refers to itself), 1,000 of them ≈ 190 MB until collected
+            gc.enable()
+        return opened.put(items)
     return opened.skill_save(source, publish=bool(found.get("publish")), expect=found.get("expect"))
 
 

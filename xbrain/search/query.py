@@ -339,7 +339,7 @@ def current(
     try:
         with SearchIndex(path, tokenizer, prepare=False, kept=reader(path)) as index:
             index.conn.execute("BEGIN")  # one snapshot for the check and the ranking
-            if any(index.meta(key) != value for key, value in index_meta(head).items()):
+            if index.meta("version") != VERSION or not reflects(path, index.meta("commit"), head):
                 return None
             return answer(index.search(terms, limit, domain, feature, style), terms)
     except DAMAGED:  # the full path rebuilds a damaged index

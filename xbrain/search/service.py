@@ -19,6 +19,7 @@ from ..errors import XbrainError
 from ..kinds import resource as resource_kind
 from ..kinds.model import normalize_resource
 from ..sqlitefiles import rebuilt_if_damaged, remove_database, unsynced_commits
+from .freshness import reflects
 from .index import SearchIndex
 from .query import INDEX_FILE, answer
 from .tokenize import Tokenizer
@@ -182,7 +183,7 @@ def after_commit(
         SearchIndex(path, tokenizer) as index,
         unsynced_commits(index.conn),
     ):
-        if index.meta("commit") == parent:
+        if parent is not None and reflects(path, index.meta("commit"), parent):
             for file, data in changes.items():
                 if not file.startswith(resource_kind.DIRECTORY + "/"):
                     continue

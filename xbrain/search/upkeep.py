@@ -16,6 +16,7 @@ __all__ = ["upkeep"]
 INDEX = "xbrain/search.sqlite"  # under .git (query.INDEX_FILE)
 SKILL_INDEX = "xbrain/skills.sqlite"  # (skills.SKILL_INDEX)
 ENTRIES = "xbrain/entries.sqlite"  # (entrycache.CACHE_FILE)
+RESOURCES = "resources/"  # what the search index is derived from (kinds.resource.DIRECTORY)
 SKILLS = "skills/"  # what the skill index is derived from (kinds.skill.DIRECTORY)
 ENTRY_PATHS = ("entries/", "entry-tombstones/")  # and the entry cache (kinds.entry), with
 MARKER = "xbrain.yaml"  # recall's defaults (core.layout.MARKER)
@@ -25,9 +26,9 @@ def upkeep(core: Core) -> None:
     """Keep ``core``'s search indexes current after each of its commits (when they exist).
 
     Failures never fail the write: the commit is made, and an index is derived data that
-    the next search or recall catches up. The skill index and the entry cache are written
-    only by a commit that changed what they derive from; after any other commit a note
-    says they still hold (:mod:`.freshness`, the rule every reader follows).
+    the next search or recall catches up. Each index (resources, skills, entries) is
+    written only by a commit that changed what it derives from; after any other commit a
+    note says it still holds (:mod:`.freshness`, the rule every reader follows).
     """
 
     def hook(
@@ -45,23 +46,26 @@ def upkeep(core: Core) -> None:
         from .freshness import carry
 
         failures = (sqlite3.Error, OSError, XbrainError)
+        resources_touched = resources and any(path.startswith(RESOURCES) for path in changes)
         skills_touched = skills and any(path.startswith(SKILLS) for path in changes)
         entries_touched = entries and any(
             path.startswith(ENTRY_PATHS) or path == MARKER for path in changes
         )
         # an index whose kind the commit left alone is not written: a note says it holds
         with contextlib.suppress(*failures), private_umask():
+            if resources and not resources_touched:  # a skill save, an entry put
+                carry(control / INDEX, parent, commit)
             if skills and not skills_touched:
                 carry(control / SKILL_INDEX, parent, commit)
             if entries and not entries_touched:
                 carry(control / ENTRIES, parent, commit)
-        if not (resources or skills_touched or entries_touched):
+        if not (resources_touched or skills_touched or entries_touched):
             return
         from .tokenize import Tokenizer
 
         tokenizer = Tokenizer(core.cache_dir)
         try:
-            if resources:
+            if resources_touched:
                 from .service import after_commit
 
                 with contextlib.suppress(*failures), private_umask():
