@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
-from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
+from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, keep_trees, private_umask
 from .packcheck import NO_LIMIT
 from .packs import Packs, PackStats
 from .transport import Transport, local_path, sweep_dead
@@ -64,6 +64,7 @@ __all__ = [
     "UnreadableIndex",
     "file_mode_problems",
     "fix_file_modes",
+    "keep_trees",
     "local_path",
     "private_umask",
     "read_foreign_tree",

@@ -33,7 +33,17 @@ from ..errors import (
     XbrainError,
 )
 
-__all__ = ["CommitId", "CommitInfo", "Leaf", "Snapshot", "load_object", "private_umask"]
+__all__ = [
+    "CommitId",
+    "CommitInfo",
+    "Leaf",
+    "Snapshot",
+    "Trees",
+    "keep_trees",
+    "load_object",
+    "private_umask",
+    "tree_cache",
+]
 
 CommitId = NewType("CommitId", str)
 T = TypeVar("T")
@@ -163,13 +173,71 @@ _FILES_KEPT = 2048
 _BYTES_KEPT = 32 << 20
 
 
+# entries (of every tree) a tree cache holds at most: a batch into a 100,000-record store
+# reads the 256 ``resources/<aa>/`` trees (100,000 entries) and writes their new versions
+_TREE_ENTRIES = 300_000
+
+
+class Trees:
+    """Parsed trees by id, least recently used dropped first past ``_TREE_ENTRIES``
+    entries. A tree's id names its content, so a kept tree is never stale: the snapshots
+    and the commit of one write share one cache (a batch reads each tree it changes
+    once), and ``xbrain serve`` keeps one across its requests (:func:`keep_trees`)."""
+
+    def __init__(self) -> None:
+        self._trees: dict[bytes, Tree] = {}
+        self._entries = 0
+
+    def get(self, repo: Repo, sha: bytes) -> Tree:
+        """The tree ``sha`` (CorruptStoreError when it is missing or not a tree)."""
+        tree = self._trees.pop(sha, None)
+        if tree is None:
+            obj = load_object(repo, sha)
+            if not isinstance(obj, Tree):
+                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
+            tree = obj
+            self._entries += len(tree)
+        self._trees[sha] = tree  # (re)inserted last: the most recently used
+        self._shrink()
+        return tree
+
+    def add(self, tree: Tree) -> None:
+        """Keep a tree just written (never changed afterwards)."""
+        sha = bytes(tree.id)
+        if sha not in self._trees:
+            self._trees[sha] = tree
+            self._entries += len(tree)
+            self._shrink()
+
+    def _shrink(self) -> None:
+        while self._entries > _TREE_ENTRIES and len(self._trees) > 1:
+            oldest = next(iter(self._trees))
+            self._entries -= len(self._trees.pop(oldest))
+
+
+_kept: Trees | None = None  # the process's own, once keep_trees() was called
+
+
+def keep_trees() -> None:
+    """Share one tree cache between every repository this process opens from now on
+    (``xbrain serve``: a write reads again only the trees the last one changed)."""
+    global _kept
+    if _kept is None:
+        _kept = Trees()
+
+
+def tree_cache() -> Trees:
+    """The tree cache a newly opened repository uses: the process's kept one, or its own."""
+    return _kept if _kept is not None else Trees()
+
+
 class Snapshot:
     """Read-only view of one commit's tree, with a small tree cache."""
 
-    def __init__(self, repo: Repo, commit: CommitId | None) -> None:
+    def __init__(self, repo: Repo, commit: CommitId | None, trees: Trees | None = None) -> None:
         self._repo = repo
         self.commit = commit
-        self._trees: dict[bytes, Tree] = {}
+        self._trees = trees if trees is not None else Trees()
         self._files: dict[bytes, bytes] = {}  # read()'s blobs by id: a transaction reads
         # each catalog and URL shard it changes three times (load, compare, compare again)
         self._kept = 0  # their bytes
@@ -181,13 +249,7 @@ class Snapshot:
             self.tree_id = obj.tree
 
     def _tree(self, sha: bytes) -> Tree:
-        tree = self._trees.get(sha)
-        if tree is None:
-            obj = load_object(self._repo, sha)
-            if not isinstance(obj, Tree):
-                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
-            tree = self._trees[sha] = obj
-        return tree
+        return self._trees.get(self._repo, sha)
 
     def entry(self, path: str) -> tuple[int, bytes] | None:
         """``(mode, sha)`` of the tree entry at ``path``, or None."""

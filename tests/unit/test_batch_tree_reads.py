@@ -1,0 +1,61 @@
+"""A write reads each git tree from the object store at most once: the transaction's
+snapshot, the commit built on it and the working-tree refresh after it share one tree
+cache (a batch into a 100,000-record store changes the 256 ``resources/<aa>/`` trees,
+and every object read there probes each pack), and ``xbrain serve`` keeps the cache
+across its writes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make
+from xbrain.git import objects, writing
+from xbrain.store import Store
+
+
+@pytest.fixture
+def tree_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[bytes]]:
+    """How many times each tree was read from the object store (any reader)."""
+    reads: Counter[bytes] = Counter()
+    real = objects.load_object
+
+    def counted(repo: object, sha: bytes) -> object:
+        found = real(repo, sha)  # type: ignore[arg-type]
+        if found.type_name == b"tree":
+            reads[sha] += 1
+        return found
+
+    monkeypatch.setattr(objects, "load_object", counted)
+    monkeypatch.setattr(writing, "load_object", counted)
+    yield reads
+
+
+def test_a_batch_reads_each_tree_once(
+    tmp_path: Path, segment_cache: Path, tree_reads: Counter[bytes]
+) -> None:
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([make(f"first-{i}") for i in range(60)])
+    tree_reads.clear()
+    store.put([make(f"batch-{i}") for i in range(60)])
+    assert tree_reads, "the batch read no tree at all"
+    twice = {sha.decode(): n for sha, n in tree_reads.items() if n > 1}
+    assert twice == {}, f"trees read more than once: {twice}"
+    assert store.status()["resources"] == 120
+
+
+def test_kept_trees_are_not_read_again_by_the_next_write(
+    tmp_path: Path, segment_cache: Path, tree_reads: Counter[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(objects, "_kept", None)
+    objects.keep_trees()
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([make(f"first-{i}") for i in range(20)])
+    tree_reads.clear()
+    store.put([make("second")])
+    # the commit's own new trees and every unchanged one are kept: nothing read again
+    assert dict(tree_reads) == {}
+    assert store.status()["resources"] == 21
