@@ -35,15 +35,13 @@ from .packs import Packs, PackStats
 from .transport import Transport, local_path, sweep_dead
 from .worktree import (
     MAX_WORKTREE_FILE,
-    WORKTREE_TEMP,
     UnreadableIndex,
     Worktree,
-    file_mode_problems,
-    fix_file_modes,
     read_worktree_file,
     regular_file,
 )
 from .writing import Writer
+from .wtfiles import WORKTREE_TEMP, file_mode_problems, fix_file_modes
 
 __all__ = [
     "FILE_MODE",

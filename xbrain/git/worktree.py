@@ -7,7 +7,6 @@ under ``.git/xbrain/`` names them until that is done, so a crash is finished lat
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import struct
@@ -29,34 +28,21 @@ from ..paths import path_problem
 from . import index as gitindex
 from .checkout import Checkout
 from .objects import FILE_MODE, CommitId, Snapshot, private_umask
+from .wtfiles import disk_full_refreshing, prune_empty_dirs, worktree_temp
 
 __all__ = [
     "MAX_WORKTREE_FILE",
     "UnreadableIndex",
     "Worktree",
-    "file_mode_problems",
-    "fix_file_modes",
     "read_worktree_file",
     "regular_file",
 ]
 
-WORKTREE_TEMP = ".xbrain-tmp"
 # what dulwich raises for an index it cannot parse (a split index's "link" extension reads
 # as a bad checksum)
 _UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
 MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 Written = Mapping[str, bytes | None]  # path -> the bytes a commit wrote there (None: removed)
-
-
-def worktree_temp(target: Path) -> Path:
-    """Where a working-tree file is written before it replaces ``target``: a fixed name,
-    so a write killed there leaves a file the retry replaces; ``target``'s own name when
-    the suffix fits beside it in a file name (255 bytes), else a digest of it."""
-    name = f".{target.name}{WORKTREE_TEMP}"
-    if len(os.fsencode(name)) > 255:
-        digest = hashlib.sha256(os.fsencode(target.name)).hexdigest()[:32]
-        name = f".{digest}{WORKTREE_TEMP}"
-    return target.with_name(name)
 
 
 class UnreadableIndex(Exception):
@@ -112,7 +98,8 @@ class Worktree(Checkout):
         fresh: bool = False,
         catching_up: bool = False,
         written: Written | None = None,
-    ) -> None:
+        later: bool = False,
+    ) -> Callable[[], None]:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
         Never follows a symbolic link: a link where a directory or file belongs is an
@@ -125,27 +112,44 @@ class Worktree(Checkout):
         written, not that a change is committed.
         ``written``: bytes the commit just wrote at some of the paths, used when they are
         the blob the commit holds there (else the blob is read from the store).
+        ``later``: the git index is written by a thread while the caller goes on (a
+        commit's after-commit hooks); the function returned waits for it and finishes the
+        refresh (the pending marker stays until then). Without it the refresh is done on
+        return, and the function returned does nothing.
         """
         try:
-            self._refresh(commit, paths, fresh, written or {})
+            entries = self._refresh(commit, paths, fresh, written or {})
+            update = gitindex.Update(self._index_file, entries, self._index_stamp)
         except OSError as exc:
             if not no_space(exc):
                 raise
-            shown = commit[:12] if commit else "empty"
-            if catching_up:
-                raise XbrainError(
-                    f"The disk is full: the working tree could not catch up with main "
-                    f"({shown}) after an earlier write, so nothing new was written. Free "
-                    "some space, then retry."
-                ) from None
-            raise XbrainError(
-                f"The disk filled up while updating the working tree; the change is committed "
-                f"(main is {shown}). Free some space, then run xbrain doctor --repair."
-            ) from None
+            raise disk_full_refreshing(commit, catching_up) from None
+
+        def finish() -> None:
+            try:
+                self._finish_index(commit, update)
+            except OSError as exc:
+                if not no_space(exc):
+                    raise
+                raise disk_full_refreshing(commit, catching_up) from None
+
+        if later:
+            return finish
+        finish()
+        return _nothing
+
+    @property
+    def _index_file(self) -> Path:
+        return Path(self._repo.index_path())
+
+    @property
+    def _index_stamp(self) -> Path:
+        return self.control_dir / "xbrain" / "index-stamp"
 
     def _refresh(
         self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
-    ) -> None:
+    ) -> dict[bytes, bytes | None]:
+        """Write the working-tree files of ``paths``; their git-index entries."""
         snap = self.snapshot(commit)
         root = self.path
         entries: dict[bytes, bytes | None] = {}
@@ -156,7 +160,7 @@ class Worktree(Checkout):
                 if blob is None:
                     with contextlib.suppress(FileNotFoundError):
                         target.unlink()
-                    _prune_empty_dirs(target.parent, root)
+                    prune_empty_dirs(target.parent, root)
                     entries[path.encode()] = None
                     continue
                 data = written.get(path)
@@ -169,11 +173,16 @@ class Worktree(Checkout):
                     _write_new(temp, data)
                     os.replace(temp, target)
                 entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
+        return entries
+
+    def _finish_index(self, commit: CommitId | None, update: gitindex.Update) -> None:
+        """Wait for the git index ``update``, do it the slow way if the editor could not,
+        then drop the pending marker."""
+        with private_umask():
             try:
-                stamp = self.control_dir / "xbrain" / "index-stamp"
-                if not gitindex.update(Path(self._repo.index_path()), entries, stamp):
+                if not update.wait():
                     try:
-                        self._update_index_slowly(entries)
+                        self._update_index_slowly(dict(update.changes))
                     except _UNREADABLE_INDEX:  # a split or sparse index: neither reads it
                         self.rebuild_index(commit)
             except (gitindex.IndexLocked, FileLocked):
@@ -334,6 +343,10 @@ class Worktree(Checkout):
             )
 
 
+def _nothing() -> None:
+    """What a refresh finished on return hands back."""
+
+
 def _mode(path: Path) -> int:
     """``path``'s mode, its link not followed; 0 when there is nothing there."""
     try:
@@ -370,31 +383,3 @@ def _write_new(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
-
-
-def _prune_empty_dirs(directory: Path, root: Path) -> None:
-    while directory != root and directory.is_dir():
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
-
-
-def file_mode_problems(root: Path) -> list[str]:
-    """Files or directories under ``root`` that group or others can access."""
-    problems = []
-    for directory, dirs, names in os.walk(root):
-        for name in [*dirs, *names]:
-            path = os.path.join(directory, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode) and mode & 0o077:
-                problems.append(os.path.relpath(path, root))
-    return problems
-
-
-def fix_file_modes(root: Path) -> None:
-    """Remove group/other permissions under ``root``."""
-    for rel in file_mode_problems(root):
-        path = root / rel
-        os.chmod(path, os.lstat(path).st_mode & 0o700)
