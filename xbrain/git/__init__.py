@@ -33,15 +33,16 @@ from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, keep_trees
 from .packcheck import NO_LIMIT
 from .packs import Packs, PackStats
 from .transport import Transport, local_path, sweep_dead
-from .worktree import (
+from .worktree import UnreadableIndex, Worktree
+from .writing import Writer
+from .wtfiles import (
     MAX_WORKTREE_FILE,
-    UnreadableIndex,
-    Worktree,
+    WORKTREE_TEMP,
+    file_mode_problems,
+    fix_file_modes,
     read_worktree_file,
     regular_file,
 )
-from .writing import Writer
-from .wtfiles import WORKTREE_TEMP, file_mode_problems, fix_file_modes
 
 __all__ = [
     "FILE_MODE",

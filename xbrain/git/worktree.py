@@ -20,15 +20,21 @@ from dulwich.objects import Blob
 from ..errors import (
     ConflictError,
     CorruptStoreError,
-    XbrainError,
     no_space,
 )
-from ..inputs import read_file
 from ..paths import path_problem
 from . import index as gitindex
 from .checkout import Checkout
 from .objects import FILE_MODE, CommitId, Snapshot, private_umask
-from .wtfiles import disk_full_refreshing, prune_empty_dirs, worktree_temp
+from .wtfiles import (
+    MAX_WORKTREE_FILE,
+    disk_full_refreshing,
+    file_mode,
+    prune_empty_dirs,
+    read_worktree_file,
+    regular_file,
+    worktree_temp,
+)
 
 __all__ = [
     "MAX_WORKTREE_FILE",
@@ -41,7 +47,6 @@ __all__ = [
 # what dulwich raises for an index it cannot parse (a split index's "link" extension reads
 # as a bad checksum)
 _UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
-MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 Written = Mapping[str, bytes | None]  # path -> the bytes a commit wrote there (None: removed)
 
 
@@ -149,30 +154,34 @@ class Worktree(Checkout):
     def _refresh(
         self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
     ) -> dict[bytes, bytes | None]:
-        """Write the working-tree files of ``paths``; their git-index entries."""
+        """Write the working-tree files of ``paths``; their git-index entries. The files
+        are written by a few threads when there are many (a batch: each create, rename
+        and read waits on the disk, not on the interpreter); removals come last, so no
+        directory a file goes into is pruned before it is written."""
         snap = self.snapshot(commit)
-        root = self.path
         entries: dict[bytes, bytes | None] = {}
+        jobs: list[tuple[Path, bytes, str]] = []
+        names: list[bytes] = []
+        removed: list[tuple[str, Path]] = []
         with private_umask():
             for path in paths:
                 target = self._worktree_target(path, create=True)
                 blob = snap.blob_id(path)
                 if blob is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        target.unlink()
-                    prune_empty_dirs(target.parent, root)
-                    entries[path.encode()] = None
+                    removed.append((path, target))
                     continue
                 data = written.get(path)
                 if data is None or Blob.from_string(data).id.decode() != blob:
                     data = snap.blob(blob)
-                if fresh or not os.path.lexists(target):  # new: none to see half replaced
-                    _write_new(target, data)  # (a kill here: the pending marker names it)
-                elif read_worktree_file(target, len(data)) != data:
-                    temp = worktree_temp(target)
-                    _write_new(temp, data)
-                    os.replace(temp, target)
-                entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
+                jobs.append((target, data, blob))
+                names.append(path.encode())
+            for name, (_, _, blob), info in zip(names, jobs, _each(jobs, fresh), strict=True):
+                entries[name] = gitindex.entry_bytes(name, info, blob)
+            for path, target in removed:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+                prune_empty_dirs(target.parent, self.path)
+                entries[path.encode()] = None
         return entries
 
     def _finish_index(self, commit: CommitId | None, update: gitindex.Update) -> None:
@@ -219,7 +228,7 @@ class Worktree(Checkout):
                     "xbrain keeps a directory; move it out of the store, then retry."
                 )
         target = self.path / path
-        if stat.S_ISDIR(_mode(target)):  # never removed: it may hold anything
+        if stat.S_ISDIR(file_mode(target)):  # never removed: it may hold anything
             raise ConflictError(
                 f"{path} in the working tree is a directory where xbrain keeps a file; move "
                 "it out of the store, then retry."
@@ -347,28 +356,30 @@ def _nothing() -> None:
     """What a refresh finished on return hands back."""
 
 
-def _mode(path: Path) -> int:
-    """``path``'s mode, its link not followed; 0 when there is nothing there."""
-    try:
-        return os.lstat(path).st_mode
-    except OSError:
-        return 0
+_THREADS = 4  # file writes at once in a big refresh
+_THREADED = 64  # fewer files than this are written by the caller alone
 
 
-def regular_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file (a link to one is not)."""
-    return stat.S_ISREG(_mode(path))
+def _place(job: tuple[Path, bytes, str], fresh: bool) -> os.stat_result:
+    """Write one working-tree file unless it holds ``data`` already; its stat data."""
+    target, data, _ = job
+    if fresh or not os.path.lexists(target):  # new: none to see half replaced
+        _write_new(target, data)  # (a kill here: the pending marker names it)
+    elif read_worktree_file(target, len(data)) != data:
+        temp = worktree_temp(target)
+        _write_new(temp, data)
+        os.replace(temp, target)
+    return os.lstat(target)
 
 
-def read_worktree_file(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes when it holds at most ``limit`` of them (links not followed).
+def _each(jobs: list[tuple[Path, bytes, str]], fresh: bool) -> list[os.stat_result]:
+    """:func:`_place` of every job, in order: by a few threads when there are many."""
+    if len(jobs) < _THREADED:
+        return [_place(job, fresh) for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
 
-    None for a link, a FIFO, a device, a directory, a missing or a larger file.
-    """
-    try:
-        return read_file(path, limit, "", follow=False)
-    except XbrainError:
-        return None
+    with ThreadPoolExecutor(_THREADS, thread_name_prefix="xbrain-files") as pool:
+        return list(pool.map(_place, jobs, [fresh] * len(jobs)))
 
 
 def _write_new(path: Path, data: bytes) -> None:

@@ -9,17 +9,23 @@ import stat
 from pathlib import Path
 
 from ..errors import XbrainError
+from ..inputs import read_file
 
 __all__ = [
+    "MAX_WORKTREE_FILE",
     "WORKTREE_TEMP",
     "disk_full_refreshing",
+    "file_mode",
     "file_mode_problems",
     "fix_file_modes",
     "prune_empty_dirs",
+    "read_worktree_file",
+    "regular_file",
     "worktree_temp",
 ]
 
 WORKTREE_TEMP = ".xbrain-tmp"
+MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 
 
 def worktree_temp(target: Path) -> Path:
@@ -75,3 +81,27 @@ def fix_file_modes(root: Path) -> None:
     for rel in file_mode_problems(root):
         path = root / rel
         os.chmod(path, os.lstat(path).st_mode & 0o700)
+
+
+def file_mode(path: Path) -> int:
+    """``path``'s mode, its link not followed; 0 when there is nothing there."""
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
+
+
+def regular_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (a link to one is not)."""
+    return stat.S_ISREG(file_mode(path))
+
+
+def read_worktree_file(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes when it holds at most ``limit`` of them (links not followed).
+
+    None for a link, a FIFO, a device, a directory, a missing or a larger file.
+    """
+    try:
+        return read_file(path, limit, "", follow=False)
+    except XbrainError:
+        return None
