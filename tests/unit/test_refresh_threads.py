@@ -89,3 +89,26 @@ def test_a_full_disk_in_a_threaded_refresh_says_the_change_is_committed(
         assert git.index_paths() == dict(git.snapshot(head).files())
         assert git.pending_worktree_paths() == []
     assert store.status()["resources"] == 102
+
+
+def test_a_batch_checks_each_directory_once_per_pass(
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link and file checks of a batch's paths look at each directory once per pass
+    (the check before the commit, the refresh after it), not once per path."""
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([make("first")])
+    top = os.path.join(os.fspath(store.path), "resources")
+    looked: list[str] = []
+    real = os.lstat
+
+    def counted(path: object, *args: object, **kwargs: object) -> os.stat_result:
+        if os.fspath(path) == top:  # type: ignore[call-overload]
+            looked.append(top)
+        return real(path, *args, **kwargs)  # type: ignore[call-overload,no-any-return]
+
+    monkeypatch.setattr(os, "lstat", counted)
+    store.put([make(f"batch-{i}") for i in range(80)])
+    monkeypatch.undo()
+    assert 1 <= len(looked) <= 4, len(looked)
+    assert store.status()["resources"] == 81

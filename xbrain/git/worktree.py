@@ -124,7 +124,8 @@ class Worktree(Checkout):
         """
         try:
             entries = self._refresh(commit, paths, fresh, written or {})
-            update = gitindex.Update(self._index_file, entries, self._index_stamp)
+            stamp = self.control_dir / "xbrain" / "index-stamp"
+            update = gitindex.Update(Path(self._repo.index_path()), entries, stamp)
         except OSError as exc:
             if not no_space(exc):
                 raise
@@ -143,14 +144,6 @@ class Worktree(Checkout):
         finish()
         return _nothing
 
-    @property
-    def _index_file(self) -> Path:
-        return Path(self._repo.index_path())
-
-    @property
-    def _index_stamp(self) -> Path:
-        return self.control_dir / "xbrain" / "index-stamp"
-
     def _refresh(
         self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
     ) -> dict[bytes, bytes | None]:
@@ -163,9 +156,10 @@ class Worktree(Checkout):
         jobs: list[tuple[Path, bytes, str]] = []
         names: list[bytes] = []
         removed: list[tuple[str, Path]] = []
+        dirs: set[str] = set()
         with private_umask():
             for path in paths:
-                target = self._worktree_target(path, create=True)
+                target = self._worktree_target(path, create=True, dirs=dirs)
                 blob = snap.blob_id(path)
                 if blob is None:
                     removed.append((path, target))
@@ -199,8 +193,10 @@ class Worktree(Checkout):
                 return
             self.pending.clear()
 
-    def _worktree_target(self, path: str, *, create: bool) -> Path:
-        """``root/path`` after checking that no component is a link or a foreign name."""
+    def _worktree_target(self, path: str, *, create: bool, dirs: set[str] | None = None) -> Path:
+        """``root/path`` after checking that no component is a link or a foreign name.
+        ``dirs``: the directories this call's caller has checked already (a batch's
+        thousands of paths share a few hundred), and adds to."""
         problem = path_problem(path)
         if problem is not None:
             raise CorruptStoreError(
@@ -209,6 +205,8 @@ class Worktree(Checkout):
         root, rel = os.fspath(self.path), ""  # strings: a batch checks thousands of paths
         for part in path.split("/")[:-1]:
             rel = f"{rel}/{part}" if rel else part
+            if dirs is not None and rel in dirs:
+                continue
             current = os.path.join(root, rel)
             try:
                 info = os.lstat(current)
@@ -216,6 +214,8 @@ class Worktree(Checkout):
                 if not create:
                     continue
                 os.mkdir(current, 0o700)
+                if dirs is not None:
+                    dirs.add(rel)
                 continue
             if stat.S_ISLNK(info.st_mode):  # doctor --repair removes links, nothing else
                 raise CorruptStoreError(
@@ -227,6 +227,8 @@ class Worktree(Checkout):
                     f"{rel} in the working tree is a file where "
                     "xbrain keeps a directory; move it out of the store, then retry."
                 )
+            if dirs is not None:
+                dirs.add(rel)
         target = self.path / path
         if stat.S_ISDIR(file_mode(target)):  # never removed: it may hold anything
             raise ConflictError(
@@ -237,8 +239,9 @@ class Worktree(Checkout):
 
     def check_worktree_paths(self, paths: list[str]) -> None:
         """Fail before a commit when a path could not be written safely afterwards."""
+        dirs: set[str] = set()
         for path in paths:
-            self._worktree_target(path, create=False)
+            self._worktree_target(path, create=False, dirs=dirs)
 
     def hand_edits(
         self, base: Snapshot, paths: list[str], new: Callable[[str], bytes | None]
