@@ -59,3 +59,19 @@ def test_kept_trees_are_not_read_again_by_the_next_write(
     # the commit's own new trees and every unchanged one are kept: nothing read again
     assert dict(tree_reads) == {}
     assert store.status()["resources"] == 21
+
+
+def test_the_tree_cache_drops_the_least_recently_used_past_its_bound(tmp_path: Path) -> None:
+    from dulwich.objects import Tree
+
+    trees = objects.Trees(limit=10)
+    made = []
+    for i in range(5):
+        tree = Tree()
+        for j in range(4):
+            tree.add(f"f{j}".encode(), 0o100644, ("%040x" % (i * 10 + j)).encode())  # type: ignore[arg-type]
+        made.append(tree)
+        trees.add(tree)
+    kept = [tree for tree in made if bytes(tree.id) in trees._trees]
+    assert kept == made[-2:]  # 8 entries: the two newest trees
+    assert trees._entries == 8

@@ -174,19 +174,22 @@ _BYTES_KEPT = 32 << 20
 
 
 # entries (of every tree) a tree cache holds at most: a batch into a 100,000-record store
-# reads the 256 ``resources/<aa>/`` trees (100,000 entries) and writes their new versions
+# reads the 256 ``resources/<aa>/`` trees (100,000 entries) and writes their new versions;
+# a server keeps less across its requests (~250 bytes an entry: 25 MB)
 _TREE_ENTRIES = 300_000
+_KEPT_ENTRIES = 100_000
 
 
 class Trees:
-    """Parsed trees by id, least recently used dropped first past ``_TREE_ENTRIES``
-    entries. A tree's id names its content, so a kept tree is never stale: the snapshots
+    """Parsed trees by id, least recently used dropped first past ``limit`` entries.
+    A tree's id names its content, so a kept tree is never stale: the snapshots
     and the commit of one write share one cache (a batch reads each tree it changes
     once), and ``xbrain serve`` keeps one across its requests (:func:`keep_trees`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = _TREE_ENTRIES) -> None:
         self._trees: dict[bytes, Tree] = {}
         self._entries = 0
+        self._limit = limit
 
     def get(self, repo: Repo, sha: bytes) -> Tree:
         """The tree ``sha`` (CorruptStoreError when it is missing or not a tree)."""
@@ -210,7 +213,7 @@ class Trees:
             self._shrink()
 
     def _shrink(self) -> None:
-        while self._entries > _TREE_ENTRIES and len(self._trees) > 1:
+        while self._entries > self._limit and len(self._trees) > 1:
             oldest = next(iter(self._trees))
             self._entries -= len(self._trees.pop(oldest))
 
@@ -223,7 +226,7 @@ def keep_trees() -> None:
     (``xbrain serve``: a write reads again only the trees the last one changed)."""
     global _kept
     if _kept is None:
-        _kept = Trees()
+        _kept = Trees(_KEPT_ENTRIES)
 
 
 def tree_cache() -> Trees:
