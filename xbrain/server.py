@@ -159,6 +159,7 @@ def _warm(store: Path) -> dict[str, Any]:
     """Load what every request needs once: the modules, the tokenizer's dictionaries,
     and — when semantic recall is on here — the model and its vectors."""
     one_thread_math()  # before numpy loads
+    from .core import keep_trees
     from .lightcli import cache_dir
     from .recall import telemetry
     from .search import entrycache, kept
@@ -166,6 +167,7 @@ def _warm(store: Path) -> dict[str, Any]:
     from .semantic.hybrid import failed_provider, provider_for, resolve_mode
 
     keep_warm()
+    keep_trees()  # the git trees a write reads, across requests (a tree's id is its content)
     entrycache.keep_warm()
     kept.keep_warm()  # the indexes' connections and page caches, across requests
     telemetry.keep_open()

@@ -53,3 +53,38 @@ def test_git_reads_every_object_of_a_batch_pack(tmp_path: Path) -> None:
             ["git", "-C", str(store), "show", f"{commit}:{path}"], capture_output=True, check=True
         )
         assert shown.stdout == data
+
+
+def test_a_big_tree_is_compressed_as_one_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tree serializes as one chunk per entry; the pack compresses each object whole,
+    not entry by entry (a batch into a 100,000-record store writes 256 trees of ~400)."""
+    import zlib
+
+    from dulwich import pack
+
+    calls: list[int] = []
+    real = zlib.compressobj
+
+    class Counted:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self._inner = real(*args, **kwargs)  # type: ignore[arg-type]
+
+        def compress(self, data: bytes) -> bytes:
+            calls.append(len(data))
+            return self._inner.compress(data)
+
+        def flush(self, *args: int) -> bytes:
+            return self._inner.flush(*args)
+
+    store = tmp_path / "store"
+    files = {f"notes/{i:04d}.txt": f"{i}\n".encode() for i in range(1000)}
+    monkeypatch.setattr(pack.zlib, "compressobj", Counted)
+    assert GitStore.create(store, files, "batch\n", "t <t@t>", 1)
+    monkeypatch.undo()
+    objects = 1000 + 2 + 1  # the blobs, two trees, the commit
+    assert len(calls) == objects, len(calls)  # one piece each
+    with GitStore(store) as git:
+        snap = git.snapshot()
+        assert all(snap.read(path) == data for path, data in files.items())

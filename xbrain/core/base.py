@@ -235,10 +235,14 @@ class Core:
         refuse_hand_edits(git, git.hand_edits(txn.snap, list(changes), changes.get))
         identity = self.identity or txn.settings.identity
         commit = git.commit(parent, changes, message, identity, int(time.time()))
-        git.refresh_worktree(commit, list(changes), written=changes)
+        # the git index is written beside the hooks (a second core), then waited for
+        finish = git.refresh_worktree(commit, list(changes), written=changes, later=True)
         txn.commit_id = str(commit)
-        for hook in self.after_commit:
-            hook(git, parent, commit, changes)
+        try:
+            for hook in self.after_commit:
+                hook(git, parent, commit, changes)
+        finally:
+            finish()
         with contextlib.suppress(OSError), private_umask():
             journal.note(git.control_dir, commit, list(changes))
 

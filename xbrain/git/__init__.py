@@ -29,21 +29,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
-from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, private_umask
+from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, keep_trees, private_umask
 from .packcheck import NO_LIMIT
 from .packs import Packs, PackStats
 from .transport import Transport, local_path, sweep_dead
-from .worktree import (
+from .worktree import UnreadableIndex, Worktree
+from .writing import Writer
+from .wtfiles import (
     MAX_WORKTREE_FILE,
     WORKTREE_TEMP,
-    UnreadableIndex,
-    Worktree,
     file_mode_problems,
     fix_file_modes,
     read_worktree_file,
     regular_file,
 )
-from .writing import Writer
 
 __all__ = [
     "FILE_MODE",
@@ -64,6 +63,7 @@ __all__ = [
     "UnreadableIndex",
     "file_mode_problems",
     "fix_file_modes",
+    "keep_trees",
     "local_path",
     "private_umask",
     "read_foreign_tree",

@@ -10,7 +10,7 @@ import contextlib
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple, NewType, TypeVar
 
@@ -22,8 +22,7 @@ from dulwich.errors import (
 )
 from dulwich.file import FileLocked
 from dulwich.object_store import iter_tree_contents
-from dulwich.objects import Blob, Commit, ObjectID, RawObjectID, ShaFile, Tree, hex_to_sha
-from dulwich.pack import Pack
+from dulwich.objects import Blob, Commit, ObjectID, ShaFile, Tree
 from dulwich.refs import Ref
 from dulwich.repo import Repo
 
@@ -33,8 +32,19 @@ from ..errors import (
     ProviderError,
     XbrainError,
 )
+from .near import Near
 
-__all__ = ["CommitId", "CommitInfo", "Leaf", "Snapshot", "load_object", "private_umask"]
+__all__ = [
+    "CommitId",
+    "CommitInfo",
+    "Leaf",
+    "Snapshot",
+    "Trees",
+    "keep_trees",
+    "load_object",
+    "private_umask",
+    "tree_cache",
+]
 
 CommitId = NewType("CommitId", str)
 T = TypeVar("T")
@@ -164,17 +174,79 @@ _FILES_KEPT = 2048
 _BYTES_KEPT = 32 << 20
 
 
+# entries (of every tree) a tree cache holds at most: a batch into a 100,000-record store
+# reads the 256 ``resources/<aa>/`` trees (100,000 entries) and writes their new versions;
+# a server keeps less across its requests (~250 bytes an entry: 25 MB)
+_TREE_ENTRIES = 300_000
+_KEPT_ENTRIES = 100_000
+
+
+class Trees:
+    """Parsed trees by id, least recently used dropped first past ``limit`` entries.
+    A tree's id names its content, so a kept tree is never stale: the snapshots
+    and the commit of one write share one cache (a batch reads each tree it changes
+    once), and ``xbrain serve`` keeps one across its requests (:func:`keep_trees`)."""
+
+    def __init__(self, limit: int = _TREE_ENTRIES) -> None:
+        self._trees: dict[bytes, Tree] = {}
+        self._entries = 0
+        self._limit = limit
+
+    def get(self, repo: Repo, sha: bytes, load: Callable[[bytes], ShaFile] | None = None) -> Tree:
+        """The tree ``sha`` (CorruptStoreError when it is missing or not a tree), read
+        through ``load`` when given (a snapshot's reads), else :func:`load_object`."""
+        tree = self._trees.pop(sha, None)
+        if tree is None:
+            obj = load(sha) if load is not None else load_object(repo, sha)
+            if not isinstance(obj, Tree):
+                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
+            tree = obj
+            self._entries += len(tree)
+        self._trees[sha] = tree  # (re)inserted last: the most recently used
+        self._shrink()
+        return tree
+
+    def add(self, tree: Tree) -> None:
+        """Keep a tree just written (never changed afterwards)."""
+        sha = bytes(tree.id)
+        if sha not in self._trees:
+            self._trees[sha] = tree
+            self._entries += len(tree)
+            self._shrink()
+
+    def _shrink(self) -> None:
+        while self._entries > self._limit and len(self._trees) > 1:
+            oldest = next(iter(self._trees))
+            self._entries -= len(self._trees.pop(oldest))
+
+
+_kept: Trees | None = None  # the process's own, once keep_trees() was called
+
+
+def keep_trees() -> None:
+    """Share one tree cache between every repository this process opens from now on
+    (``xbrain serve``: a write reads again only the trees the last one changed)."""
+    global _kept
+    if _kept is None:
+        _kept = Trees(_KEPT_ENTRIES)
+
+
+def tree_cache() -> Trees:
+    """The tree cache a newly opened repository uses: the process's kept one, or its own."""
+    return _kept if _kept is not None else Trees()
+
+
 class Snapshot:
     """Read-only view of one commit's tree, with a small tree cache."""
 
-    def __init__(self, repo: Repo, commit: CommitId | None) -> None:
+    def __init__(self, repo: Repo, commit: CommitId | None, trees: Trees | None = None) -> None:
         self._repo = repo
         self.commit = commit
-        self._trees: dict[bytes, Tree] = {}
+        self._trees = trees if trees is not None else Trees()
         self._files: dict[bytes, bytes] = {}  # read()'s blobs by id: a transaction reads
         # each catalog and URL shard it changes three times (load, compare, compare again)
         self._kept = 0  # their bytes
-        self._near: _Near | None = None  # made on the first object read past the commit
+        self._near: Near | None = None  # made on the first object read past the commit
         self.tree_id: bytes | None = None
         if commit is not None:
             obj = load_object(repo, commit.encode())
@@ -183,17 +255,11 @@ class Snapshot:
             self.tree_id = obj.tree
 
     def _tree(self, sha: bytes) -> Tree:
-        tree = self._trees.get(sha)
-        if tree is None:
-            obj = self._object(sha)
-            if not isinstance(obj, Tree):
-                raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
-            tree = self._trees[sha] = obj
-        return tree
+        return self._trees.get(self._repo, sha, self._object)
 
     def _object(self, sha: bytes) -> ShaFile:
         if self._near is None:
-            self._near = _Near(self._repo)
+            self._near = Near(self._repo)
         found = self._near.load(sha)
         return found if found is not None else load_object(self._repo, sha)
 
@@ -271,67 +337,3 @@ class Snapshot:
 def private_file(path: Path) -> None:
     """Drop group and other permission bits (0444 → 0400)."""
     os.chmod(path, os.lstat(path).st_mode & 0o700)
-
-
-class _Near:
-    """A snapshot's object reads, where the last object was found first.
-
-    dulwich looks an object up in every pack in turn, asks for a multi-pack index (a
-    ``stat``) each time, and for a loose object first rescans the pack directory. The
-    objects a commit wrote sit together (one pack, or all loose), and a reader of one
-    record reads several of them in a row: a skill's seven objects, read from a store of
-    79 packs, cost six times what they cost from a few. So the pack (or the loose
-    directory) that held the last object is tried first, then the others. Only a plain
-    hit is answered here, checked against its id as dulwich checks it; a miss anywhere,
-    a damaged object, a pack gone since: None, and :func:`load_object` decides as before.
-    """
-
-    def __init__(self, repo: Repo) -> None:
-        store = repo.object_store
-        self._format = store.object_format
-        self._packs: list[Pack] = list(getattr(store, "packs", ()))
-        self._loose = getattr(store, "path", None)
-        self._loose_limit = getattr(store, "loose_object_size_limit", None)  # as dulwich reads
-        self._last: Pack | str | None = None  # a pack, "loose", or None
-
-    def load(self, sha: bytes) -> ShaFile | None:
-        hexsha = ObjectID(sha)
-        try:
-            raw = hex_to_sha(hexsha)
-            last = self._last
-            if last == "loose" and (found := self._from_loose(hexsha)) is not None:
-                return found
-            if isinstance(last, Pack) and (found := self._from_pack(last, raw, hexsha)) is not None:
-                return found
-            for pack in self._packs:
-                if pack is not last and (found := self._from_pack(pack, raw, hexsha)) is not None:
-                    self._last = pack
-                    return found
-            if last != "loose" and (found := self._from_loose(hexsha)) is not None:
-                self._last = "loose"
-                return found
-        except Exception:  # anything but a plain hit: dulwich's own lookup decides
-            return None
-        return None
-
-    def _from_pack(self, pack: Pack, raw: bytes, hexsha: ObjectID) -> ShaFile | None:
-        try:
-            type_num, data = pack.get_raw(RawObjectID(raw))
-        except KeyError:
-            return None
-        return ShaFile.from_raw_string(
-            type_num, data, verify_sha=hexsha, object_format=self._format
-        )
-
-    def _from_loose(self, hexsha: ObjectID) -> ShaFile | None:
-        if not isinstance(self._loose, str):
-            return None
-        name = hexsha.decode("ascii")
-        path = os.path.join(self._loose, name[:2], name[2:])
-        if not isinstance(self._loose_limit, int):
-            return None
-        try:
-            found = ShaFile.from_path(path, object_format=self._format, max_size=self._loose_limit)
-        except FileNotFoundError:
-            return None
-        return found if found.id == hexsha else None  # checked against its id, as dulwich does

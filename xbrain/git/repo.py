@@ -32,6 +32,7 @@ from .objects import (
     config_change,
     load_object,
     private_umask,
+    tree_cache,
 )
 from .packcheck import packed_size
 from .pending import ObjectsMarker, PendingMarker
@@ -54,6 +55,7 @@ class Repository(Walking):
         except NotGitRepository:
             raise CorruptStoreError(f"Not an xbrain store: {path}") from None
         self._pack_indexes: list[tuple[Path, Any]] | None = None
+        self.trees = tree_cache()  # parsed trees, shared by this repository's snapshots
         # Objects are fsynced before the ref moves (dulwich's knob; git reads core.fsync).
         store = self._repo.object_store
         if hasattr(store, "fsync_object_files"):
@@ -115,7 +117,7 @@ class Repository(Walking):
 
     def snapshot(self, commit: CommitId | None = None) -> Snapshot:
         """A read view of ``commit`` (default: the current head)."""
-        return Snapshot(self._repo, self.head() if commit is None else commit)
+        return Snapshot(self._repo, self.head() if commit is None else commit, self.trees)
 
     def commit_info(self, commit: CommitId) -> CommitInfo:
         """Metadata of one commit."""

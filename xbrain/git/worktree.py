@@ -7,7 +7,6 @@ under ``.git/xbrain/`` names them until that is done, so a crash is finished lat
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import struct
@@ -21,42 +20,34 @@ from dulwich.objects import Blob
 from ..errors import (
     ConflictError,
     CorruptStoreError,
-    XbrainError,
     no_space,
 )
-from ..inputs import read_file
 from ..paths import path_problem
 from . import index as gitindex
 from .checkout import Checkout
 from .objects import FILE_MODE, CommitId, Snapshot, private_umask
+from .wtfiles import (
+    MAX_WORKTREE_FILE,
+    disk_full_refreshing,
+    file_mode,
+    prune_empty_dirs,
+    read_worktree_file,
+    regular_file,
+    worktree_temp,
+)
 
 __all__ = [
     "MAX_WORKTREE_FILE",
     "UnreadableIndex",
     "Worktree",
-    "file_mode_problems",
-    "fix_file_modes",
     "read_worktree_file",
     "regular_file",
 ]
 
-WORKTREE_TEMP = ".xbrain-tmp"
 # what dulwich raises for an index it cannot parse (a split index's "link" extension reads
 # as a bad checksum)
 _UNREADABLE_INDEX = (ChecksumMismatch, ValueError, struct.error, KeyError, IndexError)
-MAX_WORKTREE_FILE = 64 * 1024 * 1024  # larger than any store file: read no further
 Written = Mapping[str, bytes | None]  # path -> the bytes a commit wrote there (None: removed)
-
-
-def worktree_temp(target: Path) -> Path:
-    """Where a working-tree file is written before it replaces ``target``: a fixed name,
-    so a write killed there leaves a file the retry replaces; ``target``'s own name when
-    the suffix fits beside it in a file name (255 bytes), else a digest of it."""
-    name = f".{target.name}{WORKTREE_TEMP}"
-    if len(os.fsencode(name)) > 255:
-        digest = hashlib.sha256(os.fsencode(target.name)).hexdigest()[:32]
-        name = f".{digest}{WORKTREE_TEMP}"
-    return target.with_name(name)
 
 
 class UnreadableIndex(Exception):
@@ -112,7 +103,8 @@ class Worktree(Checkout):
         fresh: bool = False,
         catching_up: bool = False,
         written: Written | None = None,
-    ) -> None:
+        later: bool = False,
+    ) -> Callable[[], None]:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
         Never follows a symbolic link: a link where a directory or file belongs is an
@@ -125,55 +117,75 @@ class Worktree(Checkout):
         written, not that a change is committed.
         ``written``: bytes the commit just wrote at some of the paths, used when they are
         the blob the commit holds there (else the blob is read from the store).
+        ``later``: the git index is written by a thread while the caller goes on (a
+        commit's after-commit hooks); the function returned waits for it and finishes the
+        refresh (the pending marker stays until then). Without it the refresh is done on
+        return, and the function returned does nothing.
         """
         try:
-            self._refresh(commit, paths, fresh, written or {})
+            entries = self._refresh(commit, paths, fresh, written or {})
+            stamp = self.control_dir / "xbrain" / "index-stamp"
+            update = gitindex.Update(Path(self._repo.index_path()), entries, stamp)
         except OSError as exc:
             if not no_space(exc):
                 raise
-            shown = commit[:12] if commit else "empty"
-            if catching_up:
-                raise XbrainError(
-                    f"The disk is full: the working tree could not catch up with main "
-                    f"({shown}) after an earlier write, so nothing new was written. Free "
-                    "some space, then retry."
-                ) from None
-            raise XbrainError(
-                f"The disk filled up while updating the working tree; the change is committed "
-                f"(main is {shown}). Free some space, then run xbrain doctor --repair."
-            ) from None
+            raise disk_full_refreshing(commit, catching_up) from None
+
+        def finish() -> None:
+            try:
+                self._finish_index(commit, update)
+            except OSError as exc:
+                if not no_space(exc):
+                    raise
+                raise disk_full_refreshing(commit, catching_up) from None
+
+        if later:
+            return finish
+        finish()
+        return _nothing
 
     def _refresh(
         self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
-    ) -> None:
+    ) -> dict[bytes, bytes | None]:
+        """Write the working-tree files of ``paths``; their git-index entries. The files
+        are written by a few threads when there are many (a batch: each create, rename
+        and read waits on the disk, not on the interpreter); removals come last, so no
+        directory a file goes into is pruned before it is written."""
         snap = self.snapshot(commit)
-        root = self.path
         entries: dict[bytes, bytes | None] = {}
+        jobs: list[tuple[Path, bytes, str]] = []
+        names: list[bytes] = []
+        removed: list[tuple[str, Path]] = []
+        dirs: set[str] = set()
         with private_umask():
             for path in paths:
-                target = self._worktree_target(path, create=True)
+                target = self._worktree_target(path, create=True, dirs=dirs)
                 blob = snap.blob_id(path)
                 if blob is None:
-                    with contextlib.suppress(FileNotFoundError):
-                        target.unlink()
-                    _prune_empty_dirs(target.parent, root)
-                    entries[path.encode()] = None
+                    removed.append((path, target))
                     continue
                 data = written.get(path)
                 if data is None or Blob.from_string(data).id.decode() != blob:
                     data = snap.blob(blob)
-                if fresh or not os.path.lexists(target):  # new: none to see half replaced
-                    _write_new(target, data)  # (a kill here: the pending marker names it)
-                elif read_worktree_file(target, len(data)) != data:
-                    temp = worktree_temp(target)
-                    _write_new(temp, data)
-                    os.replace(temp, target)
-                entries[path.encode()] = gitindex.entry_bytes(path.encode(), os.lstat(target), blob)
+                jobs.append((target, data, blob))
+                names.append(path.encode())
+            for name, (_, _, blob), info in zip(names, jobs, _each(jobs, fresh), strict=True):
+                entries[name] = gitindex.entry_bytes(name, info, blob)
+            for path, target in removed:
+                with contextlib.suppress(FileNotFoundError):
+                    target.unlink()
+                prune_empty_dirs(target.parent, self.path)
+                entries[path.encode()] = None
+        return entries
+
+    def _finish_index(self, commit: CommitId | None, update: gitindex.Update) -> None:
+        """Wait for the git index ``update``, do it the slow way if the editor could not,
+        then drop the pending marker."""
+        with private_umask():
             try:
-                stamp = self.control_dir / "xbrain" / "index-stamp"
-                if not gitindex.update(Path(self._repo.index_path()), entries, stamp):
+                if not update.wait():
                     try:
-                        self._update_index_slowly(entries)
+                        self._update_index_slowly(dict(update.changes))
                     except _UNREADABLE_INDEX:  # a split or sparse index: neither reads it
                         self.rebuild_index(commit)
             except (gitindex.IndexLocked, FileLocked):
@@ -181,8 +193,10 @@ class Worktree(Checkout):
                 return
             self.pending.clear()
 
-    def _worktree_target(self, path: str, *, create: bool) -> Path:
-        """``root/path`` after checking that no component is a link or a foreign name."""
+    def _worktree_target(self, path: str, *, create: bool, dirs: set[str] | None = None) -> Path:
+        """``root/path`` after checking that no component is a link or a foreign name.
+        ``dirs``: the directories this call's caller has checked already (a batch's
+        thousands of paths share a few hundred), and adds to."""
         problem = path_problem(path)
         if problem is not None:
             raise CorruptStoreError(
@@ -191,6 +205,8 @@ class Worktree(Checkout):
         root, rel = os.fspath(self.path), ""  # strings: a batch checks thousands of paths
         for part in path.split("/")[:-1]:
             rel = f"{rel}/{part}" if rel else part
+            if dirs is not None and rel in dirs:
+                continue
             current = os.path.join(root, rel)
             try:
                 info = os.lstat(current)
@@ -198,6 +214,8 @@ class Worktree(Checkout):
                 if not create:
                     continue
                 os.mkdir(current, 0o700)
+                if dirs is not None:
+                    dirs.add(rel)
                 continue
             if stat.S_ISLNK(info.st_mode):  # doctor --repair removes links, nothing else
                 raise CorruptStoreError(
@@ -209,8 +227,10 @@ class Worktree(Checkout):
                     f"{rel} in the working tree is a file where "
                     "xbrain keeps a directory; move it out of the store, then retry."
                 )
+            if dirs is not None:
+                dirs.add(rel)
         target = self.path / path
-        if stat.S_ISDIR(_mode(target)):  # never removed: it may hold anything
+        if stat.S_ISDIR(file_mode(target)):  # never removed: it may hold anything
             raise ConflictError(
                 f"{path} in the working tree is a directory where xbrain keeps a file; move "
                 "it out of the store, then retry."
@@ -219,8 +239,9 @@ class Worktree(Checkout):
 
     def check_worktree_paths(self, paths: list[str]) -> None:
         """Fail before a commit when a path could not be written safely afterwards."""
+        dirs: set[str] = set()
         for path in paths:
-            self._worktree_target(path, create=False)
+            self._worktree_target(path, create=False, dirs=dirs)
 
     def hand_edits(
         self, base: Snapshot, paths: list[str], new: Callable[[str], bytes | None]
@@ -334,28 +355,34 @@ class Worktree(Checkout):
             )
 
 
-def _mode(path: Path) -> int:
-    """``path``'s mode, its link not followed; 0 when there is nothing there."""
-    try:
-        return os.lstat(path).st_mode
-    except OSError:
-        return 0
+def _nothing() -> None:
+    """What a refresh finished on return hands back."""
 
 
-def regular_file(path: Path) -> bool:
-    """Whether ``path`` is a regular file (a link to one is not)."""
-    return stat.S_ISREG(_mode(path))
+_THREADS = 4  # file writes at once in a big refresh
+_THREADED = 64  # fewer files than this are written by the caller alone
 
 
-def read_worktree_file(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes when it holds at most ``limit`` of them (links not followed).
+def _place(job: tuple[Path, bytes, str], fresh: bool) -> os.stat_result:
+    """Write one working-tree file unless it holds ``data`` already; its stat data."""
+    target, data, _ = job
+    if fresh or not os.path.lexists(target):  # new: none to see half replaced
+        _write_new(target, data)  # (a kill here: the pending marker names it)
+    elif read_worktree_file(target, len(data)) != data:
+        temp = worktree_temp(target)
+        _write_new(temp, data)
+        os.replace(temp, target)
+    return os.lstat(target)
 
-    None for a link, a FIFO, a device, a directory, a missing or a larger file.
-    """
-    try:
-        return read_file(path, limit, "", follow=False)
-    except XbrainError:
-        return None
+
+def _each(jobs: list[tuple[Path, bytes, str]], fresh: bool) -> list[os.stat_result]:
+    """:func:`_place` of every job, in order: by a few threads when there are many."""
+    if len(jobs) < _THREADED:
+        return [_place(job, fresh) for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(_THREADS, thread_name_prefix="xbrain-files") as pool:
+        return list(pool.map(_place, jobs, [fresh] * len(jobs)))
 
 
 def _write_new(path: Path, data: bytes) -> None:
@@ -370,31 +397,3 @@ def _write_new(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(path)
         raise
-
-
-def _prune_empty_dirs(directory: Path, root: Path) -> None:
-    while directory != root and directory.is_dir():
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
-
-
-def file_mode_problems(root: Path) -> list[str]:
-    """Files or directories under ``root`` that group or others can access."""
-    problems = []
-    for directory, dirs, names in os.walk(root):
-        for name in [*dirs, *names]:
-            path = os.path.join(directory, name)
-            mode = os.lstat(path).st_mode
-            if not stat.S_ISLNK(mode) and mode & 0o077:
-                problems.append(os.path.relpath(path, root))
-    return problems
-
-
-def fix_file_modes(root: Path) -> None:
-    """Remove group/other permissions under ``root``."""
-    for rel in file_mode_problems(root):
-        path = root / rel
-        os.chmod(path, os.lstat(path).st_mode & 0o700)

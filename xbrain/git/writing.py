@@ -41,14 +41,22 @@ class Writer(Repository):
     ) -> bytes | None:
         """The tree ``base`` with ``changes`` (path → bytes, None deletes) applied, its new
         objects appended to ``out``; None when it ends empty. ``load`` reads an existing
-        tree (default: from the repository; a history rewrite reads its own first)."""
-        tree = Tree()
+        tree (default: from the repository; a history rewrite reads its own first).
+
+        An existing tree is read from the repository's tree cache (a write's staging read
+        it already) and copied by parsing its bytes again (dulwich's C parser), not entry by
+        entry: a batch into a big store rewrites the 256 ``resources/<aa>/`` trees,
+        100,000 entries in all."""
         if base is not None:
-            old = load(base) if load is not None else load_object(self._repo, base)
+            old = load(base) if load is not None else self.trees.get(self._repo, base)
             if not isinstance(old, Tree):
                 raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
-            for item in old.iteritems():
-                tree.add(item.path, item.mode, item.sha)
+            tree = Tree.from_raw_string(
+                Tree.type_num, old.as_raw_string(), object_format=old.object_format
+            )
+            assert isinstance(tree, Tree)
+        else:
+            tree = Tree()
         nested: dict[bytes, dict[bytes, bytes | None]] = {}
         for path, data in changes.items():
             head, sep, rest = path.partition(b"/")
@@ -132,6 +140,9 @@ class Writer(Repository):
             commit.message = message.encode()
             objects.append(commit)
             self._add_objects(objects)
+            for obj in objects:  # the refresh after the commit reads them again
+                if isinstance(obj, Tree):
+                    self.trees.add(obj)
             return CommitId(commit.id.decode())
 
     def _add_objects(self, objects: list[ShaFile]) -> None:
