@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from . import kept
-from .scoring import Plan, query
+from .scoring import Plan, holders, query
 from .stems import variants
 
 __all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
@@ -59,6 +59,13 @@ COVERAGE = 0.35
 _WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500
+# the second look first reads which of its words each document holds when they hold
+# more postings than this, and ranks those documents that can reach the first look's
+# results by name when they are no more than HOLDERS (SQLite before 3.32 takes at most
+# 999 parameters in a statement)
+HOLDERS_FROM = 4_000
+HELD = 8
+HOLDERS = 5_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 
 
 class words_as_typed:
@@ -131,7 +138,14 @@ def scored(
     # the others: every document the first look ranked holds one of ``pruning`` (its
     # results reach the bound, or the coverage rule), so they are not ranked twice
     total = sum(plan.stem_df[i] for i in rarest)
-    rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    within = None
+    if len(first) == limit and _worth(plan, rarest, few, first[-1][1], total):  # of those, only
+        # the ones whose terms can reach its results
+        within = holders(conn, plan, rarest, few, first[-1][1], candidates, HOLDERS)
+    if within is None:
+        rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    else:
+        rest = query(conn, plan, [], len(within), within, limit, scored=few) if within else []
     merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
     return [row[:4] for row in merged[:limit]]
 
@@ -205,19 +219,21 @@ def _term(
     return found
 
 
-def _bound(plan: Plan, held: list[int]) -> float:
-    """The highest score a document matching only the terms ``held`` can have: each term
-    adds less than its idf, and coverage is at most its share of the query's."""
+def _bound(plan: Plan, held: list[int], exact: list[int] | None = None) -> float:
+    """The highest score a document matching only the terms ``held`` can have (as asked:
+    those of ``exact``, all of them by default): each term adds less than its idf, and
+    coverage is at most its share of the query's."""
 
-    def leg(stats: list[tuple[float, float]]) -> float:
-        total = sum(stats[i][0] for i in held)
+    def leg(stats: list[tuple[float, float]], terms: list[int]) -> float:
+        total = sum(stats[i][0] for i in terms)
         if plan.cover_by == "count":
             share = len(held) / len(plan.terms)
         else:
             share = total / sum(weight for weight, _ in stats)
         return float(total * share**plan.coordination)
 
-    return (leg(plan.exact) + plan.blend * leg(plan.stem)) / (1.0 + plan.blend)
+    as_asked = held if exact is None else exact
+    return (leg(plan.exact, as_asked) + plan.blend * leg(plan.stem, held)) / (1.0 + plan.blend)
 
 
 def _needed(plan: Plan, least: float) -> list[int]:
@@ -229,6 +245,26 @@ def _needed(plan: Plan, least: float) -> list[int]:
     while rest and _bound(plan, rest) * (1 + 1e-9) >= least - 2e-9:
         needed.append(rest.pop())
     return needed
+
+
+def _worth(plan: Plan, held: list[int], few: list[str], least: float, total: int) -> bool:
+    """Whether reading which of the terms ``held`` each of their documents holds can
+    leave few of them to rank (none holding a term of ``few`` as asked): not for few
+    postings (reading them costs more than it saves), nor many terms (their bound is
+    loose), nor when a document holding one of them alone (and every other term) can
+    reach ``least`` for most of them."""
+    if total <= HOLDERS_FROM or len(held) > HELD:
+        return False
+    others = [i for i in range(len(plan.terms)) if i not in held]
+    as_asked = [i for i in range(len(plan.terms)) if plan.terms[i] not in few]
+    alone = sum(
+        plan.stem_df[i]
+        for i in held
+        if len(others) + 1 >= plan.need
+        and _bound(plan, [i, *others], [k for k in (i, *others) if k in as_asked]) * (1 + 1e-9)
+        >= least - 2e-9
+    )
+    return alone * 2 < total
 
 
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
