@@ -17,13 +17,14 @@ grid of them on one index.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from contextvars import ContextVar
 from typing import Any
 
 from . import kept
-from .scoring import Plan, holders, query
+from .scoring import Plan, holders, layout, query
 from .stems import variants
 
 __all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
@@ -64,6 +65,10 @@ FIRST = 500
 # results by name when they are no more than HOLDERS (SQLite before 3.32 takes at most
 # 999 parameters in a statement)
 HOLDERS_FROM = 4_000
+# the second look lists the sums of the documents that can reach the results for at most
+# SUMMED words and SUMS sums (else the statement bounds each document itself)
+SUMMED = 4
+SUMS = 2_000
 HELD = 8
 HOLDERS = 5_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 
@@ -141,7 +146,9 @@ def scored(
     within = None
     if len(first) == limit and _worth(plan, rarest, few, first[-1][1], total):  # of those, only
         # the ones whose terms can reach its results
-        within = holders(conn, plan, rarest, few, first[-1][1], candidates, HOLDERS)
+        least = first[-1][1]
+        sums = _sums(plan, rarest, few, least)
+        within = holders(conn, plan, rarest, few, least, candidates, HOLDERS, sums)
     if within is None:
         rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
     else:
@@ -265,6 +272,41 @@ def _worth(plan: Plan, held: list[int], few: list[str], least: float, total: int
         >= least - 2e-9
     )
     return alone * 2 < total
+
+
+def _sums(plan: Plan, held: list[int], few: list[str], least: float) -> list[int] | None:
+    """Every sum :func:`scoring.holders` reads for a document (:func:`scoring.layout`)
+    whose terms can reach ``least`` — which of the terms ``held`` it holds as asked or
+    only in another form deciding, every other term counted as held (as asked unless in
+    ``few``: the first look ranked those) — or None for more than ``SUMS`` of them or
+    more terms than ``SUMMED`` (the statement then bounds each document itself)."""
+    if len(held) > SUMMED:
+        return None
+    offsets = layout(plan, held)
+    others = [i for i in range(len(plan.terms)) if i not in held]
+    as_asked = [i for i in others if plan.terms[i] not in few]
+    sums: list[int] = []
+    # per term: 0 not held, 1 only in another form, 2 as asked (with other forms or not)
+    for states in itertools.product((0, 1, 2), repeat=len(held)):
+        either = [i for i, state in zip(held, states, strict=True) if state] + others
+        exact = [i for i, state in zip(held, states, strict=True) if state == 2] + as_asked
+        if len(either) < plan.need or _bound(plan, either, exact) * (1 + 1e-9) < least - 2e-9:
+            continue
+        values = [
+            [0]
+            if not state
+            else [
+                (state - 1 + 2 * others_held) << offset
+                for others_held in range(state == 1, len(plan.forms[i]))
+            ]
+            for i, state, offset in zip(held, states, offsets, strict=False)
+        ]
+        if any(plan.terms[i] in few for i, state in zip(held, states, strict=True) if state == 2):
+            continue  # no document left holds it as asked
+        sums += [sum(chosen) for chosen in itertools.product(*values)]
+        if len(sums) > SUMS:
+            return None
+    return sums
 
 
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:
