@@ -60,16 +60,17 @@ COVERAGE = 0.35
 _WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500
-# the second look first reads which of its words each document holds when they hold
-# more postings than this, and ranks those documents that can reach the first look's
-# results by name when they are no more than HOLDERS (SQLite before 3.32 takes at most
-# 999 parameters in a statement)
+# The second look (on a big store, its words' documents are thousands) first reads which
+# of its words each document holds, from the postings alone, and ranks only those that
+# can still reach the first look's results: when its words hold more postings than
+# HOLDERS_FROM and are at most HELD (more: their bound is loose), by name when they are
+# at most HOLDERS documents (SQLite before 3.32 takes 999 parameters in a statement).
+# For at most SUMMED words, which sums of a document's postings can reach the results
+# are listed (at most SUMS of them), else the statement bounds each document itself.
 HOLDERS_FROM = 4_000
-# the second look lists the sums of the documents that can reach the results for at most
-# SUMMED words and SUMS sums (else the statement bounds each document itself)
+HELD = 8
 SUMMED = 4
 SUMS = 2_000
-HELD = 8
 HOLDERS = 5_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 
 
@@ -115,7 +116,9 @@ def scored(
     score (MaxScore): the top hits among a few documents (those holding the rarest words
     as asked) give a score the results must reach; a document holding only terms whose
     best possible scores together stay under it cannot, so only documents holding one of
-    the others are scored — whichever of the two sets is smaller.
+    the others are scored — whichever of the two sets is smaller. On a big store those
+    are thousands: which of those words each holds, read from the postings alone,
+    bounds its score the same way, and only those that can still reach it are scored.
     """
     plan = _plan(conn, terms, total_docs)
     order = sorted(range(len(terms)), key=lambda i: plan.stem_df[i])
@@ -144,9 +147,8 @@ def scored(
     # results reach the bound, or the coverage rule), so they are not ranked twice
     total = sum(plan.stem_df[i] for i in rarest)
     within = None
-    if len(first) == limit and _worth(plan, rarest, few, first[-1][1], total):  # of those, only
-        # the ones whose terms can reach its results
-        least = first[-1][1]
+    if len(first) == limit and _worth(plan, rarest, few, first[-1][1], total):
+        least = first[-1][1]  # of those, only the ones whose terms can reach its results
         sums = _sums(plan, rarest, few, least)
         within = holders(conn, plan, rarest, few, least, candidates, HOLDERS, sums)
     if within is None:
@@ -290,6 +292,8 @@ def _sums(plan: Plan, held: list[int], few: list[str], least: float) -> list[int
     for states in itertools.product((0, 1, 2), repeat=len(held)):
         either = [i for i, state in zip(held, states, strict=True) if state] + others
         exact = [i for i, state in zip(held, states, strict=True) if state == 2] + as_asked
+        if any(plan.terms[i] in few for i, state in zip(held, states, strict=True) if state == 2):
+            continue  # no document left holds it as asked
         if len(either) < plan.need or _bound(plan, either, exact) * (1 + 1e-9) < least - 2e-9:
             continue
         values = [
@@ -301,8 +305,6 @@ def _sums(plan: Plan, held: list[int], few: list[str], least: float) -> list[int
             ]
             for i, state, offset in zip(held, states, offsets, strict=False)
         ]
-        if any(plan.terms[i] in few for i, state in zip(held, states, strict=True) if state == 2):
-            continue  # no document left holds it as asked
         sums += [sum(chosen) for chosen in itertools.product(*values)]
         if len(sums) > SUMS:
             return None
