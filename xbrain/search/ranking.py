@@ -27,7 +27,7 @@ from . import kept
 from .scoring import Plan, holders, layout, query
 from .stems import variants
 
-__all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
+__all__ = ["COVERAGE", "documents", "required_matches", "scored", "words_as_typed"]
 
 # The original's order (design labels, title, purpose, useWhen most; summary less; text
 # least), but gentle. Chosen on the dev half of bench/suite.py (three corpora, two
@@ -157,6 +157,16 @@ def scored(
         rest = query(conn, plan, [], len(within), within, limit, scored=few) if within else []
     merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
     return [row[:4] for row in merged[:limit]]
+
+
+def documents(conn: sqlite3.Connection) -> int:
+    """How many documents the index ``conn`` reads holds (a kept connection remembers it
+    for its snapshot, as the terms' frequencies)."""
+    known = _known(conn)
+    found: int | None = known.get("documents")
+    if found is None:
+        found = known["documents"] = int(conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+    return found
 
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
