@@ -262,3 +262,47 @@ def test_recall_ranks_by_the_words_as_typed(tokenizer: Tokenizer) -> None:
             assert [hit.rid for hit in index.search(["sorted"], 5)] == [docs[1]["id"]]
             assert index.search(["sorts"], 5) == []
         assert len(index.search(["sorts"], 5)) == 2
+
+
+@settings(max_examples=200)
+@given(
+    documents,
+    queries,
+    st.integers(1, 4),
+    st.sampled_from(["chance", "idf", "count"]),
+    st.sampled_from([ranking.STEM_BLEND, 0.0, 0.5]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([0, 5_000]),
+    st.sampled_from([0, 4]),
+)
+def test_ranking_by_the_terms_documents_hold_matches_reference(
+    tokenizer: Tokenizer,
+    corpus: list[tuple[str, str, str, str]],
+    terms: list[str],
+    limit: int,
+    cover_by: str,
+    blend: float,
+    first: int,
+    holders: int,
+    summed: int,
+) -> None:
+    """The second look that first reads which of its terms each document holds (on a big
+    store's many postings; here whenever the first look fills the few results asked)
+    ranks what ranking them all ranks: with the documents that can reach the first
+    look's results ranked by name, or, more of them than ``HOLDERS``, all of them (their
+    sums listed, or each one's bound computed in the statement: ``SUMMED``)."""
+    docs = [resource(i, *fields) for i, fields in enumerate(corpus)]
+    knobs = {
+        "COVER_BY": cover_by,
+        "STEM_BLEND": blend,
+        "FIRST": first,
+        "HOLDERS_FROM": -1,
+        "HOLDERS": holders,
+        "SUMMED": summed,
+    }
+    hits = ranked(tokenizer, docs, terms, limit, knobs)
+    expected = reference(docs, terms, tokenizer, cover_by, blend)[:limit]
+    assert [hit.rid for hit in hits] == [rid for rid, _, _ in expected]
+    for hit, (_, score, matched) in zip(hits, expected, strict=True):
+        assert hit.score == pytest.approx(score, rel=1e-9)
+        assert list(hit.matched) == matched

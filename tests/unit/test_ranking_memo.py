@@ -101,3 +101,47 @@ def test_a_connection_not_kept_remembers_nothing(
     finally:
         conn.close()
     assert first == again and _counts(before) == _counts(after) > 0
+
+
+def test_a_kept_index_counts_its_documents_once_per_snapshot(
+    warm: None,
+    xb: Callable[..., Any],
+    json_file: Callable[[Any], str],
+    store_dir: Path,
+    segment_cache: Path,
+) -> None:
+    """Every served search counted the index's documents (``SELECT COUNT(*) FROM docs``,
+    a walk of 100,000 rows on a big store) for the idf of its words: a kept connection
+    remembers the count for its snapshot too, and counts again after another
+    connection's commit."""
+    from xbrain.search.index import SearchIndex
+    from xbrain.search.tokenize import Tokenizer
+
+    for i, words in enumerate(("keyboard dialog", "keyboard sorted list", "dialog sorting")):
+        assert xb("put", json_file(make(f"m{i}", title=words, text=words))).code == 0
+    path = store_dir / ".git" / "xbrain" / "search.sqlite"
+    conn = kept.reader(path)
+    assert conn is not None
+    tokenizer = Tokenizer(segment_cache)
+
+    def search() -> tuple[list[str], int]:
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        try:
+            with SearchIndex(path, tokenizer, prepare=False, kept=conn) as index:
+                conn.execute("BEGIN")
+                hits = index.search(TERMS, 10)
+        finally:
+            conn.set_trace_callback(None)
+        return [hit.rid for hit in hits], sum("COUNT(*) FROM docs" in s for s in statements)
+
+    try:
+        first, counted = search()
+        again, recounted = search()
+        assert first and again == first and counted == 1 and recounted == 0
+        assert xb("put", json_file(make("m9", title="keyboard", text="dialog"))).code == 0
+        changed, after_commit = search()
+        assert after_commit == 1 and len(changed) == len(first) + 1
+    finally:
+        tokenizer.close()
+        conn.close()

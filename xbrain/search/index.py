@@ -298,7 +298,7 @@ class SearchIndex:
                 (*candidates, limit),
             )
             return [Hit(rid, 1.0, (), json.loads(data)) for rid, data in rows]
-        total_docs = self.count()
+        total_docs = ranking.documents(self.conn)
         if total_docs == 0 or candidates == []:
             return []
         hits = []

@@ -17,16 +17,17 @@ grid of them on one index.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sqlite3
 from contextvars import ContextVar
 from typing import Any
 
 from . import kept
-from .scoring import Plan, query
+from .scoring import Plan, holders, layout, query
 from .stems import variants
 
-__all__ = ["COVERAGE", "required_matches", "scored", "words_as_typed"]
+__all__ = ["COVERAGE", "documents", "required_matches", "scored", "words_as_typed"]
 
 # The original's order (design labels, title, purpose, useWhen most; summary less; text
 # least), but gentle. Chosen on the dev half of bench/suite.py (three corpora, two
@@ -59,6 +60,18 @@ COVERAGE = 0.35
 _WORD_FORMS: ContextVar[bool] = ContextVar("word_forms", default=True)
 # the first look at a query's best documents (for MaxScore) reads about this many postings
 FIRST = 500
+# The second look (on a big store, its words' documents are thousands) first reads which
+# of its words each document holds, from the postings alone, and ranks only those that
+# can still reach the first look's results: when its words hold more postings than
+# HOLDERS_FROM and are at most HELD (more: their bound is loose), by name when they are
+# at most HOLDERS documents (SQLite before 3.32 takes 999 parameters in a statement).
+# For at most SUMMED words, which sums of a document's postings can reach the results
+# are listed (at most SUMS of them), else the statement bounds each document itself.
+HOLDERS_FROM = 4_000
+HELD = 8
+SUMMED = 4
+SUMS = 2_000
+HOLDERS = 5_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 
 
 class words_as_typed:
@@ -103,7 +116,9 @@ def scored(
     score (MaxScore): the top hits among a few documents (those holding the rarest words
     as asked) give a score the results must reach; a document holding only terms whose
     best possible scores together stay under it cannot, so only documents holding one of
-    the others are scored — whichever of the two sets is smaller.
+    the others are scored — whichever of the two sets is smaller. On a big store those
+    are thousands: which of those words each holds, read from the postings alone,
+    bounds its score the same way, and only those that can still reach it are scored.
     """
     plan = _plan(conn, terms, total_docs)
     order = sorted(range(len(terms)), key=lambda i: plan.stem_df[i])
@@ -131,9 +146,27 @@ def scored(
     # the others: every document the first look ranked holds one of ``pruning`` (its
     # results reach the bound, or the coverage rule), so they are not ranked twice
     total = sum(plan.stem_df[i] for i in rarest)
-    rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    within = None
+    if len(first) == limit and _worth(plan, rarest, few, first[-1][1], total):
+        least = first[-1][1]  # of those, only the ones whose terms can reach its results
+        sums = _sums(plan, rarest, few, least)
+        within = holders(conn, plan, rarest, few, least, candidates, HOLDERS, sums)
+    if within is None:
+        rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
+    else:
+        rest = query(conn, plan, [], len(within), within, limit, scored=few) if within else []
     merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
     return [row[:4] for row in merged[:limit]]
+
+
+def documents(conn: sqlite3.Connection) -> int:
+    """How many documents the index ``conn`` reads holds (a kept connection remembers it
+    for its snapshot, as the terms' frequencies)."""
+    known = _known(conn)
+    found: int | None = known.get("documents")
+    if found is None:
+        found = known["documents"] = int(conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+    return found
 
 
 def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
@@ -205,19 +238,21 @@ def _term(
     return found
 
 
-def _bound(plan: Plan, held: list[int]) -> float:
-    """The highest score a document matching only the terms ``held`` can have: each term
-    adds less than its idf, and coverage is at most its share of the query's."""
+def _bound(plan: Plan, held: list[int], exact: list[int] | None = None) -> float:
+    """The highest score a document matching only the terms ``held`` can have (as asked:
+    those of ``exact``, all of them by default): each term adds less than its idf, and
+    coverage is at most its share of the query's."""
 
-    def leg(stats: list[tuple[float, float]]) -> float:
-        total = sum(stats[i][0] for i in held)
+    def leg(stats: list[tuple[float, float]], terms: list[int]) -> float:
+        total = sum(stats[i][0] for i in terms)
         if plan.cover_by == "count":
             share = len(held) / len(plan.terms)
         else:
             share = total / sum(weight for weight, _ in stats)
         return float(total * share**plan.coordination)
 
-    return (leg(plan.exact) + plan.blend * leg(plan.stem)) / (1.0 + plan.blend)
+    as_asked = held if exact is None else exact
+    return (leg(plan.exact, as_asked) + plan.blend * leg(plan.stem, held)) / (1.0 + plan.blend)
 
 
 def _needed(plan: Plan, least: float) -> list[int]:
@@ -229,6 +264,61 @@ def _needed(plan: Plan, least: float) -> list[int]:
     while rest and _bound(plan, rest) * (1 + 1e-9) >= least - 2e-9:
         needed.append(rest.pop())
     return needed
+
+
+def _worth(plan: Plan, held: list[int], few: list[str], least: float, total: int) -> bool:
+    """Whether reading which of the terms ``held`` each of their documents holds can
+    leave few of them to rank (none holding a term of ``few`` as asked): not for few
+    postings (reading them costs more than it saves), nor many terms (their bound is
+    loose), nor when a document holding one of them alone (and every other term) can
+    reach ``least`` for most of them."""
+    if total <= HOLDERS_FROM or len(held) > HELD:
+        return False
+    others = [i for i in range(len(plan.terms)) if i not in held]
+    as_asked = [i for i in range(len(plan.terms)) if plan.terms[i] not in few]
+    alone = sum(
+        plan.stem_df[i]
+        for i in held
+        if len(others) + 1 >= plan.need
+        and _bound(plan, [i, *others], [k for k in (i, *others) if k in as_asked]) * (1 + 1e-9)
+        >= least - 2e-9
+    )
+    return alone * 2 < total
+
+
+def _sums(plan: Plan, held: list[int], few: list[str], least: float) -> list[int] | None:
+    """Every sum :func:`scoring.holders` reads for a document (:func:`scoring.layout`)
+    whose terms can reach ``least`` — which of the terms ``held`` it holds as asked or
+    only in another form deciding, every other term counted as held (as asked unless in
+    ``few``: the first look ranked those) — or None for more than ``SUMS`` of them or
+    more terms than ``SUMMED`` (the statement then bounds each document itself)."""
+    if len(held) > SUMMED:
+        return None
+    offsets = layout(plan, held)
+    others = [i for i in range(len(plan.terms)) if i not in held]
+    as_asked = [i for i in others if plan.terms[i] not in few]
+    sums: list[int] = []
+    # per term: 0 not held, 1 only in another form, 2 as asked (with other forms or not)
+    for states in itertools.product((0, 1, 2), repeat=len(held)):
+        either = [i for i, state in zip(held, states, strict=True) if state] + others
+        exact = [i for i, state in zip(held, states, strict=True) if state == 2] + as_asked
+        if any(plan.terms[i] in few for i, state in zip(held, states, strict=True) if state == 2):
+            continue  # no document left holds it as asked
+        if len(either) < plan.need or _bound(plan, either, exact) * (1 + 1e-9) < least - 2e-9:
+            continue
+        values = [
+            [0]
+            if not state
+            else [
+                (state - 1 + 2 * others_held) << offset
+                for others_held in range(state == 1, len(plan.forms[i]))
+            ]
+            for i, state, offset in zip(held, states, offsets, strict=False)
+        ]
+        sums += [sum(chosen) for chosen in itertools.product(*values)]
+        if len(sums) > SUMS:
+            return None
+    return sums
 
 
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from .rows import FIELDS
 
-__all__ = ["Plan", "query"]
+__all__ = ["Plan", "holders", "layout", "query"]
 
 # look each form up per candidate document when candidates x forms x this is under the
 # postings the query's terms hold; else read the forms' postings whole
@@ -64,8 +65,9 @@ def query(
 ) -> list[tuple[Any, ...]]:
     """The top ``limit`` rows (rid, score, matched positions "2,0", resource JSON, the
     score as ranked: rounded to 9 places) among the documents holding one of the terms
-    ``pruning`` (at most ``at_most`` of them) and none of the terms ``scored`` (a first
-    look's, whose documents it already ranked)."""
+    ``pruning`` (at most ``at_most`` of them; no ``pruning``: the ``candidates``, as
+    many) and none of the terms ``scored`` (a first look's, whose documents it already
+    ranked)."""
     sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
     sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
     for pos, term in enumerate(plan.terms):
@@ -97,24 +99,115 @@ def query(
     # read each form's postings by term and test each document against the set ("+p.doc",
     # which keeps SQLite from using the index for it)
     few = SEEK * at_most * sum(len(f) for f in plan.forms) < sum(plan.stem_df)
-    sql.add(
-        f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
-        f"({_marks(pruning)}))",
-        *pruning,
-    )
+    if pruning:
+        sql.add(
+            f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
+            f"({_marks(pruning)}))",
+            *pruning,
+        )
     if scored:
         sql.add(
             f" AND p.doc NOT IN (SELECT doc FROM postings WHERE term IN ({_marks(scored)}))",
             *scored,
         )
-    if candidates is not None:
-        sql.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
+    if candidates is not None:  # without ``pruning``, these are the documents to rank
+        sql.add(f" AND {'' if few or pruning else '+'}p.doc IN ({_marks(candidates)})")
+        sql.params += candidates
     sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
     sql.add("LIMIT -1) h ")
     sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
     sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
     # every matched term adds a positive score, so this drops nothing the limit let in
     return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
+
+
+def layout(plan: Plan, held: list[int]) -> list[int]:
+    """Where each term of ``held`` (positions) has its field in a document's sum of
+    :func:`holders`: 1 for the term as asked, 2 per other form; then the last offset,
+    where the count of the terms a first look scored begins."""
+    offsets = [0]
+    for i in held:
+        offsets.append(offsets[-1] + (2 * len(plan.forms[i]) - 1).bit_length())
+    return offsets
+
+
+def holders(
+    conn: sqlite3.Connection,
+    plan: Plan,
+    held: list[int],
+    scored: Sequence[str],
+    least: float,
+    candidates: list[int] | None,
+    at_most: int,
+    sums: list[int] | None = None,
+) -> list[int] | None:
+    """The documents holding one of the terms ``held`` (positions) and none of the terms
+    ``scored`` that can still score ``least``: those whose best possible score, knowing
+    which of the terms ``held`` they hold (as asked, or in another form) and counting
+    every other term as held as asked with its whole idf, reaches it (as ``ranking``'s
+    bound: each term adds less than its idf, coverage at most its share), and that can
+    match enough terms — or, given ``sums``, those whose sum (:func:`layout`) is one of
+    them. Only postings are read, not documents. None when more than ``at_most`` can
+    (the caller ranks them all), or too many terms for the bits."""
+    offsets = layout(plan, held)
+    at = offsets[-1]
+    if at + len(scored).bit_length() > 62:
+        return None
+    rows = [
+        (form, (1 if form == plan.terms[i] else 2) << offset)
+        for i, offset in zip(held, offsets, strict=False)
+        for form in plan.forms[i]
+    ] + [(term, 1 << at) for term in scored]
+    sql = _Sql("WITH h(term, value) AS (VALUES ")
+    sql.add(", ".join("(?, ?)" for _ in rows) + ") ")
+    sql.params += [value for row in rows for value in row]
+    inner = _Sql("FROM (SELECT p.doc AS doc, SUM(h.value) AS m FROM h JOIN postings p ")
+    inner.add("ON p.term = h.term")
+    if candidates is not None:
+        inner.add(f" AND p.doc IN ({_marks(candidates)})", *candidates)
+    inner.add(" GROUP BY p.doc)")
+    if sums is not None:  # the integers the caller computed, written out
+        sql.add(f"SELECT doc {inner.text} WHERE m IN ({', '.join(str(int(m)) for m in sums)}) ")
+        sql.params += inner.params
+    else:
+        _bounded(sql, plan, held, scored, offsets, inner, least)
+    sql.add("LIMIT ?", at_most + 1)
+    found = [doc for (doc,) in conn.execute(sql.text, sql.params)]
+    return found if len(found) <= at_most else None
+
+
+def _bounded(
+    sql: _Sql,
+    plan: Plan,
+    held: list[int],
+    scored: Sequence[str],
+    offsets: list[int],
+    inner: _Sql,
+    least: float,
+) -> None:
+    """The documents of ``inner`` whose sum says they can reach ``least`` (the bound
+    computed per document)."""
+    masks = [(1 << (b - a)) - 1 for a, b in pairwise(offsets)]
+    exact = [f"((m >> {offset}) & 1)" for offset in offsets[:-1]]
+    either = [f"(((m >> {a}) & {mask}) > 0)" for a, mask in zip(offsets, masks, strict=False)]
+    others = [i for i in range(len(plan.terms)) if i not in held]
+    as_asked = [i for i in others if plan.terms[i] not in scored]  # else held in a form
+    sql.add("SELECT doc FROM (SELECT doc, ")
+    sql.add(" + ".join(f"{e} * ?" for e in exact) + " + ? AS e, ")
+    sql.params += [plan.exact[i][0] for i in held] + [sum(plan.exact[i][0] for i in as_asked)]
+    sql.add(" + ".join(f"{e} * ?" for e in either) + " + ? AS s, ")
+    sql.params += [plan.stem[i][0] for i in held] + [sum(plan.stem[i][0] for i in others)]
+    sql.add(" + ".join(either) + " + ? AS n ", len(others))
+    sql.add(inner.text, *inner.params)
+    sql.add(f" WHERE m >> {offsets[-1]} = 0) WHERE n >= ? ", plan.need)
+    whole = _wholes(plan)
+    share = [f"(n / {float(len(plan.terms))!r})"] * 2
+    if plan.cover_by != "count":
+        share = [f"(e / {whole[0]!r})", f"(s / {whole[1]!r})"]
+    legs = (f"e{f' * {share[0]}' * plan.coordination}", f"s{f' * {share[1]}' * plan.coordination}")
+    # as ranking's bound: kept unless below ``least`` beyond rounding to 9 places
+    sql.add(f"AND ({legs[0]} + ? * {legs[1]}) / ? * (1 + 1e-9) >= ? ", plan.blend)
+    sql.params += [1.0 + plan.blend, least - 2e-9]
 
 
 def _wholes(plan: Plan) -> tuple[float, float]:
