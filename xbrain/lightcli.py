@@ -162,20 +162,21 @@ def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
     from .recall.route import recall
     from .team.place import team_layers
 
-    found = recall(store, cache_dir(), request, options)
     layers = team_layers(teams_dir())
     if not layers:
-        return found
+        return recall(store, cache_dir(), request, options)
     from pathlib import Path
 
+    from .team.layers import beside, session_kept, started
     from .team.layers import layered_recall as merge
-    from .team.layers import session_kept
 
     def ask(layer: Any) -> dict[str, Any]:
         with session_kept(layer, request.session):
             return recall(Path(layer.path), cache_dir(), request, options)
 
-    return merge(found, layers, ask, options.top_k)
+    answer = started(layers, ask, options.mode)  # the teams' legs, while this one runs
+    found = beside(layers, answer, lambda: recall(store, cache_dir(), request, options))
+    return merge(found, layers, answer, options.top_k)
 
 
 def run_recall(args: list[str]) -> int | None:

@@ -20,6 +20,7 @@ compiled on the first non-ASCII text a process sees.
 from __future__ import annotations
 
 import re
+from _thread import get_ident
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -160,7 +161,9 @@ class Cutter(Protocol):
         ...
 
 
-_WARM: dict[Path, Segmenter] | None = None  # segmenters kept across calls (xbrain serve)
+# segmenters kept across calls (xbrain serve), one per thread: a segmenter reads its cache
+# file lazily (a seek, then a read), and a team layer's recall runs on its own thread
+_WARM: dict[tuple[Path, int], Segmenter] | None = None
 
 
 def keep_warm() -> None:
@@ -194,9 +197,10 @@ class Tokenizer:
             if _WARM is None:
                 self._segmenter = Segmenter(self.cache_dir)
             else:
-                if self.cache_dir not in _WARM:
-                    _WARM[self.cache_dir] = Segmenter(self.cache_dir)
-                self._segmenter = _WARM[self.cache_dir]
+                key = (self.cache_dir, get_ident())
+                if key not in _WARM:
+                    _WARM[key] = Segmenter(self.cache_dir)
+                self._segmenter = _WARM[key]
         return self._segmenter
 
     def bulk_segmenter(self) -> Cutter:
