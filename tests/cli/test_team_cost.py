@@ -145,3 +145,29 @@ def test_a_servers_kept_team_connections_answer_a_search_after_a_recall(
     finally:
         for _, conn, _ in (kept._KEPT or {}).values():
             conn.close()
+
+
+def test_a_team_whose_recall_may_be_semantic_waits_for_the_personal_leg(
+    xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert xb("init").code == 0
+    control = Path(the_layer().path) / ".git"
+    (control / "xbrain" / "semantic.json").write_text("{}")  # its settings: not usable here
+    events: list[str] = []
+    recall = route.recall
+
+    def noted(store: Path, *args: Any) -> dict[str, Any]:
+        who = "personal" if store == store_dir else "team"
+        events.append(f"{who} starts")
+        try:
+            return recall(store, *args)
+        finally:
+            events.append(f"{who} ends")
+
+    monkeypatch.setattr(route, "recall", noted)
+    lightcli.answer(store_dir, PROMPT)  # the embedding model: one leg at a time
+    assert events == ["personal starts", "personal ends", "team starts", "team ends"]
+    events.clear()
+    found = lightcli.answer(store_dir, PROMPT, mode="lexical")  # asked lexical: no model
+    assert sorted(events) == ["personal ends", "personal starts", "team ends", "team starts"]
+    assert [r["layer"] for r in found["results"]] == ["team:eng"]
