@@ -29,17 +29,13 @@ _VERSION = "1"
 
 
 class Provenance(Mapping[str, Any]):
-    """Record key → ``[committer, epoch, commit]``, read from the copy when asked."""
+    """Record key → ``[committer, epoch, commit]``, read from the copy when asked (the
+    connection its fields were read with: the same file, even once it is replaced)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._conn: sqlite3.Connection | None = None
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn  # a team layer's thread, or the caller's: one at a time
 
     def _rows(self, sql: str, *args: Any) -> list[Any]:
-        if self._conn is None:  # a team layer's thread, or the caller's: one at a time
-            self._conn = sqlite3.connect(
-                f"file:{self.path}?mode=ro", uri=True, check_same_thread=False
-            )
         return self._conn.execute(sql, args).fetchall()
 
     def __getitem__(self, key: str) -> Any:
@@ -79,18 +75,19 @@ def _read_copy(copy: str, stamp: str) -> dict[str, Any] | None:
     if kept is not None and kept[0] == stamp:
         return kept[1]
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{copy}?mode=ro", uri=True)) as conn:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
-            if meta != {"stamp": stamp, "version": _VERSION}:
-                return None  # the copy of an older file, or of another layout
-            fields = dict(conn.execute("SELECT key, value FROM fields"))
+        conn = sqlite3.connect(f"file:{copy}?mode=ro", uri=True, check_same_thread=False)
     except sqlite3.Error:
         return None
     try:
+        meta = dict(conn.execute("SELECT key, value FROM meta"))
+        fields = dict(conn.execute("SELECT key, value FROM fields"))
+        if meta != {"stamp": stamp, "version": _VERSION}:
+            raise ValueError("the copy of an older file, or of another layout")
         value = {key: json.loads(text) for key, text in fields.items()}
-    except ValueError:
+    except (sqlite3.Error, ValueError):
+        conn.close()
         return None
-    value["provenance"] = Provenance(copy)
+    value["provenance"] = Provenance(conn)
     _kept[copy] = (stamp, value)
     return value
 
