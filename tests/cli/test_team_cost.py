@@ -171,3 +171,25 @@ def test_a_team_whose_recall_may_be_semantic_waits_for_the_personal_leg(
     found = lightcli.answer(store_dir, PROMPT, mode="lexical")  # asked lexical: no model
     assert sorted(events) == ["personal ends", "personal starts", "team ends", "team starts"]
     assert [r["layer"] for r in found["results"]] == ["team:eng"]
+
+
+def test_a_recall_with_a_team_loads_the_chinese_segmenter_once_for_every_leg(
+    xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from xbrain.search import segment, tokenize
+
+    assert xb("init").code == 0
+    monkeypatch.setattr(tokenize, "_WARM", None)  # as a fresh process
+    made: list[int] = []
+
+    class Counted(segment.Segmenter):
+        def __init__(self, cache_dir: Path) -> None:
+            made.append(threading.get_ident())
+            super().__init__(cache_dir)
+
+    monkeypatch.setattr(segment, "Segmenter", Counted)
+    found = lightcli.answer(store_dir, "部署前要检查数据库迁移回滚吗".encode())
+    assert [(r["kind"], r["layer"]) for r in found["results"]] == [("skill", "team:eng")]
+    assert len(made) == 1  # the personal leg's and the team's: the same one
+    for kept_one in (tokenize._WARM or {}).values():
+        kept_one.close()

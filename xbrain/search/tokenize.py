@@ -20,7 +20,7 @@ compiled on the first non-ASCII text a process sees.
 from __future__ import annotations
 
 import re
-from _thread import get_ident
+from _thread import RLock
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -161,9 +161,11 @@ class Cutter(Protocol):
         ...
 
 
-# segmenters kept across calls (xbrain serve), one per thread: a segmenter reads its cache
-# file lazily (a seek, then a read), and a team layer's recall runs on its own thread
-_WARM: dict[tuple[Path, int], Segmenter] | None = None
+# segmenters kept across calls (xbrain serve; a recall with team layers), shared by the
+# threads that recall (a team layer's own): one cuts at a time (a segmenter reads its
+# cache file lazily, a seek then a read; and a cut holds the interpreter anyway)
+_WARM: dict[Path, Segmenter] | None = None
+_CUTTING = RLock()
 
 
 def keep_warm() -> None:
@@ -197,10 +199,10 @@ class Tokenizer:
             if _WARM is None:
                 self._segmenter = Segmenter(self.cache_dir)
             else:
-                key = (self.cache_dir, get_ident())
-                if key not in _WARM:
-                    _WARM[key] = Segmenter(self.cache_dir)
-                self._segmenter = _WARM[key]
+                with _CUTTING:
+                    if self.cache_dir not in _WARM:
+                        _WARM[self.cache_dir] = Segmenter(self.cache_dir)
+                    self._segmenter = _WARM[self.cache_dir]
         return self._segmenter
 
     def bulk_segmenter(self) -> Cutter:
@@ -239,6 +241,12 @@ class Tokenizer:
         segmenter only when one is called."""
 
         def cut(han: str) -> list[str]:
+            if _WARM is None:
+                return each(han)
+            with _CUTTING:
+                return each(han)
+
+        def each(han: str) -> list[str]:
             cutter: Cutter = self.segmenter
             if bulk:
                 self._bulk_cut += len(han)

@@ -190,11 +190,13 @@ def started(
     answer. A layer whose leg may be semantic (``mode`` not lexical, and semantic recall
     on in that store) starts only when asked, after the personal leg: the embedding
     model is one per process, never run by two threads at once."""
+    from ..search.tokenize import keep_warm
+
+    keep_warm()  # every leg cuts Chinese with one segmenter, loaded once
+    jobs: dict[str, _Job] = {}
 
     def leg(layer: Layer) -> Any:
         return run(layer), derived(layer)
-
-    jobs: dict[str, _Job] = {}
 
     def begin(layer: Layer) -> _Job:
         job = jobs[layer.path] = _Job(lambda: leg(layer))
