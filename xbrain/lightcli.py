@@ -174,7 +174,7 @@ def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
         with session_kept(layer, request.session):
             return recall(Path(layer.path), cache_dir(), request, options)
 
-    answer = started(layers, ask, options.mode)  # the teams' legs, while this one runs
+    answer = started(layers, ask, options.mode, store)  # the teams' legs, while this one runs
     found = beside(layers, answer, lambda: recall(store, cache_dir(), request, options))
     return merge(found, layers, answer, options.top_k)
 

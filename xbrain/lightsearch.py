@@ -64,7 +64,7 @@ def search_document(
 
     teams = None
     if given.get("at") is None and given.get("provider") is None:
-        teams = _teams_started(query, given)  # the teams' legs, while this one runs
+        teams = _teams_started(store, query, given)  # the teams' legs, while this one runs
     if teams is None:
         found = personal()
     else:
@@ -74,7 +74,7 @@ def search_document(
     return shorten(found) if brief else found
 
 
-def _teams_started(query: str, given: dict[str, Any]) -> tuple[list[Any], Any] | None:
+def _teams_started(store: Path, query: str, given: dict[str, Any]) -> tuple[list[Any], Any] | None:
     """Every team layer's search started on its own thread (``xbrain team``): the layers
     and the answers the merge asks; None without a team."""
     from .team.place import team_layers
@@ -92,7 +92,7 @@ def _teams_started(query: str, given: dict[str, Any]) -> tuple[list[Any], Any] |
     def ask(layer: Any) -> dict[str, Any]:
         return search_store(Path(layer.path), cache_dir(), query, **asked)
 
-    return layers, started(layers, ask, given.get("mode"))
+    return layers, started(layers, ask, given.get("mode"), store)
 
 
 def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:

@@ -193,3 +193,23 @@ def test_a_recall_with_a_team_loads_the_chinese_segmenter_once_for_every_leg(
     assert len(made) == 1  # the personal leg's and the team's: the same one
     for kept_one in (tokenize._WARM or {}).values():
         kept_one.close()
+
+
+def test_a_team_that_is_the_personal_store_itself_waits_for_the_personal_leg(
+    team: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Path(the_layer().path)  # --store naming a team's own folder
+    events: list[str] = []
+    recall = route.recall
+
+    def noted(where: Path, *args: Any) -> dict[str, Any]:
+        events.append(f"{where} starts")
+        try:
+            return recall(where, *args)
+        finally:
+            events.append(f"{where} ends")
+
+    monkeypatch.setattr(route, "recall", noted)
+    found = lightcli.answer(store, PROMPT, mode="lexical")  # its databases: one leg at a time
+    assert events == [f"{store} starts", f"{store} ends"] * 2
+    assert [r["layer"] for r in found["results"]] == ["personal"]

@@ -21,6 +21,7 @@ used by that thread, one request at a time.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -168,8 +169,6 @@ _workers: dict[str, tuple[int, _Worker]] = {}  # layer path → (process id, its
 
 
 def _worker(layer: Layer) -> _Worker:
-    import os
-
     kept = _workers.get(layer.path)
     if kept is None or kept[0] != os.getpid():  # a forked child has none of the threads
         kept = _workers[layer.path] = (os.getpid(), _Worker())
@@ -183,13 +182,14 @@ def _semantic(layer: Layer) -> bool:
 
 
 def started(
-    layers: list[Layer], run: Callable[[Layer], dict[str, Any]], mode: str | None
+    layers: list[Layer], run: Callable[[Layer], dict[str, Any]], mode: str | None, store: Path
 ) -> Callable[[Layer], dict[str, Any]]:
     """Start ``run(layer)`` (and the read of the layer's derived file) on each layer's
     thread; what :func:`_ask` then asks instead of ``run``: it waits for that layer's
-    answer. A layer whose leg may be semantic (``mode`` not lexical, and semantic recall
-    on in that store) starts only when asked, after the personal leg: the embedding
-    model is one per process, never run by two threads at once."""
+    answer. A layer that is the personal ``store`` itself, or whose leg may be semantic
+    (``mode`` not lexical, and semantic recall on in that store), starts only when asked,
+    after the personal leg: a store's kept databases and the embedding model (one per
+    process) are never used by two threads at once."""
     from ..search.tokenize import keep_warm
 
     keep_warm()  # every leg cuts Chinese with one segmenter, loaded once
@@ -203,8 +203,9 @@ def started(
         _worker(layer).start(job)
         return job
 
+    mine = os.path.realpath(store)
     for layer in layers:
-        if mode == "lexical" or not _semantic(layer):
+        if (mode == "lexical" or not _semantic(layer)) and os.path.realpath(layer.path) != mine:
             begin(layer)
 
     def answer(layer: Layer) -> dict[str, Any]:
