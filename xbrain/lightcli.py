@@ -163,20 +163,23 @@ def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
     from .team.place import team_layers
 
     layers = team_layers(teams_dir())
+    if layers:
+        from .search.tokenize import keep_warm
+
+        keep_warm()  # every layer's recall cuts Chinese with one segmenter, loaded once
+    found = recall(store, cache_dir(), request, options)
     if not layers:
-        return recall(store, cache_dir(), request, options)
+        return found
     from pathlib import Path
 
-    from .team.layers import beside, session_kept, started
     from .team.layers import layered_recall as merge
+    from .team.layers import session_kept
 
     def ask(layer: Any) -> dict[str, Any]:
         with session_kept(layer, request.session):
             return recall(Path(layer.path), cache_dir(), request, options)
 
-    answer = started(layers, ask, options.mode, store)  # the teams' legs, while this one runs
-    found = beside(layers, answer, lambda: recall(store, cache_dir(), request, options))
-    return merge(found, layers, answer, options.top_k)
+    return merge(found, layers, ask, options.top_k)
 
 
 def run_recall(args: list[str]) -> int | None:

@@ -59,40 +59,30 @@ def search_document(
     from .retrieval.run import search_store
     from .search.query import brief as shorten
 
-    def personal() -> dict[str, Any]:
-        return search_store(store, cache_dir(), query, progress=progress, **given)
-
-    teams = None
+    found = search_store(store, cache_dir(), query, progress=progress, **given)
     if given.get("at") is None and given.get("provider") is None:
-        teams = _teams_started(store, query, given)  # the teams' legs, while this one runs
-    if teams is None:
-        found = personal()
-    else:
-        from .team.layers import beside, layered_search
-
-        found = layered_search(beside(*teams, personal), *teams, given.get("limit") or 5)
+        found = _with_teams(found, query, given)
     return shorten(found) if brief else found
 
 
-def _teams_started(store: Path, query: str, given: dict[str, Any]) -> tuple[list[Any], Any] | None:
-    """Every team layer's search started on its own thread (``xbrain team``): the layers
-    and the answers the merge asks; None without a team."""
+def _with_teams(found: dict[str, Any], query: str, given: dict[str, Any]) -> dict[str, Any]:
+    """``found`` with every team layer's results merged in (``xbrain team``)."""
     from .team.place import team_layers
 
     layers = team_layers(teams_dir())
     if not layers:
-        return None
+        return found
     from pathlib import Path
 
     from .retrieval.run import search_store
-    from .team.layers import started
+    from .team.layers import layered_search
 
     asked = {k: v for k, v in given.items() if k not in ("at", "provider")}
 
     def ask(layer: Any) -> dict[str, Any]:
         return search_store(Path(layer.path), cache_dir(), query, **asked)
 
-    return layers, started(layers, ask, given.get("mode"), store)
+    return layered_search(found, layers, ask, given.get("limit") or 5)
 
 
 def served_search(store: str, asked: dict[str, Any]) -> tuple[bool, int, bytes]:

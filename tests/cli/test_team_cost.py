@@ -1,7 +1,7 @@
 """What a team layer costs a prompt (issue 47: a fresh recall ≤ 1.5x, through ``xbrain
-serve`` ≤ 1.2x): each team's leg runs on a thread of its own (always the same one for a
-layer) while the personal leg runs, and a fresh process reads a layer's provenance by
-key from a copy of its derived file instead of parsing the whole file on every prompt."""
+serve`` ≤ 1.2x): a fresh process reads a layer's provenance by key from a copy of its
+derived file instead of parsing the whole file on every prompt, and every layer's recall
+cuts Chinese with the one segmenter the personal recall loaded."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import pytest
 
 from tests.cli.test_team_reads import DIALOG, MEMORY, team
 from xbrain import lightcli, lightsearch
-from xbrain.recall import route
 from xbrain.search import kept
 from xbrain.team import derived
 from xbrain.team.place import Layer, team_layers
@@ -92,45 +91,6 @@ def test_a_replaced_derived_file_is_read_again_never_its_old_copy(xb_proc: Any, 
         assert found["provenance"][0]["committer"] == "Someone Else <else@example.org>"
 
 
-def test_each_team_leg_runs_on_its_layers_own_thread_while_the_personal_leg_runs(
-    xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert xb("init").code == 0
-    ran: list[tuple[str, int]] = []
-    recall = route.recall
-
-    def noted(store: Path, *args: Any) -> dict[str, Any]:
-        ran.append((str(store), threading.get_ident()))
-        return recall(store, *args)
-
-    monkeypatch.setattr(route, "recall", noted)
-    found = [lightcli.answer(store_dir, PROMPT) for _ in range(2)]
-    assert found[0] == found[1] and [r["layer"] for r in found[0]["results"]] == ["team:eng"]
-    main = threading.get_ident()
-    assert [who for store, who in ran if store == str(store_dir)] == [main, main]
-    team_legs = {who for store, who in ran if store == the_layer().path}
-    assert len(team_legs) == 1 and main not in team_legs  # one thread, the same each time
-
-
-def test_a_failed_personal_leg_leaves_no_team_result_counted_as_shown(
-    xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert xb("init").code == 0
-    recall = route.recall
-
-    def failing(store: Path, *args: Any) -> dict[str, Any]:
-        if store == store_dir:
-            raise OSError("the personal store failed")
-        return recall(store, *args)
-
-    monkeypatch.setattr(route, "recall", failing)
-    with pytest.raises(OSError, match="personal store failed"):
-        lightcli.answer(store_dir, PROMPT, session="s-1")
-    monkeypatch.setattr(route, "recall", recall)
-    found = lightcli.answer(store_dir, PROMPT, session="s-1")
-    assert [(r["id"], r["layer"]) for r in found["results"]] == [(MEMORY, "team:eng")]
-
-
 def test_a_servers_kept_team_connections_answer_a_search_after_a_recall(
     xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -145,32 +105,6 @@ def test_a_servers_kept_team_connections_answer_a_search_after_a_recall(
     finally:
         for _, conn, _ in (kept._KEPT or {}).values():
             conn.close()
-
-
-def test_a_team_whose_recall_may_be_semantic_waits_for_the_personal_leg(
-    xb: Any, team: Path, store_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    assert xb("init").code == 0
-    control = Path(the_layer().path) / ".git"
-    (control / "xbrain" / "semantic.json").write_text("{}")  # its settings: not usable here
-    events: list[str] = []
-    recall = route.recall
-
-    def noted(store: Path, *args: Any) -> dict[str, Any]:
-        who = "personal" if store == store_dir else "team"
-        events.append(f"{who} starts")
-        try:
-            return recall(store, *args)
-        finally:
-            events.append(f"{who} ends")
-
-    monkeypatch.setattr(route, "recall", noted)
-    lightcli.answer(store_dir, PROMPT)  # the embedding model: one leg at a time
-    assert events == ["personal starts", "personal ends", "team starts", "team ends"]
-    events.clear()
-    found = lightcli.answer(store_dir, PROMPT, mode="lexical")  # asked lexical: no model
-    assert sorted(events) == ["personal ends", "personal starts", "team ends", "team starts"]
-    assert [r["layer"] for r in found["results"]] == ["team:eng"]
 
 
 def test_a_recall_with_a_team_loads_the_chinese_segmenter_once_for_every_leg(
@@ -193,23 +127,3 @@ def test_a_recall_with_a_team_loads_the_chinese_segmenter_once_for_every_leg(
     assert len(made) == 1  # the personal leg's and the team's: the same one
     for kept_one in (tokenize._WARM or {}).values():
         kept_one.close()
-
-
-def test_a_team_that_is_the_personal_store_itself_waits_for_the_personal_leg(
-    team: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = Path(the_layer().path)  # --store naming a team's own folder
-    events: list[str] = []
-    recall = route.recall
-
-    def noted(where: Path, *args: Any) -> dict[str, Any]:
-        events.append(f"{where} starts")
-        try:
-            return recall(where, *args)
-        finally:
-            events.append(f"{where} ends")
-
-    monkeypatch.setattr(route, "recall", noted)
-    found = lightcli.answer(store, PROMPT, mode="lexical")  # its databases: one leg at a time
-    assert events == [f"{store} starts", f"{store} ends"] * 2
-    assert [r["layer"] for r in found["results"]] == ["personal"]

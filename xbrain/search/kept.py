@@ -48,13 +48,7 @@ def reader(path: Path) -> sqlite3.Connection | None:
     if kept is not None:
         del _KEPT[key]
         kept[1].close()
-    conn = sqlite3.connect(  # a team layer's thread may read it (one thread at a time)
-        f"{path.as_uri()}?mode=ro",
-        uri=True,
-        timeout=10,
-        isolation_level=None,
-        check_same_thread=False,
-    )
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     _KEPT[key] = (identity, conn, {})
     return conn
@@ -65,7 +59,7 @@ def memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
     replaced), for what the caller computed from it; None when ``conn`` is not a kept
     one. What goes in must be keyed by what it was computed from (``PRAGMA
     data_version`` within a read transaction: another connection's commit changes it)."""
-    for _, kept, memos in list((_KEPT or {}).values()):  # another thread may add one
+    for _, kept, memos in (_KEPT or {}).values():
         if kept is conn:
             return memos
     return None

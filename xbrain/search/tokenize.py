@@ -20,7 +20,6 @@ compiled on the first non-ASCII text a process sees.
 from __future__ import annotations
 
 import re
-from _thread import RLock
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -161,11 +160,7 @@ class Cutter(Protocol):
         ...
 
 
-# segmenters kept across calls (xbrain serve; a recall with team layers), shared by the
-# threads that recall (a team layer's own): one cuts at a time (a segmenter reads its
-# cache file lazily, a seek then a read; and a cut holds the interpreter anyway)
-_WARM: dict[Path, Segmenter] | None = None
-_CUTTING = RLock()
+_WARM: dict[Path, Segmenter] | None = None  # segmenters kept across calls (xbrain serve)
 
 
 def keep_warm() -> None:
@@ -199,10 +194,9 @@ class Tokenizer:
             if _WARM is None:
                 self._segmenter = Segmenter(self.cache_dir)
             else:
-                with _CUTTING:
-                    if self.cache_dir not in _WARM:
-                        _WARM[self.cache_dir] = Segmenter(self.cache_dir)
-                    self._segmenter = _WARM[self.cache_dir]
+                if self.cache_dir not in _WARM:
+                    _WARM[self.cache_dir] = Segmenter(self.cache_dir)
+                self._segmenter = _WARM[self.cache_dir]
         return self._segmenter
 
     def bulk_segmenter(self) -> Cutter:
@@ -241,12 +235,6 @@ class Tokenizer:
         segmenter only when one is called."""
 
         def cut(han: str) -> list[str]:
-            if _WARM is None:
-                return each(han)
-            with _CUTTING:
-                return each(han)
-
-        def each(han: str) -> list[str]:
             cutter: Cutter = self.segmenter
             if bulk:
                 self._bulk_cut += len(han)

@@ -9,20 +9,11 @@ With no team layer the personal answer is returned unchanged, byte for byte.
 
 A team layer that cannot be read (removed meanwhile, damaged, busy) is skipped: a read
 never fails because of a team.
-
-A team layer's leg of a recall or search runs on a thread of its own while the personal
-leg runs (:func:`started`): its SQLite work releases the interpreter, so on two cores a
-team costs a prompt about what its slowest leg costs, not the sum. Each layer keeps its
-one thread for the life of the process, so the databases a long-lived process keeps open
-for a store (``xbrain serve``: its indexes, its entry cache, its telemetry) are only ever
-used by that thread, one request at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,14 +23,12 @@ from .place import Layer
 
 __all__ = [
     "PERSONAL",
-    "beside",
     "derived",
     "layered_list",
     "layered_recall",
     "layered_search",
     "layered_skills",
     "provenance",
-    "started",
     "team_item",
 ]
 
@@ -112,129 +101,6 @@ def _unshow(layer: Layer, cut: set[str]) -> None:
                 state["shown"][rid] = before[rid]
             else:
                 state["shown"].pop(rid, None)
-
-
-class _Job:
-    """One layer's leg: its answer (or what it raised) once it has run."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
-        self.done = threading.Lock()
-        self.done.acquire()
-        self.value: Any = None
-        self.error: BaseException | None = None
-
-    def __call__(self) -> None:
-        try:
-            self.value = self.work()
-        except BaseException as exc:  # handed to the caller, who raises it
-            self.error = exc
-        finally:
-            self.done.release()
-
-    def result(self) -> Any:
-        """Wait for the leg; its answer, or raise what it raised."""
-        with self.done:
-            pass
-        if self.error is not None:
-            raise self.error
-        return self.value
-
-
-class _Worker:
-    """A team layer's own thread: it runs one caller's job at a time."""
-
-    def __init__(self) -> None:
-        self.busy = threading.Lock()  # held from a job's start to its end
-        self.wake = threading.Lock()
-        self.wake.acquire()
-        self.job: _Job | None = None
-        threading.Thread(target=self._loop, name="xbrain-team-layer", daemon=True).start()
-
-    def _loop(self) -> None:
-        while True:
-            self.wake.acquire()
-            job, self.job = self.job, None
-            if job is not None:
-                job()
-            self.busy.release()
-
-    def start(self, job: _Job) -> None:
-        self.busy.acquire()  # another caller's job on this layer ends first
-        self.job = job
-        self.wake.release()
-
-
-_workers: dict[str, tuple[int, _Worker]] = {}  # layer path → (process id, its thread)
-
-
-def _worker(layer: Layer) -> _Worker:
-    kept = _workers.get(layer.path)
-    if kept is None or kept[0] != os.getpid():  # a forked child has none of the threads
-        kept = _workers[layer.path] = (os.getpid(), _Worker())
-    return kept[1]
-
-
-def _semantic(layer: Layer) -> bool:
-    from ..search.query import SEMANTIC_FILE
-
-    return (Path(layer.path) / ".git" / SEMANTIC_FILE).is_file()
-
-
-def started(
-    layers: list[Layer], run: Callable[[Layer], dict[str, Any]], mode: str | None, store: Path
-) -> Callable[[Layer], dict[str, Any]]:
-    """Start ``run(layer)`` (and the read of the layer's derived file) on each layer's
-    thread; what :func:`_ask` then asks instead of ``run``: it waits for that layer's
-    answer. A layer that is the personal ``store`` itself, or whose leg may be semantic
-    (``mode`` not lexical, and semantic recall on in that store), starts only when asked,
-    after the personal leg: a store's kept databases and the embedding model (one per
-    process) are never used by two threads at once."""
-    from ..search.tokenize import keep_warm
-
-    keep_warm()  # every leg cuts Chinese with one segmenter, loaded once
-    jobs: dict[str, _Job] = {}
-
-    def leg(layer: Layer) -> Any:
-        return run(layer), derived(layer)
-
-    def begin(layer: Layer) -> _Job:
-        job = jobs[layer.path] = _Job(lambda: leg(layer))
-        _worker(layer).start(job)
-        return job
-
-    mine = os.path.realpath(store)
-    for layer in layers:
-        if (mode == "lexical" or not _semantic(layer)) and os.path.realpath(layer.path) != mine:
-            begin(layer)
-
-    def answer(layer: Layer) -> dict[str, Any]:
-        job = jobs.get(layer.path) or begin(layer)
-        found: dict[str, Any] = job.result()[0]
-        return found
-
-    return answer
-
-
-def beside(
-    layers: list[Layer],
-    answer: Callable[[Layer], dict[str, Any]],
-    personal: Callable[[], dict[str, Any]],
-) -> dict[str, Any]:
-    """``personal()``: the personal leg, run here while the team legs :func:`started`
-    run. When it fails, every team leg is waited for first, and what they returned is
-    not counted as shown in their sessions (nothing was shown)."""
-    try:
-        return personal()
-    except BaseException:
-        for layer in layers:
-            try:
-                found = answer(layer)
-            except BaseException:  # the personal leg's error is the one told
-                _returned.pop(layer.path, None)
-                continue
-            _unshow(layer, {str(r["id"]) for r in found.get("results", ())})
-        raise
 
 
 def _ask(layers: Iterable[Layer], run: Callable[[Layer], dict[str, Any]]) -> Any:
