@@ -120,6 +120,15 @@ def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> l
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+def team_results(command: list[str], env: dict[str, str], prompt: str) -> str:
+    """How many of the recall's results come from the team, of how many: the team's
+    records must really be reachable by the prompt, or its cost is not measured."""
+    done = subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)
+    results = json.loads(done.stdout)["results"]
+    team = [r for r in results if str(r.get("layer", "")).startswith("team:")]
+    return f"{len(team)} of {len(results)} results"
+
+
 PEOPLE = ("Rita <rita@example.org>", "Bob <bob@example.org>")  # a reviewer; not one
 
 
@@ -218,6 +227,7 @@ def main() -> None:
     if args.history_only:
         return
     rows: list[tuple[str, float, float, str]] = []
+    reached: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="xbrain-team-bench-") as tmp:
         root = Path(tmp)
         os.environ["XBRAIN_CACHE_DIR"] = str(root / "cache")
@@ -229,6 +239,7 @@ def main() -> None:
             command = xbrain("recall", "-", "--store", str(personal))
             for env in (alone, layered):  # the first recall catches the indexes up
                 subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)
+            reached[label] = team_results(command, layered, prompt)
             without = timed(command, args.runs, env=alone, stdin=lambda _, p=prompt: p.encode())
             with_team = timed(command, args.runs, env=layered, stdin=lambda _, p=prompt: p.encode())
             rows.append(
@@ -252,7 +263,8 @@ def main() -> None:
     print(
         f"team layer cost: median of {args.runs} runs; a team of {args.resources:,} "
         f"resources and {args.skills:,} skills built in {built:.0f} s; personal store: "
-        "1,000 resources and the memex entries"
+        "1,000 resources and the memex entries; what the team adds to each answer: "
+        + "; ".join(f"{label} {shown}" for label, shown in reached.items())
     )
     print()
     print(f"| {'case':<28} | {'alone ms':>9} | {'+team ms':>9} | {'ratio':>6} | target |")

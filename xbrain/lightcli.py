@@ -162,8 +162,12 @@ def layered_recall(store: Path, request: Any, options: Any) -> dict[str, Any]:
     from .recall.route import recall
     from .team.place import team_layers
 
-    found = recall(store, cache_dir(), request, options)
     layers = team_layers(teams_dir())
+    if layers:
+        from .search.tokenize import keep_warm
+
+        keep_warm()  # every layer's recall cuts Chinese with one segmenter, loaded once
+    found = recall(store, cache_dir(), request, options)
     if not layers:
         return found
     from pathlib import Path

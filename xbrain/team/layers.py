@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import XbrainError
-from .derived import read_layer
 from .place import Layer
 
 __all__ = [
@@ -40,8 +39,9 @@ _FAILURES = (XbrainError, OSError, ValueError)
 def derived(layer: Layer) -> dict[str, Any]:
     """The layer's derived file (what it hides, provenance), worked out when behind."""
     from ..search.query import main_head
+    from .keyed import read_keyed  # its provenance read by key: a prompt shows a few
 
-    found = read_layer(layer.path, main_head(Path(layer.path) / ".git"))
+    found = read_keyed(layer.path, main_head(Path(layer.path) / ".git"))
     if found is None:
         from .hidden import refresh  # git: only when the layer moved without a team command
 
