@@ -27,7 +27,6 @@ __all__ = [
     "SCORING",
     "Progress",
     "answer",
-    "env_flag",
     "failed",
     "layered_recall",
     "note_missing_store",
@@ -322,14 +321,9 @@ def print_served(code: int, body: bytes) -> int:
     return code
 
 
-def env_flag(name: str) -> bool:
-    """Whether the environment variable ``name`` is switched on (1, true, yes, on)."""
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def tracebacks_wanted() -> bool:
-    """$XBRAIN_TRACEBACK: show Python tracebacks on errors."""
-    return env_flag("XBRAIN_TRACEBACK")
+    """$XBRAIN_TRACEBACK switched on (1, true, yes, on): show Python tracebacks on errors."""
+    return os.environ.get("XBRAIN_TRACEBACK", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def note_missing_store(where: str) -> None:
