@@ -154,7 +154,8 @@ def scored(
     if within is None:
         rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
     else:
-        rest = query(conn, plan, [], len(within), within, limit, scored=few) if within else []
+        # none of them holds a word of ``few`` as asked (``holders`` left those out)
+        rest = query(conn, plan, [], len(within), within, limit) if within else []
     merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
     return [row[:4] for row in merged[:limit]]
 
