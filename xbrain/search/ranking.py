@@ -154,7 +154,8 @@ def scored(
     if within is None:
         rest = query(conn, plan, pruning, total, candidates, limit, scored=few)
     else:
-        rest = query(conn, plan, [], len(within), within, limit, scored=few) if within else []
+        # none of them holds a word of ``few`` as asked (``holders`` left those out)
+        rest = query(conn, plan, [], len(within), within, limit) if within else []
     merged = sorted(first + rest, key=lambda row: (-row[4], row[0]))  # as the SQL orders
     return [row[:4] for row in merged[:limit]]
 
@@ -177,9 +178,9 @@ def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
         known["totals"] = totals
     with_forms = bool(STEM_BLEND and _WORD_FORMS.get())
     held = [_term(conn, known, term, with_forms) for term in terms]
-    forms = [list(f) for f, _, _ in held]
-    exact_df = [df for _, df, _ in held]
-    stem_df = [df for _, _, df in held]
+    forms = [list(f) for f, _, _, _ in held]
+    exact_df = [df for _, df, _, _ in held]
+    stem_df = [df for _, _, df, _ in held]
     average_length = sum(totals.values()) / total_docs
 
     def stats(df: int) -> tuple[float, float]:
@@ -202,6 +203,7 @@ def _plan(conn: sqlite3.Connection, terms: list[str], total_docs: int) -> Plan:
         K1,
         COORDINATION,
         COVER_BY,
+        [list(dfs) for _, _, _, dfs in held],
     )
 
 
@@ -226,15 +228,20 @@ def _known(conn: sqlite3.Connection) -> dict[Any, Any]:
 
 def _term(
     conn: sqlite3.Connection, known: dict[Any, Any], term: str, with_forms: bool
-) -> tuple[tuple[str, ...], int, int]:
+) -> tuple[tuple[str, ...], int, int, tuple[int, ...]]:
     """``term``'s indexed forms (itself first; itself alone without ``with_forms``), the
-    documents holding it, and those holding any of its forms."""
+    documents holding it, those holding any of its forms, and those holding each form."""
     key = (term, with_forms)
-    found: tuple[tuple[str, ...], int, int] | None = known.get(key)
+    found: tuple[tuple[str, ...], int, int, tuple[int, ...]] | None = known.get(key)
     if found is None:
         forms = variants(conn, term) if with_forms else [term]
-        df = _frequency(conn, [term])
-        found = known[key] = (tuple(forms), df, _frequency(conn, forms) if len(forms) > 1 else df)
+        if len(forms) == 1:
+            df = _frequency(conn, forms)
+            found = known[key] = ((term,), df, df, (df,))
+        else:
+            each = _each(conn, forms)
+            dfs = tuple(each.get(form, 0) for form in forms)
+            found = known[key] = (tuple(forms), dfs[0], _frequency(conn, forms), dfs)
     return found
 
 
@@ -319,6 +326,13 @@ def _sums(plan: Plan, held: list[int], few: list[str], least: float) -> list[int
         if len(sums) > SUMS:
             return None
     return sums
+
+
+def _each(conn: sqlite3.Connection, forms: list[str]) -> dict[str, int]:
+    """How many documents hold each of ``forms`` (a form none holds is missing)."""
+    marks = ", ".join("?" * len(forms))
+    sql = f"SELECT term, COUNT(*) FROM postings WHERE term IN ({marks}) GROUP BY term"
+    return dict(conn.execute(sql, forms).fetchall())
 
 
 def _frequency(conn: sqlite3.Connection, forms: list[str]) -> int:

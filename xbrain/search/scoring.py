@@ -40,6 +40,7 @@ class Plan(NamedTuple):
     k1: float
     coordination: int
     cover_by: str  # "chance", "idf" or "count"
+    form_df: list[list[int]]  # per term, the documents holding each of its forms
 
 
 class _Sql:
@@ -68,11 +69,15 @@ def query(
     ``pruning`` (at most ``at_most`` of them; no ``pruning``: the ``candidates``, as
     many) and none of the terms ``scored`` (a first look's, whose documents it already
     ranked)."""
-    sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem) AS (VALUES ")
-    sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
+    # Per form: few candidates for its postings, look it up once per candidate document
+    # ("p.doc IN"); else read its postings by term and test each document against the
+    # set ("+p.doc", which keeps SQLite from using the index for it)
+    seek = [[SEEK * at_most < df for df in dfs] for dfs in plan.form_df]
+    sql = _Sql("WITH q(pos, term, exact, ie, ce, istem, cstem, seek) AS (VALUES ")
+    sql.add(", ".join("(?, ?, ?, ?, ?, ?, ?, ?)" for f in plan.forms for _ in f) + ") ")
     for pos, term in enumerate(plan.terms):
-        for form in plan.forms[pos]:
-            sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos]]
+        for form, by_doc in zip(plan.forms[pos], seek[pos], strict=True):
+            sql.params += [pos, form, form == term, *plan.exact[pos], *plan.stem[pos], by_doc]
     power = " * h.{0}" * plan.coordination
     sql.add("SELECT r.rid, r.score, r.matched, (SELECT resource FROM docs WHERE doc = r.doc), ")
     sql.add("round(r.score, 9) ")
@@ -87,21 +92,38 @@ def query(
     # next, which would compute them again for the sort
     _by_groups(sql, plan)
     length = " + ".join(f"d.l{i}" for i in range(len(FIELDS)))
-    sql.add(
-        " FROM (SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, q.exact AS exact, q.ie AS ie, "
-        "q.ce AS ce, "
-        f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
-    )
-    for i, values in enumerate(plan.fields):
-        sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
-    sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
-    # Few candidates: look each form up once per candidate document ("p.doc IN"); many:
-    # read each form's postings by term and test each document against the set ("+p.doc",
-    # which keeps SQLite from using the index for it)
-    few = SEEK * at_most * sum(len(f) for f in plan.forms) < sum(plan.stem_df)
+    sql.add(" FROM (")
+    ways = sorted({by_doc for each in seek for by_doc in each}, reverse=True)
+    for n, by_doc in enumerate(ways):
+        sql.add(
+            f"{' UNION ALL ' if n else ''}SELECT p.doc AS doc, d.rid AS rid, q.pos AS pos, "
+            "q.exact AS exact, q.ie AS ie, q.ce AS ce, "
+            f"q.istem AS istem, q.cstem AS cstem, {length} AS len, "
+        )
+        for i, values in enumerate(plan.fields):
+            sql.add(f"{' + ' if i else ''}? * p.f{i} / (? + ? * d.l{i})", *values)
+        sql.add(" AS x FROM q JOIN postings p ON p.term = q.term JOIN docs d ON d.doc = p.doc")
+        sql.add(f" AND q.seek = {int(by_doc)}")
+        _within(sql, pruning, scored, candidates, by_doc)
+    sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
+    sql.add("LIMIT -1) h ")
+    sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
+    sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
+    # every matched term adds a positive score, so this drops nothing the limit let in
+    return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
+
+
+def _within(
+    sql: _Sql,
+    pruning: list[str],
+    scored: Sequence[str],
+    candidates: list[int] | None,
+    by_doc: bool,
+) -> None:
+    """Which postings of the forms read ``by_doc`` (or by term) are ranked."""
     if pruning:
         sql.add(
-            f" AND {'' if few else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
+            f" AND {'' if by_doc else '+'}p.doc IN (SELECT doc FROM postings WHERE term IN "
             f"({_marks(pruning)}))",
             *pruning,
         )
@@ -111,14 +133,8 @@ def query(
             *scored,
         )
     if candidates is not None:  # without ``pruning``, these are the documents to rank
-        sql.add(f" AND {'' if few or pruning else '+'}p.doc IN ({_marks(candidates)})")
+        sql.add(f" AND {'' if by_doc or pruning else '+'}p.doc IN ({_marks(candidates)})")
         sql.params += candidates
-    sql.add(") s GROUP BY s.doc, s.pos) g GROUP BY g.doc HAVING COUNT(*) >= ? ", plan.need)
-    sql.add("LIMIT -1) h ")
-    sql.add("ORDER BY round(score, 9) DESC, h.rid LIMIT ?) r ", limit)
-    sql.add("ORDER BY round(r.score, 9) DESC, r.rid")  # the resources of the top rows only
-    # every matched term adds a positive score, so this drops nothing the limit let in
-    return [row for row in conn.execute(sql.text, sql.params) if row[1] > 0]
 
 
 def layout(plan: Plan, held: list[int]) -> list[int]:
