@@ -35,6 +35,7 @@ from .serveloop import Client, Clients
 __all__ = ["ONE_THREAD", "one_thread_math", "serve", "stop"]
 
 SEARCH_FIELDS = {"query", "limit", "domain", "feature", "style", "mode", "brief"}
+RELEASE_AFTER = 60.0  # seconds without a request after which the kept repository is closed
 
 
 def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[str, Any]:
@@ -64,23 +65,27 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
         info = {"socket": str(path), "pid": os.getpid(), "store": str(store), **warm}
         if ready is not None:
             ready(info)
-        last = time.monotonic()
+        last = kept = time.monotonic()
         while not stopping:
             if time.monotonic() - last > idle and not clients.open:
                 stopping.append("idle")
                 break
+            if time.monotonic() - kept > RELEASE_AFTER:  # no pack a merge removed stays
+                kept = float("inf")  # mapped while nothing is asked
+                _release()
             if clients.step():  # a connection came, went or moved on
                 last = time.monotonic()
             client = clients.next_request()
             if client is not None:
                 begun = time.monotonic()
                 clients.answer(client, _handle(client, store, cache_dir, stopping))
-                last = time.monotonic()
+                last = kept = time.monotonic()
                 clients.postpone(last - begun)  # the time spent here was nobody's to use
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         clients.close()
+        _release()
         with contextlib.suppress(OSError):
             if owned(path, stat.S_IFSOCK):
                 path.unlink()
@@ -159,7 +164,7 @@ def _warm(store: Path) -> dict[str, Any]:
     """Load what every request needs once: the modules, the tokenizer's dictionaries,
     and — when semantic recall is on here — the model and its vectors."""
     one_thread_math()  # before numpy loads
-    from .core import keep_trees
+    from .core import keep_repositories, keep_trees
     from .lightcli import cache_dir
     from .recall import telemetry
     from .search import entrycache, kept
@@ -168,6 +173,7 @@ def _warm(store: Path) -> dict[str, Any]:
 
     keep_warm()
     keep_trees()  # the git trees a write reads, across requests (a tree's id is its content)
+    keep_repositories()  # the store's repository (its packs' indexes), across requests
     entrycache.keep_warm()
     kept.keep_warm()  # the indexes' connections and page caches, across requests
     telemetry.keep_open()
@@ -186,6 +192,12 @@ def _warm(store: Path) -> dict[str, Any]:
     except failed_provider() as exc:  # each request tries again (and answers lexically)
         return {"mode": mode, "warning": exc.message}
     return {"mode": mode, "model": provider.model_id}
+
+
+def _release() -> None:
+    from .core import release_repositories
+
+    release_repositories()
 
 
 def _handle(client: Client, store: Path, cache_dir: Path, stopping: list[str]) -> bytes | None:

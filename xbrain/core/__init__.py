@@ -23,12 +23,14 @@ from ..git import (
     UnreadableIndex,
     file_mode_problems,
     fix_file_modes,
+    keep_repositories,
     keep_trees,
     local_path,
     private_umask,
     read_foreign_tree,
     read_worktree_file,
     regular_file,
+    release_repositories,
     sweep_dead,
 )
 from . import layout
@@ -74,6 +76,7 @@ __all__ = [
     "View",
     "file_mode_problems",
     "fix_file_modes",
+    "keep_repositories",
     "keep_trees",
     "layout",
     "limited_count",
@@ -84,5 +87,6 @@ __all__ = [
     "read_worktree_file",
     "refuse_hand_edits",
     "regular_file",
+    "release_repositories",
     "sweep_dead",
 ]

@@ -32,6 +32,7 @@ from .foreign import ForeignTree, Limits, PackBound, read_foreign_tree
 from .objects import FILE_MODE, CommitId, CommitInfo, Leaf, Snapshot, keep_trees, private_umask
 from .packcheck import NO_LIMIT
 from .packs import Packs, PackStats
+from .repo import keep_repositories, release_repositories
 from .transport import Transport, local_path, sweep_dead
 from .worktree import UnreadableIndex, Worktree
 from .writing import Writer
@@ -63,12 +64,14 @@ __all__ = [
     "UnreadableIndex",
     "file_mode_problems",
     "fix_file_modes",
+    "keep_repositories",
     "keep_trees",
     "local_path",
     "private_umask",
     "read_foreign_tree",
     "read_worktree_file",
     "regular_file",
+    "release_repositories",
     "sweep_dead",
 ]
 

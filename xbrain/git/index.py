@@ -15,6 +15,7 @@ afresh from the commit (``write_entries``).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import itertools
 import os
@@ -42,6 +43,7 @@ _STAT = struct.Struct(">LLLLLLLLLL")
 _FILE_MODE = 0o100644
 _WALK_LIMIT = 4096  # entries walked to place a new path before the full parse is cheaper
 SPLICE_MAX = 32  # changes spliced in place; more: the whole index is parsed once
+_LARGE = 1 << 20  # an index this large is hashed while it is written, and written out
 
 
 class IndexLocked(Exception):
@@ -199,6 +201,25 @@ def _fast_edits(
     return sorted(edits)
 
 
+def _sha1(pieces: list[bytes | memoryview], into: list[bytes]) -> None:
+    checksum = hashlib.sha1()
+    for piece in pieces:
+        checksum.update(piece)
+    into.append(checksum.digest())
+
+
+def _start_writeback(fd: int) -> None:
+    """Have the kernel start writing the file's pages out now, while the checksum is
+    computed, rather than in the rename: ext4 flushes a file renamed over another
+    (``auto_da_alloc``), 7-9 ms of a 17 MB index inside ``os.replace``. Nothing is
+    waited for and the order of durability is the rename's own; the pages stay cached
+    (dirty ones are never dropped). Advice only: where it is missing, nothing happens."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is not None:
+        with contextlib.suppress(OSError):
+            advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+
+
 def _write(index_path: Path, pieces: list[bytes | memoryview], stamp: Path) -> None:
     """Write the index whose body is ``pieces`` in order (views into the old file, not
     copies of it: a store's index is megabytes), with its checksum trailer."""
@@ -207,14 +228,27 @@ def _write(index_path: Path, pieces: list[bytes | memoryview], stamp: Path) -> N
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise IndexLocked(str(lock)) from None
-    checksum = hashlib.sha1()
-    for piece in pieces:
-        checksum.update(piece)
-    trailer = checksum.digest()
+    hashed: list[bytes] = []
+    large = sum(len(piece) for piece in pieces) >= _LARGE
+    hasher = threading.Thread(target=_sha1, args=(pieces, hashed), name="xbrain-index-sha")
     try:
         with os.fdopen(fd, "wb") as handle:
-            for piece in pieces:
-                handle.write(piece)
+            if large:  # hashed on a second thread while this one writes (both let go of
+                hasher.start()  # the interpreter: on two cores they overlap)
+            try:
+                for piece in pieces:
+                    handle.write(piece)
+                if large:
+                    handle.flush()
+                    _start_writeback(handle.fileno())
+            finally:
+                if large:
+                    hasher.join()
+            if not large:
+                _sha1(pieces, hashed)
+            if not hashed:  # the hashing thread failed (out of memory)
+                raise OSError(f"No checksum was computed for {lock}.")
+            trailer = hashed[0]
             handle.write(trailer)
         os.replace(lock, index_path)
     except BaseException:

@@ -6,6 +6,7 @@ The base the writer, working-tree and transport parts of ``GitStore`` build on.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import zlib
 from pathlib import Path
@@ -38,11 +39,58 @@ from .packcheck import packed_size
 from .pending import ObjectsMarker, PendingMarker
 from .walk import Walking
 
-__all__ = ["Repository"]
+__all__ = ["Repository", "keep_repositories", "release_repositories"]
 
 R = TypeVar("R", bound="Repository")
 
 _ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
+
+
+# dulwich repositories kept open across requests once keep_repositories() was called
+# (``xbrain serve``), by path: (identity of the ``.git`` directory, the repository)
+_kept: dict[str, tuple[tuple[int, int], Repo]] | None = None
+
+
+def keep_repositories() -> None:
+    """Keep each repository this process opens open for the next open of the same store
+    (``xbrain serve``): its object store keeps its packs' indexes loaded instead of
+    opening each pack again per request. Nothing read through it goes stale: refs and
+    settings are read from their files on each use, and dulwich rescans the pack
+    directory whenever an object is not found, a pack has disappeared, or a snapshot
+    lists the packs (closing the packs a merge removed)."""
+    global _kept
+    if _kept is None:
+        _kept = {}
+
+
+def release_repositories() -> None:
+    """Close every kept repository (a server idle for a while: no pack a merge removed
+    stays mapped; the next request opens its store again)."""
+    for _, repo in (_kept or {}).values():
+        repo.close()
+    if _kept:
+        _kept.clear()
+
+
+def _open(path: Path) -> Repo:
+    """A dulwich repository at ``path``: the kept one while its ``.git`` is the same
+    directory (a store removed and made again at the path is opened afresh)."""
+    if _kept is None:
+        return Repo(str(path))
+    try:
+        info = os.stat(path / ".git")
+    except OSError:
+        return Repo(str(path))  # dulwich says what is wrong
+    key, identity = os.path.realpath(path), (info.st_dev, info.st_ino)
+    kept = _kept.get(key)
+    if kept is not None and kept[0] == identity:
+        return kept[1]
+    if kept is not None:
+        del _kept[key]
+        kept[1].close()
+    repo = Repo(str(path))
+    _kept[key] = (identity, repo)
+    return repo
 
 
 class Repository(Walking):
@@ -51,7 +99,7 @@ class Repository(Walking):
     def __init__(self, path: Path) -> None:
         self.path = path
         try:
-            self._repo = Repo(str(path))
+            self._repo = _open(path)
         except NotGitRepository:
             raise CorruptStoreError(f"Not an xbrain store: {path}") from None
         self._pack_indexes: list[tuple[Path, Any]] | None = None
@@ -92,7 +140,8 @@ class Repository(Walking):
         for _, index in self._pack_indexes or ():
             index.close()
         self._pack_indexes = None
-        self._repo.close()
+        if not any(repo is self._repo for _, repo in (_kept or {}).values()):
+            self._repo.close()  # a kept one stays open for the next request
 
     def __enter__(self: R) -> R:
         return self
