@@ -79,6 +79,12 @@ def diagnose(
             repaired.append(problem("pack_leftover", "Removed what a killed write left.", rel))
         else:
             problems.append(problem("pack_leftover", "Left by a killed write (unreferenced).", rel))
+    for leftover in git.merge_leftovers(remove=repair):
+        rel = str(leftover.relative_to(git.path))
+        if repair:
+            repaired.append(problem("pack_leftover", "Removed what a killed pack merge left.", rel))
+        else:
+            problems.append(problem("pack_leftover", "Left by a killed pack merge.", rel))
     for line in git.fsck():
         problems.append(problem("git_object", line))
     if repair and not git.line_endings_kept():  # older stores, plain git clones

@@ -176,6 +176,19 @@ class Packs(Repository):
             return None
         return [base for base, _ in packs[:split]] if split >= 2 else [], loose
 
+    def merge_leftovers(self, remove: bool) -> list[Path]:
+        """What a killed pack merge left (its temporary files, an index without its pack),
+        removed with ``remove``: only while no merge runs (a running merge's files look
+        the same), else nothing."""
+        with upkeep_lock(self.control_dir, wait=False) as fd:
+            if fd is None:
+                return []
+            found = leftovers(self._objects_dir / "pack")
+            if remove:
+                for leftover in found:
+                    leftover.unlink(missing_ok=True)
+            return found
+
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
         lock), and drop the loose copies of objects packed before; the stats after."""
