@@ -162,6 +162,9 @@ class Transaction(View):
         self.subject: str | None = None
         self.commit_id: str | None = None
         self.changes: dict[str, bytes | None] = {}
+        # path → (bytes, record) of each record put_record staged: what an after-commit
+        # hook reads instead of parsing the bytes again (``staged_record``)
+        self._staged: dict[str, tuple[bytes, Record]] = {}
         self._summary: dict[str, int] | None = None
         self._dirty: set[str] = set()
         self._derived: dict[str, DerivedState] = {}
@@ -229,8 +232,22 @@ class Transaction(View):
             self._drop(sibling, rid)
         for index in spec.derived:
             self.derived(index).change(rid, self._replaced(kind, rid), record)
-        self.write(spec.path(rid), spec.serialize(record))
+        path, data = spec.path(rid), spec.serialize(record)
+        self.write(path, data)
+        self._staged[path] = (data, record)
         self._set_entry(rid, catalog_entry(spec, record))
+
+    def staged_record(self, path: str, data: bytes) -> Record | None:
+        """The record :meth:`put_record` serialized to ``data`` at ``path`` (what the
+        commit holds there), or None: another write of the path came after it, or none
+        staged it. The record as it was given, not read back from ``data``: its kind's
+        parse of ``data`` gives the same values once re-normalized (a YAML round trip of
+        strings, lists and mappings is the identity, a property test); it is not to be
+        changed once staged."""
+        found = self._staged.get(path)
+        if found is None or (found[0] is not data and found[0] != data):
+            return None
+        return found[1]
 
     def remove_record(self, kind: str, rid: str) -> None:
         """Stage the removal of a record (no tombstone)."""
