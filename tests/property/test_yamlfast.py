@@ -63,3 +63,23 @@ def test_a_resource_is_dumped_without_ruamels_representer(
 
     monkeypatch.setattr(codec._engine().Representer, "represent_data", refused)
     assert [dump_yaml(old), dump_yaml(stale)] == expected
+
+
+entries = st.dictionaries(
+    tricky, st.dictionaries(tricky, st.none() | st.integers() | tricky, max_size=3), max_size=5
+)
+
+
+@given(entries)
+def test_a_catalog_shard_is_written_as_json_dumps_writes_it(value: dict[str, Any]) -> None:
+    """``dump_catalog`` makes its JSON encoder once instead of per entry: the same bytes."""
+    import json
+
+    from xbrain.core.layout import dump_catalog
+
+    lines = [
+        f"  {json.dumps(key)}: {json.dumps(value[key], ensure_ascii=False, sort_keys=True)}"
+        for key in sorted(value)
+    ]
+    expected = ("{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n").encode()
+    assert dump_catalog(value) == expected

@@ -193,7 +193,7 @@ def after_commit(
             for file, data in changes.items():
                 if not file.startswith(resource_kind.DIRECTORY + "/"):
                     continue
-                rid = Path(file).stem
+                rid = file.rsplit("/", 1)[-1].removesuffix(".yaml")  # (Path.stem)
                 if data is None:
                     changed[rid] = None
                     continue
