@@ -15,6 +15,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import (
     BusyError,
@@ -87,6 +88,7 @@ class Core:
         # commit as this identity instead of the store's own (a share or review in a team
         # store is committed by the member who made it)
         self.identity: str | None = None
+        self._committing: Transaction | None = None  # while its after-commit hooks run
 
     def exists(self) -> bool:
         """True when the directory holds a git repository."""
@@ -172,6 +174,13 @@ class Core:
         finally:
             lock.release()
 
+    def staged_record(self, path: str, data: bytes) -> dict[str, Any] | None:
+        """For an after-commit hook: the record the commit being made staged at ``path``
+        as ``data`` (``Transaction.staged_record``), so the hook need not parse ``data``
+        again; None outside a hook, or when the bytes came another way."""
+        txn = self._committing
+        return None if txn is None else txn.staged_record(path, data)
+
     def idle(self) -> bool:
         """Whether no write holds the store lock right now (taken and let go at once, so
         a caller never holds writers back; False when the lock cannot even be tried)."""
@@ -238,10 +247,12 @@ class Core:
         # the git index is written beside the hooks (a second core), then waited for
         finish = git.refresh_worktree(commit, list(changes), written=changes, later=True)
         txn.commit_id = str(commit)
+        self._committing = txn
         try:
             for hook in self.after_commit:
                 hook(git, parent, commit, changes)
         finally:
+            self._committing = None
             finish()
         with contextlib.suppress(OSError), private_umask():
             journal.note(git.control_dir, commit, list(changes))

@@ -162,6 +162,10 @@ class Transaction(View):
         self.subject: str | None = None
         self.commit_id: str | None = None
         self.changes: dict[str, bytes | None] = {}
+        # path → (bytes, record) of each record put_record staged: what an after-commit
+        # hook reads instead of parsing the bytes again (``staged_record``)
+        self._staged: dict[str, tuple[bytes, Record]] = {}
+        self._absent: set[str] = set()  # committed paths that hold no file
         self._summary: dict[str, int] | None = None
         self._dirty: set[str] = set()
         self._derived: dict[str, DerivedState] = {}
@@ -177,13 +181,23 @@ class Transaction(View):
         """Staged bytes first, then the committed file."""
         if path in self.changes:
             return self.changes[path]
-        return self.snap.read(path)
+        return self._committed(path)
+
+    def _committed(self, path: str) -> bytes | None:
+        """The committed file; a path found absent once is not looked up again (a new
+        record's path is read some eight times as a batch stages it)."""
+        if path in self._absent:
+            return None
+        data = self.snap.read(path)
+        if data is None:
+            self._absent.add(path)
+        return data
 
     def write(self, path: str, data: bytes | None) -> None:
         """Stage a file write (None deletes); identical bytes stage nothing."""
         if self.read(path) == data:
             return
-        if self.snap.read(path) == data:
+        if self._committed(path) == data:
             self.changes.pop(path, None)
         else:
             self.changes[path] = data
@@ -227,10 +241,24 @@ class Transaction(View):
         self.scan_secrets(item for item in record_texts(record) if item not in kept)
         for sibling in spec.siblings:
             self._drop(sibling, rid)
-        for index in spec.derived:
-            self.derived(index).change(rid, self._replaced(kind, rid), record)
-        self.write(spec.path(rid), spec.serialize(record))
+        for index in spec.derived:  # (the siblings dropped: the record's own is still old)
+            self.derived(index).change(rid, old, record)
+        path, data = spec.path(rid), spec.serialize(record)
+        self.write(path, data)
+        self._staged[path] = (data, record)
         self._set_entry(rid, catalog_entry(spec, record))
+
+    def staged_record(self, path: str, data: bytes) -> Record | None:
+        """The record :meth:`put_record` serialized to ``data`` at ``path`` (what the
+        commit holds there), or None: another write of the path came after it, or none
+        staged it. The record as it was given, not read back from ``data``: its kind's
+        parse of ``data`` gives the same values once re-normalized (a YAML round trip of
+        strings, lists and mappings is the identity, a property test); it is not to be
+        changed once staged."""
+        found = self._staged.get(path)
+        if found is None or (found[0] is not data and found[0] != data):
+            return None
+        return found[1]
 
     def remove_record(self, kind: str, rid: str) -> None:
         """Stage the removal of a record (no tombstone)."""

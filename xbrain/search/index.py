@@ -187,6 +187,45 @@ class SearchIndex:
             [(length, i) for i, length in enumerate(lengths)],
         )
 
+    def update(self, changed: dict[str, dict[str, Any] | None]) -> None:
+        """Apply many resources' changes at once (inside a write transaction): each id
+        forgotten, then each resource given re-indexed (None: removed). The rows are the
+        ones :meth:`add` writes one at a time (document numbers aside, which say nothing:
+        ``add`` too reuses the largest); each statement runs once per table."""
+        if not changed:
+            return
+        totals = [0] * len(FIELDS)
+        lengths = ", ".join(f"l{i}" for i in range(len(FIELDS)))
+        gone: list[tuple[int]] = []
+        rids = list(changed)
+        for first in range(0, len(rids), 500):  # SQLite's bound on a statement's values
+            chunk = rids[first : first + 500]
+            rows = self.conn.execute(
+                f"SELECT doc, {lengths} FROM docs WHERE rid IN ({', '.join('?' * len(chunk))})",
+                chunk,
+            )
+            for doc, *old in rows:
+                gone.append((doc,))
+                totals = [a - b for a, b in zip(totals, old, strict=True)]
+        self.conn.executemany("DELETE FROM postings WHERE doc = ?", gone)
+        self.conn.executemany("DELETE FROM docs WHERE doc = ?", gone)
+        doc = self.conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
+        docs: list[tuple[Any, ...]] = []
+        postings: list[list[Any]] = []
+        for resource in changed.values():
+            if resource is None:
+                continue
+            doc += 1
+            added = document_rows(self.tokenizer, self.fields, resource, doc, False, docs, postings)
+            totals = [a + b for a, b in zip(totals, added, strict=True)]
+        stems.record(self.conn, {row[0] for row in postings})
+        postings.sort()  # the table's order: each row lands beside the one before
+        load_rows(self.conn, docs, postings, staged="postings")
+        self.conn.executemany(
+            "UPDATE totals SET length = length + ? WHERE field = ?",
+            [(length, i) for i, length in enumerate(totals) if length],
+        )
+
     def rebuild(
         self, resources: Iterable[dict[str, Any]], commit: str, *, bulk: bool = False
     ) -> int:

@@ -27,6 +27,7 @@ from .tokenize import Tokenizer
 __all__ = ["Progress", "after_commit", "index_path", "reindex", "search"]
 
 Progress = Callable[[int, int], None]  # (records read since the last call, all) while building
+Staged = Callable[[str, bytes], dict[str, Any] | None]  # the record a write staged as a file
 
 
 def index_path(git: GitStore) -> Path:
@@ -168,12 +169,16 @@ def after_commit(
     parent: str | None,
     commit: str,
     changes: dict[str, bytes | None],
+    staged: Staged | None = None,
 ) -> None:
     """Apply a commit's resource changes to an index that reflected its parent.
 
     An index that is missing or reflects another commit is left alone (the next search
     catches it up). Failures here never fail the write: the commit is already made and
-    the index is derived data.
+    the index is derived data. ``staged`` gives the record the write staged as a file's
+    bytes (``Core.staged_record``): normalized again, it is what parsing the bytes gives
+    (a YAML round trip of plain data is the identity), so only bytes that came another
+    way are parsed. The rows of every change are written together (``index.update``).
     """
     path = index_path(git)
     if not path.exists():
@@ -184,12 +189,17 @@ def after_commit(
         unsynced_commits(index.conn),
     ):
         if parent is not None and reflects(path, index.meta("commit"), parent):
+            changed: dict[str, dict[str, Any] | None] = {}
             for file, data in changes.items():
                 if not file.startswith(resource_kind.DIRECTORY + "/"):
                     continue
-                rid = Path(file).stem
+                rid = file.rsplit("/", 1)[-1].removesuffix(".yaml")  # (Path.stem)
                 if data is None:
-                    index.remove(rid)
-                else:
-                    index.add(normalize_resource(load_yaml(data)).resource)
+                    changed[rid] = None
+                    continue
+                record = None if staged is None else staged(file, data)
+                changed[rid] = normalize_resource(
+                    load_yaml(data) if record is None else record
+                ).resource
+            index.update(changed)
             index.set_meta("commit", commit)

@@ -69,7 +69,7 @@ def upkeep(core: Core) -> None:
                 from .service import after_commit
 
                 with contextlib.suppress(*failures), private_umask():
-                    after_commit(git, tokenizer, parent, commit, changes)
+                    after_commit(git, tokenizer, parent, commit, changes, core.staged_record)
             if skills_touched:
                 from .skills import after_commit as skills_after_commit
 
