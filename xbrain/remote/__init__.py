@@ -116,7 +116,9 @@ def push(
 
     ``force_with_lease``: replace the history ``xbrain purge`` removed, only if the remote
     still holds exactly the commit it held then. ``team``: the team this store is the
-    clone of; what it would send is checked as the members' pulls check it first."""
+    clone of; what it would send is checked as the members' pulls check it first, and
+    a path on this machine that is missing or an empty folder (a share not mounted) is
+    a failed push (ProviderError), where a backup's is started as a bare repository."""
     core.existing()
     with core.git() as git:
         url = git.remotes().get(name)
