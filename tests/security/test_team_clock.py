@@ -121,5 +121,5 @@ def test_a_record_removed_with_git_leaves_no_tombstone_dated_ahead(
     pulled = rita("team", "pull", "eng", store=False)  # not locked out again
     assert pulled.code == 0, pulled.stderr
     log = git(clone_of(ann), "log", "--format=%an <%ae> %s")
-    made = [line for line in log.splitlines() if "remote pull" in line]
+    made = [line for line in log.splitlines() if "team pull eng" in line]
     assert made and all(line.startswith(ann.identity) for line in made), log

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import stat
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -43,6 +42,7 @@ from .objects import (
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 from .scratch import scratch_dir, sweep_dead
+from .shared import settle_written
 from .tracking import record_remote_head
 
 if TYPE_CHECKING:  # the network module (sockets, deadlines) loads only for the network
@@ -256,13 +256,18 @@ class Transport(Repository):
         with private_umask():
             record_remote_head(self._repo, name, ObjectID(commit.encode()))
 
-    def push(self, location: str, lease: CommitId | None = None) -> None:
+    def push(
+        self, location: str, lease: CommitId | None = None, *, retry: str | None = None
+    ) -> None:
         """Push main as a compare-and-swap: only if the remote's main is our ancestor
         (or, given ``lease``, is exactly that commit: replacing history a purge removed).
 
         The check runs inside the push, on the refs the remote reports at that moment,
         so a device that pushed meanwhile is never overwritten. A refused ref is an
-        error, never silent.
+        error, never silent. ``retry``: the command that pulls and pushes again (a
+        team's ``xbrain team sync NAME``), named by the refusals instead of the remote.
+        Into a repository on this machine, what the push wrote there follows that
+        repository's ``core.sharedRepository`` (private when it has none).
         """
         url = self.remotes().get(location, location)
         head = self.head()
@@ -303,7 +308,7 @@ class Transport(Repository):
         except FileLocked:
             raise ProviderError(
                 "The remote refused refs/heads/main: it is locked (another push?); "
-                f"retry {redact_url(location)}."
+                f"retry {retry or redact_url(location)}."
             ) from None
         except XbrainError:
             raise
@@ -316,16 +321,20 @@ class Transport(Repository):
         finally:
             local = _local_repository(url)
             if local is not None:
-                _privatize_written(local, started)
+                settle_written(local, started)
         if diverged:
+            if retry is not None:
+                raise ConflictError(
+                    f"The remote has commits this store lacks; {retry} merges them and pushes."
+                )
             raise ConflictError(
                 "The remote has commits this store lacks; run xbrain remote pull first."
             )
         for ref, error in (getattr(result, "ref_status", None) or {}).items():
             if error:
                 raise ProviderError(f"The remote refused {ref.decode()}: {error}")
-        if local is not None:
-            _point_unborn_head_at_main(local)
+        if local is not None and _point_unborn_head_at_main(local):
+            settle_written(local, started, [local / "HEAD"])
         with private_umask():  # remember what the remote now has
             record_remote_head(
                 self._repo,
@@ -353,30 +362,13 @@ def _local_repository(url: str) -> Path | None:
     return path / ".git" if (path / ".git").is_dir() else path
 
 
-def _privatize_written(repo_dir: Path, since: float) -> None:
-    """Take group/other bits off what a push just wrote into a local repository.
-
-    dulwich chmods packs to 0444 whatever the umask, and a bare repository the user
-    made with ``git init --bare`` is 0755: a backup must be as private as the store.
-    Files older than the push are left as they were.
-    """
-    for directory, dirs, names in os.walk(repo_dir):
-        for name in [*dirs, *names]:
-            path = os.path.join(directory, name)
-            with contextlib.suppress(OSError):
-                info = os.lstat(path)
-                if (
-                    not stat.S_ISLNK(info.st_mode)
-                    and info.st_mode & 0o077
-                    and max(info.st_mtime, info.st_ctime) >= since - 1
-                ):
-                    os.chmod(path, info.st_mode & 0o700)
-
-
-def _point_unborn_head_at_main(repo_dir: Path) -> None:
-    """A fresh ``git init --bare`` names ``master``: point its unborn HEAD at ``main``."""
+def _point_unborn_head_at_main(repo_dir: Path) -> bool:
+    """A fresh ``git init --bare`` names ``master``: point its unborn HEAD at ``main``
+    (whether it did)."""
     with contextlib.suppress(Exception), Repo(str(repo_dir)) as remote:
         chain, sha = remote.refs.follow(Ref(b"HEAD"))
         if sha is None and chain and chain[-1] != MAIN:
             with private_umask():
                 remote.refs.set_symbolic_ref(Ref(b"HEAD"), MAIN)
+            return True
+    return False

@@ -39,7 +39,13 @@ from ..core import (
     sweep_dead,
 )
 from ..core.registry import largest_file
-from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
+from ..errors import (
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    ProviderError,
+    XbrainError,
+)
 from ..inputs import read_file
 from ..kinds import resource as resource_kind
 from ..messages import PURGE_TRAILER
@@ -110,7 +116,9 @@ def push(
 
     ``force_with_lease``: replace the history ``xbrain purge`` removed, only if the remote
     still holds exactly the commit it held then. ``team``: the team this store is the
-    clone of; what it would send is checked as the members' pulls check it first."""
+    clone of; what it would send is checked as the members' pulls check it first, and
+    a path on this machine that is missing or an empty folder (a share not mounted) is
+    a failed push (ProviderError), where a backup's is started as a bare repository."""
     core.existing()
     with core.git() as git:
         url = git.remotes().get(name)
@@ -118,6 +126,13 @@ def push(
             raise NotFoundError(f"No remote named {name}; add it with xbrain remote add.")
         local = local_path(url)
         if local is not None and os.path.isabs(local) and _new_or_empty(Path(local)):
+            if team is not None:  # never a new team: the share is missing, or unmounted
+                raise ProviderError(
+                    f"The team's repository {redact_url(url)} is missing or empty (a share "
+                    "not mounted?); nothing was pushed. xbrain never starts a team's "
+                    "repository there: mount it, or make it with git init --bare "
+                    "--shared=group."
+                )
             GitStore.init_bare(Path(local))  # a backup on a local disk: start it
         if local is not None and _main_checked_out(Path(local)):
             raise ConflictError(
@@ -139,7 +154,7 @@ def push(
         head = git.head()
         if team is not None and head is not None:
             check_outgoing(git, git.history().remote_refs().get(name), head, team)
-        git.push(name, lease)
+        git.push(name, lease, retry=None if team is None else f"xbrain team sync {team}")
         if lease is not None:
             git.history().clear_purge_lease(name)
         return {"pushed": name, "commit": git.head()}
@@ -195,11 +210,12 @@ def pull(core: Core, name: str, team: str | None = None) -> dict[str, Any]:
                 check_commit(incoming, ours, theirs, origin, parsed, limits.max_entries)
                 locked.accept_objects(incoming)
                 dropped: list[dict[str, Any]] = []
+                command = f"team pull {team}" if team is not None else f"remote pull {name}"
                 state, head = integrate(
                     locked,
                     ours,
                     theirs,
-                    f"remote pull {name}",
+                    command,
                     core.agent,
                     core.clock(),
                     dropped,
@@ -211,7 +227,7 @@ def pull(core: Core, name: str, team: str | None = None) -> dict[str, Any]:
                 edited = locked.hand_edits(locked.snapshot(ours), paths, locked.snapshot(head).read)
                 refuse_hand_edits(locked, edited)
                 identity = View(locked.snapshot(ours)).config().identity
-                locked.move_main(ours, head, identity, f"remote pull {name}: {state}", paths=paths)
+                locked.move_main(ours, head, identity, f"{command}: {state}", paths=paths)
                 locked.note_remote_head(name, theirs)
                 locked.refresh_worktree(head, paths)
                 got = received(View(locked.snapshot(ours)), View(locked.snapshot(head)), paths)

@@ -117,16 +117,17 @@ def worker(argv: list[str] | None = None) -> None:
 
 def _sync(store: Path, teams: Path, what: str) -> None:
     """Pull (then push) or push the personal store's origin and the teams, retried."""
+    from ..core import DEFAULT_IDENTITY
     from ..errors import XbrainError
     from ..store import Store
     from ..timestamps import now_timestamp
     from .manage import push, sync
     from .place import team_layers
-    from .share import identity_of
     from .syncstate import note_sync, read_sync
 
     personal = Store(store)
-    who = identity_of(personal)
+    with personal.core.reading() as view:  # who the member is (as share.identity_of)
+        who = view.config().identity if view is not None else DEFAULT_IDENTITY
     has_origin = "origin" in {r["name"] for r in personal.remote_list()["remotes"]}
     for delay in _BACKOFF:
         time.sleep(delay)

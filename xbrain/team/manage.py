@@ -4,7 +4,8 @@
 repository checked before anything is written, as the team's pulls check them: a record
 dated more than a day ahead too; on any failure nothing is left behind)
 and builds the clone's own derived indexes, so reading it later costs one more index
-lookup, never a rebuild. ``pull`` is ``remote pull origin`` in the team store.
+lookup, never a rebuild. ``pull`` is ``remote pull origin`` in the team store (its
+merges read ``team pull NAME``).
 """
 
 from __future__ import annotations

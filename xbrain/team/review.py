@@ -145,7 +145,7 @@ def decide(
         if not item.get("synthetic") and item["state"] != "proposed" and not doubted_state:
             raise ConflictError(f"Proposal {item['key']} is already {item['state']}.")
     shown = [_decide(team, path, item, verb, who, reason) for item in items]
-    pushed = push_team(root, name, team, cache_dir)
+    pushed = push_team(root, name, team, cache_dir, personal)
     with team.core.git() as git:
         head = git.head()
     refresh(path)

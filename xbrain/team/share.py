@@ -25,6 +25,7 @@ from ..kinds import proposal as proposal_kind
 from ..remote.intake import dated_ahead
 from ..store import Store
 from ..timestamps import now_timestamp
+from . import autosync
 from .hidden import in_force, refresh
 from .manage import pull, pull_first, team_path
 from .syncstate import note_sync
@@ -49,11 +50,18 @@ def write_proposal(team: Store, proposal: dict[str, Any], subject: str) -> str |
     return txn.commit_id
 
 
-def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None) -> dict[str, Any]:
+def push_team(
+    root: Path,
+    name: str,
+    team: Store,
+    cache_dir: Path | None = None,
+    personal: Store | None = None,
+) -> dict[str, Any]:
     """Push the team's clone; a refusal because another member pushed first is pulled,
     merged and pushed again (a few times). ``{pushed}``, or when it could not be pushed
     ``{pushed: false, error, code (the error's own exit code), note}``; the outcome is
-    remembered for ``team list`` and ``status``."""
+    remembered for ``team list`` and ``status``, and with automatic sync on in the
+    ``personal`` store, its background push (debounced, retried) is started for it."""
     error = None
     for _ in range(_ATTEMPTS):
         try:
@@ -72,10 +80,12 @@ def push_team(root: Path, name: str, team: Store, cache_dir: Path | None = None)
         return {"pushed": True}
     assert error is not None
     note_sync(team.path, lastAttempt=now_timestamp(), lastError=error.message, ahead=True)
-    kept = (
-        f"Not pushed: kept committed in this device's clone of team {name}; xbrain team "
-        "sync (or the automatic push) sends it."
-    )
+    if personal is not None and autosync.enabled(personal.path):
+        autosync.start(personal.path, root, "push")  # sends what is ahead, retried
+        later = f"the automatic push retries it shortly (or run xbrain team sync {name})"
+    else:
+        later = f"xbrain team sync {name} sends it (with sync.auto on, the automatic push)"
+    kept = f"Not pushed: kept committed in this device's clone of team {name}; {later}."
     return {"pushed": False, "error": error.message, "code": error.exit_code, "note": kept}
 
 
@@ -134,7 +144,7 @@ def share(
         if proposal.get("unchanged"):
             return _unchanged(name, proposal, team)
     shown = {k: proposal[k] for k in ("key", "kind", "id", "state", "sharedBy")}
-    pushed = push_team(root, name, team, cache_dir)
+    pushed = push_team(root, name, team, cache_dir, personal)
     with team.core.git() as git:
         head = git.head()
     refresh(path)
