@@ -179,15 +179,19 @@ class Packs(Repository):
     def merge_leftovers(self, remove: bool) -> list[Path]:
         """What a killed pack merge left (its temporary files, an index without its pack),
         removed with ``remove``: only while no merge runs (a running merge's files look
-        the same), else nothing."""
-        with upkeep_lock(self.control_dir, wait=False) as fd:
-            if fd is None:
-                return []
-            found = leftovers(self._objects_dir / "pack")
-            if remove:
-                for leftover in found:
-                    leftover.unlink(missing_ok=True)
-            return found
+        the same), else nothing — nor on a store this process may not write (a read-only
+        copy: no lock to take, and nothing it could remove)."""
+        try:
+            with upkeep_lock(self.control_dir, wait=False) as fd:
+                if fd is None:
+                    return []
+                found = leftovers(self._objects_dir / "pack")
+                if remove:
+                    for leftover in found:
+                        leftover.unlink(missing_ok=True)
+                return found
+        except OSError:  # a read-only file system, a folder not ours: nothing to take
+            return []
 
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
