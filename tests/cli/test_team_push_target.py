@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_team_share import Member, stock, team_remote, tree
+from tests.cli.test_team_share import Member, joined, tree
 from tests.cli.test_team_sync import FAST, bare_main, eventually
 from tests.conftest import EXAMPLES, Result, head, make
 
@@ -25,13 +25,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="no git bina
 
 
 def two_members(xb_proc: Run, tmp_path: Path) -> tuple[Path, Member, Member, dict[str, str]]:
-    bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    bare, _url, ann, rita, ids = joined(xb_proc, tmp_path)
     return bare, ann, rita, ids
 
 

@@ -86,6 +86,19 @@ def stock(member: Member, tmp_path: Path) -> dict[str, str]:
     return {"resource": ids[0], "private": ids[1], "entry": MEMORY}
 
 
+def joined(xb_proc: Run, tmp_path: Path) -> tuple[Path, str, Member, Member, dict[str, str]]:
+    """The team repository (Rita its reviewer), Ann with her private records and Rita
+    with a store, both having added the team as ``eng``: (bare, url, ann, rita, ids)."""
+    bare, url = team_remote(xb_proc, tmp_path)
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    ids = stock(ann, tmp_path)
+    rita.ok("init")
+    for member in (ann, rita):
+        member.ok("team", "add", "eng", url, store=False)
+    return bare, url, ann, rita, ids
+
+
 @needs_git
 def test_share_review_recall_across_two_members(xb_proc: Run, tmp_path: Path) -> None:
     bare, url = team_remote(xb_proc, tmp_path)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_team_share import MEMORY, Member, stock, team_remote
+from tests.cli.test_team_share import MEMORY, Member, joined, stock, team_remote
 from tests.conftest import Result
 from xbrain.schemas import schema_errors
 
@@ -119,13 +119,7 @@ def test_a_share_or_review_not_pushed_says_so_on_stdout_and_stderr(
 ) -> None:
     from tests.security.test_team_trust import offline
 
-    _bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    _bare, url, ann, rita, ids = joined(xb_proc, tmp_path)
     with offline(ann, url):
         shared = ann("share", ids["resource"], "--team", "eng")
     ann.ok("team", "sync", "eng", store=False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_team_share import MEMORY, Member, stock, team_remote, tree
+from tests.cli.test_team_share import MEMORY, Member, joined, team_remote, tree
 from tests.conftest import Result, make
 from tests.security.test_team_trust import git, offline, push_straight
 
@@ -65,13 +65,7 @@ def test_an_untrusted_title_with_a_bidi_control_is_shown_marked_and_never_accept
 def test_the_review_list_pulls_first_and_shows_each_proposal_s_name_and_description(
     xb_proc: Run, tmp_path: Path
 ) -> None:
-    _, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    _, url, ann, rita, ids = joined(xb_proc, tmp_path)
     for what in (ids["resource"], ids["entry"], "deploy-check"):
         ann.ok("share", what, "--team", "eng")
 

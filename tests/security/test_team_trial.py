@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_team_share import MEMORY, Member, stock, team_remote
+from tests.cli.test_team_share import MEMORY, Member, joined, stock, team_remote
 from tests.conftest import Result, make
 from tests.security.test_team_trust import (
     MALLORY,
@@ -30,13 +30,7 @@ pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="no git bina
 def test_a_forged_accept_merged_by_a_pull_is_blamed_on_its_author(
     xb_proc: Run, tmp_path: Path
 ) -> None:
-    bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    bare, url, ann, rita, ids = joined(xb_proc, tmp_path)
     ann.ok("share", ids["resource"], "--team", "eng")
     rita.ok("team", "pull", "eng", store=False)
     path = f"proposals/{ids['resource']}.yaml"

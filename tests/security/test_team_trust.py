@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_team_share import MEMORY, Member, stock, team_remote
+from tests.cli.test_team_share import MEMORY, Member, joined, stock, team_remote
 from tests.conftest import Result, make
 
 Run = Callable[..., Result]
@@ -209,13 +209,7 @@ def git_show(bare: Path, what: str) -> bytes:
 
 
 def test_sharing_an_accepted_record_again_keeps_it_accepted(xb_proc: Run, tmp_path: Path) -> None:
-    bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    bare, _url, ann, rita, ids = joined(xb_proc, tmp_path)
     for what in (ids["resource"], ids["entry"], "deploy-check"):
         ann.ok("share", what, "--team", "eng")
         rita.ok("team", "review", "eng", "accept", what)
@@ -266,13 +260,7 @@ def test_a_team_that_fails_to_pull_says_so_on_stderr(xb_proc: Run, tmp_path: Pat
 
 
 def test_team_review_decides_several_and_keeps_a_reason(xb_proc: Run, tmp_path: Path) -> None:
-    bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    bare, _url, ann, rita, ids = joined(xb_proc, tmp_path)
     ann.ok("share", ids["resource"], "--team", "eng")
     ann.ok("share", ids["entry"], "--team", "eng")
     misuse = rita("team", "review", "eng", "accept", ids["entry"], "--reason", "x")
@@ -293,13 +281,7 @@ def test_team_review_decides_several_and_keeps_a_reason(xb_proc: Run, tmp_path: 
 def test_an_accepted_record_changed_straight_in_the_team_is_untrusted(
     xb_proc: Run, tmp_path: Path
 ) -> None:
-    bare, url = team_remote(xb_proc, tmp_path)
-    ann = Member(xb_proc, tmp_path / "ann", "ann")
-    rita = Member(xb_proc, tmp_path / "rita", "rita")
-    ids = stock(ann, tmp_path)
-    rita.ok("init")
-    for member in (ann, rita):
-        member.ok("team", "add", "eng", url, store=False)
+    bare, _url, ann, rita, ids = joined(xb_proc, tmp_path)
     ann.ok("share", ids["resource"], "--team", "eng")
     rita.ok("team", "review", "eng", "accept", ids["resource"])
     assert rita.ok("get", ids["resource"])["layer"] == "team:eng"
