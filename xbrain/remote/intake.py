@@ -137,10 +137,9 @@ def _check(
         problem = content_problem(kind, path, data, seen, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
-        clock = clocks.get(kind)
-        when = seen[sha].get(clock, "") if clock is not None else ""
-        if isinstance(when, str) and when > latest:
-            raise _future(origin, path, f"{when} ({clock})")
+        ahead = _ahead(clocks.get(kind), seen[sha], latest)
+        if ahead is not None:
+            raise _future(origin, path, ahead)
     if base is None and snap.read(layout.MARKER) is None:
         raise InvalidInputError(f"Refused {origin}: it is not an xbrain store (no xbrain.yaml).")
     _check_skills(git, base, commit, {path for path, _, _ in found}, origin, latest)
@@ -154,8 +153,14 @@ def dated_ahead(kind: str, record: dict[str, Any]) -> str | None:
     """``"<time> (<field>)"`` when ``record`` (of record kind ``kind``) is dated more
     than a day ahead of this machine's clock, the bound a pull holds it to; else None."""
     clock = {spec.name: spec.clock for spec in record_kinds()}.get(kind)
+    return _ahead(clock, record, horizon())
+
+
+def _ahead(clock: str | None, record: dict[str, Any], latest: str) -> str | None:
+    """``"<time> (<clock>)"`` when ``record``'s ``clock`` field is later than ``latest``
+    (the one rule a pull, a share and a team push hold records to); else None."""
     when = record.get(clock, "") if clock is not None else ""
-    return f"{when} ({clock})" if isinstance(when, str) and when > horizon() else None
+    return f"{when} ({clock})" if isinstance(when, str) and when > latest else None
 
 
 def horizon() -> str:

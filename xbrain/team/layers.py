@@ -24,6 +24,7 @@ from .place import Layer
 __all__ = [
     "PERSONAL",
     "derived",
+    "layer_trust",
     "layered_list",
     "layered_recall",
     "layered_search",
@@ -63,11 +64,17 @@ def provenance(known: dict[str, Any], key: str) -> dict[str, Any] | None:
     return {"committer": str(found[0]), "time": when, "commit": str(found[2])}
 
 
+def layer_trust(item: dict[str, Any]) -> str:
+    """A team record's trust, one rule for every read: ``team``, or ``untrusted`` for a
+    record stored untrusted (it stays so)."""
+    return "untrusted" if item.get("trust") == "untrusted" else "team"
+
+
 def team_item(
     item: dict[str, Any], layer: Layer, known: dict[str, Any], key: str
 ) -> dict[str, Any]:
     """``item`` as a result of team ``layer``: its layer, trust and provenance."""
-    trust = "untrusted" if item.get("trust") == "untrusted" else "team"
+    trust = layer_trust(item)
     return {**item, "layer": layer.label, "trust": trust, "provenance": provenance(known, key)}
 
 

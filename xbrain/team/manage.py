@@ -149,9 +149,12 @@ def _trust(entry: dict[str, Any], listed: set[str], hidden: set[str]) -> str:
     """A team entry's trust, as reads give it: ``team`` (read as the team's),
     ``untrusted`` (no reviewer vouches for it: listed under ``untrusted``; or stored
     untrusted, which stays so), ``proposed`` (read once a reviewer accepts it)."""
-    if entry["id"] in listed or entry.get("trust") == "untrusted":
+    if entry["id"] in listed:
         return "untrusted"
-    return "proposed" if entry["id"] in hidden else "team"
+    from .layers import layer_trust
+
+    trust = layer_trust(entry)
+    return "proposed" if trust == "team" and entry["id"] in hidden else trust
 
 
 def pull_first(

@@ -58,7 +58,9 @@ def get_entry(root: str | Path | None, rid: str) -> dict[str, Any] | None:
     recall give it: ``team`` (``untrusted`` stays so), the entry's own field too."""
     found = _first(root, rid, "entry", lambda store: store.entry_get(rid))
     if found is not None:
-        trust = "untrusted" if found["entry"].get("trust") == "untrusted" else "team"
+        from .layers import layer_trust
+
+        trust = layer_trust(found["entry"])
         found = {**found, "trust": trust, "entry": {**found["entry"], "trust": trust}}
     return found
 
