@@ -64,12 +64,6 @@ class SourcePack(NamedTuple):
     data: mmap.mmap
     entries: list[PackEntry]
 
-    @property
-    def deltified(self) -> bool:
-        """Whether any entry is a delta (the pack went through a consolidation, or
-        came from git): its entries are copied, never recomputed."""
-        return any(entry.base is not None for entry in self.entries)
-
 
 def _header(data: mmap.mmap, at: int) -> tuple[int, int, int]:
     """A pack entry's type, inflated size, and the offset past its size."""
