@@ -137,7 +137,8 @@ def _check(
         problem = content_problem(kind, path, data, seen, sha)
         if problem is not None:
             raise _refuse(origin, json.dumps(path), f"invalid ({problem})")
-        ahead = _ahead(clocks.get(kind), seen[sha], latest)
+        clock = clocks.get(kind)  # only a record kind has a clock (and a parsed record)
+        ahead = _ahead(clock, seen[sha], latest) if clock is not None else None
         if ahead is not None:
             raise _future(origin, path, ahead)
     if base is None and snap.read(layout.MARKER) is None:
