@@ -141,7 +141,9 @@ def _drop(conn: sqlite3.Connection, rid: str) -> None:
         conn.execute(
             "UPDATE df SET n = n - 1 WHERE term IN (SELECT term FROM posting WHERE i = ?)", row
         )
-        conn.execute("DELETE FROM df WHERE n <= 0")
+        conn.execute(  # only this entry's terms can have reached 0: no scan of the table
+            "DELETE FROM df WHERE n <= 0 AND term IN (SELECT term FROM posting WHERE i = ?)", row
+        )
         conn.execute("DELETE FROM posting WHERE i = ?", row)
         conn.execute("DELETE FROM entry WHERE i = ?", row)
 
