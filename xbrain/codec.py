@@ -119,8 +119,10 @@ def _representer() -> Any:
         def represent_mapping(self, tag_name: Any, mapping: Any, flow_style: Any = None) -> Any:
             return super().represent_mapping(tag(tag_name), mapping, flow_style)
 
+    from .yamlfast import block_style
+
     def represent_str(representer: Any, text: str) -> Any:
-        style = "|" if "\n" in text else None
+        style = block_style(text)
         return representer.represent_scalar("tag:yaml.org,2002:str", text, style=style)
 
     Representer.add_representer(str, represent_str)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["dump_plain"]
+__all__ = ["block_style", "dump_plain"]
 
 _made: list[Any] = []  # [the dumper class, (node classes and tags)] once built
 
@@ -97,13 +97,19 @@ def _build(engine: Any) -> bool:
     return True
 
 
+def block_style(text: str) -> str | None:
+    """How xbrain writes a string in YAML: a literal block when it spans lines, else
+    ruamel's choice (``codec``'s representer and the nodes built here share it)."""
+    return "|" if "\n" in text else None
+
+
 def _node(value: Any, kinds: tuple[Any, ...], seen: set[int]) -> Any:
     """The node the engine's representer makes for ``value``, or None when ``value``
     holds anything else, or one container twice (ruamel would write an alias)."""
     scalar, sequence, mapping, text, seq, map_, null, boolean, integer = kinds
     kind = type(value)
     if kind is str:
-        return scalar(text, value, style="|" if "\n" in value else None)
+        return scalar(text, value, style=block_style(value))
     if value is None:
         return scalar(null, "null")
     if kind is bool:
@@ -127,5 +133,5 @@ def _node(value: Any, kinds: tuple[Any, ...], seen: set[int]) -> Any:
         node = _node(item, kinds, seen)
         if type(key) is not str or node is None:
             return None
-        items.append((scalar(text, key, style="|" if "\n" in key else None), node))
+        items.append((scalar(text, key, style=block_style(key)), node))
     return mapping(map_, items, flow_style=False)
