@@ -132,3 +132,28 @@ def test_no_resource_of_a_batch_is_a_conflict_of_another_however_large_the_batch
     listed = [[c["id"] for c in r["possibleConflicts"]] for r in results]
     assert listed[:50] == [[same["id"]]] * 50
     assert listed[50:] == [[]] * 10  # not checked
+
+
+def test_the_same_title_is_found_behind_more_near_matches_than_the_candidates_taken(
+    xb_proc: Run,
+) -> None:
+    """25 resources hold every term of NEW's title (more than the 20 candidates taken)
+    and were stored before the one with the same title: the candidates are ordered by
+    the title's terms their title holds, then the shortest title, before the cut, so
+    the same title is still listed (cut in storage order, it was not)."""
+    near = [
+        make(
+            f"near-{i}",
+            title=f"Staging database host replica {i} for nightly batch reports",
+            purpose="Where the staging database runs nightly batch reports and backups",
+        )
+        for i in range(25)
+    ]
+    put(xb_proc, near)
+    (same,) = put(
+        xb_proc, [make("same-last", title="Staging database host", purpose="Kept by platform")]
+    )
+    (result,) = put(xb_proc, [NEW])
+    assert result["possibleConflicts"] == [
+        {"id": same["id"], "name": "Staging database host", "why": "same title"}
+    ]

@@ -106,10 +106,15 @@ def test_session_start_pulls_every_team_in_the_background(
     hook = [sys.executable, "-m", "xbrain", "hook", "claude-code"]
     ran = subprocess.run(hook, input=payload, capture_output=True, text=True, env=env)
     assert ran.returncode == 0 and head(clone) != bare_main(team)  # off: nothing pulled
+    said = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Nothing syncs unless" in said and "Automatic sync" not in said
     assert xb_proc("config", "sync.auto", "on").code == 0
     ran = subprocess.run(hook, input=payload, capture_output=True, text=True, env=env)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    # the reminder says what is true: with sync.auto on, writes are pushed unasked
+    said = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Automatic sync is on" in said and "Nothing syncs" not in said
     eventually(lambda: head(clone) == bare_main(team), "the team pulled")
     found = xb_proc("search", "later team note sync").json["results"]
     assert [r["layer"] for r in found][:1] == ["team:eng"]

@@ -123,3 +123,51 @@ def test_a_record_removed_with_git_leaves_no_tombstone_dated_ahead(
     log = git(clone_of(ann), "log", "--format=%an <%ae> %s")
     made = [line for line in log.splitlines() if "team pull eng" in line]
     assert made and all(line.startswith(ann.identity) for line in made), log
+
+
+def test_a_refused_team_pull_refuses_the_review_list_as_it_refuses_a_decision(
+    xb_proc: Run, tmp_path: Path
+) -> None:
+    """``team review NAME`` pulls first through the same path as a decision: a team that
+    cannot be reached answers from the last pull (exit 0, ``pulled: false``), a pull the
+    team's commits make refuse is refused with its own exit code and the team named
+    (it used to list the last pull, exit 0, as if the team were only offline)."""
+    _, url = team_remote(xb_proc, tmp_path)
+    rita = Member(xb_proc, tmp_path / "rita", "rita")
+    rita.ok("init")
+    rita.ok("team", "add", "eng", url, store=False)
+    maker = tmp_path / "maker"
+    (tmp_path / "ahead.json").write_text(json.dumps(make("ahead", updatedAt=FUTURE)))
+    assert xb_proc("put", str(tmp_path / "ahead.json"), store=maker).code == 0
+    assert xb_proc("remote", "push", store=maker).code == 0
+    before = clone_head(rita)
+
+    listed = rita("team", "review", "eng", store=False)
+
+    assert listed.code == 4, (listed.code, listed.stdout, listed.stderr)
+    assert "Could not pull team eng first, so nothing was listed" in listed.stderr
+    assert len(listed.stderr.strip().splitlines()) == 1 and not listed.stdout
+    decided = rita("team", "review", "eng", "accept", "anything")
+    assert decided.code == 4 and "nothing was decided" in decided.stderr, decided.stderr
+    assert clone_head(rita) == before
+
+
+def test_a_refused_team_add_leaves_no_data_folder_behind(xb_proc: Run, tmp_path: Path) -> None:
+    """A first ``team add`` refused (a record dated ahead: exit 4) removes every folder
+    it made, the data folder ``xbrain/`` above the teams folder too."""
+    _, url = team_remote(xb_proc, tmp_path)
+    maker = tmp_path / "maker"
+    (tmp_path / "ahead.json").write_text(json.dumps(make("ahead", updatedAt=FUTURE)))
+    assert xb_proc("put", str(tmp_path / "ahead.json"), store=maker).code == 0
+    assert xb_proc("remote", "push", store=maker).code == 0
+    ann = Member(xb_proc, tmp_path / "ann", "ann")
+    ann.ok("init")
+    data = Path(ann.env["XDG_DATA_HOME"])
+    made_before = sorted(p.relative_to(tmp_path) for p in data.rglob("*")) if data.exists() else []
+
+    refused = ann("team", "add", "eng", url, store=False)
+
+    assert refused.code == 4 and "team eng" in refused.stderr, refused.stderr
+    after = sorted(p.relative_to(tmp_path) for p in data.rglob("*")) if data.exists() else []
+    assert after == made_before
+    assert not (data / "xbrain").exists()

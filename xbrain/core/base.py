@@ -209,6 +209,7 @@ class Core:
         with self.locked(), GitStore(self.path) as git:
             for leftover in [*git.crashed_write_locks(), *git.pack_leftovers()]:
                 leftover.unlink(missing_ok=True)
+            git.keep_git_files_private()  # a plain git command's COMMIT_EDITMSG, FETCH_HEAD
             git.objects_pending.clear()  # the locks of loose objects a killed write was adding
             pending = git.pending_worktree_paths()
             if pending:

@@ -1,7 +1,10 @@
-"""What git itself puts in a store's working tree: which commit ``HEAD`` names, and how
-git's own checkouts write files there."""
+"""What git itself puts in a store's working tree: which commit ``HEAD`` names, how
+git's own checkouts write files there, and the files its commands leave in ``.git``."""
 
 from __future__ import annotations
+
+import os
+import stat
 
 from dulwich.refs import Ref
 
@@ -12,7 +15,24 @@ __all__ = ["Checkout"]
 
 
 class Checkout(Repository):
-    """The store as a plain git checkout: ``HEAD`` and ``core.autocrlf``."""
+    """The store as a plain git checkout: ``HEAD``, ``core.autocrlf``, git's own files."""
+
+    def keep_git_files_private(self) -> None:
+        """Remove group and other permissions from the files at the top of ``.git`` that
+        a plain git command wrote with its umask: git gives its objects, refs and index
+        ``core.sharedRepository``'s 0600, but not ``COMMIT_EDITMSG``, ``FETCH_HEAD``,
+        ``MERGE_MSG``... (0644 under the usual umask). One listing and a stat a file;
+        a link is never followed, a file that cannot be changed is left as it is."""
+        try:
+            found = [e for e in os.scandir(self.control_dir) if e.is_file(follow_symlinks=False)]
+        except OSError:
+            return
+        for entry in found:
+            try:
+                if entry.stat(follow_symlinks=False).st_mode & 0o077:
+                    _private(entry.path)
+            except OSError:
+                continue
 
     def checked_out(self) -> str | None:
         """What the working tree's ``HEAD`` names when it is not ``main`` (a plain ``git
@@ -44,3 +64,14 @@ class Checkout(Repository):
             config = self._repo.get_config()
             config.set(*PLAIN_LINE_ENDINGS)
             config.write_to_path()
+
+
+def _private(path: str) -> None:
+    """``path``'s mode without group and other bits, opened without following a link."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            os.fchmod(fd, stat.S_IMODE(mode) & 0o700)
+    finally:
+        os.close(fd)

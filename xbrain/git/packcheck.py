@@ -21,6 +21,7 @@ __all__ = [
     "amount",
     "check_pack",
     "delta_sizes",
+    "entry_base",
     "entry_header",
     "packed_size",
 ]
@@ -117,10 +118,23 @@ def _header(view: memoryview, pos: int, what: str) -> tuple[int, int, int]:
         raise InvalidInputError(f"{what} sent a malformed pack.") from None
 
 
-def entry_header(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
+def entry_header(data: bytes | memoryview | mmap.mmap, pos: int) -> tuple[int, int, int]:
     """A pack entry's kind, its declared size and where its zlib data begins.
 
     ValueError when the header is malformed, IndexError when it is cut short.
+    """
+    kind, size, _, pos = entry_base(data, pos)
+    return kind, size, pos
+
+
+def entry_base(
+    data: bytes | memoryview | mmap.mmap, pos: int
+) -> tuple[int, int, int | bytes | None, int]:
+    """A pack entry's kind, its declared size, its base (an offset delta's distance
+    back, a ref delta's id, else None) and where its zlib data begins.
+
+    ValueError when the header is malformed (a size or a distance that runs on, a
+    distance of 0, an unknown kind), IndexError when it is cut short.
     """
     byte = data[pos]
     kind, size, shift = (byte >> 4) & 7, byte & 15, 4
@@ -131,18 +145,29 @@ def entry_header(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
         byte = data[pos]
         size |= (byte & 0x7F) << shift
         shift, pos = shift + 7, pos + 1
-    if kind == _OFS_DELTA:  # the base's offset: seven bits a byte
-        for _ in range(10):
-            byte, pos = data[pos], pos + 1
-            if not byte & 0x80:
-                break
-        else:
-            raise ValueError("a delta's base offset runs on")
-    elif kind == _REF_DELTA:  # the base's id
-        pos += 20
     if kind not in _KINDS:
         raise ValueError(f"no pack entry has kind {kind}")
-    return kind, size, pos
+    base: int | bytes | None = None
+    if kind == _OFS_DELTA:  # the base's distance back: seven bits a byte, high first
+        byte, pos = data[pos], pos + 1
+        distance = byte & 0x7F
+        for _ in range(9):
+            if not byte & 0x80:
+                break
+            byte, pos = data[pos], pos + 1
+            distance = ((distance + 1) << 7) | (byte & 0x7F)
+        else:
+            if byte & 0x80:
+                raise ValueError("a delta's base offset runs on")
+        if distance == 0:
+            raise ValueError("a delta is its own base")
+        base = distance
+    elif kind == _REF_DELTA:  # the base's id
+        base = bytes(data[pos : pos + 20])
+        if len(base) != 20:
+            raise IndexError("a delta's base id is cut short")
+        pos += 20
+    return kind, size, base, pos
 
 
 def delta_sizes(head: bytes) -> tuple[int, int]:

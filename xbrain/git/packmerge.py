@@ -40,8 +40,11 @@ _DIR = b"40000"
 
 
 def _inflate(source: SourcePack, entry: PackEntry) -> bytes:
-    raw = zlib.decompress(source.data[entry.start : entry.end])
-    if len(raw) != entry.size:
+    """An entry's bytes, never inflating past its declared size: a stream that makes
+    more, less, or runs on past its end is damage (``ValueError``)."""
+    stream = zlib.decompressobj()
+    raw = stream.decompress(source.data[entry.start : entry.end], entry.size + 1)
+    if len(raw) != entry.size or not stream.eof:
         raise ValueError("a pack entry does not inflate to its size")
     return raw
 

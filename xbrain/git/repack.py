@@ -34,13 +34,15 @@ from typing import NamedTuple
 from dulwich.object_store import PACK_MODE
 from dulwich.pack import iter_sha1, write_pack_index
 
+from .packcheck import entry_base
+
 __all__ = ["TEMP_PREFIX", "PackEntry", "PackWriter", "SourcePack", "leftovers", "read_source"]
 
 OFS_DELTA = 6
-REF_DELTA = 7
 _SHA = 20  # bytes of a SHA-1 object id (xbrain stores are SHA-1)
 MAX_CHAIN = 50  # a copied delta deeper than this (git's own default) is written whole
 _FLUSH = 1 << 20
+_Whole = Callable[[bytes], tuple[int, bytes]]  # an object's type and bytes, by its binary id
 # a merge's temporary files: never a write's leftovers (``tmp*.pack``, ``*.lock``), so a
 # write never removes a merge's file while a merge runs beside it
 TEMP_PREFIX = "xbrain-merge-"
@@ -65,31 +67,6 @@ class SourcePack(NamedTuple):
     entries: list[PackEntry]
 
 
-def _header(data: mmap.mmap, at: int) -> tuple[int, int, int]:
-    """A pack entry's type, inflated size, and the offset past its size."""
-    byte = data[at]
-    type_num, size, shift = (byte >> 4) & 7, byte & 15, 4
-    at += 1
-    while byte & 0x80:
-        byte = data[at]
-        size |= (byte & 0x7F) << shift
-        shift += 7
-        at += 1
-    return type_num, size, at
-
-
-def _ofs_distance(data: mmap.mmap, at: int) -> tuple[int, int]:
-    """An offset delta's distance back to its base, and the offset past it."""
-    byte = data[at]
-    distance = byte & 0x7F
-    at += 1
-    while byte & 0x80:
-        byte = data[at]
-        distance = ((distance + 1) << 7) | (byte & 0x7F)
-        at += 1
-    return distance, at
-
-
 def read_source(pack: Path, index: Iterable[tuple[bytes, int, int | None]]) -> SourcePack:
     """The entries of ``pack`` from what its ``index`` lists (id, offset, CRC), each
     extent checked against its CRC; ``ValueError`` when the pack does not match."""
@@ -105,15 +82,19 @@ def read_source(pack: Path, index: Iterable[tuple[bytes, int, int | None]]) -> S
             end = rows[i + 1][0] if i + 1 < len(rows) else len(data) - _SHA
             if end <= offset or (crc is not None and zlib.crc32(data[offset:end]) != crc):
                 raise ValueError(f"{pack.name}: the entry at {offset} does not match its index")
-            type_num, size, at = _header(data, offset)
-            base: bytes | None = None
-            if type_num == OFS_DELTA:
-                distance, at = _ofs_distance(data, at)
-                base = by_offset.get(offset - distance)
+            try:
+                type_num, size, found, at = entry_base(data, offset)
+            except IndexError:
+                raise ValueError(f"{pack.name}: the entry at {offset} is cut short") from None
+            if at >= end:
+                raise ValueError(f"{pack.name}: the entry at {offset} is cut short")
+            base = found if isinstance(found, bytes) else None
+            if isinstance(found, int):
+                base = by_offset.get(offset - found)
                 if base is None:
                     raise ValueError(f"{pack.name}: a delta at {offset} has no base")
-            elif type_num == REF_DELTA:
-                base, at = bytes(data[at : at + _SHA]), at + _SHA
+            if base == sha:
+                raise ValueError(f"{pack.name}: a delta at {offset} is its own base")
             entries.append(PackEntry(sha, type_num, size, base, at, end))
     except BaseException:
         data.close()
@@ -145,7 +126,12 @@ def _ofs_header(distance: int) -> bytes:
 
 class PackWriter:
     """A new pack of exactly ``count`` objects, written as entries come (each object
-    once: a second copy of an id is skipped), landed with its index by ``land``."""
+    once: a second copy of an id is skipped), landed with its index by ``land``.
+
+    A delta is written only after its base, so every delta's chain is known when it is
+    written and bounded by ``MAX_CHAIN`` whatever order the entries come in: a copied
+    delta whose base is not written yet waits for it (its place only, nothing read), and
+    is written right after it."""
 
     def __init__(self, pack_dir: Path, count: int, fsync: bool, level: int = -1) -> None:
         self._dir, self._count, self._fsync, self._level = pack_dir, count, fsync, level
@@ -156,7 +142,8 @@ class PackWriter:
         self._offset = 0
         self.offsets: dict[bytes, tuple[int, int]] = {}  # id: offset, crc
         self.depth: dict[bytes, int] = {}
-        self._wanted: set[bytes] = set()  # bases named by id, to be in the pack by the end
+        # a base not written yet: the copied deltas against it, written right after it
+        self._waiting: dict[bytes, list[tuple[SourcePack, PackEntry, _Whole]]] = {}
         self._put(b"PACK" + struct.pack(">II", 2, count))
 
     def _put(self, chunk: bytes | bytearray | memoryview) -> None:
@@ -173,47 +160,68 @@ class PackWriter:
         self._put(body)
 
     def _delta_head(self, base: bytes, size: int) -> bytes:
-        """The header of a delta of ``size`` bytes against ``base``: an offset back when
-        the base is written already, else its id (it must be written later)."""
-        found = self.offsets.get(base)
-        if found is None:
-            self._wanted.add(base)
-            return bytes(_size_header(REF_DELTA, size)) + base
-        return bytes(_size_header(OFS_DELTA, size)) + _ofs_header(self._offset - found[0])
+        """The header of a delta of ``size`` bytes against ``base`` (written already):
+        the distance back to it."""
+        return bytes(_size_header(OFS_DELTA, size)) + _ofs_header(
+            self._offset - self.offsets[base][0]
+        )
 
-    def copy(
-        self, source: SourcePack, entry: PackEntry, whole: Callable[[bytes], tuple[int, bytes]]
-    ) -> None:
+    def copy(self, source: SourcePack, entry: PackEntry, whole: _Whole) -> None:
         """Copy ``entry`` of ``source`` as it is compressed; a delta whose chain would
-        pass ``MAX_CHAIN`` here is written whole (``whole(sha)``: its type and bytes)."""
+        pass ``MAX_CHAIN`` here is written whole (``whole(sha)``: its type and bytes), a
+        delta whose base is not written yet once the base is."""
         if entry.sha in self.offsets:
             return
+        if entry.base is not None and entry.base not in self.offsets:
+            self._waiting.setdefault(entry.base, []).append((source, entry, whole))
+            return
+        self._copy(source, entry, whole)
+        self._release(entry.sha)
+
+    def _copy(self, source: SourcePack, entry: PackEntry, whole: _Whole) -> None:
+        """Write ``entry`` (a delta: its base is written)."""
         body = memoryview(source.data)[entry.start : entry.end]
         try:
             if entry.base is None:
                 self.depth[entry.sha] = 0
                 self._entry(entry.sha, _size_header(entry.type_num, entry.size), body)
                 return
-            depth = self.depth.get(entry.base, 0) + 1
+            depth = self.depth[entry.base] + 1
             if depth > MAX_CHAIN:
-                self.add(entry.sha, *whole(entry.sha))
+                type_num, raw = whole(entry.sha)
+                self.depth[entry.sha] = 0
+                compressed = zlib.compress(raw, self._level)
+                self._entry(entry.sha, _size_header(type_num, len(raw)), compressed)
                 return
             self.depth[entry.sha] = depth
             self._entry(entry.sha, self._delta_head(entry.base, entry.size), body)
         finally:
             body.release()
 
+    def _release(self, sha: bytes) -> None:
+        """Write the copied deltas that waited for ``sha``, and theirs in turn."""
+        todo = [sha]
+        while todo:
+            for source, entry, whole in self._waiting.pop(todo.pop(), ()):
+                if entry.sha not in self.offsets:
+                    self._copy(source, entry, whole)
+                    todo.append(entry.sha)
+
     def add(self, sha: bytes, type_num: int, raw: bytes, base: bytes | None = None) -> None:
-        """Write an object (``raw``: its bytes, or with ``base`` a delta against it)."""
+        """Write an object (``raw``: its bytes, or with ``base`` a delta against it,
+        which must be written already: ``ValueError`` if not)."""
         if sha in self.offsets:
             return
+        if base is not None and base not in self.offsets:
+            raise ValueError("a delta is added before its base")
         compressed = zlib.compress(raw, self._level)
         if base is None:
             self.depth[sha] = 0
             self._entry(sha, _size_header(type_num, len(raw)), compressed)
         else:
-            self.depth[sha] = self.depth.get(base, 0) + 1
+            self.depth[sha] = self.depth[base] + 1
             self._entry(sha, self._delta_head(base, len(raw)), compressed)
+        self._release(sha)
 
     def abort(self) -> None:
         """Drop the temporary pack."""
@@ -227,7 +235,7 @@ class PackWriter:
         are there, and a kill before leaves only ``TEMP_PREFIX`` files and an index
         without its pack (``leftovers``). The new pack's basename (``pack-<name>``)."""
         try:
-            if len(self.offsets) != self._count or not self._wanted <= self.offsets.keys():
+            if len(self.offsets) != self._count or self._waiting:
                 raise ValueError("a merged pack lacks an object or a delta's base")
             self._handle.write(self._buffer + self._sha.digest())
             self._handle.flush()

@@ -42,22 +42,21 @@ def upkeep_lock(control_dir: Path, wait: bool) -> Iterator[int | None]:
         os.close(fd)
 
 
-_started: list[subprocess.Popen[bytes]] = []  # reaped by the next call (a long-lived caller)
-
-
 def detach(command: list[str], fd: int) -> None:
     """Start ``command`` in a session of its own with ``fd`` (the lock) inherited, no
-    terminal and no output; never waited for (the ones that ended are reaped here)."""
-    _started[:] = [child for child in _started if child.poll() is None]
-    child = subprocess.Popen(
-        command,
+    terminal and no output, never waited for: ``sh`` starts it in the background and
+    exits at once (that is all that is waited for), so it runs as init's child and
+    nothing is left for this process to reap (no zombie while it runs, no
+    ``ResourceWarning: subprocess … is still running`` when this process ends first)."""
+    subprocess.run(
+        ["/bin/sh", "-c", '"$@" &', "sh", *command],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         pass_fds=(fd,),
         start_new_session=True,
+        check=False,
     )
-    _started.append(child)
 
 
 def adopt(fd: int) -> None:

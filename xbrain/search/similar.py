@@ -14,7 +14,12 @@ or purpose are candidates, and they are found from the rarest terms out:
 * ``need`` is what "most of the words" leaves (the share the caller asks for, less the
   words that are not terms: stopwords), and never more than the title's own terms, so a
   resource with the same title is always a candidate;
-* the walk stops once ``want`` candidates in force are found.
+* the candidates are ordered before ``want`` of them in force are taken: first those
+  whose title holds the most of the title's terms, then the shortest title (a
+  resource with the same title holds all of them in the fewest words), then the most
+  terms held, then storage order; only then is a candidate's resource read. Cut in
+  storage order, a store with many near matches could leave the one with the same
+  title out.
 
 Only an index that reflects ``main`` answers (the freshness rule); otherwise None, and
 the caller searches the usual way.
@@ -38,6 +43,7 @@ __all__ = ["SimilarFinder"]
 
 _TITLE, _PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
 _HELD = f"(p.f{_TITLE} > 0 OR p.f{_PURPOSE} > 0)"
+_HELD_Q = f"(q.f{_TITLE} > 0 OR q.f{_PURPOSE} > 0)"
 
 
 class SimilarFinder:
@@ -95,42 +101,50 @@ class SimilarFinder:
         if conn is None or self._tokenizer is None:
             return None
         terms = self._tokenizer.query_terms(f"{title} {purpose}")
-        own = len(self._tokenizer.query_terms(title))
+        titled = self._tokenizer.query_terms(title)
+        own = len(titled)
         if not terms or not own:
             return None  # nothing the postings could find it by
         words = len(word_set(f"{title} {purpose}"))
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
         try:
-            return self._walk(conn, terms, need, passed)
+            return self._walk(conn, terms, titled, need, passed)
         except (sqlite3.Error, ValueError):  # damaged: a search says what it can
             return None
 
     def _walk(
-        self, conn: sqlite3.Connection, terms: list[str], need: int, passed: Collection[str]
+        self,
+        conn: sqlite3.Connection,
+        terms: list[str],
+        titled: list[str],
+        need: int,
+        passed: Collection[str],
     ) -> list[dict[str, Any]]:
         count = "SELECT COUNT(*) FROM postings WHERE term = ?"
         for term in terms:
             if term not in self._df:
                 self._df[term] = conn.execute(count, (term,)).fetchone()[0]
         rarest = sorted(terms, key=lambda term: (self._df[term], term))[: len(terms) - need + 1]
-        marks = ", ".join("?" * len(terms))
+        marks, own, first = (", ".join("?" * len(t)) for t in (terms, titled, rarest))
         sql = (
-            "SELECT d.rid, d.resource FROM postings p JOIN docs d ON d.doc = p.doc "
-            f"WHERE p.term = ? AND {_HELD} AND (SELECT COUNT(*) FROM postings p "
-            f"WHERE p.doc = d.doc AND p.term IN ({marks}) AND {_HELD}) >= ? ORDER BY p.doc"
+            "SELECT rid, doc FROM (SELECT d.doc, d.rid, "
+            f"d.l{_TITLE} AS length, (SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc "
+            f"AND q.term IN ({marks}) AND {_HELD_Q}) AS held, (SELECT COUNT(*) FROM "
+            f"postings q WHERE q.doc = d.doc AND q.term IN ({own}) AND q.f{_TITLE} > 0) "
+            f"AS titled FROM docs d WHERE d.doc IN (SELECT p.doc FROM postings p "
+            f"WHERE p.term IN ({first}) AND {_HELD})) WHERE held >= ? "
+            "ORDER BY titled DESC, length, held DESC, doc"
         )
         found: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for term in rarest:
-            for rid, text in conn.execute(sql, (term, *terms, need)):
-                if rid in seen or rid in self._hidden or rid in passed:
-                    continue
-                seen.add(rid)
-                resource = json.loads(text)
-                if isinstance(resource, dict) and all(
-                    isinstance(resource.get(key), str) for key in ("id", "title")
-                ):
-                    found.append(resource)
-                if len(found) >= self.want:
-                    return found
+        read = "SELECT resource FROM docs WHERE doc = ?"
+        for rid, doc in conn.execute(sql, (*terms, *titled, *rarest, need)).fetchall():
+            if rid in self._hidden or rid in passed:
+                continue
+            resource = json.loads(conn.execute(read, (doc,)).fetchone()[0])
+            if isinstance(resource, dict) and all(
+                isinstance(resource.get(key), str) for key in ("id", "title")
+            ):
+                found.append(resource)
+            if len(found) >= self.want:
+                break
         return found

@@ -105,10 +105,13 @@ def worker(argv: list[str] | None = None) -> None:
         token = f"{os.getpid()} {time.time()}"
         path = os.path.join(store, _TOKEN)
         with contextlib.suppress(OSError):
-            with open(path, "w") as handle:
+            # private as every store file (the worker has the user's umask), never a link
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            with os.fdopen(os.open(path, flags, 0o600), "w") as handle:
+                os.fchmod(handle.fileno(), 0o600)  # an older version's token: 0644
                 handle.write(token)
             time.sleep(float(os.environ.get("XBRAIN_SYNC_DEBOUNCE", "3")))
-            with open(path) as handle:
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW)) as handle:
                 if handle.read() != token:
                     return  # a later write pushes
     with contextlib.suppress(Exception):

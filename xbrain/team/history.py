@@ -35,7 +35,15 @@ from ..core import CommitId, GitStore, View, layout
 from ..kinds import proposal as proposal_kind
 from ..kinds import skill as skill_kind
 
-__all__ = ["Audit", "Memo", "audit", "listed_reviewers", "record_key", "reviewers_at"]
+__all__ = [
+    "Audit",
+    "Memo",
+    "audit",
+    "last_changes",
+    "listed_reviewers",
+    "record_key",
+    "reviewers_at",
+]
 
 _SCAN = 100_000
 REVIEWERS_KEY = "team.reviewers"
@@ -203,6 +211,16 @@ def _last_changes(
     if memo is not None:
         memo.head, memo.last = str(order[-1].id), {p: str(i.id) for p, i in found.items()}
     return found
+
+
+def last_changes(
+    git: GitStore, head: CommitId, paths: set[str], memo: Memo | None = None
+) -> dict[str, Any]:
+    """path → the commit (``id``, ``parents``, ``author``, ``time``) that gave it the
+    content it has at ``head``, following the side of a merge that brought the change;
+    a path whose change lies past what is walked is left out. ``memo``: the commits
+    earlier audits read (not read from git again; the memo is not changed)."""
+    return _last_changes(git, _order(git, head, memo), paths)
 
 
 def _ancestors(order: list[Any], commit: str) -> set[str]:

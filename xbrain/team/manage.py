@@ -58,7 +58,7 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
     target = Path(root) / name
     if os.path.lexists(target):
         raise ConflictError(f"A team named {name} exists; remove it first.")
-    made = not os.path.lexists(root)
+    made = [p for p in (Path(root), *Path(root).parents) if not os.path.lexists(p)]
     with private_umask():
         Path(root).mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
@@ -66,9 +66,11 @@ def add(root: Path, name: str, url: str, cache_dir: Path | None = None) -> dict[
     except OSError as exc:  # another add of the same name won the rename
         raise ConflictError(f"A team named {name} exists; remove it first.") from exc
     except BaseException:
-        if made:  # nothing left behind: not even the teams folder this add made
-            with contextlib.suppress(OSError):
-                Path(root).rmdir()
+        # nothing left behind: not even the teams folder, nor the data folder above it,
+        # this add made (each only while empty: another process may have used it since)
+        with contextlib.suppress(OSError):
+            for folder in made:
+                folder.rmdir()
         raise
     note_sync(target, lastSync=now_timestamp(), lastError=None)
     # what recall showed is recorded once, by the personal store (the merged answer)
@@ -159,20 +161,22 @@ def _trust(entry: dict[str, Any], listed: set[str], hidden: set[str]) -> str:
 
 def pull_first(
     root: Path, name: str, done: str, cache_dir: Path | None = None, identity: str | None = None
-) -> None:
-    """Pull team ``name`` before changing it (a share, a review). A team that cannot be
-    reached is normal: the change is made on the last pull and the next sync sends it.
-    Any other failure (a pull the team's commits made refuse, a busy clone) is raised with
-    its own exit code, saying that nothing was ``done``: a change made on a clone that
-    cannot take the team's newest commits could never be pushed."""
+) -> ProviderError | None:
+    """Pull team ``name`` before changing or listing it (a share, a review). A team that
+    cannot be reached is normal: the change is made on (the list answers from) the last
+    pull and the next sync sends it; its error is returned (None: pulled). Any other
+    failure (a pull the team's commits made refuse, a busy clone) is raised with its own
+    exit code, saying that nothing was ``done``: a change made on a clone that cannot
+    take the team's newest commits could never be pushed."""
     try:
         pull(root, name, cache_dir, identity)
-    except ProviderError:
-        return
+    except ProviderError as exc:
+        return exc
     except XbrainError as exc:
         raise type(exc)(
             f"Could not pull team {name} first, so nothing was {done}: {exc.message}"
         ) from exc
+    return None
 
 
 def pull_all(

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..core import DEFAULT_IDENTITY
-from ..errors import ConflictError, InvalidInputError, NotFoundError, XbrainError
+from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..kinds import skill as skill_kind
 from ..store import Store
 from ..timestamps import now_timestamp
 from .glance import at_a_glance, refuse_hidden_fields
 from .hidden import doubted, in_force, note_untrusted, proposals, refresh, untrusted
-from .manage import pull, pull_first, team_path
+from .manage import pull_first, team_path
 from .share import identity_of, push_team, write_proposal
 
 __all__ = ["decide", "listing"]
@@ -41,18 +41,19 @@ def listing(
 ) -> dict[str, Any]:
     """The team's open proposals, its reviewers, and the decisions not trusted, each
     with its title and description as the team holds them. ``fetch``: pull the team
-    first, as a decision does (a team that cannot be reached or is refused: the last
-    pull's answer, with ``pulled: false`` and a ``note`` saying why)."""
+    first, as a decision does (``pull_first``: a team that cannot be reached gives the
+    last pull's answer, with ``pulled: false`` and a ``note`` saying why; a pull refused
+    is raised, nothing listed)."""
     path = team_path(root, name)
     stale: dict[str, Any] = {}
     if fetch:
-        try:
-            pull(root, name, cache_dir, identity)
-            stale = {"pulled": True}
-        except XbrainError as exc:
+        unreached = pull_first(root, name, "listed", cache_dir, identity)
+        stale = {"pulled": True}
+        if unreached is not None:
             stale = {
                 "pulled": False,
-                "note": f"Could not pull team {name}, so this is its last pull: {exc.message}",
+                "note": f"Could not pull team {name}, so this is its last pull: "
+                + unreached.message,
             }
     team = Store(path)
     with team.core.reading() as view:

@@ -12,29 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core import CommitId, Core, GitStore, View
+from ..core import CommitId, Core, View
 from ..kinds import proposal as proposal_kind
 from .hidden import history_memo, note_untrusted
-from .history import reviewers_at
+from .history import last_changes, reviewers_at
 
 __all__ = ["check_arrivals"]
-
-_SCAN = 10_000
-
-
-def _last_change(git: GitStore, start: str, path: str) -> Any:
-    """The commit that gave ``path`` the content it has at ``start``: walking back while
-    a parent holds the same content, into that parent (a merge brought the change from
-    its side, so the side's commit made it, never the merge or a commit after it)."""
-    commit: Any = start
-    entry = git.snapshot(commit).entry(path)
-    for _ in range(_SCAN):
-        info = git.commit_info(commit)
-        same = [p for p in info.parents if git.snapshot(p).entry(path) == entry]
-        if not same:
-            return info
-        commit = same[0]
-    return None
 
 
 def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[str, Any]]:
@@ -45,9 +28,11 @@ def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[s
     found: dict[str, dict[str, Any]] = {}
     cleared: set[str] = set()
     head, base = CommitId(new), CommitId(old) if old else None
+    memo = history_memo(store)
     with Core(store).git() as git:
         now = View(git.snapshot(head))
-        trusted = set(reviewers_at(git, base or head, history_memo(store)))
+        trusted = set(reviewers_at(git, base or head, memo))
+        decided: dict[str, dict[str, Any]] = {}
         for path in git.changed_files(base, head, proposal_kind.DIRECTORY):
             data = now.read(path)
             if data is None:
@@ -56,9 +41,11 @@ def check_arrivals(store: Path, old: str | None, new: str | None) -> list[dict[s
                 item = proposal_kind.parse_proposal(data)
             except Exception:
                 continue
-            if item["state"] == "proposed":
-                continue  # a share, not a decision
-            change = _last_change(git, head, path)
+            if item["state"] != "proposed":  # a share is no decision
+                decided[path] = item
+        last = last_changes(git, head, set(decided), memo) if decided else {}
+        for path, item in decided.items():
+            change = last.get(path)
             who = change.author if change is not None else "unknown"
             if who in trusted:
                 cleared.add(item["key"])
