@@ -252,7 +252,7 @@ def conflicts(
         if result is None or result.get("status") == "unchanged":
             continue
         words, title = _words(new), new["title"].casefold()
-        found = []
+        found: list[tuple[float, dict[str, Any]]] = []
         passed = batch | set((replaces or {}).get(new["id"], ()))
         for other in similar(new["title"], new.get("purpose", ""), passed):
             if other["id"] in passed:
@@ -260,11 +260,15 @@ def conflicts(
             theirs = _words(other)
             share = shared_words(words, theirs)
             if other["title"].casefold() == title:
-                found.append({"id": other["id"], "name": other["title"], "why": "same title"})
+                found.append(
+                    (2.0, {"id": other["id"], "name": other["title"], "why": "same title"})
+                )
             elif share >= SIMILAR:
                 why = f"similar title and purpose ({share:.2f} of words shared)"
-                found.append({"id": other["id"], "name": other["title"], "why": why})
-        result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+                found.append((share, {"id": other["id"], "name": other["title"], "why": why}))
+        # the ten likeliest: the same title first, then the most words shared, then by id
+        found.sort(key=lambda kept: (-kept[0], kept[1]["id"]))
+        result["possibleConflicts"] = [conflict for _, conflict in found[:10]]
 
 
 def supersede(core: Core, old: str, new: str) -> dict[str, Any]:

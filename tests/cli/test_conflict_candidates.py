@@ -157,3 +157,24 @@ def test_the_same_title_is_found_behind_more_near_matches_than_the_candidates_ta
     assert result["possibleConflicts"] == [
         {"id": same["id"], "name": "Staging database host", "why": "same title"}
     ]
+
+
+def test_the_same_title_leads_the_conflicts_listed_however_many_look_alike(
+    xb_proc: Run,
+) -> None:
+    """More than ten resources share most words of a new one's title and purpose: the
+    ten listed start with the one of the same title, then the most words shared (cut by
+    id, the same title fell behind the ten whenever its id sorted late)."""
+    purpose = "Where the build cache lives"
+    put(
+        xb_proc,
+        [make(f"alike-{i}", title=f"Build cache server {i}", purpose=purpose) for i in range(24)],
+    )
+    (same,) = put(
+        xb_proc, [make("same-title", title="Build cache server", purpose="Kept by infra")]
+    )
+    (result,) = put(xb_proc, [make("new-one", title="Build cache server", purpose=purpose)])
+    listed = result["possibleConflicts"]
+    assert len(listed) == 10
+    assert listed[0] == {"id": same["id"], "name": "Build cache server", "why": "same title"}
+    assert all(c["why"].startswith("similar title and purpose") for c in listed[1:])
