@@ -307,7 +307,7 @@ def reindex_skills(git: GitStore, cache_dir: Path, view: Any) -> int:
 
     control = git.control_dir
     remove_database(control / SKILL_INDEX)
-    tokenizer = Tokenizer(cache_dir)
+    tokenizer = Tokenizer(cache_dir, whole=True)
     try:
         with _open(control, tokenizer) as index:
             now = view.children(kind.DIRECTORY)
