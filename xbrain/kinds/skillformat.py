@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
 from ..paths import component_problem, git_own_name, same_file_key
+from .plainyaml import frontmatter
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -134,11 +135,16 @@ def parse_skill_md(data: bytes) -> Instructions:
     end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") in ("---", "...")), 0)
     if not end:
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not closed by '---'.")
-    try:
-        meta = load_yaml("\n".join(lines[1:end]).encode())
-    except Exception as exc:  # ruamel's errors and the values it cannot construct
-        message = yaml_problem(exc, first_line=2)
-        raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not valid YAML: {message}") from None
+    block = "\n".join(lines[1:end])
+    meta = frontmatter(block)  # flat one-line text, as most are, read without the parser
+    if meta is None:
+        try:
+            meta = load_yaml(block.encode())
+        except Exception as exc:  # ruamel's errors and the values it cannot construct
+            message = yaml_problem(exc, first_line=2)
+            raise InvalidInputError(
+                f"{SKILL_MD}'s frontmatter is not valid YAML: {message}"
+            ) from None
     if not isinstance(meta, dict):
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter must be a mapping of keys.")
     unknown = tuple(sorted(str(key) for key in meta if key not in FRONTMATTER_KEYS))
