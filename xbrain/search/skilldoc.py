@@ -13,13 +13,22 @@ the helper reads them from its own repository handle at the same commit.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the skill index's fast path never imports git
     from ..core import View
 
-__all__ = ["SkillShape", "document", "helper_shape", "skill_fields", "source"]
+__all__ = [
+    "SkillShape",
+    "document",
+    "documents",
+    "helper_shape",
+    "skill_fields",
+    "source",
+    "states",
+]
 
 # A helper pays off once the work well outlasts its start (≈ 0.25 s on a quiet machine:
 # an interpreter, xbrain, the segmenter), during which this process works alone and the
@@ -101,34 +110,48 @@ def helper_shape(store: Path, commit: str) -> SkillShape:
     return SkillShape(View(GitStore(store).snapshot(CommitId(commit))))
 
 
-def source(store: Path, view: View, meta: dict[str, str]) -> Any:
-    """What :func:`.build.rebuild` needs to build the skill index of ``view``'s commit
-    (``store`` holds it): each skill's ``skill.yaml`` in slug order (a name whose state
-    is missing or not a file is no skill, as :func:`xbrain.kinds.skill.read_state` has
-    it), then ``meta``; shared with a helper when the skills are many and a core idle."""
-    import functools
-
-    from ..core.view import parse_stored
+def states(view: View) -> list[tuple[str, str]]:
+    """``(path, blob id)`` of each skill's ``skill.yaml`` at ``view``'s commit, in slug
+    order (a name whose state is missing or not a file is no skill, as
+    :func:`xbrain.kinds.skill.read_state` has it)."""
     from ..kinds import skill as kind
-    from .build import Source
 
     items = []
     for slug in sorted(view.children(kind.DIRECTORY)):
         blob = view.snap.blob_id(kind.state_path(slug))
         if blob is not None:
             items.append((kind.state_path(slug), blob))
+    return items
 
-    def serial() -> Any:
-        for path, blob in items:
-            state = parse_stored(kind.parse_state, path, view.snap.blob(blob))
-            if (doc := document(view, state)) is not None:
-                yield doc
 
+def documents(view: View, items: list[tuple[str, str]] | None = None) -> Iterator[dict[str, Any]]:
+    """Every indexed skill's document at ``view``'s commit, in slug order (``items``:
+    :func:`states`, when the caller has them): the one serial first build, whether
+    ``reindex`` builds alone or recall builds a missing index."""
+    from ..core.view import parse_stored
+    from ..kinds import skill as kind
+
+    for path, blob in states(view) if items is None else items:
+        state = parse_stored(kind.parse_state, path, view.snap.blob(blob))
+        if (doc := document(view, state)) is not None:
+            yield doc
+
+
+def source(store: Path, view: View, meta: dict[str, str]) -> Any:
+    """What :func:`.build.rebuild` needs to build the skill index of ``view``'s commit
+    (``store`` holds it): each skill's ``skill.yaml`` in slug order, then ``meta``;
+    shared with a helper when the skills are many and a core idle."""
+    import functools
+
+    from ..kinds import skill as kind
+    from .build import Source
+
+    items = states(view)
     return Source(
         listing=(kind.parse_state, items),
         here=SkillShape(view),
         helper=functools.partial(helper_shape, store, str(view.snap.commit)),
-        serial=serial,
+        serial=functools.partial(documents, view, items),
         least=PARALLEL_MIN if idle_core() else 1 << 62,
         size=CHUNK,
         meta=meta,
