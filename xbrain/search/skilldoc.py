@@ -2,9 +2,10 @@
 
 A skill's document is its state (``skill.yaml``), the revision recall shows and that
 revision's ``SKILL.md``: three files (seven git objects) read and parsed per skill, the
-state and the revision in the plain YAML xbrain writes, read without the parser
+state and the revision in the plain YAML xbrain writes and the ``SKILL.md``'s front
+matter when it is flat one-line text, read without the parser
 (:mod:`xbrain.kinds.plainyaml`), the objects from the pack the last one came from
-(``git.objects``); then tokenized, as a resource is. A first build of 1,000 skills is
+(``git.objects``); then tokenized, as a resource is. A first build of many skills is
 therefore shared with a helper process as the resource index's build is (:mod:`.build`):
 each process parses the states of the chunks it takes and reads their revisions itself;
 the helper reads them from its own repository handle at the same commit.
@@ -30,14 +31,15 @@ __all__ = [
     "states",
 ]
 
-# A helper pays off once the work well outlasts its start (≈ 0.25 s on a quiet machine:
-# an interpreter, xbrain, the segmenter), during which this process works alone and the
-# helper holds the first chunks it was handed: skills cost ≈ 0.55 ms of CPU each
-# (1,000: 0.56 s serial, 0.37 s in this process when shared), resources a quarter of it;
-# the plain YAML reader and the near reads cut that by a quarter to a third (CPU at a
-# load of 7: 1.0 → 0.7 s); the helper's start did not change, and 600 was not measured
-# again.
-PARALLEL_MIN = 600
+# A helper pays off once the work well outlasts what it costs before it is of use: its
+# start (an interpreter, xbrain, the segmenter) and its first Chinese, cut by the query
+# segmenter until jieba-rs pays for its load; measured (issue 45 item 4, load 6.5, CPU
+# of both processes) as 0.35-0.45 s over the serial build's, at 1,000 skills as at 2,500,
+# while a skill now costs 0.4-0.45 ms alone (1,000: 0.46 s, 2,500: 0.95 s of CPU). So
+# with an idle second core the shared build breaks even near 1,000 skills and would save
+# about a sixth at 1,500 (estimated from those figures: no core was idle to time it); on
+# a busy machine (``idle_core``) it only loses, as it did at every size measured.
+PARALLEL_MIN = 1_500
 CHUNK = 40  # skills per chunk: the helper holds three before it has started
 
 
