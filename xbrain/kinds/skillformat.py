@@ -361,7 +361,7 @@ def _json_is_jcs(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_SAFE_INT <= value <= _SAFE_INT
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
     if kind is list:
         return all(_json_is_jcs(item) for item in value)
     if kind is dict:
