@@ -105,12 +105,6 @@ def _scalar(text: str) -> Any:
     return text
 
 
-def _key(key: str) -> str:
-    if key in _WORDS:  # a key YAML reads as true, false or null
-        raise _Other
-    return key
-
-
 def _mapping(
     lines: list[str], i: int, indent: int, first: tuple[str, str | None] | None
 ) -> tuple[dict[str, Any], int]:
@@ -119,14 +113,15 @@ def _mapping(
     out: dict[str, Any] = {}
     if indent > _MAX_INDENT:
         raise _Other
+    entry, count = _RE["entry"].fullmatch, len(lines)
     while True:
         if first is not None:
             key, rest = first
             first = None
         else:
-            if i >= len(lines):
+            if i >= count:
                 break
-            match = _RE["entry"].fullmatch(lines[i])
+            match = entry(lines[i])
             if match is None:
                 if len(lines[i]) - len(lines[i].lstrip(" ")) < indent:
                     break  # the parent's next line
@@ -137,8 +132,8 @@ def _mapping(
                 raise _Other
             key, rest = match[2], match[3]
             i += 1
-        if _key(key) in out:
-            raise _Other  # a duplicate key: the parser's error
+        if key in out or key in _WORDS:  # a duplicate key (the parser's error), or a key
+            raise _Other  # YAML reads as true, false or null
         if rest is not None:
             out[key] = _scalar(rest)
         else:
