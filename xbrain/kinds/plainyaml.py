@@ -18,7 +18,8 @@ a flat mapping of one-line text values (plain, single-quoted, or double-quoted w
 JSON's escapes, as a script's ``json.dumps`` writes them), every character printable;
 anything else (an indented or empty line, a block or multi-line scalar, an anchor, an
 alias, a tag, a comment, a flow collection, a duplicate key, a tab, a carriage return, a
-byte-order mark, a word YAML reads as other than text) gives None.
+byte-order mark, a plain word YAML reads as other than text but ``true``, ``false`` and
+``null``, which are read as YAML 1.2 reads them) gives None.
 """
 
 from __future__ import annotations
