@@ -15,7 +15,7 @@ from tests.unit.test_index_build import tables
 from xbrain.core import bulk
 from xbrain.errors import CorruptStoreError
 from xbrain.kinds import skill as skill_kind
-from xbrain.search import skilldoc
+from xbrain.search import skilldoc, skills
 from xbrain.store import Store
 
 WORDS = ["keyboard", "focus", "dialog", "目录", "文件", "排序", "sorted", "time", "list"]
@@ -114,3 +114,26 @@ def test_a_build_reads_the_skills_files_xbrain_wrote_without_the_yaml_parser(
     assert store.reindex()["skills"] == 6
     assert parsed == []
     assert skill_index(store) == before
+
+
+def test_a_missing_index_built_by_recall_is_the_one_reindex_builds(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both first builds read every skill through ``skilldoc.documents``: recall building
+    a missing index and ``reindex`` on one core make the same index."""
+    monkeypatch.setattr(skilldoc, "PARALLEL_MIN", 10**9)
+    assert store.reindex()["skills"] == 6
+    rebuilt = skill_index(store)
+    (store.core.path / ".git" / "xbrain" / "skills.sqlite").unlink()
+    read: list[int] = []
+    real = skilldoc.documents
+
+    def spy(*args: Any) -> Any:
+        read.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(skilldoc, "documents", spy)
+    monkeypatch.setattr(skills, "documents", spy)
+    assert store.skill_recall("keyboard helper", limit=10)["count"] > 0
+    assert read == [1]
+    assert skill_index(store) == rebuilt

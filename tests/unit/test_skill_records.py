@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xbrain.codec import load_yaml
+from xbrain.errors import InvalidInputError
 from xbrain.kinds import plainyaml
 from xbrain.kinds import skill as kind
 from xbrain.kinds.skillformat import skill_id
@@ -141,3 +142,49 @@ def test_a_record_changed_after_it_was_serialized_is_not_handed_back() -> None:
     assert read["head"] == "rev_" + "0" * 32
     assert read["revisions"][0]["state"] == "draft"
     assert read == load_yaml(data)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("slug", 7), "skill.yaml.slug has the wrong type"),
+        (("slug", True), "skill.yaml.slug has the wrong type"),
+        (("head", None), "skill.yaml.head has the wrong type"),
+        (("status", "gone"), "skill.yaml.status is not one of active, archived"),
+        (("revisions", []), "skill.yaml.revisions is not a non-empty list"),
+        (("number", True), "skill.yaml.revisions[].number has the wrong type"),
+        (("number", "1"), "skill.yaml.revisions[].number has the wrong type"),
+        (("parent", 3), "skill.yaml.revisions[].parent has the wrong type"),
+        (("created", None), "skill.yaml.revisions[] has no created"),
+    ],
+)
+def test_a_state_of_the_wrong_shape_says_where(change: tuple[str, Any], message: str) -> None:
+    """Every leaf is checked, a boolean is never a number, and the error names the place
+    (the check words a place only once a value is wrong)."""
+    slug = "ab-0"
+    entry = {
+        "id": "rev_" + "0" * 32,
+        "number": 1,
+        "parent": None,
+        "created": "2026-12-05T00:00:00.000Z",
+        "state": "draft",
+        "state_changed": "2026-12-05T00:00:00.000Z",
+    }
+    state: dict[str, Any] = {
+        "id": skill_id(slug),
+        "slug": slug,
+        "status": "active",
+        "status_changed": "2026-12-05T00:00:00.000Z",
+        "head": entry["id"],
+        "revisions": [entry],
+    }
+    assert kind.parse_state(kind.serialize(state)) == state
+    key, value = change
+    target = entry if key in entry and key != "id" else state
+    if value is None and key == "created":
+        del target[key]
+    else:
+        target[key] = value
+    with pytest.raises(InvalidInputError) as caught:
+        kind.parse_state(kind.serialize(state))
+    assert caught.value.message == message

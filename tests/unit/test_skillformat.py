@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -237,3 +238,46 @@ def test_golden_vector_for_the_identities() -> None:
     first = revision_id(sid, None, content)
     assert first == "rev_3f2f2481532f9d83489bb41f07b0a19f"
     assert revision_id(sid, first, content) == "rev_6232a0f55873f33bbab787ad671a332f"
+
+
+_JSON_TEXT = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["\ud800", "a\udfff", "\u2028", "\x7f", "\x00\x1f", '"\\/', "😀", "é"]),
+)
+_JSON = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**54), max_value=2**54),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _JSON_TEXT,
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(_JSON_TEXT, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(_JSON, st.dictionaries(_JSON_TEXT, _JSON, max_size=5)), max_size=4))
+def test_canonical_hash_is_rfc8785s_for_any_value_or_its_error(files: list[Any]) -> None:
+    """The hash takes json's sorted compact form where that is RFC 8785's bytes (a
+    manifest: ASCII keys, text and whole numbers), and rfc8785's own for anything else:
+    the same hash, or the same error, for every value."""
+    import rfc8785
+
+    try:
+        expected: Any = (
+            "sha256:"
+            + hashlib.sha256(
+                rfc8785.dumps({"format": "xbrain.skill/1", "files": files})
+            ).hexdigest()
+        )
+    except Exception as exc:  # what rfc8785 refuses, the hash refuses alike
+        expected = type(exc)
+    try:
+        found: Any = canonical_hash(files)
+    except Exception as exc:
+        found = type(exc)
+    assert found == expected

@@ -193,3 +193,38 @@ def test_a_build_switches_to_jieba_rs_only_after_enough_chinese(
     finally:
         build.close()
         reference.close()
+
+
+def test_a_whole_build_uses_jieba_rs_at_once_when_it_is_loaded(
+    segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A whole index's build (``whole``: the skill index after the resource index, in one
+    reindex) cuts with jieba-rs from its first Han character when the process has loaded
+    it already; any other build still waits for BULK_SWITCH characters; the terms are the
+    same either way."""
+    import rjieba  # noqa: F401  (loaded, as a reindex's resource build leaves it)
+
+    from xbrain.search import segment
+
+    loads: list[int] = []
+    real = segment.bulk_segmenter
+
+    def counted() -> Any:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(segment, "bulk_segmenter", counted)
+    text = "先确认告警级别，再通知值班人员。"
+    reference = Tokenizer(segment_cache)
+    small = Tokenizer(segment_cache)
+    whole = Tokenizer(segment_cache, whole=True)
+    try:
+        assert small.counts(text, bulk=True) == reference.counts(text)
+        assert loads == []  # 14 characters: not worth it for a build of a few records
+        assert whole.counts(text, bulk=True) == reference.counts(text)
+        assert loads == [1]
+        assert whole.counts("键盘导航", bulk=True) == reference.counts("键盘导航")
+        assert loads == [1]  # once
+    finally:
+        for tokenizer in (reference, small, whole):
+            tokenizer.close()

@@ -12,6 +12,14 @@ a comment, a tag, an anchor, a flow collection, a block or double-quoted scalar,
 word YAML could read as a date or a float, a tab, a carriage return, a duplicate key —
 gives None, and the caller parses with ``load_yaml`` as before. Nothing is trusted more
 for being read here: the kind's checks run on the value either way.
+
+:func:`frontmatter` does the same for a ``SKILL.md``'s front matter, which people write:
+a flat mapping of one-line text values (plain, single-quoted, or double-quoted with
+JSON's escapes, as a script's ``json.dumps`` writes them), every character printable;
+anything else (an indented or empty line, a block or multi-line scalar, an anchor, an
+alias, a tag, a comment, a flow collection, a duplicate key, a tab, a carriage return, a
+byte-order mark, a plain word YAML reads as other than text but ``true``, ``false`` and
+``null``, which are read as YAML 1.2 reads them) gives None.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["load"]
+__all__ = ["frontmatter", "load"]
 
 # Text is read here only when it is printable ASCII and newlines: any other character
 # (a tab, a carriage return, a control, anything past ASCII) sends it to the parser.
@@ -98,12 +106,6 @@ def _scalar(text: str) -> Any:
     return text
 
 
-def _key(key: str) -> str:
-    if key in _WORDS:  # a key YAML reads as true, false or null
-        raise _Other
-    return key
-
-
 def _mapping(
     lines: list[str], i: int, indent: int, first: tuple[str, str | None] | None
 ) -> tuple[dict[str, Any], int]:
@@ -112,14 +114,15 @@ def _mapping(
     out: dict[str, Any] = {}
     if indent > _MAX_INDENT:
         raise _Other
+    entry, count = _RE["entry"].fullmatch, len(lines)
     while True:
         if first is not None:
             key, rest = first
             first = None
         else:
-            if i >= len(lines):
+            if i >= count:
                 break
-            match = _RE["entry"].fullmatch(lines[i])
+            match = entry(lines[i])
             if match is None:
                 if len(lines[i]) - len(lines[i].lstrip(" ")) < indent:
                     break  # the parent's next line
@@ -130,8 +133,8 @@ def _mapping(
                 raise _Other
             key, rest = match[2], match[3]
             i += 1
-        if _key(key) in out:
-            raise _Other  # a duplicate key: the parser's error
+        if key in out or key in _WORDS:  # a duplicate key (the parser's error), or a key
+            raise _Other  # YAML reads as true, false or null
         if rest is not None:
             out[key] = _scalar(rest)
         else:
@@ -170,3 +173,53 @@ def _sequence(lines: list[str], i: int, indent: int) -> tuple[list[Any], int]:
             item, i = _mapping(lines, i, indent + 2, (match[1], match[2]))
             out.append(item)
     return out, i
+
+
+# One line of a front matter: a key, one space, a value starting with no space.
+_LINE = rf"({_KEY}): ([^ ].*)"
+# A double-quoted value whose escapes are JSON's (and YAML's, with the same meaning)
+_QUOTED = r'"(?:[^"\\]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+_SINGLE = r"'(?:[^']|'')*'"
+_SURROGATE = r"\\u[dD][89a-fA-F]"  # half of a pair: joined by JSON, not by YAML
+_LINE_RE: list[re.Pattern[str]] = []
+# words a YAML resolver of either version reads as other than text (true, null, yes…)
+_NOT_TEXT = frozenset(("true", "false", "null", "yes", "no", "on", "off", "y", "n"))
+
+
+def frontmatter(text: str) -> dict[str, Any] | None:
+    """The mapping ``codec.load_yaml`` reads from ``text``, a ``SKILL.md``'s front matter
+    (the lines between its ``---``), when it is in the flat subset above; else None."""
+    if not _LINE_RE:
+        _LINE_RE.extend(re.compile(p) for p in (_LINE, _QUOTED, _SINGLE, _SURROGATE))
+    line_re, quoted, single, surrogate = _LINE_RE
+    out: dict[str, Any] = {}
+    for line in text.split("\n"):
+        # a tab, a carriage return, a control, a byte-order mark, a break YAML honours
+        # (NEL, U+2028, U+2029), an unassigned or private code point: the parser's
+        match = line_re.fullmatch(line) if line.isprintable() else None
+        if match is None:
+            return None
+        key, value = match[1], match[2]
+        if key.lower() in _NOT_TEXT or key in out or value.endswith(" "):
+            return None
+        first = value[0]
+        if first == '"':
+            if not quoted.fullmatch(value) or surrogate.search(value.replace("\\\\", "")):
+                return None
+            import json
+
+            out[key] = json.loads(value)
+        elif first == "'":
+            if not single.fullmatch(value):
+                return None
+            out[key] = value[1:-1].replace("''", "'")
+        elif first.isalpha() and ": " not in value and " #" not in value:
+            if value.endswith(":") or value.lower() in _NOT_TEXT:
+                if value not in _WORDS:
+                    return None
+                out[key] = _WORDS[value]  # true, false, null as YAML 1.2 writes them
+            else:
+                out[key] = value
+        else:
+            return None
+    return out

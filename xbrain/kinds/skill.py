@@ -151,7 +151,11 @@ def _shaped(value: Any, shape: Any, where: str) -> None:
         for key, inner in shape.items():
             if key not in value:
                 raise InvalidInputError(f"{where} has no {key}")
-            _shaped(value[key], inner, f"{where}.{key}")
+            item = value[key]
+            # a value of the one type its shape names: no need to word where it is
+            if type(inner) is type and type(item) is inner and inner is not bool:
+                continue
+            _shaped(item, inner, f"{where}.{key}")
     elif isinstance(shape, list):
         if not isinstance(value, list) or not value:
             raise InvalidInputError(f"{where} is not a non-empty list")

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from ..codec import canonical_json, load_yaml, sha256_hex, yaml_problem
 from ..errors import InvalidInputError
 from ..paths import component_problem, git_own_name, same_file_key
+from .plainyaml import frontmatter
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -134,11 +135,16 @@ def parse_skill_md(data: bytes) -> Instructions:
     end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") in ("---", "...")), 0)
     if not end:
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not closed by '---'.")
-    try:
-        meta = load_yaml("\n".join(lines[1:end]).encode())
-    except Exception as exc:  # ruamel's errors and the values it cannot construct
-        message = yaml_problem(exc, first_line=2)
-        raise InvalidInputError(f"{SKILL_MD}'s frontmatter is not valid YAML: {message}") from None
+    block = "\n".join(lines[1:end])
+    meta = frontmatter(block)  # flat one-line text, as most are, read without the parser
+    if meta is None:
+        try:
+            meta = load_yaml(block.encode())
+        except Exception as exc:  # ruamel's errors and the values it cannot construct
+            message = yaml_problem(exc, first_line=2)
+            raise InvalidInputError(
+                f"{SKILL_MD}'s frontmatter is not valid YAML: {message}"
+            ) from None
     if not isinstance(meta, dict):
         raise InvalidInputError(f"{SKILL_MD}'s frontmatter must be a mapping of keys.")
     unknown = tuple(sorted(str(key) for key in meta if key not in FRONTMATTER_KEYS))
@@ -326,9 +332,43 @@ def manifest(
 
 def canonical_hash(files: list[dict[str, Any]]) -> str:
     """``"sha256:" + sha256(RFC 8785 JSON of {"format": "xbrain.skill/1", "files": …})``."""
+    return "sha256:" + sha256_hex(_rfc8785({"format": FORMAT, "files": files}))
+
+
+_SAFE_INT = 2**53 - 1  # RFC 8785's integers: what a double holds exactly
+
+
+def _rfc8785(value: Any) -> bytes:
+    """RFC 8785 JSON of ``value``: json's sorted compact form when that is the same bytes
+    (ASCII keys, which sort alike by code point and by UTF-16 unit; text, booleans, null
+    and whole numbers in the safe range; json and rfc8785 escape the same characters
+    alike), else rfc8785's (floats, other keys, a lone surrogate: its result or error)."""
+    if _json_is_jcs(value):
+        import json
+
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: rfc8785 refuses it
+            pass
     import rfc8785
 
-    return "sha256:" + sha256_hex(rfc8785.dumps({"format": FORMAT, "files": files}))
+    return rfc8785.dumps(value)
+
+
+def _json_is_jcs(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-_SAFE_INT <= value <= _SAFE_INT)
+    if kind is list:
+        return all(_json_is_jcs(item) for item in value)
+    if kind is dict:
+        return all(
+            type(key) is str and key.isascii() and _json_is_jcs(item) for key, item in value.items()
+        )
+    return False
 
 
 def revision_problem(slug: str, name: str, revision: dict[str, Any]) -> str | None:

@@ -23,7 +23,7 @@ from .freshness import reflects
 from .index import VERSION, SearchIndex
 from .kept import reader
 from .query import MAX_QUERY, indexed_document, main_head
-from .skilldoc import document, skill_fields
+from .skilldoc import document, documents, skill_fields
 from .tokenize import Tokenizer
 
 if TYPE_CHECKING:
@@ -259,8 +259,7 @@ def _catch_up(index: SearchIndex, view: Any) -> None:
         known: dict[str, str] = json.loads(index.meta("trees") or "{}")
         now = view.children(kind.DIRECTORY)
         if not known and index.count() == 0:  # a first build: one bulk load, not an add each
-            found = (doc for slug in sorted(now) if (doc := _document(view, slug)) is not None)
-            index.rebuild(found, str(head), bulk=True)
+            index.rebuild(documents(view), str(head), bulk=True)
             index.set_meta("skill-format", SKILL_FORMAT)  # the load started a new index
         else:
             _apply_changes(index, view, known, now)
@@ -307,7 +306,7 @@ def reindex_skills(git: GitStore, cache_dir: Path, view: Any) -> int:
 
     control = git.control_dir
     remove_database(control / SKILL_INDEX)
-    tokenizer = Tokenizer(cache_dir)
+    tokenizer = Tokenizer(cache_dir, whole=True)
     try:
         with _open(control, tokenizer) as index:
             now = view.children(kind.DIRECTORY)

@@ -20,6 +20,7 @@ compiled on the first non-ASCII text a process sees.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
@@ -95,6 +96,7 @@ STOPWORDS = ENGLISH_STOPWORDS | CHINESE_STOPWORDS
 # character against jieba-rs's ~0.24 µs. So a small store's first search never pays the
 # load, and a whole store's build pays ~0.05 s for having waited.
 BULK_SWITCH = 20_000
+_RUST = "rjieba"  # the module jieba-rs is loaded as
 
 _IDEO = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
 _HIRAGANA = "\u3040-\u309f"
@@ -176,14 +178,22 @@ class Tokenizer:
 
     ``counts(text, bulk=True)`` (an index build) switches to jieba-rs once it has cut
     ``BULK_SWITCH`` Han characters: faster to run and slower to load than the segmenter
-    queries use; the terms are the same.
+    queries use; the terms are the same. ``whole``: a whole index's build, which uses
+    jieba-rs at once when this process has loaded it.
     """
 
-    def __init__(self, cache_dir: Path) -> None:
+    def __init__(self, cache_dir: Path, *, whole: bool = False) -> None:
         self.cache_dir = cache_dir
         self._segmenter: Segmenter | None = None
         self._bulk: Cutter | None = None
         self._bulk_cut = 0  # Han characters cut for builds so far
+        # a whole index's build: jieba-rs from the first Han character when this process
+        # has loaded it already (a reindex's resource build did), as there is no load
+        # left to pay
+        self._whole = whole
+
+    def _loaded(self) -> bool:
+        return self._whole and _RUST in sys.modules
 
     @property
     def segmenter(self) -> Segmenter:
@@ -238,7 +248,7 @@ class Tokenizer:
             cutter: Cutter = self.segmenter
             if bulk:
                 self._bulk_cut += len(han)
-                if self._bulk is not None or self._bulk_cut > BULK_SWITCH:
+                if self._bulk is not None or self._bulk_cut > BULK_SWITCH or self._loaded():
                     cutter = self.bulk_segmenter()
             if how == "precise":
                 return cutter.cut(han)
