@@ -1,0 +1,328 @@
+"""A big store's git index kept split, as git's own ``core.splitIndex`` keeps it.
+
+A 100,000-record store's index is 17 MB: written whole, every write (a single put as
+much as a batch) reads, rewrites and hashes all of it. Split, the index names a shared
+base (``.git/sharedindex.<sha>``, written once and never changed) and holds only what
+changed since: the base's entries it replaces, in base order with their names left out,
+the entries it adds, sorted, and a ``link`` extension with the base's id and two EWAH
+bitmaps (which base entries are deleted, which replaced). Past a sixteenth of the
+base's entries, a new base is written. git ≥ 2.5 reads it (and keeps it split when it
+writes the index itself, unless told otherwise).
+
+Only a base xbrain wrote is used (``.git/xbrain/index-shared`` names them); a split
+index git made on its own base is left to the callers' fallback, as before. The base
+file lands before the index naming it, and a base is removed only once no index xbrain
+wrote names it any more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+from array import array
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = [
+    "SPLIT_MIN",
+    "Base",
+    "Split",
+    "Unsupported",
+    "apply",
+    "ewah_bits",
+    "ewah_bytes",
+    "merged",
+    "read_split",
+    "resplit_due",
+    "split_body",
+    "write_base",
+]
+
+SPLIT_MIN = 16_384  # entries: an index this large is kept split
+_RESPLIT = 16  # changes past the base beyond 1/16 of its entries: a new base
+_HEADER = struct.Struct(">4sLL")
+_FLAGS = struct.Struct(">H")
+_WORD = struct.Struct(">Q")
+_MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
+
+
+class Unsupported(Exception):
+    """The index uses a feature xbrain's editor does not handle (here: a split index on a
+    base git wrote, or a damaged link)."""
+
+
+def ewah_bits(data: bytes, offset: int) -> tuple[list[int], int]:
+    """The set bits of the EWAH bitmap at ``offset``, and the offset past it."""
+    _, words = struct.unpack_from(">LL", data, offset)
+    offset += 8
+    if offset + 8 * words + 4 > len(data):
+        raise Unsupported("EWAH bitmap past the end of the link extension")
+    bits: list[int] = []
+    pos, at, end = 0, offset, offset + 8 * words
+    while at < end:
+        (rlw,) = _WORD.unpack_from(data, at)
+        at += 8
+        run, literals = ((rlw >> 1) & 0xFFFFFFFF) * 64, rlw >> 33
+        if rlw & 1:
+            bits.extend(range(pos, pos + run))
+        pos += run
+        for _ in range(literals):
+            if at >= end:
+                raise Unsupported("EWAH bitmap literal words past its end")
+            (word,) = _WORD.unpack_from(data, at)
+            at += 8
+            while word:
+                low = word & -word
+                bits.append(pos + low.bit_length() - 1)
+                word ^= low
+            pos += 64
+    return bits, end + 4
+
+
+def ewah_bytes(bits: list[int]) -> bytes:
+    """``bits`` (sorted, distinct) as git's EWAH bitmap: runs of clean zero words, each
+    followed by its literal words."""
+    words: dict[int, int] = {}
+    for bit in bits:
+        words[bit // 64] = words.get(bit // 64, 0) | (1 << (bit % 64))
+    out: list[int] = []
+    last_rlw, cursor, keys = 0, 0, sorted(words)
+    i = 0
+    while i < len(keys):
+        j = i
+        while j + 1 < len(keys) and keys[j + 1] == keys[j] + 1:
+            j += 1
+        last_rlw = len(out)
+        out.append(((keys[i] - cursor) << 1) | ((j - i + 1) << 33))
+        out.extend(words[k] for k in keys[i : j + 1])
+        cursor, i = keys[j] + 1, j + 1
+    if not out:
+        out.append(0)
+    size = bits[-1] + 1 if bits else 0
+    body = b"".join(_WORD.pack(word) for word in out)
+    return struct.pack(">LL", size, len(out)) + body + struct.pack(">L", last_rlw)
+
+
+def _stripped(entry: bytes) -> bytes:
+    """``entry`` without its name (a replacing entry: git takes the base's)."""
+    (flags,) = _FLAGS.unpack_from(entry, 60)
+    return entry[:60] + _FLAGS.pack(flags & 0xF000) + b"\0\0"
+
+
+def _named(entry: bytes, name: bytes) -> bytes:
+    """A stripped ``entry`` with ``name`` again."""
+    (flags,) = _FLAGS.unpack_from(entry, 60)
+    raw = entry[:60] + _FLAGS.pack((flags & 0xF000) | min(len(name), 0xFFF)) + name
+    return raw + b"\0" * (8 - len(raw) % 8)
+
+
+class Base:
+    """A shared index xbrain wrote: its entries by position, found by name."""
+
+    def __init__(self, sha: bytes, data: bytes, offsets: array[int]) -> None:
+        self.sha, self.data, self.offsets = sha, data, offsets
+        self.count = len(offsets) - 1  # the last offset: where the entries end
+
+    def name(self, i: int) -> bytes:
+        """The name of entry ``i``."""
+        start = self.offsets[i]
+        (flags,) = _FLAGS.unpack_from(self.data, start + 60)
+        return self.data[start + 62 : start + 62 + (flags & 0xFFF)]
+
+    def entry(self, i: int) -> bytes:
+        """The bytes of entry ``i``."""
+        return self.data[self.offsets[i] : self.offsets[i + 1]]
+
+    def find(self, name: bytes) -> int | None:
+        """The position of ``name`` (bisected by reading names in place), or None."""
+        low, high = 0, self.count
+        while low < high:
+            mid = (low + high) // 2
+            if self.name(mid) < name:
+                low = mid + 1
+            else:
+                high = mid
+        return low if low < self.count and self.name(low) == name else None
+
+
+_bases: dict[bytes, Base] = {}  # by id: a base never changes (a server keeps the last)
+
+
+def _base_path(git_dir: Path, sha: bytes) -> Path:
+    return git_dir / f"sharedindex.{sha.hex()}"
+
+
+def _ours(git_dir: Path) -> list[bytes]:
+    """The bases xbrain wrote that an index may still name (newest first)."""
+    try:
+        text = (git_dir / "xbrain" / _MARKER).read_text(encoding="ascii")
+        return [bytes.fromhex(line) for line in text.split()]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+
+
+def _load(git_dir: Path, sha: bytes) -> Base:
+    base = _bases.get(sha)
+    if base is not None:
+        return base
+    if sha not in _ours(git_dir):
+        raise Unsupported("a shared index xbrain did not write")
+    try:
+        data = _base_path(git_dir, sha).read_bytes()
+    except FileNotFoundError:
+        raise Unsupported("its shared index is missing") from None
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version != 2 or data[-20:] != sha:
+        raise Unsupported("the shared index is not the one named")
+    offsets = array("L", [12])
+    at = 12
+    for _ in range(count):
+        (flags,) = _FLAGS.unpack_from(data, at + 60)
+        at += (62 + (flags & 0xFFF) + 8) & ~7
+        offsets.append(at)
+    if at != len(data) - 20:  # xbrain writes its bases without extensions
+        raise Unsupported("the shared index has extensions")
+    base = Base(sha, data, offsets)
+    _bases.clear()
+    _bases[sha] = base
+    return base
+
+
+class Split(NamedTuple):
+    """A split index read: its base, what replaces or deletes base entries, what it adds."""
+
+    base: Base
+    replaced: dict[int, bytes]  # base position -> the entry (its name stripped)
+    deleted: set[int]
+    added: dict[bytes, bytes]  # name -> entry
+
+
+def read_split(
+    git_dir: Path, version: int, link: bytes, names: list[bytes], entries: list[bytes]
+) -> Split:
+    """The split index whose own entries are ``names``/``entries`` and whose ``link``
+    extension's payload is ``link``."""
+    try:
+        return _read_split(git_dir, version, link, names, entries)
+    except (struct.error, ValueError) as exc:
+        raise Unsupported(f"damaged link extension: {exc}") from None
+
+
+def _read_split(
+    git_dir: Path, version: int, link: bytes, names: list[bytes], entries: list[bytes]
+) -> Split:
+    if version != 2:
+        raise Unsupported(f"split index version {version}")
+    if len(link) < 20:
+        raise Unsupported("link extension too short")
+    base = _load(git_dir, link[:20])
+    deleted: list[int] = []
+    replacing: list[int] = []
+    if len(link) > 20:
+        deleted, at = ewah_bits(link, 20)
+        replacing, at = ewah_bits(link, at)
+        if at != len(link):
+            raise Unsupported("garbage after the link extension's bitmaps")
+    if len(replacing) > len(names) or (deleted and deleted[-1] >= base.count):
+        raise Unsupported("link bitmaps do not fit the base")
+    if (replacing and replacing[-1] >= base.count) or set(deleted) & set(replacing):
+        raise Unsupported("link bitmaps do not fit the base")
+    cut = len(replacing)
+    if any(names[:cut]) or not all(names[cut:]):
+        raise Unsupported("replacing entries with names, or added ones without")
+    replaced = dict(zip(replacing, entries[:cut], strict=True))
+    return Split(base, replaced, set(deleted), dict(zip(names[cut:], entries[cut:], strict=True)))
+
+
+def apply(split: Split, changes: Mapping[bytes, bytes | None]) -> None:
+    """Apply ``changes`` (path -> entry, None removes) to ``split`` in place: a path the
+    base holds is replaced or deleted there, any other added or dropped."""
+    for path, entry in changes.items():
+        at = split.base.find(path)
+        if at is None:
+            if entry is None:
+                split.added.pop(path, None)
+            else:
+                split.added[path] = entry
+        elif entry is None:
+            split.replaced.pop(at, None)
+            split.deleted.add(at)
+        else:
+            split.deleted.discard(at)
+            split.replaced[at] = _stripped(entry)
+
+
+def merged(split: Split) -> list[tuple[bytes, bytes]]:
+    """Every entry of the index ``split`` stands for, in path order."""
+    base = split.base
+    out = []
+    for i in range(base.count):
+        if i in split.deleted:
+            continue
+        name = base.name(i)
+        kept = split.replaced.get(i)
+        out.append((name, base.entry(i) if kept is None else _named(kept, name)))
+    if split.added:
+        out.extend(split.added.items())
+        out.sort(key=lambda item: item[0])
+    return out
+
+
+def resplit_due(split: Split) -> bool:
+    """Whether the changes past the base have grown enough to write a new base."""
+    changed = len(split.replaced) + len(split.deleted) + len(split.added)
+    return changed * _RESPLIT > split.base.count
+
+
+def split_body(split: Split) -> tuple[int, list[bytes]]:
+    """(entry count, pieces) of the index ``split`` after its header: replacing entries in
+    base order, added ones sorted, then the ``link`` extension."""
+    replacing = sorted(split.replaced)
+    link = split.base.sha + ewah_bytes(sorted(split.deleted)) + ewah_bytes(replacing)
+    pieces = [split.replaced[i] for i in replacing]
+    pieces += [split.added[name] for name in sorted(split.added)]
+    pieces += [b"link", struct.pack(">L", len(link)), link]
+    return len(replacing) + len(split.added), pieces
+
+
+def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: bytes | None) -> Split:
+    """Write ``whole`` (name, entry in path order) as a new shared index; the split index over it
+    that changes nothing. Named in the marker before any index names it; the bases xbrain
+    wrote that no index can name any more (all but this one and ``current``, the one the
+    index on disk names) are removed."""
+    entries = list(whole)
+    body = _HEADER.pack(b"DIRC", 2, len(entries)) + b"".join(entry for _, entry in entries)
+    sha = hashlib.sha1(body).digest()
+    path = _base_path(git_dir, sha)
+    temp = path.with_name(path.name + ".tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+            handle.write(sha)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    previous = _ours(git_dir)
+    kept = [sha] if current is None or current == sha else [sha, current]
+    marker = git_dir / "xbrain" / _MARKER
+    fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write("".join(f"{item.hex()}\n" for item in kept))
+    for old in previous:
+        if old not in kept:
+            with contextlib.suppress(OSError):
+                _base_path(git_dir, old).unlink()
+    offsets = array("L", [12])
+    at = 12
+    for _, entry in entries:
+        at += len(entry)
+        offsets.append(at)
+    base = Base(sha, body + sha, offsets)
+    _bases.clear()
+    _bases[sha] = base
+    return Split(base, {}, set(), {})
