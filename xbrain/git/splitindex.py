@@ -289,30 +289,19 @@ def split_body(split: Split) -> tuple[int, list[bytes]]:
 
 
 def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: bytes | None) -> Split:
-    """Write ``whole`` (name, entry in path order) as a new shared index; the split index over it
-    that changes nothing. Named in the marker before any index names it; the bases xbrain
-    wrote that no index can name any more (all but this one and ``current``, the one the
-    index on disk names) are removed."""
+    """Write ``whole`` ((name, entry) in path order) as a new shared index; the split index
+    over it that changes nothing. The marker names it before it lands (a kill leaves no
+    base unnamed, a ``.tmp`` at most, removed the next time); then the bases xbrain wrote
+    that no index can name any more (all but this one and ``current``, the one the index
+    on disk names) are removed."""
     entries = list(whole)
     body = _HEADER.pack(b"DIRC", 2, len(entries)) + b"".join(entry for _, entry in entries)
     sha = hashlib.sha1(body).digest()
-    path = _base_path(git_dir, sha)
-    temp = path.with_name(path.name + ".tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-            handle.write(sha)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    previous = _ours(git_dir)
-    kept = [sha] if current is None or current == sha else [sha, current]
-    marker = git_dir / "xbrain" / _MARKER
-    fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="ascii") as handle:
-        handle.write("".join(f"{item.hex()}\n" for item in kept))
+    for leftover in git_dir.glob("sharedindex.*.tmp"):
+        leftover.unlink(missing_ok=True)
+    previous, kept = _ours(git_dir), [sha] if current in (None, sha) else [sha, current]
+    _replace(git_dir / "xbrain" / _MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
+    _replace(_base_path(git_dir, sha), body + sha)
     for old in previous:
         if old not in kept:
             with contextlib.suppress(OSError):
@@ -326,3 +315,17 @@ def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: byt
     _bases.clear()
     _bases[sha] = base
     return Split(base, {}, set(), {})
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole through a ``.tmp`` beside it (private; a link not followed)."""
+    temp = path.with_name(path.name + ".tmp")
+    temp.unlink(missing_ok=True)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
