@@ -46,6 +46,10 @@ def test_a_big_index_is_written_split_and_git_reads_it(
     _git_sees_the_commit(store_dir)
     whole = _bases(store_dir)[0].stat().st_size
     store.put([make("one")])  # a new file: added past the base
+    offsets = store_dir / ".git" / "xbrain" / "index-shared-offsets"
+    assert offsets.read_bytes()[:20] == bytes.fromhex(_bases(store_dir)[0].name.split(".")[1])
+    offsets.write_bytes(b"\0" * 20 + offsets.read_bytes()[20:])  # another base's: not used
+    monkeypatch.setattr(splitindex, "_bases", {})  # as a fresh process finds it
     store.put([make("batch-3", title="Changed", updatedAt="2030-01-01T00:00:00Z")])
     assert index.stat().st_size < whole / 4  # what changed, not every entry again
     _git_sees_the_commit(store_dir)

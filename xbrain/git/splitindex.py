@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
+import mmap
 import os
 import struct
 from array import array
@@ -47,6 +49,7 @@ _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
 _WORD = struct.Struct(">Q")
 _MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
+_OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry offsets
 
 
 class Unsupported(Exception):
@@ -122,7 +125,7 @@ def _named(entry: bytes, name: bytes) -> bytes:
 class Base:
     """A shared index xbrain wrote: its entries by position, found by name."""
 
-    def __init__(self, sha: bytes, data: bytes, offsets: array[int]) -> None:
+    def __init__(self, sha: bytes, data: bytes | mmap.mmap, offsets: array[int]) -> None:
         self.sha, self.data, self.offsets = sha, data, offsets
         self.count = len(offsets) - 1  # the last offset: where the entries end
 
@@ -171,24 +174,40 @@ def _load(git_dir: Path, sha: bytes) -> Base:
     if sha not in _ours(git_dir):
         raise Unsupported("a shared index xbrain did not write")
     try:
-        data = _base_path(git_dir, sha).read_bytes()
-    except FileNotFoundError:
-        raise Unsupported("its shared index is missing") from None
+        with open(_base_path(git_dir, sha), "rb") as handle:  # read where a name is looked up
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (FileNotFoundError, ValueError):
+        raise Unsupported("its shared index is missing or empty") from None
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version != 2 or data[-20:] != sha:
         raise Unsupported("the shared index is not the one named")
-    offsets = array("L", [12])
-    at = 12
-    for _ in range(count):
-        (flags,) = _FLAGS.unpack_from(data, at + 60)
-        at += (62 + (flags & 0xFFF) + 8) & ~7
-        offsets.append(at)
-    if at != len(data) - 20:  # xbrain writes its bases without extensions
+    offsets = _kept_offsets(git_dir, sha)
+    if offsets is None or len(offsets) != count + 1 or offsets[-1] != len(data) - 20:
+        offsets, at = array("L", [12]), 12
+        for _ in range(count):
+            (flags,) = _FLAGS.unpack_from(data, at + 60)
+            at += (62 + (flags & 0xFFF) + 8) & ~7
+            offsets.append(at)
+    if offsets[-1] != len(data) - 20:  # xbrain writes its bases without extensions
         raise Unsupported("the shared index has extensions")
     base = Base(sha, data, offsets)
     _bases.clear()
     _bases[sha] = base
     return base
+
+
+def _kept_offsets(git_dir: Path, sha: bytes) -> array[int] | None:
+    """The entry offsets written beside base ``sha`` (a 100,000-entry base is not walked
+    on every fresh write), or None."""
+    try:
+        raw = (git_dir / "xbrain" / _OFFSETS).read_bytes()
+    except OSError:
+        return None
+    offsets = array("L")
+    if raw[:20] != sha or (len(raw) - 20) % offsets.itemsize:
+        return None
+    offsets.frombytes(raw[20:])
+    return offsets if offsets and offsets[0] == 12 else None
 
 
 class Split(NamedTuple):
@@ -306,11 +325,8 @@ def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: byt
         if old not in kept:
             with contextlib.suppress(OSError):
                 _base_path(git_dir, old).unlink()
-    offsets = array("L", [12])
-    at = 12
-    for _, entry in entries:
-        at += len(entry)
-        offsets.append(at)
+    offsets = array("L", itertools.accumulate((len(entry) for _, entry in entries), initial=12))
+    _replace(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
     base = Base(sha, body + sha, offsets)
     _bases.clear()
     _bases[sha] = base
