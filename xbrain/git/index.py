@@ -316,9 +316,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     if links:
         splitindex.apply(split, changes)
         if splitindex.resplit_due(split):
-            split = splitindex.write_base(
-                index_path.parent, splitindex.merged(split), split.base.sha
-            )
+            split = splitindex.rebase(index_path.parent, split)
         _write_split(index_path, split, stamp)
         return True
     for path, entry in sorted(changes.items()):
