@@ -341,6 +341,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
 def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None:
     count, pieces = splitindex.split_body(split)
     _write(index_path, [_HEADER.pack(b"DIRC", 2, count), *pieces], stamp, split=True)
+    splitindex.settle(index_path.parent, split.base.sha)
 
 
 class Update:

@@ -28,18 +28,19 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
+from . import ewah
+
 __all__ = [
     "SPLIT_MIN",
     "Base",
     "Split",
     "Unsupported",
     "apply",
-    "ewah_bits",
-    "ewah_bytes",
     "merged",
     "read_split",
     "rebase",
     "resplit_due",
+    "settle",
     "split_body",
     "write_base",
 ]
@@ -48,7 +49,6 @@ SPLIT_MIN = 16_384  # entries: an index this large is kept split
 _RESPLIT = 16  # changes past the base beyond 1/16 of its entries: a new base
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
-_WORD = struct.Struct(">Q")
 _MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
 _OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry offsets
 
@@ -56,58 +56,6 @@ _OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry 
 class Unsupported(Exception):
     """The index uses a feature xbrain's editor does not handle (here: a split index on a
     base git wrote, or a damaged link)."""
-
-
-def ewah_bits(data: bytes, offset: int) -> tuple[list[int], int]:
-    """The set bits of the EWAH bitmap at ``offset``, and the offset past it."""
-    _, words = struct.unpack_from(">LL", data, offset)
-    offset += 8
-    if offset + 8 * words + 4 > len(data):
-        raise Unsupported("EWAH bitmap past the end of the link extension")
-    bits: list[int] = []
-    pos, at, end = 0, offset, offset + 8 * words
-    while at < end:
-        (rlw,) = _WORD.unpack_from(data, at)
-        at += 8
-        run, literals = ((rlw >> 1) & 0xFFFFFFFF) * 64, rlw >> 33
-        if rlw & 1:
-            bits.extend(range(pos, pos + run))
-        pos += run
-        for _ in range(literals):
-            if at >= end:
-                raise Unsupported("EWAH bitmap literal words past its end")
-            (word,) = _WORD.unpack_from(data, at)
-            at += 8
-            while word:
-                low = word & -word
-                bits.append(pos + low.bit_length() - 1)
-                word ^= low
-            pos += 64
-    return bits, end + 4
-
-
-def ewah_bytes(bits: list[int]) -> bytes:
-    """``bits`` (sorted, distinct) as git's EWAH bitmap: runs of clean zero words, each
-    followed by its literal words."""
-    words: dict[int, int] = {}
-    for bit in bits:
-        words[bit // 64] = words.get(bit // 64, 0) | (1 << (bit % 64))
-    out: list[int] = []
-    last_rlw, cursor, keys = 0, 0, sorted(words)
-    i = 0
-    while i < len(keys):
-        j = i
-        while j + 1 < len(keys) and keys[j + 1] == keys[j] + 1:
-            j += 1
-        last_rlw = len(out)
-        out.append(((keys[i] - cursor) << 1) | ((j - i + 1) << 33))
-        out.extend(words[k] for k in keys[i : j + 1])
-        cursor, i = keys[j] + 1, j + 1
-    if not out:
-        out.append(0)
-    size = bits[-1] + 1 if bits else 0
-    body = b"".join(_WORD.pack(word) for word in out)
-    return struct.pack(">LL", size, len(out)) + body + struct.pack(">L", last_rlw)
 
 
 def _stripped(entry: bytes) -> bytes:
@@ -247,8 +195,8 @@ def _read_split(
     deleted: list[int] = []
     replacing: list[int] = []
     if len(link) > 20:
-        deleted, at = ewah_bits(link, 20)
-        replacing, at = ewah_bits(link, at)
+        deleted, at = ewah.bits(link, 20)
+        replacing, at = ewah.bits(link, at)
         if at != len(link):
             raise Unsupported("garbage after the link extension's bitmaps")
     if len(replacing) > len(names) or (deleted and deleted[-1] >= base.count):
@@ -308,7 +256,7 @@ def split_body(split: Split) -> tuple[int, list[bytes]]:
     """(entry count, pieces) of the index ``split`` after its header: replacing entries in
     base order, added ones sorted, then the ``link`` extension."""
     replacing = sorted(split.replaced)
-    link = split.base.sha + ewah_bytes(sorted(split.deleted)) + ewah_bytes(replacing)
+    link = split.base.sha + ewah.encoded(sorted(split.deleted)) + ewah.encoded(replacing)
     pieces = [split.replaced[i] for i in replacing]
     pieces += [split.added[name] for name in sorted(split.added)]
     pieces += [b"link", struct.pack(">L", len(link)), link]
@@ -358,7 +306,8 @@ def _land(git_dir: Path, pieces: list[bytes], offsets: array[int], current: byte
     that changes nothing. The marker names it before it lands (a kill leaves no base
     unnamed, a ``.tmp`` at most, removed the next time), its offsets beside it; then the
     bases xbrain wrote that no index can name any more (all but this one and ``current``,
-    the one the index on disk names) are removed."""
+    the one the index on disk names until the caller's lands: :func:`settle`) are
+    removed."""
     body = b"".join(pieces)
     sha = hashlib.sha1(body).digest()
     for leftover in git_dir.glob("sharedindex.*.tmp"):
@@ -375,6 +324,19 @@ def _land(git_dir: Path, pieces: list[bytes], offsets: array[int], current: byte
     _bases.clear()
     _bases[sha] = base
     return Split(base, {}, set(), {})
+
+
+def settle(git_dir: Path, sha: bytes) -> None:
+    """Once the index on disk names base ``sha``: remove the other bases xbrain wrote (a
+    new base is ~20 MB beside a 100,000-record store's records)."""
+    ours = _ours(git_dir)
+    if ours == [sha]:
+        return
+    _replace(git_dir / "xbrain" / _MARKER, f"{sha.hex()}\n".encode())
+    for old in ours:
+        if old != sha:
+            with contextlib.suppress(OSError):
+                _base_path(git_dir, old).unlink()
 
 
 def _replace(path: Path, data: bytes) -> None:
