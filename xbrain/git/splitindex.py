@@ -320,10 +320,8 @@ def _land(git_dir: Path, pieces: list[bytes], offsets: array[int], current: byte
         if old not in kept:
             with contextlib.suppress(OSError):
                 _base_path(git_dir, old).unlink()
-    base = Base(sha, body + sha, offsets)
-    _bases.clear()
-    _bases[sha] = base
-    return Split(base, {}, set(), {})
+    _bases.clear()  # the next write maps the file (a server keeps no 20 MB copy of it)
+    return Split(Base(sha, body + sha, offsets), {}, set(), {})
 
 
 def settle(git_dir: Path, sha: bytes) -> None:
