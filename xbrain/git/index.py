@@ -6,10 +6,10 @@ so this module walks the entry table with one ``struct`` read per entry, splices
 changed entries and rewrites the file under git's own ``index.lock`` protocol.
 
 Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
-with an upper-case letter) are dropped, as git allows: they are caches git rebuilds.
-An index using a required extension (split index, sparse directories) or version 4 is
-left to dulwich (``update`` returns False); one dulwich cannot read either is written
-afresh from the commit (``write_entries``).
+with an upper-case letter) are dropped, as git allows: they are caches git rebuilds. An
+index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`). Any other
+required extension (sparse directories, a split on a base git wrote) or version 4 is left
+to dulwich (``update`` returns False); one dulwich cannot read either is written afresh.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import struct
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+
+from . import splitindex
 
 __all__ = [
     "SPLICE_MAX",
@@ -50,8 +52,7 @@ class IndexLocked(Exception):
     """``index.lock`` exists: a git command is writing the index."""
 
 
-class Unsupported(Exception):
-    """The index uses a feature this editor does not handle."""
+Unsupported = splitindex.Unsupported  # the index uses a feature this editor does not handle
 
 
 def entry_bytes(path: bytes, stat: os.stat_result | None, blob_sha_hex: str) -> bytes:
@@ -79,8 +80,11 @@ def entry_bytes(path: bytes, stat: os.stat_result | None, blob_sha_hex: str) -> 
     return raw + b"\0" * (8 - len(raw) % 8)
 
 
-def _parse(data: bytes) -> tuple[int, list[bytes], list[tuple[int, int]]]:
-    """(version, names, (start, end) of each entry)."""
+def _parse(
+    data: bytes, links: list[bytes] | None = None
+) -> tuple[int, list[bytes], list[tuple[int, int]]]:
+    """(version, names, (start, end) of each entry); a split index's ``link`` extension's
+    payload appended to ``links`` (without: Unsupported)."""
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3):
         raise Unsupported(f"index version {version}")
@@ -103,10 +107,23 @@ def _parse(data: bytes) -> tuple[int, list[bytes], list[tuple[int, int]]]:
     while offset < body_end:  # extensions
         signature = data[offset : offset + 4]
         (size,) = struct.unpack_from(">L", data, offset + 4)
-        if not signature[:1].isupper():
+        if signature == b"link" and links is not None:
+            links.append(data[offset + 8 : offset + 8 + size])
+        elif not signature[:1].isupper():
             raise Unsupported(f"required index extension {signature!r}")
         offset += 8 + size
     return version, names, spans
+
+
+def _whole(index_path: Path, data: bytes) -> tuple[int, list[tuple[bytes, bytes]]]:
+    """(version, every (name, entry) in path order), a split index's merged with its base."""
+    version, names, spans = _parse(data, links := list[bytes]())
+    entries = [data[start:end] for start, end in spans]
+    if not links:
+        return version, list(zip(names, entries, strict=True))
+    return 2, splitindex.merged(
+        splitindex.read_split(index_path.parent, version, links[-1], names, entries)
+    )
 
 
 def read_entries(index_path: Path) -> dict[str, str]:
@@ -115,11 +132,8 @@ def read_entries(index_path: Path) -> dict[str, str]:
         data = index_path.read_bytes()
     except FileNotFoundError:
         return {}
-    _, names, spans = _parse(data)
-    out = {}
-    for name, (start, _) in zip(names, spans, strict=True):
-        out[name.decode("utf-8", "surrogateescape")] = data[start + 40 : start + 60].hex()
-    return out
+    _, entries = _whole(index_path, data)
+    return {name.decode("utf-8", "surrogateescape"): entry[40:60].hex() for name, entry in entries}
 
 
 def _name_at(data: bytes, start: int) -> bytes:
@@ -133,12 +147,10 @@ def _next(data: bytes, start: int) -> int:
 
 
 def _find_entry(data: bytes, needle: bytes, end: int) -> int | None:
-    """Offset of the first entry whose name starts with ``needle`` (exact when it ends in NUL).
-
-    Entry names start 62 bytes into an entry and entries are 8-byte aligned from offset
-    12, so a real match sits at ``pos % 8 == 2`` right after its flags; anything else is
-    a coincidence inside binary fields and is skipped.
-    """
+    """Offset of the first entry whose name starts with ``needle`` (exact when it ends in
+    NUL). Entry names start 62 bytes into an entry and entries are 8-byte aligned from
+    offset 12, so a real match sits at ``pos % 8 == 2`` right after its flags; anything
+    else is a coincidence inside binary fields and is skipped."""
     pos = data.find(needle, 12, end)
     while pos != -1:
         start = pos - 62
@@ -210,19 +222,21 @@ def _sha1(pieces: list[bytes | memoryview], into: list[bytes]) -> None:
 
 def _start_writeback(fd: int) -> None:
     """Have the kernel start writing the file's pages out now, while the checksum is
-    computed, rather than in the rename: ext4 flushes a file renamed over another
-    (``auto_da_alloc``), 7-9 ms of a 17 MB index inside ``os.replace``. Nothing is
-    waited for and the order of durability is the rename's own; the pages stay cached
-    (dirty ones are never dropped). Advice only: where it is missing, nothing happens."""
+    computed, rather than in the rename (ext4's ``auto_da_alloc``: 7-9 ms of a 17 MB
+    index). Nothing is waited for, the order of durability is the rename's own; the pages
+    stay cached. Advice only: where it is missing, nothing happens."""
     advise = getattr(os, "posix_fadvise", None)
     if advise is not None:
         with contextlib.suppress(OSError):
             advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 
 
-def _write(index_path: Path, pieces: list[bytes | memoryview], stamp: Path) -> None:
+def _write(
+    index_path: Path, pieces: list[bytes | memoryview], stamp: Path, split: bool = False
+) -> None:
     """Write the index whose body is ``pieces`` in order (views into the old file, not
-    copies of it: a store's index is megabytes), with its checksum trailer."""
+    copies of it: a store's index is megabytes), with its checksum trailer. The stamp of
+    a ``split`` one never matches its trailer: it is never spliced."""
     lock = index_path.with_name(index_path.name + ".lock")
     try:
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -257,7 +271,7 @@ def _write(index_path: Path, pieces: list[bytes | memoryview], stamp: Path) -> N
     # private whatever the umask (an update may run in a thread beside other work)
     fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:
-        handle.write(trailer)
+        handle.write(trailer + (b"split" if split else b""))
 
 
 def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path) -> bool:
@@ -276,8 +290,10 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     except OSError:
         ours = False
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
-    # (1,000 new resources into an 8,000-resource index: 0.9 s of searching)
-    edits = _fast_edits(data, changes) if ours and len(changes) <= SPLICE_MAX else None
+    # (1,000 new resources into an 8,000-resource index: 0.9 s of searching); an index
+    # big enough to be split is parsed (it is one already, or becomes one)
+    small = _HEADER.unpack_from(data, 0)[2] < splitindex.SPLIT_MIN
+    edits = _fast_edits(data, changes) if ours and small and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
         view = memoryview(data)
@@ -291,10 +307,18 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         _write(index_path, [_HEADER.pack(signature, version, count), *pieces], stamp)
         return True
     try:
-        version, names, spans = _parse(data)
+        version, names, spans = _parse(data, links := list[bytes]())
+        entries = [data[start:end] for start, end in spans]
+        if links:
+            split = splitindex.read_split(index_path.parent, version, links[-1], names, entries)
     except (Unsupported, struct.error, ValueError):
         return False
-    entries = [data[start:end] for start, end in spans]
+    if links:
+        splitindex.apply(split, changes)
+        if splitindex.resplit_due(split):
+            split = splitindex.rebase(index_path.parent, split)
+        _write_split(index_path, split, stamp)
+        return True
     for path, entry in sorted(changes.items()):
         at = bisect.bisect_left(names, path)
         exists = at < len(names) and names[at] == path
@@ -306,8 +330,18 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         else:
             names.insert(at, path)
             entries.insert(at, entry)
+    if len(entries) >= splitindex.SPLIT_MIN and version == 2:  # from now on kept split
+        split = splitindex.write_base(index_path.parent, zip(names, entries, strict=True), None)
+        _write_split(index_path, split, stamp)
+        return True
     _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
     return True
+
+
+def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None:
+    count, pieces = splitindex.split_body(split)
+    _write(index_path, [_HEADER.pack(b"DIRC", 2, count), *pieces], stamp, split=True)
+    splitindex.settle(index_path.parent, split.base.sha)
 
 
 class Update:
@@ -354,16 +388,12 @@ def in_order(index_path: Path) -> bool:
         data = index_path.read_bytes()
     except FileNotFoundError:
         return True
-    _, names, _ = _parse(data)
-    return all(a < b for a, b in itertools.pairwise(names))
+    _, entries = _whole(index_path, data)
+    return all(a[0] < b[0] for a, b in itertools.pairwise(entries))
 
 
 def sort_entries(index_path: Path, stamp: Path) -> None:
-    """Rewrite the index with its entries in path order (what ``doctor --repair`` does).
-
-    Optional extensions are dropped (git rebuilds them); entries keep their bytes.
-    """
-    data = index_path.read_bytes()
-    version, names, spans = _parse(data)
-    entries = [(name, data[start:end]) for name, (start, end) in zip(names, spans, strict=True)]
+    """Rewrite the index with its entries in path order (what ``doctor --repair`` does),
+    whole, its optional extensions dropped (git rebuilds them); entries keep their bytes."""
+    version, entries = _whole(index_path, index_path.read_bytes())
     write_entries(index_path, entries, stamp, version)

@@ -40,7 +40,7 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
                 (_whole(obj) for obj in objects),
                 store.object_format,
                 num_records=len(objects),
-                compression_level=store.pack_compression_level,
+                compression_level=_level(store.pack_compression_level),
             )
             handle.flush()
             if store.fsync_object_files:
@@ -58,6 +58,15 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
         raise
     with GitFile(base + ".idx", "wb", mask=PACK_MODE, fsync=store.fsync_object_files) as index:
         write_pack_index(index, rows, checksum, version=store.pack_index_version)
+
+
+def _level(configured: int) -> int:
+    """The zlib level of a write's pack: the one git's settings ask for, else 1. zlib's
+    default (6) spends 3-4 times as long on a catalog shard (8 KB of JSON) for 2.5 % less,
+    and half as long again on a tree (its ids do not compress) for 2 % less: a batch into
+    a 100,000-record store compresses ~25 MB (its 256 ``resources/<aa>/`` trees, ~900
+    catalog and URL shards). Upkeep's merges copy them as they are or make them deltas."""
+    return 1 if configured == -1 else configured
 
 
 def _whole(obj: ShaFile) -> UnpackedObject:

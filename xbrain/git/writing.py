@@ -23,6 +23,7 @@ from .loose import add_loose
 from .objects import DIR_MODE, FILE_MODE, MAIN, CommitId, disk_full, load_object, private_umask
 from .packwrite import write_pack
 from .repo import Repository
+from .treeedit import edited_tree
 
 __all__ = ["Writer"]
 
@@ -44,42 +45,33 @@ class Writer(Repository):
         tree (default: from the repository; a history rewrite reads its own first).
 
         An existing tree is read from the repository's tree cache (a write's staging read
-        it already) and copied by parsing its bytes again (dulwich's C parser), not entry by
-        entry: a batch into a big store rewrites the 256 ``resources/<aa>/`` trees,
-        100,000 entries in all."""
+        it already) and edited in its serialized bytes (:func:`.treeedit.edited_tree`)."""
+        old: Tree | None = None
         if base is not None:
-            old = load(base) if load is not None else self.trees.get(self._repo, base)
-            if not isinstance(old, Tree):
+            found = load(base) if load is not None else self.trees.get(self._repo, base)
+            if not isinstance(found, Tree):
                 raise CorruptStoreError("Store tree is damaged; run xbrain doctor.")
-            tree = Tree.from_raw_string(
-                Tree.type_num, old.as_raw_string(), object_format=old.object_format
-            )
-            assert isinstance(tree, Tree)
-        else:
-            tree = Tree()
+            old = found
+        edits: dict[bytes, tuple[int, bytes] | None] = {}
         nested: dict[bytes, dict[bytes, bytes | None]] = {}
         for path, data in changes.items():
             head, sep, rest = path.partition(b"/")
             if sep:
                 nested.setdefault(head, {})[rest] = data
             elif data is None:
-                if head in tree:
-                    del tree[head]
+                edits[head] = None
             else:
                 blob = Blob.from_string(data)
                 out.append(blob)
-                tree.add(head, FILE_MODE, blob.id)
+                edits[head] = (FILE_MODE, bytes(blob.id))
         for name, sub in nested.items():
             sub_base = None
-            if name in tree:
-                mode, sha = tree[name]
+            if old is not None and name in old:
+                mode, sha = old[name]
                 sub_base = sha if mode == DIR_MODE else None
             sub_id = self._build_tree(sub_base, sub, out, load)
-            if sub_id is None:
-                if name in tree:
-                    del tree[name]
-            else:
-                tree.add(name, DIR_MODE, ObjectID(sub_id))
+            edits[name] = None if sub_id is None else (DIR_MODE, sub_id)
+        tree = edited_tree(old, edits)
         if len(tree) == 0 and base is not None:
             return None
         out.append(tree)

@@ -1,0 +1,351 @@
+"""A big store's git index kept split, as git's own ``core.splitIndex`` keeps it.
+
+A 100,000-record store's index is 17 MB: written whole, every write (a single put as
+much as a batch) reads, rewrites and hashes all of it. Split, the index names a shared
+base (``.git/sharedindex.<sha>``, written once and never changed) and holds only what
+changed since: the base's entries it replaces, in base order with their names left out,
+the entries it adds, sorted, and a ``link`` extension with the base's id and two EWAH
+bitmaps (which base entries are deleted, which replaced). Past a sixteenth of the
+base's entries, a new base is written. git ≥ 2.5 reads it (and keeps it split when it
+writes the index itself, unless told otherwise).
+
+Only a base xbrain wrote is used (``.git/xbrain/index-shared`` names them); a split
+index git made on its own base is left to the callers' fallback, as before. The base
+file lands before the index naming it, and a base is removed only once no index xbrain
+wrote names it any more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import mmap
+import os
+import struct
+from array import array
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from . import ewah
+
+__all__ = [
+    "SPLIT_MIN",
+    "Base",
+    "Split",
+    "Unsupported",
+    "apply",
+    "merged",
+    "read_split",
+    "rebase",
+    "resplit_due",
+    "settle",
+    "split_body",
+    "write_base",
+]
+
+SPLIT_MIN = 16_384  # entries: an index this large is kept split
+_RESPLIT = 16  # changes past the base beyond 1/16 of its entries: a new base
+_HEADER = struct.Struct(">4sLL")
+_FLAGS = struct.Struct(">H")
+_MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
+_OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry offsets
+
+
+class Unsupported(Exception):
+    """The index uses a feature xbrain's editor does not handle (here: a split index on a
+    base git wrote, or a damaged link)."""
+
+
+def _stripped(entry: bytes) -> bytes:
+    """``entry`` without its name (a replacing entry: git takes the base's)."""
+    (flags,) = _FLAGS.unpack_from(entry, 60)
+    return entry[:60] + _FLAGS.pack(flags & 0xF000) + b"\0\0"
+
+
+def _named(entry: bytes, name: bytes) -> bytes:
+    """A stripped ``entry`` with ``name`` again."""
+    (flags,) = _FLAGS.unpack_from(entry, 60)
+    raw = entry[:60] + _FLAGS.pack((flags & 0xF000) | min(len(name), 0xFFF)) + name
+    return raw + b"\0" * (8 - len(raw) % 8)
+
+
+class Base:
+    """A shared index xbrain wrote: its entries by position, found by name."""
+
+    def __init__(self, sha: bytes, data: bytes | mmap.mmap, offsets: array[int]) -> None:
+        self.sha, self.data, self.offsets = sha, data, offsets
+        self.count = len(offsets) - 1  # the last offset: where the entries end
+
+    def name(self, i: int) -> bytes:
+        """The name of entry ``i``."""
+        start = self.offsets[i]
+        (flags,) = _FLAGS.unpack_from(self.data, start + 60)
+        return self.data[start + 62 : start + 62 + (flags & 0xFFF)]
+
+    def entry(self, i: int) -> bytes:
+        """The bytes of entry ``i``."""
+        return self.data[self.offsets[i] : self.offsets[i + 1]]
+
+    def bisect(self, name: bytes) -> int:
+        """Where ``name`` is or would go (bisected by reading names in place)."""
+        low, high = 0, self.count
+        while low < high:
+            mid = (low + high) // 2
+            if self.name(mid) < name:
+                low = mid + 1
+            else:
+                high = mid
+        return low
+
+    def find(self, name: bytes) -> int | None:
+        """The position of ``name``, or None."""
+        at = self.bisect(name)
+        return at if at < self.count and self.name(at) == name else None
+
+
+_bases: dict[bytes, Base] = {}  # by id: a base never changes (a server keeps the last)
+
+
+def _base_path(git_dir: Path, sha: bytes) -> Path:
+    return git_dir / f"sharedindex.{sha.hex()}"
+
+
+def _ours(git_dir: Path) -> list[bytes]:
+    """The bases xbrain wrote that an index may still name (newest first)."""
+    try:
+        text = (git_dir / "xbrain" / _MARKER).read_text(encoding="ascii")
+        return [bytes.fromhex(line) for line in text.split()]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+
+
+def _load(git_dir: Path, sha: bytes) -> Base:
+    base = _bases.get(sha)
+    if base is not None:
+        return base
+    if sha not in _ours(git_dir):
+        raise Unsupported("a shared index xbrain did not write")
+    try:
+        with open(_base_path(git_dir, sha), "rb") as handle:  # read where a name is looked up
+            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (FileNotFoundError, ValueError):
+        raise Unsupported("its shared index is missing or empty") from None
+    signature, version, count = _HEADER.unpack_from(data, 0)
+    if signature != b"DIRC" or version != 2 or data[-20:] != sha:
+        raise Unsupported("the shared index is not the one named")
+    offsets = _kept_offsets(git_dir, sha)
+    if offsets is None or len(offsets) != count + 1 or offsets[-1] != len(data) - 20:
+        offsets, at = array("L", [12]), 12
+        for _ in range(count):
+            (flags,) = _FLAGS.unpack_from(data, at + 60)
+            at += (62 + (flags & 0xFFF) + 8) & ~7
+            offsets.append(at)
+    if offsets[-1] != len(data) - 20:  # xbrain writes its bases without extensions
+        raise Unsupported("the shared index has extensions")
+    base = Base(sha, data, offsets)
+    _bases.clear()
+    _bases[sha] = base
+    return base
+
+
+def _kept_offsets(git_dir: Path, sha: bytes) -> array[int] | None:
+    """The entry offsets written beside base ``sha`` (a 100,000-entry base is not walked
+    on every fresh write), or None."""
+    try:
+        raw = (git_dir / "xbrain" / _OFFSETS).read_bytes()
+    except OSError:
+        return None
+    offsets = array("L")
+    if raw[:20] != sha or (len(raw) - 20) % offsets.itemsize:
+        return None
+    offsets.frombytes(raw[20:])
+    return offsets if offsets and offsets[0] == 12 else None
+
+
+class Split(NamedTuple):
+    """A split index read: its base, what replaces or deletes base entries, what it adds."""
+
+    base: Base
+    replaced: dict[int, bytes]  # base position -> the entry (its name stripped)
+    deleted: set[int]
+    added: dict[bytes, bytes]  # name -> entry
+
+
+def read_split(
+    git_dir: Path, version: int, link: bytes, names: list[bytes], entries: list[bytes]
+) -> Split:
+    """The split index whose own entries are ``names``/``entries`` and whose ``link``
+    extension's payload is ``link``."""
+    try:
+        return _read_split(git_dir, version, link, names, entries)
+    except (struct.error, ValueError) as exc:
+        raise Unsupported(f"damaged link extension: {exc}") from None
+
+
+def _read_split(
+    git_dir: Path, version: int, link: bytes, names: list[bytes], entries: list[bytes]
+) -> Split:
+    if version != 2:
+        raise Unsupported(f"split index version {version}")
+    if len(link) < 20:
+        raise Unsupported("link extension too short")
+    base = _load(git_dir, link[:20])
+    deleted: list[int] = []
+    replacing: list[int] = []
+    if len(link) > 20:
+        deleted, at = ewah.bits(link, 20)
+        replacing, at = ewah.bits(link, at)
+        if at != len(link):
+            raise Unsupported("garbage after the link extension's bitmaps")
+    if len(replacing) > len(names) or (deleted and deleted[-1] >= base.count):
+        raise Unsupported("link bitmaps do not fit the base")
+    if (replacing and replacing[-1] >= base.count) or set(deleted) & set(replacing):
+        raise Unsupported("link bitmaps do not fit the base")
+    cut = len(replacing)
+    if any(names[:cut]) or not all(names[cut:]):
+        raise Unsupported("replacing entries with names, or added ones without")
+    replaced = dict(zip(replacing, entries[:cut], strict=True))
+    return Split(base, replaced, set(deleted), dict(zip(names[cut:], entries[cut:], strict=True)))
+
+
+def apply(split: Split, changes: Mapping[bytes, bytes | None]) -> None:
+    """Apply ``changes`` (path -> entry, None removes) to ``split`` in place: a path the
+    base holds is replaced or deleted there, any other added or dropped."""
+    for path, entry in changes.items():
+        at = split.base.find(path)
+        if at is None:
+            if entry is None:
+                split.added.pop(path, None)
+            else:
+                split.added[path] = entry
+        else:  # (git may delete a base entry and add one of the same name)
+            split.added.pop(path, None)
+            if entry is None:
+                split.replaced.pop(at, None)
+                split.deleted.add(at)
+            else:
+                split.deleted.discard(at)
+                split.replaced[at] = _stripped(entry)
+
+
+def merged(split: Split) -> list[tuple[bytes, bytes]]:
+    """Every entry of the index ``split`` stands for, in path order."""
+    base = split.base
+    out = []
+    for i in range(base.count):
+        if i in split.deleted:
+            continue
+        name = base.name(i)
+        kept = split.replaced.get(i)
+        out.append((name, base.entry(i) if kept is None else _named(kept, name)))
+    if split.added:
+        out.extend(split.added.items())
+        out.sort(key=lambda item: item[0])
+    return out
+
+
+def resplit_due(split: Split) -> bool:
+    """Whether the changes past the base have grown enough to write a new base."""
+    changed = len(split.replaced) + len(split.deleted) + len(split.added)
+    return changed * _RESPLIT > split.base.count
+
+
+def split_body(split: Split) -> tuple[int, list[bytes]]:
+    """(entry count, pieces) of the index ``split`` after its header: replacing entries in
+    base order, added ones sorted, then the ``link`` extension."""
+    replacing = sorted(split.replaced)
+    link = split.base.sha + ewah.encoded(sorted(split.deleted)) + ewah.encoded(replacing)
+    pieces = [split.replaced[i] for i in replacing]
+    pieces += [split.added[name] for name in sorted(split.added)]
+    pieces += [b"link", struct.pack(">L", len(link)), link]
+    return len(replacing) + len(split.added), pieces
+
+
+def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: bytes | None) -> Split:
+    """Write ``whole`` ((name, entry) in path order) as a new shared index; the split index
+    over it that changes nothing. ``current``: the base the index on disk names."""
+    entries = [entry for _, entry in whole]
+    offsets = array("L", itertools.accumulate(map(len, entries), initial=12))
+    return _land(git_dir, [_HEADER.pack(b"DIRC", 2, len(entries)), *entries], offsets, current)
+
+
+def rebase(git_dir: Path, split: Split) -> Split:
+    """The entries ``split`` stands for written as a new base: runs of its base's entries
+    copied as they are between the changes (a 100,000-entry base is not walked entry by
+    entry), their offsets shifted."""
+    base, offsets = split.base, split.base.offsets
+    events: list[tuple[int, int, bytes, bytes | None]] = [
+        *((at, 1, b"", None) for at in split.deleted),
+        *((at, 1, b"", _named(entry, base.name(at))) for at, entry in split.replaced.items()),
+        *((base.bisect(name), 0, name, entry) for name, entry in split.added.items()),
+    ]  # (base position, 0: added before it / 1: it replaced or deleted, name, entry)
+    count = base.count - len(split.deleted) + len(split.added)
+    pieces: list[bytes] = [_HEADER.pack(b"DIRC", 2, count)]
+    starts: list[int] = []
+    at, cursor = 12, 0
+    for position, order, _, entry in [*sorted(events), (base.count, 0, b"", None)]:
+        if position > cursor:  # base entries cursor..position, unchanged
+            pieces.append(base.data[offsets[cursor] : offsets[position]])
+            shift = at - offsets[cursor]
+            starts += [offset + shift for offset in offsets[cursor:position]]
+            at, cursor = at + offsets[position] - offsets[cursor], position
+        if entry is not None:
+            starts.append(at)
+            pieces.append(entry)
+            at += len(entry)
+        if order == 1:
+            cursor = position + 1
+    starts.append(at)
+    return _land(git_dir, pieces, array("L", starts), base.sha)
+
+
+def _land(git_dir: Path, pieces: list[bytes], offsets: array[int], current: bytes | None) -> Split:
+    """Write the base whose header and entries are ``pieces`` and the split index over it
+    that changes nothing. The marker names it before it lands (a kill leaves no base
+    unnamed, a ``.tmp`` at most, removed the next time), its offsets beside it; then the
+    bases xbrain wrote that no index can name any more (all but this one and ``current``,
+    the one the index on disk names until the caller's lands: :func:`settle`) are
+    removed."""
+    body = b"".join(pieces)
+    sha = hashlib.sha1(body).digest()
+    for leftover in git_dir.glob("sharedindex.*.tmp"):
+        leftover.unlink(missing_ok=True)
+    previous, kept = _ours(git_dir), [sha] if current in (None, sha) else [sha, current]
+    _replace(git_dir / "xbrain" / _MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
+    _replace(_base_path(git_dir, sha), body + sha)
+    _replace(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
+    for old in previous:
+        if old not in kept:
+            with contextlib.suppress(OSError):
+                _base_path(git_dir, old).unlink()
+    _bases.clear()  # the next write maps the file (a server keeps no 20 MB copy of it)
+    return Split(Base(sha, body + sha, offsets), {}, set(), {})
+
+
+def settle(git_dir: Path, sha: bytes) -> None:
+    """Once the index on disk names base ``sha``: remove the other bases xbrain wrote (a
+    new base is ~20 MB beside a 100,000-record store's records)."""
+    ours = _ours(git_dir)
+    if ours == [sha]:
+        return
+    _replace(git_dir / "xbrain" / _MARKER, f"{sha.hex()}\n".encode())
+    for old in ours:
+        if old != sha:
+            with contextlib.suppress(OSError):
+                _base_path(git_dir, old).unlink()
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write ``path`` whole through a ``.tmp`` beside it (private; a link not followed)."""
+    temp = path.with_name(path.name + ".tmp")
+    temp.unlink(missing_ok=True)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
