@@ -29,10 +29,11 @@ def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     team of any size in memory (the floor is for big teams); undone after."""
     monkeypatch.setattr(kept, "_KEPT", None)
     monkeypatch.setattr(kept, "_LATER", {})
+    monkeypatch.setattr(kept, "_HELD", {})
     monkeypatch.setattr(inmemory, "FROM_DOCUMENTS", 1)
     kept.keep_warm()
     yield
-    for _, conn, _, _ in (kept._KEPT or {}).values():
+    for _, conn, _ in (kept._KEPT or {}).values():
         conn.close()
 
 
@@ -47,7 +48,7 @@ def _held() -> list[str]:
     """The index files whose postings this process holds in memory."""
     return [
         path
-        for path, (_, conn, _, _) in (kept._KEPT or {}).items()
+        for path, (_, conn, _) in (kept._KEPT or {}).items()
         if isinstance((kept.held(conn) or {}).get("postings"), inmemory.Postings)
     ]
 

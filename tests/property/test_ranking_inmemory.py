@@ -39,17 +39,17 @@ def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
 def served(path: Path) -> Iterator[sqlite3.Connection]:
     """A kept connection to the index at ``path``, as ``xbrain serve`` holds one, with
     every index worth holding in memory (the module's floor is for big teams)."""
-    saved = kept._KEPT, inmemory.FROM_DOCUMENTS
-    kept._KEPT, inmemory.FROM_DOCUMENTS = None, 1
+    saved = kept._KEPT, kept._HELD, kept._LATER, inmemory.FROM_DOCUMENTS
+    kept._KEPT, kept._HELD, kept._LATER, inmemory.FROM_DOCUMENTS = None, {}, {}, 1
     kept.keep_warm()
     try:
         conn = kept.reader(path)
         assert conn is not None
         yield conn
     finally:
-        for _, conn, _, _ in (kept._KEPT or {}).values():
+        for _, conn, _ in (kept._KEPT or {}).values():
             conn.close()
-        kept._KEPT, inmemory.FROM_DOCUMENTS = saved
+        kept._KEPT, kept._HELD, kept._LATER, inmemory.FROM_DOCUMENTS = saved
 
 
 def rank(

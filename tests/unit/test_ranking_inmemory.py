@@ -24,10 +24,11 @@ def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     index in memory (the floor is for big teams); undone after."""
     monkeypatch.setattr(kept, "_KEPT", None)
     monkeypatch.setattr(kept, "_LATER", {})
+    monkeypatch.setattr(kept, "_HELD", {})
     monkeypatch.setattr(inmemory, "FROM_DOCUMENTS", 1)
     kept.keep_warm()
     yield
-    for _, conn, _, _ in (kept._KEPT or {}).values():
+    for _, conn, _ in (kept._KEPT or {}).values():
         conn.close()
 
 
@@ -139,3 +140,59 @@ def test_only_a_team_layer_of_a_kept_connection_is_held(warm: None, index: Path)
     finally:
         fresh.close()
     assert not kept.idle() and personal == alone == _fresh(index)
+
+
+def _read(conn: sqlite3.Connection) -> inmemory.Postings:
+    conn.execute("BEGIN")
+    try:
+        found = inmemory.read_postings(conn, (ranking.WEIGHTS, ranking.LENGTH_NORMALIZATION))
+    finally:
+        kept.release(conn)
+    assert isinstance(found, inmemory.Postings)
+    return found
+
+
+def _by_term(postings: inmemory.Postings) -> dict[str, list[tuple[int, float]]]:
+    return {
+        term: sorted(zip(*(a.tolist() for a in postings.term(term)), strict=True))
+        for term in postings.terms
+    }
+
+
+def test_postings_read_as_one_text_per_term_or_a_row_each_are_alike(
+    warm: None, index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    conn = kept.reader(index)
+    assert conn is not None
+    packed = _read(conn)
+    monkeypatch.setattr(inmemory, "_packed", lambda *args: None)
+    rows = _read(conn)
+    assert packed.docs.tolist() == rows.docs.tolist() and packed.terms == rows.terms
+    assert _by_term(packed) == _by_term(rows) and "keyboard" in packed.terms
+
+
+def test_a_count_too_big_to_pack_is_read_a_row_each(
+    warm: None,
+    index: Path,
+    xb: Callable[..., Any],
+    json_file: Callable[[Any], str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A word said 9,000 times in one text (more than its 13 bits hold)."""
+    many = make("many", title="keyboard sorted", text="zap " * 9_000)
+    assert xb("put", json_file(many)).code == 0
+    conn = kept.reader(index)
+    assert conn is not None
+    read = inmemory._by_rows
+    by_rows: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        by_rows.append(1)
+        return read(*args)
+
+    monkeypatch.setattr(inmemory, "_by_rows", counted)
+    first, _ = _rank(conn)
+    assert kept.idle() and by_rows == [1]
+    again, statements = _rank(conn)
+    assert again == first == _fresh(index)
+    assert len([s for s in statements if "GROUP BY g.doc" in s]) == 1

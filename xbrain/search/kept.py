@@ -26,8 +26,8 @@ __all__ = ["CACHE_KIB", "held", "idle", "keep_warm", "later", "memo", "reader", 
 
 CACHE_KIB = 64 * 1024  # per kept index: the 10,000-resource index is some 32 MB
 
-_Kept = tuple[tuple[int, int], sqlite3.Connection, dict[Any, Any], dict[Any, Any]]
-_KEPT: dict[str, _Kept] | None = None
+_KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[Any, Any]]] | None = None
+_HELD: dict[str, dict[Any, Any]] = {}  # per kept file, beside its memo (:func:`held`)
 # (index path, what) -> the work to do on its kept connection once no request waits
 _LATER: dict[tuple[str, str], Callable[[sqlite3.Connection], None]] = {}
 
@@ -58,7 +58,8 @@ def reader(path: Path) -> sqlite3.Connection | None:
         kept[1].close()
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    _KEPT[key] = (identity, conn, {}, {})
+    _KEPT[key] = (identity, conn, {})
+    _HELD[key] = {}
     return conn
 
 
@@ -67,7 +68,7 @@ def memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
     replaced), for what the caller computed from it; None when ``conn`` is not a kept
     one. What goes in must be keyed by what it was computed from (``PRAGMA
     data_version`` within a read transaction: another connection's commit changes it)."""
-    for _, kept, memos, _ in (_KEPT or {}).values():
+    for _, kept, memos in (_KEPT or {}).values():
         if kept is conn:
             return memos
     return None
@@ -76,16 +77,16 @@ def memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
 def held(conn: sqlite3.Connection) -> dict[Any, Any] | None:
     """A second dict kept beside ``conn`` (as :func:`memo`, never cleared by it), for
     what is costly to compute again; None when ``conn`` is not a kept one."""
-    for _, kept, _, others in (_KEPT or {}).values():
+    for path, (_, kept, _) in (_KEPT or {}).items():
         if kept is conn:
-            return others
+            return _HELD.setdefault(path, {})
     return None
 
 
 def later(conn: sqlite3.Connection, what: str, work: Callable[[sqlite3.Connection], None]) -> None:
     """Run ``work`` on the kept connection of ``conn``'s file (the one kept then: the
     file may be replaced meanwhile) at the next :func:`idle`; once per ``what``."""
-    for path, (_, kept, _, _) in (_KEPT or {}).items():
+    for path, (_, kept, _) in (_KEPT or {}).items():
         if kept is conn:
             _LATER[(path, what)] = work
 
