@@ -19,12 +19,14 @@ so a document of its top ``limit`` scores at least the ``limit``-th best less 1e
 document within ``MARGIN`` (1e-6, relative) plus ``ABSOLUTE`` (1e-8) of the
 ``limit``-th best computed here is therefore never left out.
 
-The arrays are read inside a request's read transaction and tied to the connection's
-``PRAGMA data_version`` (which any other connection's commit changes) and to the field
-averages they were weighted with; a connection whose file is replaced is a new one. A
-query that finds them missing or stale is ranked by the SQL alone, and asks the server
-to read them again once no request waits (:func:`.kept.later`), so a pull is never
-answered from the arrays of before it. Only within :class:`in_memory` (the team layers'
+The arrays are read in a read transaction of their own, once no request waits (a
+query that finds them missing or stale asks for it: :func:`.kept.later`, run by the
+server's loop), and tied to the connection's ``PRAGMA data_version`` (which any other
+connection's commit changes) and to the field averages they were weighted with; a
+connection whose file is replaced is a new one. A query that finds them missing or
+stale is ranked by the SQL alone, so a pull is never answered from the arrays of before
+it. A team of 10,000 manual pages: 553,000 postings, 7 MB of arrays, read in some 0.4 s
+of CPU (its 1,000 skills: 0.07 s). Only within :class:`in_memory` (the team layers'
 reads), only on a kept connection, only with numpy, and only for an index of at least
 ``FROM_DOCUMENTS`` and at most ``MAX_DOCUMENTS`` documents and ``MAX_POSTINGS`` postings.
 """
@@ -47,7 +49,7 @@ MAX_DOCUMENTS = 50_000
 MAX_POSTINGS = 5_000_000  # 12 bytes each in memory (a 10,000-page team: 553,000)
 MARGIN = 1e-6  # relative, below the limit-th best score: see the module
 ABSOLUTE = 1e-8  # and absolute (the SQL rounds to 9 places)
-# more documents than this within the margin (ties): the SQL ranks without them
+# more documents than this within the margin (ties): the SQL ranks as without memory
 MAX_CANDIDATES = 2_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 _CHUNK = 20_000  # postings converted at once while reading
 _READ_CACHE_KIB = 2048
