@@ -306,12 +306,16 @@ def _within_margin(
         if not plan.blend:
             matched[at] += 1
             continue
-        every = np.concatenate([where for where, _ in read])
-        summed = np.bincount(every, weights=np.concatenate([x for _, x in read]), minlength=count)
-        holding = np.flatnonzero(np.bincount(every, minlength=count))
+        if len(read) == 1:  # no other form: the documents and sums as asked
+            holding, summed = at, x
+        else:
+            every = np.concatenate([where for where, _ in read])
+            weights = np.concatenate([x for _, x in read])
+            holding = np.flatnonzero(np.bincount(every, minlength=count))
+            summed = np.bincount(every, weights=weights, minlength=count)[holding]
         matched[holding] += 1
         istem, so = plan.stem[pos]
-        ss[holding] += istem * summed[holding] / (summed[holding] + plan.k1)
+        ss[holding] += istem * summed / (summed + plan.k1)
         sc[holding] += cover(istem, so, holding)
     eligible = matched >= plan.need
     if candidates is not None:
