@@ -52,6 +52,7 @@ ABSOLUTE = 1e-8  # and absolute (the SQL rounds to 9 places)
 # more documents than this within the margin (ties): the SQL ranks as without memory
 MAX_CANDIDATES = 2_000 if sqlite3.sqlite_version_info >= (3, 32) else 500
 _CHUNK = 20_000  # postings converted at once while reading
+LEGS_KEPT = 1_000_000  # values (8 bytes each) of the query terms' legs kept per snapshot
 _READ_CACHE_KIB = 2048
 _KEY = "postings"
 
@@ -93,6 +94,10 @@ class Postings:
         self.where = where
         self.x = x
         self.seconds = seconds  # how long the read took
+        # per query term (its forms and statistics): what it adds to each document that
+        # holds it, kept for the next prompts (common words recur), up to LEGS_KEPT
+        self.legs: dict[Any, tuple[Any, ...]] = {}
+        self.kept = 0
 
     def term(self, form: str) -> tuple[Any, Any]:
         """(positions in ``docs``, pseudo-frequencies) of the documents holding ``form``."""
@@ -284,39 +289,25 @@ def _within_margin(
     np = _numpy()
     count = len(postings.docs)
     matched = np.zeros(count, dtype=np.int32)
-    legs = [np.zeros(count), np.zeros(count), np.zeros(count), np.zeros(count)]
-    es, ec, ss, sc = legs
-    lengths = postings.lengths
-
-    def cover(weight: float, odds: float, at: Any) -> Any:
-        if plan.cover_by == "count":
-            return np.ones(len(at))
-        if plan.cover_by == "idf":
-            return np.full(len(at), weight)
-        return weight * np.maximum(np.exp(odds * lengths[at]), LEAST_CHANCE)
-
+    es, ec, ss, sc = np.zeros(count), np.zeros(count), np.zeros(count), np.zeros(count)
     for pos, term in enumerate(plan.terms):
         if plan.forms[pos][0] != term:
             return None  # not the plan this was written for
-        read = [postings.term(form) for form in plan.forms[pos]]
-        at, x = read[0]  # the term as asked: a document holds it once
-        ie, io = plan.exact[pos]
-        es[at] += np.where(x > 0, ie * x / (x + plan.k1), 0.0)
-        ec[at] += cover(ie, io, at)
-        if not plan.blend:
-            matched[at] += 1
-            continue
-        if len(read) == 1:  # no other form: the documents and sums as asked
-            holding, summed = at, x
-        else:
-            every = np.concatenate([where for where, _ in read])
-            weights = np.concatenate([x for _, x in read])
-            holding = np.flatnonzero(np.bincount(every, minlength=count))
-            summed = np.bincount(every, weights=weights, minlength=count)[holding]
+        key = (tuple(plan.forms[pos]), plan.exact[pos], plan.stem[pos], plan.k1, plan.cover_by)
+        legs = postings.legs.get((key, bool(plan.blend)))
+        if legs is None:
+            legs = _legs(np, postings, plan, pos)
+            size = sum(len(leg) for leg in legs)
+            if postings.kept + size <= LEGS_KEPT:
+                postings.legs[(key, bool(plan.blend))] = legs
+                postings.kept += size
+        at, se, ce, holding, stemmed, covered = legs
+        es[at] += se
+        ec[at] += ce
         matched[holding] += 1
-        istem, so = plan.stem[pos]
-        ss[holding] += istem * summed / (summed + plan.k1)
-        sc[holding] += cover(istem, so, holding)
+        if plan.blend:
+            ss[holding] += stemmed
+            sc[holding] += covered
     eligible = matched >= plan.need
     if candidates is not None:
         eligible &= np.isin(postings.docs, np.array(candidates, dtype=np.int64))
@@ -333,6 +324,37 @@ def _within_margin(
     if len(at) > MAX_CANDIDATES:
         return None
     return [int(doc) for doc in postings.docs[at]]
+
+
+def _legs(np: Any, postings: Postings, plan: Plan, pos: int) -> tuple[Any, ...]:
+    """What query term ``pos`` adds to each document holding it, as the SQL computes it:
+    (documents holding it as asked, their saturated score and coverage; documents
+    holding any of its forms, their stemmed score and coverage)."""
+    lengths = postings.lengths
+
+    def cover(weight: float, odds: float, at: Any) -> Any:
+        if plan.cover_by == "count":
+            return np.ones(len(at))
+        if plan.cover_by == "idf":
+            return np.full(len(at), weight)
+        return weight * np.maximum(np.exp(odds * lengths[at]), LEAST_CHANCE)
+
+    read = [postings.term(form) for form in plan.forms[pos]]
+    at, x = read[0]  # the term as asked: a document holds it once
+    ie, io = plan.exact[pos]
+    exact = (at, np.where(x > 0, ie * x / (x + plan.k1), 0.0), cover(ie, io, at))
+    if not plan.blend:
+        return (*exact, at, x[:0], x[:0])
+    if len(read) == 1:  # no other form: the documents and sums as asked
+        holding, summed = at, x
+    else:
+        every = np.concatenate([where for where, _ in read])
+        weights = np.concatenate([x for _, x in read])
+        count = len(postings.docs)
+        holding = np.flatnonzero(np.bincount(every, minlength=count))
+        summed = np.bincount(every, weights=weights, minlength=count)[holding]
+    istem, so = plan.stem[pos]
+    return (*exact, holding, istem * summed / (summed + plan.k1), cover(istem, so, holding))
 
 
 def _wholes(plan: Plan) -> tuple[float, float]:
