@@ -64,6 +64,11 @@ def rank(
         kept.release(conn)
 
 
+def plain_conn(path: Path) -> sqlite3.Connection:
+    """A fresh command's connection to the index at ``path``."""
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None)
+
+
 def both_ways(
     tokenizer: Tokenizer,
     corpus: list[tuple[str, str, str, str]],
@@ -103,6 +108,11 @@ def both_ways(
                 found = rank(conn, terms, limit, candidates)
             finally:
                 inmemory.pick = pick
+            # again, each term's share kept from the first: and a term fewer
+            assert rank(conn, terms, limit, candidates) == found
+            fewer = terms[1:] or terms
+            with contextlib.closing(plain_conn(path)) as other:
+                assert rank(conn, fewer, limit, None) == rank(other, fewer, limit, None)
             ids = dict(conn.execute("SELECT doc, rid FROM docs").fetchall())
     return expected, found, None if picked[0] is None else [ids[doc] for doc in picked[0]]
 
