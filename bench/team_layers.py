@@ -3,8 +3,10 @@ through ``xbrain serve``, on a personal store alone and beside a team store of 1
 resources and 1,000 published skills (manual-page text, as ``bench/run.py`` builds).
 
 Targets: a fresh recall with the team layer ≤ 1.5x the same recall without it; through
-``xbrain serve`` ≤ 1.2x. Run with ``python bench/team_layers.py [--runs N] [--resources
-N] [--skills N] [--history N]`` (``make bench`` runs it). Nothing here is asserted.
+``xbrain serve`` ≤ 1.2x (beside it, the server's own CPU time per recall, and its
+resident memory after them, alone / with the team). Run with ``python
+bench/team_layers.py [--runs N] [--resources N] [--skills N] [--history N]`` (``make
+bench`` runs it). Nothing here is asserted.
 
 A second table: ``xbrain team pull`` of one new commit on a team whose history has
 ``--history`` commits (2,000; a reviewer's and a non-reviewer's in turn, each adding one
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -101,8 +104,35 @@ def personal_store(root: Path) -> Path:
     return store
 
 
-def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> list[float]:
-    """``xbrain recall -`` answered by a running ``xbrain serve`` started with ``env``."""
+def server_seconds(pid: int) -> float:
+    """The CPU time the process ``pid`` has run (Linux: its scheduler's count), else 0."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def resident_mb(pid: int) -> float:
+    """The resident memory of the process ``pid`` in MB (Linux), else 0."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+class Served(list[float]):
+    """Served recalls' wall times (ms), with the server's CPU time of each (ms) and its
+    resident memory after them (MB)."""
+
+    cpu: list[float]
+    rss: float
+
+
+def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> Served:
+    """``xbrain recall -`` answered by a running ``xbrain serve`` started with ``env``.
+    Two recalls first, a second apart: a team layer's postings are read into memory
+    once no request waits after the first (``search/inmemory.py``)."""
     runtime = Path(tempfile.mkdtemp(prefix="xbr", dir="/tmp"))
     env = {**env, "XDG_RUNTIME_DIR": str(runtime), "XBRAIN_STORE": str(store)}
     started = subprocess.run(
@@ -111,8 +141,23 @@ def serve_samples(store: Path, env: dict[str, str], runs: int, prompt: str) -> l
     pid = json.loads(started.stdout)["pid"]
     try:
         command = console("recall", "-")
-        subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)  # warm
-        return timed(command, runs, env=env, stdin=lambda _: prompt.encode())
+        for _ in range(2):  # warm
+            subprocess.run(command, input=prompt.encode(), env=env, capture_output=True)
+            time.sleep(1)
+        marks: list[float] = []
+        found = Served(
+            timed(
+                command,
+                runs,
+                before=lambda _: marks.append(server_seconds(pid)),
+                env=env,
+                stdin=lambda _: prompt.encode(),
+            )
+        )
+        marks.append(server_seconds(pid))
+        found.cpu = [(b - a) * 1000 for a, b in itertools.pairwise(marks)]
+        found.rss = resident_mb(pid)
+        return found
     finally:
         subprocess.run(xbrain("serve", "--stop"), env=env, capture_output=True)
         with contextlib.suppress(ProcessLookupError):
@@ -258,6 +303,14 @@ def main() -> None:
                     statistics.median(served),
                     statistics.median(served_team),
                     "≤ 1.2x",
+                )
+            )
+            rows.append(
+                (
+                    f"  server CPU ms ({served.rss:.0f}/{served_team.rss:.0f} MB)",
+                    statistics.median(served.cpu),
+                    statistics.median(served_team.cpu),
+                    "",
                 )
             )
     print(

@@ -76,6 +76,10 @@ def serve(store: Path, cache_dir: Path, idle: float, ready: Any = None) -> dict[
             if clients.step():  # a connection came, went or moved on
                 last = time.monotonic()
             client = clients.next_request()
+            if client is None:  # what a request asked for, done while none waits
+                begun = time.monotonic()
+                if _idle():
+                    clients.postpone(time.monotonic() - begun)
             if client is not None:
                 begun = time.monotonic()
                 clients.answer(client, _handle(client, store, cache_dir, stopping))
@@ -192,6 +196,12 @@ def _warm(store: Path) -> dict[str, Any]:
     except failed_provider() as exc:  # each request tries again (and answers lexically)
         return {"mode": mode, "warning": exc.message}
     return {"mode": mode, "model": provider.model_id}
+
+
+def _idle() -> bool:
+    from .search import kept
+
+    return kept.idle()
 
 
 def _release() -> None:

@@ -8,20 +8,28 @@ cache. Nothing else changes: each request still opens its own read transaction a
 checks there that the index reflects ``main`` (:mod:`.freshness`), and ends it after,
 so a commit made since is seen. An index file that was replaced (a rebuild removes it
 and writes a new one) is a new file: its connection is opened anew.
+
+Beside each connection a server keeps what was computed from it (:func:`memo`,
+:func:`held`), and work a request asked for that can wait until no request does
+(:func:`later`, run by :func:`idle`: reading a team layer's postings into memory).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_KIB", "keep_warm", "memo", "reader", "release"]
+__all__ = ["CACHE_KIB", "held", "idle", "keep_warm", "later", "memo", "reader", "release"]
 
 CACHE_KIB = 64 * 1024  # per kept index: the 10,000-resource index is some 32 MB
 
 _KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[Any, Any]]] | None = None
+_HELD: dict[str, dict[Any, Any]] = {}  # per kept file, beside its memo (:func:`held`)
+# (index path, what) -> the work to do on its kept connection once no request waits
+_LATER: dict[tuple[str, str], Callable[[sqlite3.Connection], None]] = {}
 
 
 def keep_warm() -> None:
@@ -51,6 +59,7 @@ def reader(path: Path) -> sqlite3.Connection | None:
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10, isolation_level=None)
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     _KEPT[key] = (identity, conn, {})
+    _HELD[key] = {}
     return conn
 
 
@@ -63,6 +72,39 @@ def memo(conn: sqlite3.Connection) -> dict[Any, Any] | None:
         if kept is conn:
             return memos
     return None
+
+
+def held(conn: sqlite3.Connection) -> dict[Any, Any] | None:
+    """A second dict kept beside ``conn`` (as :func:`memo`, never cleared by it), for
+    what is costly to compute again; None when ``conn`` is not a kept one."""
+    for path, (_, kept, _) in (_KEPT or {}).items():
+        if kept is conn:
+            return _HELD.setdefault(path, {})
+    return None
+
+
+def later(conn: sqlite3.Connection, what: str, work: Callable[[sqlite3.Connection], None]) -> None:
+    """Run ``work`` on the kept connection of ``conn``'s file (the one kept then: the
+    file may be replaced meanwhile) at the next :func:`idle`; once per ``what``."""
+    for path, (_, kept, _) in (_KEPT or {}).items():
+        if kept is conn:
+            _LATER[(path, what)] = work
+
+
+def idle() -> bool:
+    """Do the work requests asked for (:func:`later`), while none waits; whether any
+    was done. A failure of one is left for the request that asks again."""
+    done = False
+    while _LATER:
+        (path, _), work = _LATER.popitem()
+        conn = reader(Path(path))
+        if conn is not None:
+            done = True
+            try:
+                work(conn)
+            except (sqlite3.Error, OSError, MemoryError, ValueError):
+                release(conn)
+    return done
 
 
 def release(conn: sqlite3.Connection) -> None:

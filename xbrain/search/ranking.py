@@ -23,7 +23,7 @@ import sqlite3
 from contextvars import ContextVar
 from typing import Any
 
-from . import kept
+from . import inmemory, kept
 from .scoring import Plan, holders, layout, query
 from .stems import variants
 
@@ -119,8 +119,15 @@ def scored(
     the others are scored — whichever of the two sets is smaller. On a big store those
     are thousands: which of those words each holds, read from the postings alone,
     bounds its score the same way, and only those that can still reach it are scored.
+
+    A server holding the index's postings in memory (``inmemory.py``: a team layer's)
+    names the few documents that can rank; the same SQL ranks exactly those.
     """
     plan = _plan(conn, terms, total_docs)
+    picked = inmemory.pick(conn, plan, limit, candidates, (WEIGHTS, LENGTH_NORMALIZATION))
+    if picked is not None:
+        found = query(conn, plan, [], len(picked), picked, limit) if picked else []
+        return [row[:4] for row in found]
     order = sorted(range(len(terms)), key=lambda i: plan.stem_df[i])
     rarest = order[: len(terms) - plan.need + 1]
     pruning = [form for i in rarest for form in plan.forms[i]]

@@ -112,9 +112,12 @@ def _unshow(layer: Layer, cut: set[str]) -> None:
 
 def _ask(layers: Iterable[Layer], run: Callable[[Layer], dict[str, Any]]) -> Any:
     """(layer, its answer, its derived file, what it hides) for every layer that answers."""
+    from ..search.inmemory import in_memory  # a server ranks a team from memory
+
     for layer in layers:
         try:
-            found = run(layer)
+            with in_memory():
+                found = run(layer)
             known = derived(layer)
         except _FAILURES:
             continue
