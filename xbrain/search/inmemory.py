@@ -111,7 +111,7 @@ class Postings:
 def _numpy() -> Any:
     try:
         import numpy
-    except ImportError:  # numpy comes with the semantic extra
+    except ImportError:  # a dependency; an install without it ranks by SQL alone
         return None
     return numpy
 
