@@ -71,6 +71,36 @@ _MAYBE = re.compile(
     r"|[0-9]{8,10}:[0-9A-Za-z_-]{35}"
     r"|://[^\s@/]{1,256}:[^\s@/]{0,256}@"
 )
+# The same filter as separate patterns, for many texts searched at once: each but four
+# starts with a literal, which the regex engine looks for with a fast scan, where the
+# alternation above tries every branch at every position (≈ 80 ns a character; these
+# ≈ 20 together). Three are written literal first with a fixed-width look-behind, which
+# finds a match exactly where the branch above does.
+_MAYBE_EACH = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}",
+        r"(?i:aws)",
+        r"gh[pousr]_[A-Za-z0-9_]{36}",
+        r"gl[a-z]{1,6}-",
+        r"GR1348941",
+        r"sk-[A-Za-z0-9_-]{20}",
+        r"k_live_(?<=[rs]k_live_)",
+        r"(?i:xox[abposr]-|hooks\.slack\.com)",
+        r"PRIVATE KEY|PuTTY-User-Key|SSH2 ENCRYPTED",
+        r"eyJ[A-Za-z0-9_=-]{1,64}\.",
+        r"SG\.[A-Za-z0-9_-]{22}\.",
+        r"[AS][CK][a-z0-9]{32}",
+        r"-us[0-9](?<=[0-9a-z]{32}-us[0-9])",
+        r":_authToken=",
+        r"pypi-AgE",
+        r"sq0csp-",
+        r"AccountKey=",
+        r"[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\.",
+        r":(?<=[0-9]{8}:)[0-9A-Za-z_-]{35}",
+        r"://[^\s@/]{1,256}:[^\s@/]{0,256}@",
+    )
+)
 # A line is scanned in windows: detect-secrets' patterns are unbounded, and some take
 # time in the square of a crafted line's length; keys are far shorter than the overlap.
 _WINDOW = 4096
@@ -120,9 +150,16 @@ def record_texts(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
 
 
 def check_texts(texts: Iterable[tuple[str, str]], allowed: frozenset[str]) -> list[Finding]:
-    """Refuse the first likely secret not in ``allowed``; the allowed ones found."""
+    """Refuse the first likely secret not in ``allowed``; the allowed ones found.
+
+    The texts are first searched together, one line apart: no filter pattern matches a
+    line break or is anchored, so a text the filters find nothing in joined with the
+    others holds nothing on its own either (then nothing is scanned field by field)."""
+    items = texts if isinstance(texts, list) else list(texts)
+    if not _maybe_any("\n".join([text for _, text in items])):
+        return []
     overridden: list[Finding] = []
-    for field, text in texts:
+    for field, text in items:
         for detector in scan_text(text):
             if detector not in allowed:
                 raise InvalidInputError(
@@ -131,6 +168,11 @@ def check_texts(texts: Iterable[tuple[str, str]], allowed: frozenset[str]) -> li
                 )
             overridden.append(Finding(field, detector))
     return overridden
+
+
+def _maybe_any(text: str) -> bool:
+    """Whether :func:`scan_text` would look further at ``text`` (its two filters)."""
+    return _OPENAI.search(text) is not None or any(p.search(text) for p in _MAYBE_EACH)
 
 
 def _windows(text: str) -> Iterator[str]:
