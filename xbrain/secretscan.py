@@ -114,16 +114,22 @@ def scan_text(text: str) -> list[str]:
     return sorted(found)
 
 
-def record_texts(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+def record_texts(record: Any, prefix: str = "") -> list[tuple[str, str]]:
     """Every string in a record with its field path (``content``, ``tags[1]``, ``a.b``)."""
-    if isinstance(record, str):
-        yield prefix or "value", record
-    elif isinstance(record, dict):
-        for key, value in record.items():
-            yield from record_texts(value, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(record, (list, tuple)):
-        for index, value in enumerate(record):
-            yield from record_texts(value, f"{prefix}[{index}]")
+    found: list[tuple[str, str]] = []
+    _texts(record, prefix, found)
+    return found
+
+
+def _texts(value: Any, prefix: str, found: list[tuple[str, str]]) -> None:
+    if isinstance(value, str):
+        found.append((prefix or "value", value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _texts(item, f"{prefix}.{key}" if prefix else str(key), found)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _texts(item, f"{prefix}[{index}]", found)
 
 
 def check_texts(texts: Iterable[tuple[str, str]], allowed: frozenset[str]) -> list[Finding]:

@@ -238,7 +238,7 @@ class Transaction(View):
         rid = record["id"]
         old = self._replaced(kind, rid)
         kept = set(record_texts(old)) if old is not None else set()
-        self.scan_secrets(item for item in record_texts(record) if item not in kept)
+        self.scan_secrets([item for item in record_texts(record) if item not in kept])
         for sibling in spec.siblings:
             self._drop(sibling, rid)
         for index in spec.derived:  # (the siblings dropped: the record's own is still old)
