@@ -85,8 +85,8 @@ def _build(engine: Any) -> bool:
             # value (quoted; or plain, no implicit resolver for its first character, and
             # no path resolvers), that answer at once: most of a record's values.
             if kind is ScalarNode and not self.yaml_path_resolvers:
-                found = self.yaml_implicit_resolvers
-                if not implicit[0] or (value and value[0] not in found and None not in found):
+                starts = self.yaml_implicit_resolvers
+                if not implicit[0] or (value and value[0] not in starts and None not in starts):
                     return default
             if kind is not ScalarNode or len(value) > 64:
                 return str(Resolver.resolve(self, kind, value, implicit))
