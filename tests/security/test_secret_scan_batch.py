@@ -62,7 +62,10 @@ PIECES = [
     "Q7z_-",
     "proj-",
 ]
-TEXTS = st.lists(st.sampled_from([*PIECES, "ſ", "\u212a", "A" * 20, "a" * 32]), max_size=40)
+TEXTS = st.lists(
+    st.sampled_from([*PIECES, "ſ", "\u212a", "A" * 20, "a" * 32, "é", "_", "sk-proj-", "x" * 40]),
+    max_size=40,
+)
 
 # the filter as first written: one plain alternation (each detector's pattern implies it)
 PLAIN = re.compile(
@@ -88,9 +91,15 @@ PLAIN = re.compile(
 )
 
 
+# and the OpenAI key pattern as first written
+PLAIN_OPENAI = re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")
+
+
 def _same(text: str) -> None:
-    """The filter finds a match in ``text`` exactly when the plain alternation does."""
+    """The filters find a match in ``text`` exactly when the plain patterns do."""
     assert (secretscan._MAYBE.search(text) is None) == (PLAIN.search(text) is None), text
+    found, plain = secretscan._OPENAI.search(text), PLAIN_OPENAI.search(text)
+    assert (found and found.span()) == (plain and plain.span()), text
 
 
 @settings(max_examples=3000, deadline=None)
@@ -130,6 +139,16 @@ def test_the_quick_filter_agrees_on_each_branch(text: str, hit: bool) -> None:
     assert (secretscan._MAYBE.search(f"x {text} y") is not None) == hit
     for variant in (text, f"one\n{text}\nthree", text[1:], text[:-1], text * 2):
         _same(variant)
+
+
+@pytest.mark.parametrize(
+    ("before", "hit"),
+    [("", True), (" ", True), ("-", True), ("x", False), ("é", False), ("_", False)],
+)
+def test_an_openai_key_is_found_after_a_word_boundary_only(before: str, hit: bool) -> None:
+    text = f"key: {before}{FAKE_KEYS['openai']} end"
+    assert (secretscan._OPENAI.search(text) is not None) == hit
+    _same(text)
 
 
 def test_texts_the_filters_find_nothing_in_are_not_scanned_one_by_one(
