@@ -276,6 +276,7 @@ def batch_rows(root: Path, large: Path, runs: int) -> list[Row]:
     def fresh_copy(i: int) -> None:
         shutil.rmtree(store, ignore_errors=True)
         shutil.copytree(template, store, symlinks=True)
+        os.sync()  # the copy's writes reach the disk now, not during the timed put
 
     samples = timed(xbrain("put", str(batch), "--store", str(store)), runs, fresh_copy)
     cpu = Samples(samples.cpu)
