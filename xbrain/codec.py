@@ -34,10 +34,14 @@ __all__ = [
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# what ``json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)``
+# builds on every call, made once (ids, digests and sizes take one per record)
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def canonical_json(value: Any) -> str:
     """Serialize like JavaScript ``JSON.stringify(value ?? null)``."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return _escape_lone_surrogates(text)
+    return _escape_lone_surrogates(_CANONICAL(value))
 
 
 def _escape_lone_surrogates(text: str) -> str:

@@ -97,7 +97,7 @@ def put(
     dropped = sorted({name for n in normalized for name in n.dropped})
     written: list[dict[str, Any]] = []
     with core.transaction("put") as txn:
-        result = apply_resources(txn, [n.resource for n in normalized], written)
+        result = apply_resources(txn, [n.resource for n in normalized], written, parsed=True)
         for entry, item in zip(written, normalized, strict=True):
             same = resource_kind.same_url(txn, entry["id"], item.resource["source"]["url"])
             if same and entry["status"] != "unchanged":
@@ -199,11 +199,17 @@ def forget(core: Core, rid: str) -> dict[str, Any]:
 
 
 def apply_resources(
-    txn: Transaction, resources: list[Resource], results: list[dict[str, Any]] | None = None
+    txn: Transaction,
+    resources: list[Resource],
+    results: list[dict[str, Any]] | None = None,
+    *,
+    parsed: bool = False,
 ) -> dict[str, Any]:
     """The original's upsert (reference §3.1): carry design, check staleness, count.
 
-    ``results``, when given, receives ``{id, status}`` per resource in input order.
+    ``results``, when given, receives ``{id, status}`` per resource in input order;
+    ``parsed``: each resource is ``normalize_resource``'s own result (what reading it
+    back gives), and is staged as such unless a design is carried over into it.
     """
     counts = {"added": 0, "updated": 0, "unchanged": 0}
     for incoming in resources:
@@ -230,6 +236,6 @@ def apply_resources(
         counts[status] += 1
         if results is not None:
             results.append({"id": rid, "status": status})
-        resource_kind.put(txn, new)
+        resource_kind.put(txn, new, parsed=parsed and new is incoming)
         txn.actions.append((verb, rid, new["title"]))
     return {**counts, "total": txn.totals()["resources"], "remoteSync": "not_attempted"}

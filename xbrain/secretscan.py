@@ -46,30 +46,38 @@ _PLUGINS = {
 DETECTORS = tuple(sorted(_PLUGINS))
 
 # OpenAI's project, service-account and admin keys (detect-secrets 1.5 knows only the
-# older "T3BlbkFJ" form); checked here, without the library.
-_OPENAI = re.compile(r"\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")
+# older "T3BlbkFJ" form); checked here, without the library. ``\bsk-`` written literal
+# first (the engine scans for a literal fast), the word boundary as a look-behind.
+_OPENAI = re.compile(r"sk-(?<!\wsk-)(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}")
 
-# What any detector's match contains; bounded quantifiers only (linear on any text).
+# What any detector's match contains; bounded quantifiers only (linear on any text). The
+# regex engine tries each branch at each position of a text: the look-ahead first lets
+# through only a character some branch starts with, and the three branches that began
+# with a character class start with their literal, the class checked behind it (a
+# fixed-width look-behind: a match exactly where the plain branch has one). The same
+# matches as the plain alternation (a property test), four times faster on prose.
 _MAYBE = re.compile(
+    r"(?=[AaGgSsKkXxHhPpeMNO:-])(?:"
     r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}"
     r"|(?i:aws)"
     r"|gh[pousr]_[A-Za-z0-9_]{36}"
     r"|gl[a-z]{1,6}-|GR1348941"
     r"|sk-[A-Za-z0-9_-]{20}"
-    r"|[rs]k_live_"
+    r"|k_live_(?<=[rs]k_live_)"
     r"|(?i:xox[abposr]-|hooks\.slack\.com)"
     r"|PRIVATE KEY|PuTTY-User-Key|SSH2 ENCRYPTED"
     r"|eyJ[A-Za-z0-9_=-]{1,64}\."
     r"|SG\.[A-Za-z0-9_-]{22}\."
     r"|[AS][CK][a-z0-9]{32}"
-    r"|[0-9a-z]{32}-us[0-9]"
+    r"|-us[0-9](?<=[0-9a-z]{32}-us[0-9])"
     r"|:_authToken="
     r"|pypi-AgE"
     r"|sq0csp-"
     r"|AccountKey="
     r"|[MNO][a-zA-Z0-9_-]{23,25}\.[a-zA-Z0-9_-]{6}\."
-    r"|[0-9]{8,10}:[0-9A-Za-z_-]{35}"
+    r"|:(?<=[0-9]{8}:)[0-9A-Za-z_-]{35}"
     r"|://[^\s@/]{1,256}:[^\s@/]{0,256}@"
+    r")"
 )
 # A line is scanned in windows: detect-secrets' patterns are unbounded, and some take
 # time in the square of a crafted line's length; keys are far shorter than the overlap.
@@ -107,22 +115,36 @@ def scan_text(text: str) -> list[str]:
     return sorted(found)
 
 
-def record_texts(record: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+def record_texts(record: Any, prefix: str = "") -> list[tuple[str, str]]:
     """Every string in a record with its field path (``content``, ``tags[1]``, ``a.b``)."""
-    if isinstance(record, str):
-        yield prefix or "value", record
-    elif isinstance(record, dict):
-        for key, value in record.items():
-            yield from record_texts(value, f"{prefix}.{key}" if prefix else str(key))
-    elif isinstance(record, (list, tuple)):
-        for index, value in enumerate(record):
-            yield from record_texts(value, f"{prefix}[{index}]")
+    found: list[tuple[str, str]] = []
+    _texts(record, prefix, found)
+    return found
+
+
+def _texts(value: Any, prefix: str, found: list[tuple[str, str]]) -> None:
+    if isinstance(value, str):
+        found.append((prefix or "value", value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _texts(item, f"{prefix}.{key}" if prefix else str(key), found)
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            _texts(item, f"{prefix}[{index}]", found)
 
 
 def check_texts(texts: Iterable[tuple[str, str]], allowed: frozenset[str]) -> list[Finding]:
-    """Refuse the first likely secret not in ``allowed``; the allowed ones found."""
+    """Refuse the first likely secret not in ``allowed``; the allowed ones found.
+
+    The texts are first searched together, one line apart: no filter pattern matches a
+    line break or is anchored, so a text the filters find nothing in joined with the
+    others holds nothing on its own either (then nothing is scanned field by field)."""
+    items = texts if isinstance(texts, list) else list(texts)
+    joined = "\n".join([text for _, text in items])
+    if _OPENAI.search(joined) is None and _MAYBE.search(joined) is None:
+        return []
     overridden: list[Finding] = []
-    for field, text in texts:
+    for field, text in items:
         for detector in scan_text(text):
             if detector not in allowed:
                 raise InvalidInputError(

@@ -51,6 +51,7 @@ def _build(engine: Any) -> bool:
 
     representer = engine.Representer
     resolved: dict[tuple[str, Any], str] = {}
+    default = str(Resolver.DEFAULT_SCALAR_TAG)
 
     class Dumper(CEmitter, representer, Resolver):  # type: ignore[misc, valid-type]
         def __init__(self, stream: Any) -> None:
@@ -79,7 +80,14 @@ def _build(engine: Any) -> bool:
         def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
             # The serializer asks twice per scalar which tag it would read as when plain
             # (then quoted), only to compare the answer with the node's tag, a string:
-            # answered as a string, a short scalar's answer remembered (keys repeat)
+            # answered as a string, a short scalar's answer remembered (keys repeat).
+            # Where ruamel's own answer is its default string tag without looking at the
+            # value (quoted; or plain, no implicit resolver for its first character, and
+            # no path resolvers), that answer at once: most of a record's values.
+            if kind is ScalarNode and not self.yaml_path_resolvers:
+                starts = self.yaml_implicit_resolvers
+                if not implicit[0] or (value and value[0] not in starts and None not in starts):
+                    return default
             if kind is not ScalarNode or len(value) > 64:
                 return str(Resolver.resolve(self, kind, value, implicit))
             key = (value, implicit)

@@ -163,3 +163,65 @@ def test_a_batch_looks_each_path_up_and_reads_each_record_it_replaces_less_often
     assert store.put(changed)["updated"] == 20
     assert counted["parses"] <= 2 * 20
     assert store.get(make_id("new-3"))["text"] == "changed"
+
+
+def test_a_batch_upkeep_normalizes_no_resource_the_put_normalized(
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resources a put normalized are what reading them back gives: the upkeep
+    indexes them as they are (before: each normalized again); one whose stored design the
+    put carried over is a new record, normalized as before."""
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([sample(), make("first")])
+    store.analyze(
+        {**_analysis(), "resourceRevision": store.inspect(_sample_id())["resourceRevision"]}
+    )
+    store.search("first")  # the index exists: every write keeps it current
+    normalized: list[str] = []
+    real = service.normalize_resource
+
+    def normalize(raw: Any) -> Any:
+        normalized.append(raw["id"])
+        return real(raw)
+
+    monkeypatch.setattr(service, "normalize_resource", normalize)
+    carried = sample(text="The page changed", updatedAt="2099-01-01T00:00:00Z")
+    batch = [make(f"batch-{i}", text=f"keyboard {i}", title=f"  padded {i} ") for i in range(40)]
+    result = store.put([*batch, carried])
+    assert result["added"] == 40 and result["updated"] == 1
+    assert normalized == [_sample_id()]  # before: all 41
+    assert store.get(_sample_id())["design"]["status"] == "stale"
+    assert recorded(store.path) == head(store.path)
+    copy = tmp_path / "copy"
+    shutil.copytree(store.path, copy)
+    Store(copy, cache_dir=segment_cache).reindex()
+    assert index_tables(copy) == index_tables(store.path)
+
+
+def _analysis() -> dict[str, Any]:
+    import json
+
+    analysis: dict[str, Any] = json.loads((EXAMPLES / "analysis.json").read_text())
+    return analysis
+
+
+def _sample_id() -> str:
+    from xbrain.kinds.model import normalize_resource
+
+    return str(normalize_resource(sample()).resource["id"])
+
+
+def test_a_record_staged_as_parsed_is_handed_out_as_such(tmp_path: Path) -> None:
+    core = Core(tmp_path / "store")
+    core.create()
+    plain, vouched = _normalized("plain"), _normalized("vouched")
+    with core.session() as git:
+        txn = core.begin(git, "test")
+        resource_kind.put(txn, plain)
+        resource_kind.put(txn, vouched, parsed=True)
+        for record, as_read in ((plain, None), (vouched, vouched)):
+            path = resource_kind.path(record["id"])
+            data = txn.changes[path]
+            assert data is not None
+            assert txn.staged_record(path, data) is record
+            assert txn.staged_record(path, data, parsed=True) is as_read

@@ -83,3 +83,40 @@ def test_a_catalog_shard_is_written_as_json_dumps_writes_it(value: dict[str, Any
     ]
     expected = ("{\n" + ",\n".join(lines) + "\n}\n" if lines else "{}\n").encode()
     assert dump_catalog(value) == expected
+
+
+def test_a_value_no_implicit_resolver_could_read_is_not_handed_to_ruamels_resolver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Quoted, or plain with a first character no implicit resolver starts at: ruamel's
+    answer is its default string tag without looking further, given at once (a batch's
+    values are each new: before, each long or first-seen one went through ruamel's
+    resolver, twice)."""
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.resolver import Resolver
+
+    # keys and values none of ruamel's implicit resolvers starts at (t, f, n, digits…
+    # have one: "title" would be answered from the cache of short scalars, when it has
+    # room, and asked of ruamel when earlier dumps filled it)
+    record = {
+        "id": "resource_" + "ab" * 32,
+        "label": "Benchmark resource 12345 with a label longer than sixty-four characters",
+        "body": "Several lines\nof text\n",
+        "links": ["a link never seen before", "https://example.com/a/b"],
+    }
+    stock = _stock_dump(record)
+    codec.dump_yaml({"warm": "up"})
+    asked: list[str] = []
+    real = Resolver.resolve
+
+    def resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode:
+            asked.append(value)
+        return real(self, kind, value, implicit)
+
+    monkeypatch.setattr(Resolver, "resolve", resolve)
+    assert dump_yaml(record) == stock
+    assert asked == []
+    others = {"a": "123 starts like a number", "b": "null", "c": "false start, new"}
+    assert dump_yaml(others) == _stock_dump(others)
+    assert set(asked) >= set(others.values())  # these are read further

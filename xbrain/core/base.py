@@ -174,12 +174,15 @@ class Core:
         finally:
             lock.release()
 
-    def staged_record(self, path: str, data: bytes) -> dict[str, Any] | None:
+    def staged_record(
+        self, path: str, data: bytes, *, parsed: bool = False
+    ) -> dict[str, Any] | None:
         """For an after-commit hook: the record the commit being made staged at ``path``
-        as ``data`` (``Transaction.staged_record``), so the hook need not parse ``data``
-        again; None outside a hook, or when the bytes came another way."""
+        as ``data`` (``Transaction.staged_record``; ``parsed``: only one staged as what
+        its kind's parse gives), so the hook need not parse ``data`` again; None outside
+        a hook, or when the bytes came another way."""
         txn = self._committing
-        return None if txn is None else txn.staged_record(path, data)
+        return None if txn is None else txn.staged_record(path, data, parsed=parsed)
 
     def idle(self) -> bool:
         """Whether no write holds the store lock right now (taken and let go at once, so

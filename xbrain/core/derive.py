@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..codec import canonical_json, digest
+from ..codec import canonical_json, sha256_hex
 from . import layout
 from .registry import RecordKind, record_kind, record_kinds
 
@@ -30,9 +30,10 @@ def record_bytes(record: dict[str, Any]) -> int:
 def catalog_entry(kind: str | RecordKind, record: dict[str, Any]) -> dict[str, Any]:
     """The catalog line of one record."""
     spec = record_kind(kind) if isinstance(kind, str) else kind
-    entry: dict[str, Any] = {"path": spec.path(record["id"]), "revision": digest(record)}
+    encoded = canonical_json(record).encode()  # its digest and its size: one encoding
+    entry: dict[str, Any] = {"path": spec.path(record["id"]), "revision": sha256_hex(encoded)}
     entry.update(spec.catalog_fields(record))
-    entry["bytes"] = record_bytes(record)
+    entry["bytes"] = len(encoded)
     return entry
 
 

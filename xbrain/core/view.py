@@ -162,9 +162,9 @@ class Transaction(View):
         self.subject: str | None = None
         self.commit_id: str | None = None
         self.changes: dict[str, bytes | None] = {}
-        # path → (bytes, record) of each record put_record staged: what an after-commit
-        # hook reads instead of parsing the bytes again (``staged_record``)
-        self._staged: dict[str, tuple[bytes, Record]] = {}
+        # path → (bytes, record, parsed) of each record put_record staged: what an
+        # after-commit hook reads instead of parsing the bytes again (``staged_record``)
+        self._staged: dict[str, tuple[bytes, Record, bool]] = {}
         self._absent: set[str] = set()  # committed paths that hold no file
         self._summary: dict[str, int] | None = None
         self._dirty: set[str] = set()
@@ -230,35 +230,38 @@ class Transaction(View):
         unless its detector is allowed; an allowed one goes into the commit's trailers."""
         self.allowed_secrets += check_texts(texts, self.allow_secrets)
 
-    def put_record(self, kind: str, record: Record) -> None:
+    def put_record(self, kind: str, record: Record, *, parsed: bool = False) -> None:
         """Stage a record, replacing the record of the same id in any sibling kind; its
         text fields are scanned for secrets first (those it keeps unchanged are not: a
-        secret allowed once stays allowed when the record is edited)."""
+        secret allowed once stays allowed when the record is edited). ``parsed``: the
+        record is what its kind's parse gives for the bytes it is written as (its kind
+        normalized it: the caller vouches), so a hook may use it as it is."""
         spec = record_kind(kind)
         rid = record["id"]
         old = self._replaced(kind, rid)
         kept = set(record_texts(old)) if old is not None else set()
-        self.scan_secrets(item for item in record_texts(record) if item not in kept)
+        self.scan_secrets([item for item in record_texts(record) if item not in kept])
         for sibling in spec.siblings:
             self._drop(sibling, rid)
         for index in spec.derived:  # (the siblings dropped: the record's own is still old)
             self.derived(index).change(rid, old, record)
         path, data = spec.path(rid), spec.serialize(record)
         self.write(path, data)
-        self._staged[path] = (data, record)
+        self._staged[path] = (data, record, parsed)
         self._set_entry(rid, catalog_entry(spec, record))
 
-    def staged_record(self, path: str, data: bytes) -> Record | None:
+    def staged_record(self, path: str, data: bytes, *, parsed: bool = False) -> Record | None:
         """The record :meth:`put_record` serialized to ``data`` at ``path`` (what the
         commit holds there), or None: another write of the path came after it, or none
         staged it. The record as it was given, not read back from ``data``: its kind's
         parse of ``data`` gives the same values once re-normalized (a YAML round trip of
         strings, lists and mappings is the identity, a property test); it is not to be
-        changed once staged."""
+        changed once staged. ``parsed``: only a record staged as what its kind's parse
+        gives (``put_record``'s ``parsed``), else None."""
         found = self._staged.get(path)
         if found is None or (found[0] is not data and found[0] != data):
             return None
-        return found[1]
+        return found[1] if found[2] or not parsed else None
 
     def remove_record(self, kind: str, rid: str) -> None:
         """Stage the removal of a record (no tombstone)."""

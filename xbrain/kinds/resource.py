@@ -81,9 +81,10 @@ def get(view: View, rid: str) -> Resource | None:
     return view.record("resource", rid)
 
 
-def put(txn: Transaction, resource: Resource) -> None:
-    """Stage a live resource, replacing any tombstone of the same id."""
-    txn.put_record("resource", resource)
+def put(txn: Transaction, resource: Resource, *, parsed: bool = False) -> None:
+    """Stage a live resource, replacing any tombstone of the same id (``parsed``: it is
+    what ``normalize_resource`` returned, as reading it back gives it)."""
+    txn.put_record("resource", resource, parsed=parsed)
 
 
 def remove(txn: Transaction, rid: str) -> None:

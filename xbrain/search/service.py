@@ -11,7 +11,7 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..codec import load_yaml
 from ..core import CommitId, GitStore, View
@@ -27,7 +27,13 @@ from .tokenize import Tokenizer
 __all__ = ["Progress", "after_commit", "index_path", "reindex", "search"]
 
 Progress = Callable[[int, int], None]  # (records read since the last call, all) while building
-Staged = Callable[[str, bytes], dict[str, Any] | None]  # the record a write staged as a file
+
+
+class Staged(Protocol):
+    """The record a write staged as a file's bytes (``Core.staged_record``)."""
+
+    def __call__(self, path: str, data: bytes, *, parsed: bool = False) -> dict[str, Any] | None:
+        """The record, or None (``parsed``: only one staged as reading it gives it)."""
 
 
 def index_path(git: GitStore) -> Path:
@@ -178,7 +184,8 @@ def after_commit(
     the index is derived data. ``staged`` gives the record the write staged as a file's
     bytes (``Core.staged_record``): normalized again, it is what parsing the bytes gives
     (a YAML round trip of plain data is the identity), so only bytes that came another
-    way are parsed. The rows of every change are written together (``index.update``).
+    way are parsed; one staged as ``normalize_resource`` gave it (a put's) is used as it
+    is. The rows of every change are written together (``index.update``).
     """
     path = index_path(git)
     if not path.exists():
@@ -196,6 +203,10 @@ def after_commit(
                 rid = file.rsplit("/", 1)[-1].removesuffix(".yaml")  # (Path.stem)
                 if data is None:
                     changed[rid] = None
+                    continue
+                record = None if staged is None else staged(file, data, parsed=True)
+                if record is not None:
+                    changed[rid] = record
                     continue
                 record = None if staged is None else staged(file, data)
                 changed[rid] = normalize_resource(
