@@ -91,6 +91,12 @@ def test_an_unreachable_team_on_pull_is_reported_and_remembered(
     bare.rename(tmp_path / "gone.git")
     one = xb_proc("team", "pull", "eng")
     assert one.code == 8 and one.stdout == ""
+    # named as the team, and said missing: never sent to git fsck for a path not there
+    assert "team eng" in one.stderr and "no repository at" in one.stderr, one.stderr
+    assert "damaged" not in one.stderr and "origin" not in one.stderr
+    bare.mkdir()  # an empty folder where a share was mounted
+    assert "no repository at" in xb_proc("team", "pull", "eng").stderr
+    bare.rmdir()
     every = xb_proc("team", "pull")
     assert every.code == 8 and every.json["failed"][0]["team"] == "eng"
     listed = xb_proc("team", "list").json["teams"][0]
@@ -119,3 +125,13 @@ def test_a_hostile_team_repository_is_refused_like_a_clone(xb_proc: Run, tmp_pat
     result = xb_proc("team", "add", "eng", str(bare))
     assert result.code == 4, result.stderr
     assert not teams_root().exists()
+
+
+def test_a_backup_path_that_is_gone_is_said_missing_on_pull(xb_proc: Run, tmp_path: Path) -> None:
+    assert xb_proc("put", str(EXAMPLES / "synthetic-resource.json")).code == 0
+    gone = tmp_path / "backup.git"
+    assert xb_proc("remote", "add", "origin", str(gone)).code == 0
+    pulled = xb_proc("remote", "pull")
+    assert pulled.code == 8 and pulled.stderr.count("\n") == 1, pulled.stderr
+    assert "origin" in pulled.stderr and "no repository at" in pulled.stderr
+    assert "damaged" not in pulled.stderr

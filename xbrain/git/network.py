@@ -26,6 +26,7 @@ import math
 import os
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError, ProviderError, UsageError, XbrainError, no_space
@@ -69,13 +70,24 @@ def network_timeout() -> float:
     return value
 
 
-def fetch_failure(budget: Budget, local: bool, location: str, exc: Exception) -> XbrainError:
-    """One line for a fetch that failed: past its deadline, a full disk, a repository on
-    this machine that cannot be read whole (damaged), or the remote's own words."""
+def fetch_failure(
+    budget: Budget, local: bool, location: str, exc: Exception, path: str | None = None
+) -> XbrainError:
+    """One line for a fetch that failed: past its deadline, a full disk, a path on this
+    machine (``path``) that holds no repository (missing, or an empty folder: a share not
+    mounted), a repository there that cannot be read whole (damaged), or the remote's own
+    words."""
     if budget.expired or isinstance(exc, Expired):
         return budget.timed_out("fetch from", location)
     if no_space(exc):
         return disk_full()
+    if local and path is not None and _no_repository(Path(path)):
+        return ProviderError(
+            redact_url(
+                f"Could not fetch from {location}: there is no repository at {path} (missing, "
+                "or an empty folder: a share not mounted?); nothing changed."
+            )
+        )
     if local and not isinstance(exc, OSError):
         return ProviderError(
             redact_url(
@@ -84,6 +96,17 @@ def fetch_failure(budget: Budget, local: bool, location: str, exc: Exception) ->
             )
         )
     return remote_failure("fetch from", location, exc)
+
+
+def _no_repository(path: Path) -> bool:
+    """Whether ``path`` is missing, an empty folder, or a folder git would not call a
+    repository (no ``HEAD`` in it or in its ``.git``)."""
+    try:
+        if not path.is_dir() or not any(path.iterdir()):
+            return True
+    except OSError:
+        return True
+    return not ((path / "HEAD").is_file() or (path / ".git" / "HEAD").is_file())
 
 
 class Expired(Exception):

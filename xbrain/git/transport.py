@@ -160,7 +160,8 @@ class Transport(Repository):
             raise
         except Exception as exc:  # dulwich raises many kinds for unreachable remotes
             # not chained: its text may quote the URL (a token in it, on --traceback)
-            raise fetch_failure(budget, local, label or url, exc) from None
+            where = local_path(url) if local else None
+            raise fetch_failure(budget, local, label or url, exc, where) from None
 
     def _fetch_bounded(
         self,

@@ -193,7 +193,8 @@ def pull(core: Core, name: str, team: str | None = None) -> dict[str, Any]:
                 f"back; run xbrain remote push --force-with-lease {name} to replace it there."
             )
         with git.quarantine() as incoming:
-            theirs = incoming.fetch(url, _bound(), name)  # network I/O outside the store lock
+            label = name if team is None else f"team {team}"
+            theirs = incoming.fetch(url, _bound(), label)  # network I/O outside the store lock
             if theirs is None:
                 return {"state": "remote_empty", "commit": None, "dropped": []}
             with core.session() as locked:
