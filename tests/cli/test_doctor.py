@@ -440,3 +440,52 @@ def test_a_file_name_that_is_not_utf8_prints_as_valid_json(
         assert b"\xff" not in out and b"\\udcff\\udcfe" in out
         paths = json.dumps(json.loads(out.decode("utf-8")), ensure_ascii=False)
         assert "bad\udcff\udcfename.yaml" in paths  # the name, as the file system gave it
+
+
+def test_a_plain_git_clone_is_repaired_to_stay_private(
+    xb_proc: Run, json_file: Callable[[Any], str], store_dir: Path, tmp_path: Path
+) -> None:
+    """A store made with ``git clone`` (umask 022): doctor reports its root folder open to
+    others, and --repair closes it and sets the private settings a store is made with, so
+    git's own later writes (its index, a gc's pack) stay 0600; a value the user chose is
+    kept."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    assert xb_proc("put", json_file(sample())).code == 0
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", str(store_dir), str(clone)],
+        check=True,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+    subprocess.run(["git", "-C", str(clone), "config", "gc.auto", "50"], check=True)
+    os.chmod(clone, 0o755)
+    found = xb_proc("doctor", store=clone).json["problems"]
+    assert any(p["code"] == "permissions" and p.get("path") == "." for p in found), found
+    repaired = xb_proc("doctor", "--repair", store=clone)
+    assert repaired.code == 0, repaired.stderr
+    said = [p["message"] for p in repaired.json["repaired"] if p["code"] == "git_config"]
+    assert any("core.sharedRepository" in m and "gc.auto" not in m for m in said), said
+    config = subprocess.run(
+        ["git", "-C", str(clone), "config", "--get", "core.sharedRepository"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert config.stdout.strip() == "0600"
+    gc_auto = ["git", "-C", str(clone), "config", "--get", "gc.auto"]
+    assert subprocess.run(gc_auto, capture_output=True, text=True).stdout.strip() == "50"
+    assert clone.stat().st_mode & 0o077 == 0
+    (clone / "resources").touch()
+    subprocess.run(
+        ["git", "-C", str(clone), "update-index", "--refresh", "-q"],
+        check=False,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+    subprocess.run(
+        ["git", "-C", str(clone), "add", "-A"], check=True, preexec_fn=lambda: os.umask(0o022)
+    )
+    assert (clone / ".git" / "index").stat().st_mode & 0o077 == 0

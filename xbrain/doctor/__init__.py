@@ -91,6 +91,9 @@ def diagnose(
         git.keep_line_endings()
         message = "core.autocrlf set to false: git's checkouts here keep files as stored."
         repaired.append(problem("git_config", message, ".git/config"))
+    if repair and (names := git.keep_private_settings()):  # plain git clones
+        message = f"{' and '.join(names)} set: git's own writes here stay private."
+        repaired.append(problem("git_config", message, ".git/config"))
     for check in checks:
         check(git, repair, problems, repaired)
     head = git.head()

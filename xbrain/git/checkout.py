@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Any
 
 from dulwich.refs import Ref
 
-from .objects import MAIN, PLAIN_LINE_ENDINGS, config_change
+from .objects import MAIN, PLAIN_LINE_ENDINGS, PRIVATE_SETTINGS, config_change
 from .repo import Repository
 
 __all__ = ["Checkout"]
@@ -64,6 +65,28 @@ class Checkout(Repository):
             config = self._repo.get_config()
             config.set(*PLAIN_LINE_ENDINGS)
             config.write_to_path()
+
+    def keep_private_settings(self) -> list[str]:
+        """Set in ``.git/config`` each private setting a store is made with
+        (``core.sharedRepository`` 0600, ``gc.auto`` 0) that it lacks (a plain git
+        clone); one set to another value is the user's choice and kept. The names set."""
+        with config_change():
+            config = self._repo.get_config()
+            missing = [each for each in PRIVATE_SETTINGS if not _has(config, *each[:2])]
+            for section, name, value in missing:
+                config.set(section, name, value)
+            if missing:
+                config.write_to_path()
+        return [f"{section[0].decode()}.{name.decode()}" for section, name, _ in missing]
+
+
+def _has(config: Any, section: tuple[bytes, ...], name: bytes) -> bool:
+    """Whether ``config`` sets ``name`` in ``section``."""
+    try:
+        config.get(section, name)
+    except KeyError:
+        return False
+    return True
 
 
 def _private(path: str) -> None:

@@ -52,6 +52,9 @@ T = TypeVar("T")
 MAIN = Ref(b"refs/heads/main")
 # git's checkouts in a store write files as stored, whatever a global autocrlf says
 PLAIN_LINE_ENDINGS = ((b"core",), b"autocrlf", b"false")
+# a store's own repository stays private when git writes in it (status, gc): set at init,
+# and by doctor --repair where missing (a plain git clone)
+PRIVATE_SETTINGS = (((b"core",), b"sharedRepository", b"0600"), ((b"gc",), b"auto", b"0"))
 FILE_MODE = 0o100644
 DIR_MODE = 0o040000
 MAX_DEPTH = 8  # deeper than any path of the layout; bounds the walk of a hostile tree

@@ -27,6 +27,7 @@ from .objects import (
     DIR_MODE,
     MAIN,
     PLAIN_LINE_ENDINGS,
+    PRIVATE_SETTINGS,
     CommitId,
     CommitInfo,
     Snapshot,
@@ -119,9 +120,9 @@ class Repository(Walking):
             try:
                 config = repo.get_config()
                 # git's own writes (status, gc) stay private too
-                config.set((b"core",), b"sharedRepository", b"0600")
+                for section, name, value in PRIVATE_SETTINGS:
+                    config.set(section, name, value)
                 config.set((b"core",), b"fsync", b"objects,reference")
-                config.set((b"gc",), b"auto", b"0")
                 config.set((b"gc",), b"autoDetach", False)
                 config.set(*PLAIN_LINE_ENDINGS)
                 config.write_to_path()

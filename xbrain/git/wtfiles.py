@@ -65,8 +65,9 @@ def prune_empty_dirs(directory: Path, root: Path) -> None:
 
 
 def file_mode_problems(root: Path) -> list[str]:
-    """Files or directories under ``root`` that group or others can access."""
-    problems = []
+    """``root`` itself (``.``) and the files or directories under it that group or
+    others can access."""
+    problems = ["."] if file_mode(root) & 0o077 and not stat.S_ISLNK(file_mode(root)) else []
     for directory, dirs, names in os.walk(root):
         for name in [*dirs, *names]:
             path = os.path.join(directory, name)
