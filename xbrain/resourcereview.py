@@ -251,7 +251,7 @@ def conflicts(
         result = by_id.get(new["id"])
         if result is None or result.get("status") == "unchanged":
             continue
-        words, title = _words(new), new["title"].casefold()
+        words, title = _words(new), _same_title(new["title"])
         found: list[tuple[float, dict[str, Any]]] = []
         passed = batch | set((replaces or {}).get(new["id"], ()))
         for other in similar(new["title"], new.get("purpose", ""), passed):
@@ -259,7 +259,7 @@ def conflicts(
                 continue
             theirs = _words(other)
             share = shared_words(words, theirs)
-            if other["title"].casefold() == title:
+            if _same_title(other["title"]) == title:
                 found.append(
                     (2.0, {"id": other["id"], "name": other["title"], "why": "same title"})
                 )
@@ -269,6 +269,12 @@ def conflicts(
         # the ten likeliest: the same title first, then the most words shared, then by id
         found.sort(key=lambda kept: (-kept[0], kept[1]["id"]))
         result["possibleConflicts"] = [conflict for _, conflict in found[:10]]
+
+
+def _same_title(title: str) -> str:
+    """A title as two that are "the same title" share it: case and runs of white space
+    aside."""
+    return " ".join(title.split()).casefold()
 
 
 def supersede(core: Core, old: str, new: str) -> dict[str, Any]:

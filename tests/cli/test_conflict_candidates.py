@@ -178,3 +178,11 @@ def test_the_same_title_leads_the_conflicts_listed_however_many_look_alike(
     assert len(listed) == 10
     assert listed[0] == {"id": same["id"], "name": "Build cache server", "why": "same title"}
     assert all(c["why"].startswith("similar title and purpose") for c in listed[1:])
+
+
+def test_a_title_differing_in_case_and_spacing_only_is_the_same_title(xb_proc: Run) -> None:
+    (same,) = put(xb_proc, [make("k8s", title="Kubernetes pod restart guide", purpose="Ops")])
+    (result,) = put(xb_proc, [make("k8s-2", title="kubernetes POD restart   guide", purpose="x")])
+    assert result["possibleConflicts"] == [
+        {"id": same["id"], "name": "Kubernetes pod restart guide", "why": "same title"}
+    ]
