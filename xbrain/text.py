@@ -43,7 +43,10 @@ _INVALID = re.compile("[\x00\ud800-\udfff]")
 # The marks (LRM, RLM, ALM) and the joiners (ZWNJ, ZWJ) are not here: right-to-left,
 # Persian, Indic and emoji text is spelt with them, and none reorders or hides a word.
 _HIDDEN = re.compile(
-    "[\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\ufeff\u180e\U000e0000-\U000e007f]"
+    "[\u202a-\u202e\u2066-\u2069\u200b\u2060-\u2064\ufeff\u180e\U000e0000-\U000e007f"
+    # control characters but tab and line breaks: a terminal escape (ESC [2J) or a bell
+    # rewrites what a reviewer's terminal shows
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -78,7 +81,7 @@ def refuse_hidden(value: Any, field: str) -> None:
     found = hidden_character(value) if isinstance(value, str) else None
     if found is not None:
         raise InvalidInputError(
-            f"Invalid {field}; it holds {found}, an invisible or bidirectional control "
+            f"Invalid {field}; it holds {found}, an invisible, bidirectional or control "
             "character that can hide text from a reviewer."
         )
 

@@ -40,6 +40,32 @@ def test_a_resource_title_with_a_hidden_character_is_refused(
     _refused(xb, store_dir, "put", "-", input=json.dumps(make("a", title=title)), code=code)
 
 
+@pytest.mark.parametrize("char", ["\x1b", "\x07", "\x7f", "\x9b", "\x00"])
+def test_a_control_character_in_a_short_field_is_refused(
+    xb: Run, store_dir: Path, tmp_path: Path, char: str
+) -> None:
+    """A terminal escape (ESC [2J clears a reviewer's screen), a bell, DEL, a C1 control:
+    refused in a title and a skill description as the bidi controls are."""
+    assert xb("init").code == 0
+    code = f"U+{ord(char):04X}"
+    title = f"Harmless {char}[2J title"
+    if char != "\x00":  # NUL is refused as invalid text before this rule
+        _refused(xb, store_dir, "put", "-", input=json.dumps(make("a", title=title)), code=code)
+    folder = tmp_path / "s"
+    folder.mkdir()
+    escaped = json.dumps(f"safe {char}[31mred")  # YAML reads JSON's escapes
+    (folder / "SKILL.md").write_text(f"---\nname: s\ndescription: {escaped}\n---\nBody.\n")
+    before = snapshot_files(store_dir)
+    result = xb("skill", "save", str(folder))
+    assert result.code == 4, result.stderr
+    assert result.stderr.count("\n") == 1 and snapshot_files(store_dir) == before
+
+
+def test_tabs_and_line_breaks_are_no_control_to_refuse(xb: Run, store_dir: Path) -> None:
+    entry = {"kind": "rule", "name": "tabs", "description": "a\tb", "body": "b", "oneLiner": "o"}
+    assert xb("entry", "put", "-", input=json.dumps(entry)).code == 0
+
+
 @pytest.mark.parametrize("field", ["name", "description", "oneLiner"])
 def test_an_entry_short_field_with_a_bidi_control_is_refused(
     xb: Run, store_dir: Path, field: str
