@@ -757,3 +757,25 @@ def test_an_export_imported_back_into_its_own_store_changes_nothing(
     (folder / "memory" / "notes.md").unlink()
     pruned = xb_proc("entry", "import", str(folder), "--prune").json
     assert [m["name"] for m in pruned["pruned"]] == ["notes#Staging"]
+
+
+def test_an_entry_no_prompt_can_reach_but_by_its_description_says_so(xb: Run) -> None:
+    """A rule written by hand without queries or keywords is found by its description
+    alone: the put says so (a trial's rule "Use pnpm" was never recalled for "pnpm")."""
+    bare = "---\nname: prefer-pnpm\ndescription: Use pnpm\ntype: rule\n---\nAlways use pnpm.\n"
+    put = xb("entry", "put", "-", input=bare)
+    assert put.code == 0, put.stderr
+    (result,) = put.json["results"]
+    assert "add queries" in result["note"]
+    routed = {
+        "kind": "rule",
+        "name": "pnpm-q",
+        "description": "Use pnpm",
+        "body": "b",
+        "queries": ["should I use npm or pnpm"],
+    }
+    again = xb("entry", "put", "-", input=routed)
+    assert again.code == 0 and "note" not in again.json["results"][0]
+    same = xb("entry", "put", "-", input=bare)
+    assert same.json["results"][0]["status"] == "unchanged"
+    assert "note" not in same.json["results"][0]  # said when it was written

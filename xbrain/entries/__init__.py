@@ -202,11 +202,29 @@ def put(
     results: list[dict[str, Any]] = []
     with core.transaction(command) as txn:
         counts = apply(txn, prepared, now, restore=restore, results=results)
+    routed = {new["id"] for new, _, _ in prepared if _routed(new)}
     for result in results:
         result.setdefault("possibleConflicts", [])  # every result lists them
+        if result.get("id") not in routed and result.get("status") != "unchanged":
+            result["note"] = UNROUTED
     if before is not None:
         conflicts([new for new, _, _ in prepared], before, results)
     return {**counts, "results": results, "commit": txn.commit_id}
+
+
+UNROUTED = (
+    "No queries or keywords: recall finds it only through its description, which scores "
+    "below a matching query; add queries (what a prompt that needs it looks like)."
+)
+
+
+def _routed(entry: dict[str, Any]) -> bool:
+    """Whether ``entry`` says how a prompt reaches it beyond its description: queries,
+    keywords, paths or events, or always loaded."""
+    return bool(
+        entry.get("alwaysOn")
+        or any(entry.get(field) for field in ("queries", "keywords", "paths", "events"))
+    )
 
 
 def get(core: Core, rid: str) -> dict[str, Any]:
