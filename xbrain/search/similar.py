@@ -54,7 +54,6 @@ _HELD = f"(f{_TITLE} > 0 OR f{_PURPOSE} > 0)"
 _READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
 _TITLED = f"SELECT doc FROM postings WHERE term = ? AND f{_TITLE} > 0"
 _CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
-_ONE_BY_ONE = 2000  # title lengths a call reads one by one, at most (then every one)
 
 
 class SimilarFinder:
@@ -77,6 +76,7 @@ class SimilarFinder:
         self._titled: dict[str, set[int]] = {}
         self._length: dict[int, int] = {}
         self._scanned = False
+        self._docs: int | None = None  # the last document number: how many it holds, about
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -138,18 +138,22 @@ class SimilarFinder:
         return held, self._titled[term]
 
     def _lengths(self, conn: sqlite3.Connection, docs: Collection[int]) -> dict[int, int]:
-        """Each document's title length, read once a batch: the few a call needs one by
-        one, every document's in one pass once a call needs many."""
+        """Each document's title length, read once a batch: one by one while a batch has
+        needed few, every document's in one pass once it needs a tenth of them."""
+        if self._scanned:
+            return self._length
+        if self._docs is None:
+            self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
         unread = [doc for doc in docs if doc not in self._length]
-        if len(unread) > _ONE_BY_ONE and not self._scanned:
+        if len(self._length) + len(unread) > self._docs // 10:
             self._scanned = True
             self._length.update(conn.execute(f"SELECT doc, l{_TITLE} FROM docs"))
-        elif not self._scanned:
-            for at in range(0, len(unread), _CHUNK):
-                chunk = unread[at : at + _CHUNK]
-                marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
-                self._length.update(conn.execute(sql, chunk))
+            return self._length
+        for at in range(0, len(unread), _CHUNK):
+            chunk = unread[at : at + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
+            self._length.update(conn.execute(sql, chunk))
         return self._length
 
     def _walk(
