@@ -37,7 +37,7 @@ import math
 import sqlite3
 from collections import Counter
 from collections.abc import Collection
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 from operator import neg
 from pathlib import Path
 from typing import Any
@@ -177,25 +177,42 @@ class SimilarFinder:
         own: Counter[int] = Counter()
         for term in titled:
             own.update(self._postings(conn, term)[1] & candidates)
-        length = self._lengths(conn, candidates)
-        docs = list(filter(length.__contains__, candidates))  # a posting without its document
-        # the most of the title's terms in the title, the shortest title, the most terms
-        # held, storage order (compared as tuples: no Python call for each document)
+        tiers: dict[int, list[int]] = {0: list(candidates - own.keys())}
+        for doc, count in own.items():
+            tiers.setdefault(count, []).append(doc)
+        found: list[dict[str, Any]] = []
+        for tier in sorted(tiers, reverse=True):  # the most of the title's terms first
+            self._take(conn, tiers[tier], held, passed, found)
+            if len(found) >= self.want:
+                break
+        return found
+
+    def _take(
+        self,
+        conn: sqlite3.Connection,
+        docs: list[int],
+        held: Counter[int],
+        passed: Collection[str],
+        found: list[dict[str, Any]],
+    ) -> None:
+        """Add to ``found`` the resources of ``docs`` (as many of the title's terms in
+        their title) in force, until ``want``: the shortest title first, then the most
+        terms held, then storage order (compared as tuples: no Python call for each
+        document); only the first few put in order, the next few when resources not in
+        force (or written with this one) left too few."""
+        length = self._lengths(conn, docs)
+        docs = list(filter(length.__contains__, docs))  # a posting without its document
         order = list(
             zip(
-                map(neg, map(own.get, docs, repeat(0))),
                 map(length.__getitem__, docs),
                 map(neg, map(held.__getitem__, docs)),
                 docs,
                 strict=True,
             )
         )
-        found: list[dict[str, Any]] = []
         read = "SELECT rid, resource FROM docs WHERE doc = ?"
         taken, more = 0, self.want
         while taken < len(order) and len(found) < self.want:
-            # only the first few put in order; the next few when resources not in force
-            # (or written with this one) left too few
             more = min(2 * more, len(order))
             for *_, doc in heapq.nsmallest(more, order)[taken:]:
                 rid, text = conn.execute(read, (doc,)).fetchone()
@@ -209,4 +226,3 @@ class SimilarFinder:
                 if len(found) >= self.want:
                     break
             taken = more
-        return found
