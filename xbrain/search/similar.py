@@ -8,16 +8,20 @@ each resource written. Here only documents that hold enough of the terms in thei
 or purpose are candidates, and they are found from the rarest terms out:
 
 * a document that shares ``need`` of the ``n`` terms holds at least one of the
-  ``n - need + 1`` rarest (each term's postings counted first), so only their postings
-  are walked, each document tested once for how many of the terms its title and
-  purpose hold;
+  ``n - need + 1`` held by the fewest documents, so only their holders are counted, the
+  other terms' only looked up for them;
+* each term's holders (title or purpose, title) are read once for a batch and counted in
+  memory: a batch's titles share their words (``OPTIONS``, ``NOTES``: tens of thousands
+  of holders in a big store), and a query for each resource written that tested every
+  candidate's terms one by one cost most of a batch's time at 100,000 resources;
 * ``need`` is what "most of the words" leaves (the share the caller asks for, less the
   words that are not terms: stopwords), and never more than the title's own terms, so a
   resource with the same title is always a candidate;
 * the candidates are ordered before ``want`` of them in force are taken: first those
   whose title holds the most of the title's terms, then the shortest title (a
   resource with the same title holds all of them in the fewest words), then the most
-  terms held, then storage order; only then is a candidate's resource read. Cut in
+  terms held, then storage order (the title lengths read once for a batch too); only
+  then is a candidate's resource read, the first few in that order. Cut in
   storage order, a store with many near matches could leave the one with the same
   title out.
 
@@ -27,10 +31,14 @@ the caller searches the usual way.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Collection
+from itertools import chain, compress
+from operator import neg
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +50,10 @@ from .tokenize import Tokenizer
 __all__ = ["SimilarFinder"]
 
 _TITLE, _PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
-_HELD = f"(p.f{_TITLE} > 0 OR p.f{_PURPOSE} > 0)"
-_HELD_Q = f"(q.f{_TITLE} > 0 OR q.f{_PURPOSE} > 0)"
+_HELD = f"(f{_TITLE} > 0 OR f{_PURPOSE} > 0)"
+_READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
+_TITLED = f"SELECT doc FROM postings WHERE term = ? AND f{_TITLE} > 0"
+_CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
 
 
 class SimilarFinder:
@@ -60,7 +70,13 @@ class SimilarFinder:
         self._opened = False
         self._hidden: dict[str, Any] = {}
         self._tokenizer: Tokenizer | None = None
-        self._df: dict[str, int] = {}  # each term's postings, counted once a batch
+        # read once a batch: each term's documents (title or purpose, title), each
+        # document's title length
+        self._held: dict[str, dict[int, int]] = {}
+        self._titled: dict[str, set[int]] = {}
+        self._length: dict[int, int] = {}
+        self._scanned = False
+        self._docs: int | None = None  # the last document number: how many it holds, about
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -109,8 +125,36 @@ class SimilarFinder:
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
         try:
             return self._walk(conn, terms, titled, need, passed)
-        except (sqlite3.Error, ValueError):  # damaged: a search says what it can
+        except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
+
+    def _postings(self, conn: sqlite3.Connection, term: str) -> tuple[dict[int, int], set[int]]:
+        """The documents holding ``term`` in their title or purpose, and those holding it
+        in their title (read once a batch: a batch's titles share their words)."""
+        held = self._held.get(term)
+        if held is None:
+            held = self._held[term] = dict(conn.execute(_READ, (term,)))
+            self._titled[term] = set(chain.from_iterable(conn.execute(_TITLED, (term,))))
+        return held, self._titled[term]
+
+    def _lengths(self, conn: sqlite3.Connection, docs: Collection[int]) -> dict[int, int]:
+        """Each document's title length, read once a batch: one by one while a batch has
+        needed few, every document's in one pass once it needs a tenth of them."""
+        if self._scanned:
+            return self._length
+        if self._docs is None:
+            self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
+        unread = [doc for doc in docs if doc not in self._length]
+        if len(self._length) + len(unread) > self._docs // 10:
+            self._scanned = True
+            self._length.update(conn.execute(f"SELECT doc, l{_TITLE} FROM docs"))
+            return self._length
+        for at in range(0, len(unread), _CHUNK):
+            chunk = unread[at : at + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
+            self._length.update(conn.execute(sql, chunk))
+        return self._length
 
     def _walk(
         self,
@@ -120,31 +164,65 @@ class SimilarFinder:
         need: int,
         passed: Collection[str],
     ) -> list[dict[str, Any]]:
-        count = "SELECT COUNT(*) FROM postings WHERE term = ?"
-        for term in terms:
-            if term not in self._df:
-                self._df[term] = conn.execute(count, (term,)).fetchone()[0]
-        rarest = sorted(terms, key=lambda term: (self._df[term], term))[: len(terms) - need + 1]
-        marks, own, first = (", ".join("?" * len(t)) for t in (terms, titled, rarest))
-        sql = (
-            "SELECT rid, doc FROM (SELECT d.doc, d.rid, "
-            f"d.l{_TITLE} AS length, (SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc "
-            f"AND q.term IN ({marks}) AND {_HELD_Q}) AS held, (SELECT COUNT(*) FROM "
-            f"postings q WHERE q.doc = d.doc AND q.term IN ({own}) AND q.f{_TITLE} > 0) "
-            f"AS titled FROM docs d WHERE d.doc IN (SELECT p.doc FROM postings p "
-            f"WHERE p.term IN ({first}) AND {_HELD})) WHERE held >= ? "
-            "ORDER BY titled DESC, length, held DESC, doc"
-        )
+        # a document holding ``need`` of the terms holds one of the ``len(terms) - need
+        # + 1`` held by the fewest: counted from theirs, the others only looked up
+        sets = sorted((self._postings(conn, term)[0] for term in terms), key=len)
+        cut = len(terms) - need + 1
+        held: Counter[int] = Counter()
+        for holders in sets[:cut]:
+            held.update(holders.keys())
+        for holders in sets[cut:]:
+            held.update(holders.keys() & held.keys())
+        candidates = set(compress(held, map(need.__le__, held.values())))
+        own: Counter[int] = Counter()
+        for term in titled:
+            own.update(self._postings(conn, term)[1] & candidates)
+        tiers: dict[int, list[int]] = {0: list(candidates - own.keys())}
+        for doc, count in own.items():
+            tiers.setdefault(count, []).append(doc)
         found: list[dict[str, Any]] = []
-        read = "SELECT resource FROM docs WHERE doc = ?"
-        for rid, doc in conn.execute(sql, (*terms, *titled, *rarest, need)).fetchall():
-            if rid in self._hidden or rid in passed:
-                continue
-            resource = json.loads(conn.execute(read, (doc,)).fetchone()[0])
-            if isinstance(resource, dict) and all(
-                isinstance(resource.get(key), str) for key in ("id", "title")
-            ):
-                found.append(resource)
+        for tier in sorted(tiers, reverse=True):  # the most of the title's terms first
+            self._take(conn, tiers[tier], held, passed, found)
             if len(found) >= self.want:
                 break
         return found
+
+    def _take(
+        self,
+        conn: sqlite3.Connection,
+        docs: list[int],
+        held: Counter[int],
+        passed: Collection[str],
+        found: list[dict[str, Any]],
+    ) -> None:
+        """Add to ``found`` the resources of ``docs`` (as many of the title's terms in
+        their title) in force, until ``want``: the shortest title first, then the most
+        terms held, then storage order (compared as tuples: no Python call for each
+        document); only the first few put in order, the next few when resources not in
+        force (or written with this one) left too few."""
+        length = self._lengths(conn, docs)
+        docs = list(filter(length.__contains__, docs))  # a posting without its document
+        order = list(
+            zip(
+                map(length.__getitem__, docs),
+                map(neg, map(held.__getitem__, docs)),
+                docs,
+                strict=True,
+            )
+        )
+        read = "SELECT rid, resource FROM docs WHERE doc = ?"
+        taken, more = 0, self.want
+        while taken < len(order) and len(found) < self.want:
+            more = min(2 * more, len(order))
+            for *_, doc in heapq.nsmallest(more, order)[taken:]:
+                rid, text = conn.execute(read, (doc,)).fetchone()
+                if rid in self._hidden or rid in passed:
+                    continue
+                resource = json.loads(text)
+                if isinstance(resource, dict) and all(
+                    isinstance(resource.get(key), str) for key in ("id", "title")
+                ):
+                    found.append(resource)
+                if len(found) >= self.want:
+                    break
+            taken = more
