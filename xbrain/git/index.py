@@ -7,9 +7,12 @@ changed entries and rewrites the file under git's own ``index.lock`` protocol.
 
 Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
 with an upper-case letter) are dropped, as git allows: they are caches git rebuilds. An
-index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`). Any other
-required extension (sparse directories, a split on a base git wrote) or version 4 is left
-to dulwich (``update`` returns False); one dulwich cannot read either is written afresh.
+index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`), and a split
+index is edited as one on whichever base it names, git's too. Entries xbrain does not
+change keep their bytes, git's extended flags (skip-worktree, intent-to-add: version 3)
+and staged content included. Any other required extension (sparse directories), a
+damaged or missing base or version 4 is left to dulwich (``update`` returns False); one
+dulwich cannot read either is written afresh.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from . import splitindex
+from .indexentry import entry_span, version_of
 
 __all__ = [
     "SPLICE_MAX",
@@ -91,15 +95,8 @@ def _parse(
     names: list[bytes] = []
     spans: list[tuple[int, int]] = []
     offset = 12
-    for _ in range(count):
-        (flags,) = _FLAGS.unpack_from(data, offset + 60)
-        if flags & 0x4000:  # extended flags (version 3): intent-to-add, skip-worktree
-            raise Unsupported("extended entry flags")
-        length = flags & 0xFFF
-        name_at = offset + 62
-        if length == 0xFFF:
-            length = data.index(b"\0", name_at) - name_at
-        end = offset + ((62 + length + 8) & ~7)
+    for _ in range(count):  # (extended flags, version 3: the name two bytes on)
+        name_at, length, end = entry_span(data, offset)
         names.append(data[name_at : name_at + length])
         spans.append((offset, end))
         offset = end
@@ -121,9 +118,10 @@ def _whole(index_path: Path, data: bytes) -> tuple[int, list[tuple[bytes, bytes]
     entries = [data[start:end] for start, end in spans]
     if not links:
         return version, list(zip(names, entries, strict=True))
-    return 2, splitindex.merged(
+    whole = splitindex.merged(
         splitindex.read_split(index_path.parent, version, links[-1], names, entries)
     )
+    return version_of(entry for _, entry in whole), whole
 
 
 def read_entries(index_path: Path) -> dict[str, str]:
@@ -292,7 +290,9 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
     # (1,000 new resources into an 8,000-resource index: 0.9 s of searching); an index
     # big enough to be split is parsed (it is one already, or becomes one)
-    small = _HEADER.unpack_from(data, 0)[2] < splitindex.SPLIT_MIN
+    # (version 2 only: the search for a name assumes no entry has extended flags)
+    _, version, count = _HEADER.unpack_from(data, 0)
+    small = count < splitindex.SPLIT_MIN and version == 2
     edits = _fast_edits(data, changes) if ours and small and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
@@ -330,17 +330,18 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         else:
             names.insert(at, path)
             entries.insert(at, entry)
-    if len(entries) >= splitindex.SPLIT_MIN and version == 2:  # from now on kept split
+    if len(entries) >= splitindex.SPLIT_MIN:  # from now on kept split
         split = splitindex.write_base(index_path.parent, zip(names, entries, strict=True), None)
         _write_split(index_path, split, stamp)
         return True
+    version = version_of(entries)
     _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
     return True
 
 
 def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None:
-    count, pieces = splitindex.split_body(split)
-    _write(index_path, [_HEADER.pack(b"DIRC", 2, count), *pieces], stamp, split=True)
+    version, count, pieces = splitindex.split_body(split)
+    _write(index_path, [_HEADER.pack(b"DIRC", version, count), *pieces], stamp, split=True)
     splitindex.settle(index_path.parent, split.base.sha)
 
 
@@ -373,13 +374,12 @@ class Update:
         return bool(self._done)
 
 
-def write_entries(
-    index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path, version: int = 2
-) -> None:
+def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path) -> None:
     """Write a whole index of ``entries`` ((path, entry bytes), any order; a path's own
-    entries keep theirs), without extensions."""
-    body = b"".join(entry for _, entry in sorted(entries, key=lambda item: item[0]))
-    _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), body], stamp)
+    entries keep theirs), without extensions (version 3 when an entry needs it)."""
+    body = [entry for _, entry in sorted(entries, key=lambda item: item[0])]
+    header = _HEADER.pack(b"DIRC", version_of(body), len(entries))
+    _write(index_path, [header, b"".join(body)], stamp)
 
 
 def in_order(index_path: Path) -> bool:
@@ -395,5 +395,5 @@ def in_order(index_path: Path) -> bool:
 def sort_entries(index_path: Path, stamp: Path) -> None:
     """Rewrite the index with its entries in path order (what ``doctor --repair`` does),
     whole, its optional extensions dropped (git rebuilds them); entries keep their bytes."""
-    version, entries = _whole(index_path, index_path.read_bytes())
-    write_entries(index_path, entries, stamp, version)
+    _, entries = _whole(index_path, index_path.read_bytes())
+    write_entries(index_path, entries, stamp)
