@@ -4,7 +4,9 @@ small or big, and with git's per-entry flags (skip-worktree, assume-unchanged)."
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,3 +117,50 @@ def test_git_s_entry_flags_are_kept(
     store.put([make(f"flag-more-{i}") for i in range(20 if split else 1)])  # a new base
     flags = dict(line.split(" ", 1)[::-1] for line in _ok(store_dir, "ls-files", "-v").splitlines())
     assert flags[first] == "S" and flags[second] == "h" and flags[third] == "H"
+
+
+def _all_bases(store_dir: Path) -> set[str]:
+    return {path.name.split(".")[1] for path in (store_dir / ".git").glob("sharedindex.*")}
+
+
+def test_bases_no_index_names_are_removed_as_git_would(
+    store_dir: Path,
+    segment_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    xb: Callable[..., Result],
+) -> None:
+    monkeypatch.setattr(splitindex, "SPLIT_MIN", 40)
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make(f"batch-{i}") for i in range(60)])
+    (ours,) = _all_bases(store_dir)
+    for i in range(3):  # rounds of git's own: a base each, xbrain's left behind
+        (store_dir / f"hand-{i}.txt").write_text(f"{i}\n")
+        _ok(store_dir, "add", f"hand-{i}.txt")
+        _ok(store_dir, "update-index", "--no-split-index")
+        _ok(store_dir, "update-index", "--split-index")
+    _ok(store_dir, "update-index", "--index-version", "4")
+    gits = _all_bases(store_dir) - {ours}
+    assert len(gits) == 3
+    held = sum(p.stat().st_size for p in (store_dir / ".git").glob("sharedindex.*"))
+    index = (store_dir / ".git" / "index").read_bytes()
+    at = index.rfind(b"link")  # (no path here holds the word)
+    named = {index[at + 8 : at + 28].hex()} if at > 0 else set()
+    in_use = sum((store_dir / ".git" / f"sharedindex.{n}").stat().st_size for n in named)
+    report = xb("doctor").json["checked"]["indexBases"]
+    assert report == {"unnamed": 4 - len(named), "unnamedBytes": held - in_use}
+    old = sorted(gits - named)[0]
+    weeks_ago = time.time() - 15 * 86400
+    os.utime(store_dir / ".git" / f"sharedindex.{old}", (weeks_ago, weeks_ago))
+    store.put([make("one")])
+    assert _all_bases(store_dir) == gits - {old}  # xbrain's gone, git's expired one too
+    assert xb("doctor").json["checked"]["indexBases"]["unnamed"] == len(gits) - 1
+    _ok(store_dir, "config", "splitIndex.sharedIndexExpire", "never")
+    for path in (store_dir / ".git").glob("sharedindex.*"):
+        os.utime(path, (weeks_ago, weeks_ago))
+    store.put([make("two")])
+    assert _all_bases(store_dir) == gits - {old}
+    _ok(store_dir, "config", "splitIndex.sharedIndexExpire", "now")
+    store.put([make("three")])
+    assert _all_bases(store_dir) == set()  # the index is whole again: none named
+    assert xb("doctor").json["checked"]["indexBases"] == {"unnamed": 0, "unnamedBytes": 0}
+    assert git(store_dir, "fsck", "--strict").returncode == 0

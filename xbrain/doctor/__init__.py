@@ -275,6 +275,7 @@ def _report(
             **skills,
             "summary": totals,
             "objects": object_counts(git),
+            "indexBases": git.index_bases(),
         },
         "problems": problems,
         "repaired": repaired,

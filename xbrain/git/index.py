@@ -7,12 +7,11 @@ changed entries and rewrites the file under git's own ``index.lock`` protocol.
 
 Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
 with an upper-case letter) are dropped, as git allows: they are caches git rebuilds. An
-index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`), and a split
-index is edited as one on whichever base it names, git's too. Entries xbrain does not
-change keep their bytes, git's extended flags (skip-worktree, intent-to-add: version 3)
-and staged content included. Any other required extension (sparse directories), a
-damaged or missing base or version 4 is left to dulwich (``update`` returns False); one
-dulwich cannot read either is written afresh.
+index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`), on whichever
+base it names (git's too). Entries xbrain does not change keep their bytes (what is
+staged, git's extended flags: version 3). Other required extensions (sparse directories),
+a damaged or missing base or version 4 are left to dulwich (``update`` returns False);
+an index dulwich cannot read either is written afresh.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import splitindex
+from . import indexbases, splitindex
 from .indexentry import entry_span, version_of
 
 __all__ = [
@@ -140,8 +139,7 @@ def _name_at(data: bytes, start: int) -> bytes:
 
 
 def _next(data: bytes, start: int) -> int:
-    (flags,) = _FLAGS.unpack_from(data, start + 60)
-    return int(start + ((62 + (flags & 0xFFF) + 8) & ~7))
+    return entry_span(data, start)[2]
 
 
 def _find_entry(data: bytes, needle: bytes, end: int) -> int | None:
@@ -311,7 +309,8 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         entries = [data[start:end] for start, end in spans]
         if links:
             split = splitindex.read_split(index_path.parent, version, links[-1], names, entries)
-    except (Unsupported, struct.error, ValueError):
+    except (Unsupported, struct.error, ValueError):  # (dulwich writes it whole: no base named)
+        indexbases.settle(index_path.parent, indexbases.named(index_path))
         return False
     if links:
         splitindex.apply(split, changes)
@@ -336,13 +335,14 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         return True
     version = version_of(entries)
     _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
+    indexbases.settle(index_path.parent, None)  # not split: no base is named any more
     return True
 
 
 def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None:
     version, count, pieces = splitindex.split_body(split)
     _write(index_path, [_HEADER.pack(b"DIRC", version, count), *pieces], stamp, split=True)
-    splitindex.settle(index_path.parent, split.base.sha)
+    indexbases.settle(index_path.parent, split.base.sha)
 
 
 class Update:
@@ -380,6 +380,7 @@ def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: P
     body = [entry for _, entry in sorted(entries, key=lambda item: item[0])]
     header = _HEADER.pack(b"DIRC", version_of(body), len(entries))
     _write(index_path, [header, b"".join(body)], stamp)
+    indexbases.settle(index_path.parent, None)
 
 
 def in_order(index_path: Path) -> bool:

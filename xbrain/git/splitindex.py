@@ -23,7 +23,6 @@ import contextlib
 import hashlib
 import itertools
 import mmap
-import os
 import struct
 from array import array
 from collections.abc import Iterable, Mapping
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import ewah
+from .indexbases import MARKER, ours, replace_file
 from .indexentry import EXTENDED as _EXTENDED
 from .indexentry import entry_span, extended
 
@@ -44,7 +44,6 @@ __all__ = [
     "read_split",
     "rebase",
     "resplit_due",
-    "settle",
     "split_body",
     "write_base",
 ]
@@ -53,7 +52,6 @@ SPLIT_MIN = 16_384  # entries: an index this large is kept split
 _RESPLIT = 16  # changes past the base beyond 1/16 of its entries: a new base
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
-_MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
 _OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry offsets
 
 
@@ -119,20 +117,11 @@ def _base_path(git_dir: Path, sha: bytes) -> Path:
     return git_dir / f"sharedindex.{sha.hex()}"
 
 
-def _ours(git_dir: Path) -> list[bytes]:
-    """The bases xbrain wrote that an index may still name (newest first)."""
-    try:
-        text = (git_dir / "xbrain" / _MARKER).read_text(encoding="ascii")
-        return [bytes.fromhex(line) for line in text.split()]
-    except (OSError, ValueError, UnicodeDecodeError):
-        return []
-
-
 def _load(git_dir: Path, sha: bytes) -> Base:
     base = _bases.get(sha)
     if base is not None:
         return base
-    ours = sha in _ours(git_dir)
+    mine = sha in ours(git_dir)
     try:
         with open(_base_path(git_dir, sha), "rb") as handle:  # read where a name is looked up
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -141,9 +130,9 @@ def _load(git_dir: Path, sha: bytes) -> Base:
     signature, version, count = _HEADER.unpack_from(data, 0)
     if signature != b"DIRC" or version not in (2, 3) or data[-20:] != sha:
         raise Unsupported("the shared index is not the one named")
-    if not ours and hashlib.sha1(memoryview(data)[:-20]).digest() != sha:
+    if not mine and hashlib.sha1(memoryview(data)[:-20]).digest() != sha:
         raise Unsupported("the shared index git wrote is damaged")
-    offsets = _kept_offsets(git_dir, sha) if ours else None
+    offsets = _kept_offsets(git_dir, sha) if mine else None
     if offsets is None or len(offsets) != count + 1 or offsets[-1] != len(data) - 20:
         offsets, at = array("L", [12]), 12
         for _ in range(count):
@@ -331,47 +320,20 @@ def _land(
     that changes nothing. The marker names it before it lands (a kill leaves no base
     unnamed, a ``.tmp`` at most, removed the next time), its offsets beside it; then the
     bases xbrain wrote that no index can name any more (all but this one and ``current``,
-    the one the index on disk names until the caller's lands: :func:`settle`) are
+    the one the index on disk names until the caller's lands: ``indexbases.settle``) are
     removed."""
     body = b"".join(pieces)
     sha = hashlib.sha1(body).digest()
     for leftover in git_dir.glob("sharedindex.*.tmp"):
         leftover.unlink(missing_ok=True)
-    previous = _ours(git_dir)  # (``current`` may be a base git wrote: never named here)
+    previous = ours(git_dir)  # (``current`` may be a base git wrote: never named here)
     kept = [sha] if current in (None, sha) or current not in previous else [sha, current]
-    _replace(git_dir / "xbrain" / _MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
-    _replace(_base_path(git_dir, sha), body + sha)
-    _replace(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
+    replace_file(git_dir / "xbrain" / MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
+    replace_file(_base_path(git_dir, sha), body + sha)
+    replace_file(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
     for old in previous:
         if old not in kept:
             with contextlib.suppress(OSError):
                 _base_path(git_dir, old).unlink()
     _bases.clear()  # the next write maps the file (a server keeps no 20 MB copy of it)
     return Split(Base(sha, body + sha, offsets, version), {}, set(), {})
-
-
-def settle(git_dir: Path, sha: bytes) -> None:
-    """Once the index on disk names base ``sha``: remove the other bases xbrain wrote (a
-    new base is ~20 MB beside a 100,000-record store's records)."""
-    ours = _ours(git_dir)
-    if ours == [sha]:
-        return
-    _replace(git_dir / "xbrain" / _MARKER, f"{sha.hex()}\n".encode())
-    for old in ours:
-        if old != sha:
-            with contextlib.suppress(OSError):
-                _base_path(git_dir, old).unlink()
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``path`` whole through a ``.tmp`` beside it (private; a link not followed)."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.unlink(missing_ok=True)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
