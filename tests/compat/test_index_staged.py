@@ -164,3 +164,21 @@ def test_bases_no_index_names_are_removed_as_git_would(
     assert _all_bases(store_dir) == set()  # the index is whole again: none named
     assert xb("doctor").json["checked"]["indexBases"] == {"unnamed": 0, "unnamedBytes": 0}
     assert git(store_dir, "fsck", "--strict").returncode == 0
+
+
+def test_a_lost_base_keeps_what_the_index_names_itself_and_doctor_says_what_is_lost(
+    store_dir: Path, segment_cache: Path, xb_proc: Callable[..., Result]
+) -> None:
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make(f"lost-{i}") for i in range(5)])
+    _ok(store_dir, "update-index", "--split-index")
+    (store_dir / "new.txt").write_text("s\n")
+    _ok(store_dir, "add", "new.txt")  # past the base: the split index names it itself
+    for base in (store_dir / ".git").glob("sharedindex.*"):
+        base.unlink()
+    report = xb_proc("doctor")
+    (problem,) = [p for p in report.json["problems"] if p["code"] == "git_index"]
+    assert "staged" in problem["message"] and "lost" in problem["message"]
+    store.put([make("one")])  # written afresh from main
+    assert "A  new.txt" in _staged(store_dir)
+    assert git(store_dir, "fsck", "--strict").returncode == 0

@@ -5,13 +5,12 @@ write cost O(entries) at ~13 µs an entry. xbrain changes a handful of paths per
 so this module walks the entry table with one ``struct`` read per entry, splices in the
 changed entries and rewrites the file under git's own ``index.lock`` protocol.
 
-Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
-with an upper-case letter) are dropped, as git allows: they are caches git rebuilds. An
-index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`), on whichever
-base it names (git's too). Entries xbrain does not change keep their bytes (what is
-staged, git's extended flags: version 3). Other required extensions (sparse directories),
-a damaged or missing base or version 4 are left to dulwich (``update`` returns False);
-an index dulwich cannot read either is written afresh.
+Optional extensions (cache-tree, untracked cache, offset tables: caches git rebuilds)
+are dropped, as git allows. An index of ``SPLIT_MIN`` entries or more is kept split
+(:mod:`.splitindex`), on whichever base it names (git's too). Entries xbrain does not
+change keep their bytes (what is staged, git's extended flags: version 3). Other required
+extensions (sparse directories), a damaged or missing base or version 4 are left to
+dulwich (``update`` returns False); an index dulwich cannot read either is written afresh.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ __all__ = [
     "Update",
     "entry_bytes",
     "in_order",
+    "own_entries",
     "read_entries",
     "sort_entries",
     "update",
@@ -56,6 +56,7 @@ class IndexLocked(Exception):
 
 
 Unsupported = splitindex.Unsupported  # the index uses a feature this editor does not handle
+own_entries = indexbases.own_entries  # what a split index on a lost base names itself
 
 
 def entry_bytes(path: bytes, stat: os.stat_result | None, blob_sha_hex: str) -> bytes:
@@ -288,9 +289,8 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
     # (1,000 new resources into an 8,000-resource index: 0.9 s of searching); an index
     # big enough to be split is parsed (it is one already, or becomes one)
-    # (version 2 only: the search for a name assumes no entry has extended flags)
     _, version, count = _HEADER.unpack_from(data, 0)
-    small = count < splitindex.SPLIT_MIN and version == 2
+    small = count < splitindex.SPLIT_MIN and version == 2  # (2: no extended flags to skip)
     edits = _fast_edits(data, changes) if ours and small and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .indexentry import entry_span
 
-__all__ = ["MARKER", "named", "ours", "replace_file", "settle", "unnamed"]
+__all__ = ["MARKER", "named", "ours", "own_entries", "replace_file", "settle", "unnamed"]
 
 MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
 _PREFIX = "sharedindex."
@@ -76,22 +76,38 @@ def unnamed(git_dir: Path) -> list[Path]:
 
 def named(index_path: Path) -> bytes | None:
     """The base the index at ``index_path`` names (None: not split, or unreadable)."""
-    try:
-        data = index_path.read_bytes()
-        signature, version, count = struct.unpack_from(">4sLL", data, 0)
-        if signature != b"DIRC" or version not in (2, 3):
-            return None
-        at = 12
-        for _ in range(count):
-            at = entry_span(data, at)[2]
-        while at < len(data) - 20:
-            (size,) = struct.unpack_from(">L", data, at + 4)
-            if data[at : at + 4] == b"link" and size >= 20:
-                return data[at + 8 : at + 28]
-            at += 8 + size
-    except (OSError, struct.error, ValueError):
-        pass
+    with contextlib.suppress(OSError, struct.error, ValueError):
+        link = _walk(index_path.read_bytes())[1]
+        return link[:20] if link is not None and len(link) >= 20 else None
     return None
+
+
+def own_entries(index_path: Path) -> list[tuple[bytes, bytes]]:
+    """(name, entry) of the entries a split index names itself, not its base's (what a
+    user staged past a base that is lost); none for any other index."""
+    with contextlib.suppress(OSError, struct.error, ValueError):
+        own, link = _walk(index_path.read_bytes())
+        return [(name, entry) for name, entry in own if name] if link is not None else []
+    return []
+
+
+def _walk(data: bytes) -> tuple[list[tuple[bytes, bytes]], bytes | None]:
+    """((name, entry) of the entries the index ``data`` holds itself, its ``link``
+    extension's payload or None)."""
+    signature, version, count = struct.unpack_from(">4sLL", data, 0)
+    if signature != b"DIRC" or version not in (2, 3):
+        raise ValueError(f"index version {version}")
+    own, at = [], 12
+    for _ in range(count):
+        name_at, length, end = entry_span(data, at)
+        own.append((data[name_at : name_at + length], data[at:end]))
+        at = end
+    while at < len(data) - 20:
+        (size,) = struct.unpack_from(">L", data, at + 4)
+        if data[at : at + 4] == b"link":
+            return own, data[at + 8 : at + 8 + size]
+        at += 8 + size
+    return own, None
 
 
 def _expiry(git_dir: Path) -> float | None:
