@@ -126,7 +126,7 @@ class GitStore(Writer, Worktree, Transport, Packs):
         sizes = []
         for path in unnamed(self.control_dir):
             with contextlib.suppress(OSError):
-                sizes.append(path.stat().st_size)
+                sizes.append(path.lstat().st_size)
         return {"unnamed": len(sizes), "unnamedBytes": sum(sizes)}
 
     @staticmethod

@@ -64,7 +64,9 @@ def settle(git_dir: Path, current: bytes | None) -> None:
     expiry = None if set(others) <= set(mine) else _expiry(git_dir)
     for sha, path in others.items():
         with contextlib.suppress(OSError):
-            if sha in mine or (expiry is not None and path.stat().st_mtime <= time.time() - expiry):
+            if sha in mine or (
+                expiry is not None and path.lstat().st_mtime <= time.time() - expiry
+            ):
                 path.unlink()
 
 

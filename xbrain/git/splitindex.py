@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import itertools
 import mmap
+import os
 import struct
 from array import array
 from collections.abc import Iterable, Mapping
@@ -123,7 +124,8 @@ def _load(git_dir: Path, sha: bytes) -> Base:
         return base
     mine = sha in ours(git_dir)
     try:
-        with open(_base_path(git_dir, sha), "rb") as handle:  # read where a name is looked up
+        fd = os.open(_base_path(git_dir, sha), os.O_RDONLY | os.O_NOFOLLOW)  # a link: refused
+        with os.fdopen(fd, "rb") as handle:  # read where a name is looked up
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):
         raise Unsupported("its shared index is missing or empty") from None
