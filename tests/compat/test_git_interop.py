@@ -210,17 +210,19 @@ def test_git_checkouts_under_a_global_autocrlf_keep_records_as_stored(
     assert git(store_dir, "config", "--get", "core.autocrlf").strip() == "false"
 
 
-def test_a_split_index_git_wrote_is_written_afresh_not_a_crash(
+def test_a_split_index_on_a_lost_base_is_written_afresh_not_a_crash(
     xb: Run, json_file: Callable[[Any], str], store_dir: Path
 ) -> None:
     """With ``core.splitIndex`` (or ``git update-index --split-index``) git writes an index
-    neither xbrain's editor nor dulwich reads: a put committed, then failed with an
-    internal error and left every later write failing the same way; doctor crashed."""
+    dulwich does not read: a put committed, then failed with an internal error and left
+    every later write failing the same way; doctor crashed. xbrain's editor reads it now
+    (``test_index_staged``) unless its base is lost, as here."""
     xb("put", str(EXAMPLES / "batch.json"))
     xb("put", json_file(sample()))
     other = next((store_dir / "resources" / "86").glob("*.yaml"))
     other.write_text(other.read_text().replace("title:", "title: Edited", 1))  # a hand edit
     git(store_dir, "update-index", "--split-index")
+    _lose_the_base(store_dir)
     report = xb("doctor")
     assert report.code == 7 and "git_index" in {p["code"] for p in report.json["problems"]}
     newer = sample(text="A newer body.", updatedAt="2027-01-01T00:00:00.000Z")
@@ -229,10 +231,16 @@ def test_a_split_index_git_wrote_is_written_afresh_not_a_crash(
     subprocess.run(["git", "-C", str(store_dir), "fsck", "--strict"], check=True)
     other.write_text(git(store_dir, "show", f"main:{other.relative_to(store_dir)}"))
     git(store_dir, "update-index", "--split-index")
+    _lose_the_base(store_dir)
     repaired = xb("doctor", "--repair").json["repaired"]
     assert "git_index" in {r["code"] for r in repaired}
     assert xb("doctor").json["ok"] is True
     assert git(store_dir, "status", "--porcelain") == ""
+
+
+def _lose_the_base(store_dir: Path) -> None:
+    for base in (store_dir / ".git").glob("sharedindex.*"):
+        base.unlink()
 
 
 # ``xbrain put`` in a new process whose write lets the real git binary commit on main

@@ -171,12 +171,18 @@ def diagnose(
         if repair:
             git.rebuild_index(head)
             index = git.index_paths()
-            message = "Git index written afresh from main (it was a split or sparse index)."
+            message = (
+                "Git index written afresh from main (it was a split index on a missing or "
+                "damaged base, or a sparse index); changes staged to files of that base "
+                "could not be read and are no longer staged."
+            )
             repaired.append(problem("git_index", message, ".git/index"))
         else:
             message = (
-                "The git index is in a form xbrain cannot read or edit (a split or sparse "
-                "index); doctor --repair writes it afresh from main."
+                "The git index is in a form xbrain cannot read or edit (a split index on a "
+                "missing or damaged base, or a sparse index): changes staged to files of "
+                "its base cannot be read, and are lost when doctor --repair (or the next "
+                "write) writes it afresh from main; files staged past the base are kept."
             )
             problems.append(problem("git_index", message, ".git/index"))
     drift, untracked = _worktree_drift(git, view, index)
@@ -278,6 +284,7 @@ def _report(
             **skills,
             "summary": totals,
             "objects": object_counts(git),
+            "indexBases": git.index_bases(),
         },
         "problems": problems,
         "repaired": repaired,

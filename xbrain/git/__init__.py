@@ -21,6 +21,7 @@ edits the git index file in place.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -115,6 +116,18 @@ class GitStore(Writer, Worktree, Transport, Packs):
         from .bundle import Bundles
 
         return _view(Bundles, self)
+
+    def index_bases(self) -> dict[str, int]:
+        """The shared index files the git index does not name (a split index's old bases,
+        removed by the next write once xbrain wrote them or git's expired): how many, and
+        their bytes (what doctor reports)."""
+        from .indexbases import unnamed
+
+        sizes = []
+        for path in unnamed(self.control_dir):
+            with contextlib.suppress(OSError):
+                sizes.append(path.lstat().st_size)
+        return {"unnamed": len(sizes), "unnamedBytes": sum(sizes)}
 
     @staticmethod
     def create(

@@ -5,11 +5,12 @@ write cost O(entries) at ~13 µs an entry. xbrain changes a handful of paths per
 so this module walks the entry table with one ``struct`` read per entry, splices in the
 changed entries and rewrites the file under git's own ``index.lock`` protocol.
 
-Optional extensions (cache-tree, untracked cache, offset tables — signatures starting
-with an upper-case letter) are dropped, as git allows: they are caches git rebuilds. An
-index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`). Any other
-required extension (sparse directories, a split on a base git wrote) or version 4 is left
-to dulwich (``update`` returns False); one dulwich cannot read either is written afresh.
+Optional extensions (cache-tree, untracked cache, offset tables: caches git rebuilds)
+are dropped, as git allows. An index of ``SPLIT_MIN`` entries or more is kept split
+(:mod:`.splitindex`), on whichever base it names (git's too). Entries xbrain does not
+change keep their bytes (what is staged, git's extended flags: version 3). Other required
+extensions (sparse directories), a damaged or missing base or version 4 are left to
+dulwich (``update`` returns False); an index dulwich cannot read either is written afresh.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from . import splitindex
+from . import indexbases, splitindex
+from .indexentry import entry_span, version_of
 
 __all__ = [
     "SPLICE_MAX",
@@ -33,6 +35,7 @@ __all__ = [
     "Update",
     "entry_bytes",
     "in_order",
+    "own_entries",
     "read_entries",
     "sort_entries",
     "update",
@@ -53,6 +56,7 @@ class IndexLocked(Exception):
 
 
 Unsupported = splitindex.Unsupported  # the index uses a feature this editor does not handle
+own_entries = indexbases.own_entries  # what a split index on a lost base names itself
 
 
 def entry_bytes(path: bytes, stat: os.stat_result | None, blob_sha_hex: str) -> bytes:
@@ -91,15 +95,8 @@ def _parse(
     names: list[bytes] = []
     spans: list[tuple[int, int]] = []
     offset = 12
-    for _ in range(count):
-        (flags,) = _FLAGS.unpack_from(data, offset + 60)
-        if flags & 0x4000:  # extended flags (version 3): intent-to-add, skip-worktree
-            raise Unsupported("extended entry flags")
-        length = flags & 0xFFF
-        name_at = offset + 62
-        if length == 0xFFF:
-            length = data.index(b"\0", name_at) - name_at
-        end = offset + ((62 + length + 8) & ~7)
+    for _ in range(count):  # (extended flags, version 3: the name two bytes on)
+        name_at, length, end = entry_span(data, offset)
         names.append(data[name_at : name_at + length])
         spans.append((offset, end))
         offset = end
@@ -121,9 +118,10 @@ def _whole(index_path: Path, data: bytes) -> tuple[int, list[tuple[bytes, bytes]
     entries = [data[start:end] for start, end in spans]
     if not links:
         return version, list(zip(names, entries, strict=True))
-    return 2, splitindex.merged(
+    whole = splitindex.merged(
         splitindex.read_split(index_path.parent, version, links[-1], names, entries)
     )
+    return version_of(entry for _, entry in whole), whole
 
 
 def read_entries(index_path: Path) -> dict[str, str]:
@@ -142,8 +140,7 @@ def _name_at(data: bytes, start: int) -> bytes:
 
 
 def _next(data: bytes, start: int) -> int:
-    (flags,) = _FLAGS.unpack_from(data, start + 60)
-    return int(start + ((62 + (flags & 0xFFF) + 8) & ~7))
+    return entry_span(data, start)[2]
 
 
 def _find_entry(data: bytes, needle: bytes, end: int) -> int | None:
@@ -292,7 +289,8 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
     # (1,000 new resources into an 8,000-resource index: 0.9 s of searching); an index
     # big enough to be split is parsed (it is one already, or becomes one)
-    small = _HEADER.unpack_from(data, 0)[2] < splitindex.SPLIT_MIN
+    _, version, count = _HEADER.unpack_from(data, 0)
+    small = count < splitindex.SPLIT_MIN and version == 2  # (2: no extended flags to skip)
     edits = _fast_edits(data, changes) if ours and small and len(changes) <= SPLICE_MAX else None
     if edits is not None:
         signature, version, count = _HEADER.unpack_from(data, 0)
@@ -311,7 +309,8 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         entries = [data[start:end] for start, end in spans]
         if links:
             split = splitindex.read_split(index_path.parent, version, links[-1], names, entries)
-    except (Unsupported, struct.error, ValueError):
+    except (Unsupported, struct.error, ValueError):  # (dulwich writes it whole: no base named)
+        indexbases.settle(index_path.parent, indexbases.named(index_path))
         return False
     if links:
         splitindex.apply(split, changes)
@@ -330,18 +329,20 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
         else:
             names.insert(at, path)
             entries.insert(at, entry)
-    if len(entries) >= splitindex.SPLIT_MIN and version == 2:  # from now on kept split
+    if len(entries) >= splitindex.SPLIT_MIN:  # from now on kept split
         split = splitindex.write_base(index_path.parent, zip(names, entries, strict=True), None)
         _write_split(index_path, split, stamp)
         return True
+    version = version_of(entries)
     _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), b"".join(entries)], stamp)
+    indexbases.settle(index_path.parent, None)  # not split: no base is named any more
     return True
 
 
 def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None:
-    count, pieces = splitindex.split_body(split)
-    _write(index_path, [_HEADER.pack(b"DIRC", 2, count), *pieces], stamp, split=True)
-    splitindex.settle(index_path.parent, split.base.sha)
+    version, count, pieces = splitindex.split_body(split)
+    _write(index_path, [_HEADER.pack(b"DIRC", version, count), *pieces], stamp, split=True)
+    indexbases.settle(index_path.parent, split.base.sha)
 
 
 class Update:
@@ -373,13 +374,13 @@ class Update:
         return bool(self._done)
 
 
-def write_entries(
-    index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path, version: int = 2
-) -> None:
+def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path) -> None:
     """Write a whole index of ``entries`` ((path, entry bytes), any order; a path's own
-    entries keep theirs), without extensions."""
-    body = b"".join(entry for _, entry in sorted(entries, key=lambda item: item[0]))
-    _write(index_path, [_HEADER.pack(b"DIRC", version, len(entries)), body], stamp)
+    entries keep theirs), without extensions (version 3 when an entry needs it)."""
+    body = [entry for _, entry in sorted(entries, key=lambda item: item[0])]
+    header = _HEADER.pack(b"DIRC", version_of(body), len(entries))
+    _write(index_path, [header, b"".join(body)], stamp)
+    indexbases.settle(index_path.parent, None)
 
 
 def in_order(index_path: Path) -> bool:
@@ -395,5 +396,5 @@ def in_order(index_path: Path) -> bool:
 def sort_entries(index_path: Path, stamp: Path) -> None:
     """Rewrite the index with its entries in path order (what ``doctor --repair`` does),
     whole, its optional extensions dropped (git rebuilds them); entries keep their bytes."""
-    version, entries = _whole(index_path, index_path.read_bytes())
-    write_entries(index_path, entries, stamp, version)
+    _, entries = _whole(index_path, index_path.read_bytes())
+    write_entries(index_path, entries, stamp)

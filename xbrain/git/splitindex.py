@@ -9,10 +9,12 @@ bitmaps (which base entries are deleted, which replaced). Past a sixteenth of th
 base's entries, a new base is written. git ≥ 2.5 reads it (and keeps it split when it
 writes the index itself, unless told otherwise).
 
-Only a base xbrain wrote is used (``.git/xbrain/index-shared`` names them); a split
-index git made on its own base is left to the callers' fallback, as before. The base
-file lands before the index naming it, and a base is removed only once no index xbrain
-wrote names it any more.
+A split index on a base git wrote (``git update-index --split-index``) is read and
+edited the same way: its base is checked whole against the checksum that names it
+first; one damaged, missing or in index version 4 is left to the callers' fallback.
+Entries may carry git's extended flags (skip-worktree, intent-to-add: index version 3).
+``.git/xbrain/index-shared`` names the bases xbrain wrote. A base lands before the index
+naming it, and one xbrain wrote is removed once no index xbrain wrote names it any more.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from . import ewah
+from .indexbases import MARKER, ours, replace_file
+from .indexentry import EXTENDED as _EXTENDED
+from .indexentry import entry_span, extended
 
 __all__ = [
     "SPLIT_MIN",
@@ -40,7 +45,6 @@ __all__ = [
     "read_split",
     "rebase",
     "resplit_due",
-    "settle",
     "split_body",
     "write_base",
 ]
@@ -49,40 +53,42 @@ SPLIT_MIN = 16_384  # entries: an index this large is kept split
 _RESPLIT = 16  # changes past the base beyond 1/16 of its entries: a new base
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
-_MARKER = "index-shared"  # under .git/xbrain: the bases xbrain wrote that an index may name
 _OFFSETS = "index-shared-offsets"  # under .git/xbrain: the newest base's entry offsets
 
 
 class Unsupported(Exception):
     """The index uses a feature xbrain's editor does not handle (here: a split index on a
-    base git wrote, or a damaged link)."""
+    damaged or missing base, or a damaged link)."""
 
 
 def _stripped(entry: bytes) -> bytes:
     """``entry`` without its name (a replacing entry: git takes the base's)."""
     (flags,) = _FLAGS.unpack_from(entry, 60)
-    return entry[:60] + _FLAGS.pack(flags & 0xF000) + b"\0\0"
+    raw = entry[:60] + _FLAGS.pack(flags & 0xF000) + entry[62 : 64 if flags & _EXTENDED else 62]
+    return raw + b"\0" * (8 - len(raw) % 8)
 
 
 def _named(entry: bytes, name: bytes) -> bytes:
     """A stripped ``entry`` with ``name`` again."""
     (flags,) = _FLAGS.unpack_from(entry, 60)
-    raw = entry[:60] + _FLAGS.pack((flags & 0xF000) | min(len(name), 0xFFF)) + name
+    more = entry[62 : 64 if flags & _EXTENDED else 62]
+    raw = entry[:60] + _FLAGS.pack((flags & 0xF000) | min(len(name), 0xFFF)) + more + name
     return raw + b"\0" * (8 - len(raw) % 8)
 
 
 class Base:
-    """A shared index xbrain wrote: its entries by position, found by name."""
+    """A shared index: its entries by position, found by name."""
 
-    def __init__(self, sha: bytes, data: bytes | mmap.mmap, offsets: array[int]) -> None:
-        self.sha, self.data, self.offsets = sha, data, offsets
+    def __init__(
+        self, sha: bytes, data: bytes | mmap.mmap, offsets: array[int], version: int = 2
+    ) -> None:
+        self.sha, self.data, self.offsets, self.version = sha, data, offsets, version
         self.count = len(offsets) - 1  # the last offset: where the entries end
 
     def name(self, i: int) -> bytes:
         """The name of entry ``i``."""
-        start = self.offsets[i]
-        (flags,) = _FLAGS.unpack_from(self.data, start + 60)
-        return self.data[start + 62 : start + 62 + (flags & 0xFFF)]
+        name_at, length, _ = entry_span(self.data, self.offsets[i])
+        return self.data[name_at : name_at + length]
 
     def entry(self, i: int) -> bytes:
         """The bytes of entry ``i``."""
@@ -112,42 +118,45 @@ def _base_path(git_dir: Path, sha: bytes) -> Path:
     return git_dir / f"sharedindex.{sha.hex()}"
 
 
-def _ours(git_dir: Path) -> list[bytes]:
-    """The bases xbrain wrote that an index may still name (newest first)."""
-    try:
-        text = (git_dir / "xbrain" / _MARKER).read_text(encoding="ascii")
-        return [bytes.fromhex(line) for line in text.split()]
-    except (OSError, ValueError, UnicodeDecodeError):
-        return []
-
-
 def _load(git_dir: Path, sha: bytes) -> Base:
     base = _bases.get(sha)
     if base is not None:
         return base
-    if sha not in _ours(git_dir):
-        raise Unsupported("a shared index xbrain did not write")
+    mine = sha in ours(git_dir)
     try:
-        with open(_base_path(git_dir, sha), "rb") as handle:  # read where a name is looked up
+        fd = os.open(_base_path(git_dir, sha), os.O_RDONLY | os.O_NOFOLLOW)  # a link: refused
+        with os.fdopen(fd, "rb") as handle:  # read where a name is looked up
             data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (FileNotFoundError, ValueError):
+    except (OSError, ValueError):
         raise Unsupported("its shared index is missing or empty") from None
     signature, version, count = _HEADER.unpack_from(data, 0)
-    if signature != b"DIRC" or version != 2 or data[-20:] != sha:
+    if signature != b"DIRC" or version not in (2, 3) or data[-20:] != sha:
         raise Unsupported("the shared index is not the one named")
-    offsets = _kept_offsets(git_dir, sha)
+    if not mine and hashlib.sha1(memoryview(data)[:-20]).digest() != sha:
+        raise Unsupported("the shared index git wrote is damaged")
+    offsets = _kept_offsets(git_dir, sha) if mine else None
     if offsets is None or len(offsets) != count + 1 or offsets[-1] != len(data) - 20:
         offsets, at = array("L", [12]), 12
         for _ in range(count):
-            (flags,) = _FLAGS.unpack_from(data, at + 60)
-            at += (62 + (flags & 0xFFF) + 8) & ~7
+            at = entry_span(data, at)[2]
             offsets.append(at)
-    if offsets[-1] != len(data) - 20:  # xbrain writes its bases without extensions
-        raise Unsupported("the shared index has extensions")
-    base = Base(sha, data, offsets)
+    if offsets[-1] > len(data) - 20 or not _optional_only(data, offsets[-1]):
+        raise Unsupported("the shared index has entries past its end or required extensions")
+    base = Base(sha, data, offsets, version)
     _bases.clear()
     _bases[sha] = base
     return base
+
+
+def _optional_only(data: mmap.mmap, at: int) -> bool:
+    """Whether the extensions from ``at`` to the trailer are whole and all optional
+    (caches git rebuilds, which a base's reader may skip)."""
+    while at < len(data) - 20:
+        signature, size = data[at : at + 4], struct.unpack_from(">L", data, at + 4)[0]
+        if not signature[:1].isupper():
+            return False
+        at += 8 + size
+    return at == len(data) - 20
 
 
 def _kept_offsets(git_dir: Path, sha: bytes) -> array[int] | None:
@@ -187,7 +196,7 @@ def read_split(
 def _read_split(
     git_dir: Path, version: int, link: bytes, names: list[bytes], entries: list[bytes]
 ) -> Split:
-    if version != 2:
+    if version not in (2, 3):
         raise Unsupported(f"split index version {version}")
     if len(link) < 20:
         raise Unsupported("link extension too short")
@@ -252,15 +261,16 @@ def resplit_due(split: Split) -> bool:
     return changed * _RESPLIT > split.base.count
 
 
-def split_body(split: Split) -> tuple[int, list[bytes]]:
-    """(entry count, pieces) of the index ``split`` after its header: replacing entries in
-    base order, added ones sorted, then the ``link`` extension."""
+def split_body(split: Split) -> tuple[int, int, list[bytes]]:
+    """(index version, entry count, pieces) of the index ``split`` after its header:
+    replacing entries in base order, added ones sorted, then the ``link`` extension.
+    Version 3 when an entry has extended flags (or its base is version 3), else 2."""
     replacing = sorted(split.replaced)
     link = split.base.sha + ewah.encoded(sorted(split.deleted)) + ewah.encoded(replacing)
-    pieces = [split.replaced[i] for i in replacing]
-    pieces += [split.added[name] for name in sorted(split.added)]
-    pieces += [b"link", struct.pack(">L", len(link)), link]
-    return len(replacing) + len(split.added), pieces
+    entries = [split.replaced[i] for i in replacing]
+    entries += [split.added[name] for name in sorted(split.added)]
+    version = 3 if split.base.version == 3 or any(map(extended, entries)) else 2
+    return version, len(entries), [*entries, b"link", struct.pack(">L", len(link)), link]
 
 
 def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: bytes | None) -> Split:
@@ -268,7 +278,9 @@ def write_base(git_dir: Path, whole: Iterable[tuple[bytes, bytes]], current: byt
     over it that changes nothing. ``current``: the base the index on disk names."""
     entries = [entry for _, entry in whole]
     offsets = array("L", itertools.accumulate(map(len, entries), initial=12))
-    return _land(git_dir, [_HEADER.pack(b"DIRC", 2, len(entries)), *entries], offsets, current)
+    version = 3 if any(map(extended, entries)) else 2
+    header = _HEADER.pack(b"DIRC", version, len(entries))
+    return _land(git_dir, [header, *entries], offsets, current, version)
 
 
 def rebase(git_dir: Path, split: Split) -> Split:
@@ -282,7 +294,9 @@ def rebase(git_dir: Path, split: Split) -> Split:
         *((base.bisect(name), 0, name, entry) for name, entry in split.added.items()),
     ]  # (base position, 0: added before it / 1: it replaced or deleted, name, entry)
     count = base.count - len(split.deleted) + len(split.added)
-    pieces: list[bytes] = [_HEADER.pack(b"DIRC", 2, count)]
+    new = [event[3] for event in events if event[3] is not None]
+    version = 3 if base.version == 3 or any(map(extended, new)) else 2
+    pieces: list[bytes] = [_HEADER.pack(b"DIRC", version, count)]
     starts: list[int] = []
     at, cursor = 12, 0
     for position, order, _, entry in [*sorted(events), (base.count, 0, b"", None)]:
@@ -298,54 +312,30 @@ def rebase(git_dir: Path, split: Split) -> Split:
         if order == 1:
             cursor = position + 1
     starts.append(at)
-    return _land(git_dir, pieces, array("L", starts), base.sha)
+    return _land(git_dir, pieces, array("L", starts), base.sha, version)
 
 
-def _land(git_dir: Path, pieces: list[bytes], offsets: array[int], current: bytes | None) -> Split:
+def _land(
+    git_dir: Path, pieces: list[bytes], offsets: array[int], current: bytes | None, version: int
+) -> Split:
     """Write the base whose header and entries are ``pieces`` and the split index over it
     that changes nothing. The marker names it before it lands (a kill leaves no base
     unnamed, a ``.tmp`` at most, removed the next time), its offsets beside it; then the
     bases xbrain wrote that no index can name any more (all but this one and ``current``,
-    the one the index on disk names until the caller's lands: :func:`settle`) are
+    the one the index on disk names until the caller's lands: ``indexbases.settle``) are
     removed."""
     body = b"".join(pieces)
     sha = hashlib.sha1(body).digest()
     for leftover in git_dir.glob("sharedindex.*.tmp"):
         leftover.unlink(missing_ok=True)
-    previous, kept = _ours(git_dir), [sha] if current in (None, sha) else [sha, current]
-    _replace(git_dir / "xbrain" / _MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
-    _replace(_base_path(git_dir, sha), body + sha)
-    _replace(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
+    previous = ours(git_dir)  # (``current`` may be a base git wrote: never named here)
+    kept = [sha] if current in (None, sha) or current not in previous else [sha, current]
+    replace_file(git_dir / "xbrain" / MARKER, "".join(f"{item.hex()}\n" for item in kept).encode())
+    replace_file(_base_path(git_dir, sha), body + sha)
+    replace_file(git_dir / "xbrain" / _OFFSETS, sha + offsets.tobytes())
     for old in previous:
         if old not in kept:
             with contextlib.suppress(OSError):
                 _base_path(git_dir, old).unlink()
     _bases.clear()  # the next write maps the file (a server keeps no 20 MB copy of it)
-    return Split(Base(sha, body + sha, offsets), {}, set(), {})
-
-
-def settle(git_dir: Path, sha: bytes) -> None:
-    """Once the index on disk names base ``sha``: remove the other bases xbrain wrote (a
-    new base is ~20 MB beside a 100,000-record store's records)."""
-    ours = _ours(git_dir)
-    if ours == [sha]:
-        return
-    _replace(git_dir / "xbrain" / _MARKER, f"{sha.hex()}\n".encode())
-    for old in ours:
-        if old != sha:
-            with contextlib.suppress(OSError):
-                _base_path(git_dir, old).unlink()
-
-
-def _replace(path: Path, data: bytes) -> None:
-    """Write ``path`` whole through a ``.tmp`` beside it (private; a link not followed)."""
-    temp = path.with_name(path.name + ".tmp")
-    temp.unlink(missing_ok=True)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    return Split(Base(sha, body + sha, offsets, version), {}, set(), {})

@@ -340,8 +340,9 @@ class Worktree(Checkout):
     def rebuild_index(self, commit: CommitId | None) -> None:
         """Write the git index afresh for ``commit``'s files, as one ``git read-tree``
         would: a file whose content is the committed one gets its stat data; any other
-        gets none, so git looks at its content (and shows the edit) before trusting it."""
-        entries = []
+        gets none, so git looks at its content (and shows the edit) before trusting it.
+        Other files a split index on a lost base names itself (staged there) stay."""
+        entries, index = [], Path(self._repo.index_path())
         for path, blob in self.snapshot(commit).files():
             target, name = self.path / path, path.encode()
             data = read_worktree_file(target, MAX_WORKTREE_FILE)
@@ -349,10 +350,10 @@ class Worktree(Checkout):
             entries.append(
                 (name, gitindex.entry_bytes(name, os.lstat(target) if same else None, blob))
             )
+        names = {name for name, _ in entries}
+        entries += [item for item in gitindex.own_entries(index) if item[0] not in names]
         with private_umask():
-            gitindex.write_entries(
-                Path(self._repo.index_path()), entries, self.control_dir / "xbrain" / "index-stamp"
-            )
+            gitindex.write_entries(index, entries, self.control_dir / "xbrain" / "index-stamp")
 
 
 def _nothing() -> None:
