@@ -85,7 +85,11 @@ def diagnose(
             repaired.append(problem("pack_leftover", "Removed what a killed pack merge left.", rel))
         else:
             problems.append(problem("pack_leftover", "Left by a killed pack merge.", rel))
-    for line in git.fsck():
+    damaged = git.damaged_packs()
+    for pack, damage in damaged:
+        rel = str(pack.relative_to(git.path))
+        problems.append(problem("git_pack", f"Damaged pack: {damage}.", rel))
+    for line in [] if damaged else git.fsck():  # each object of a damaged pack: noise
         problems.append(problem("git_object", line))
     if repair and not git.line_endings_kept():  # older stores, plain git clones
         git.keep_line_endings()

@@ -53,6 +53,7 @@ from dulwich.pack import load_pack_index
 
 from ..errors import CorruptStoreError, no_space
 from .objects import DAMAGE, disk_full, private_umask
+from .packcheck import pack_damage
 from .packmerge import merge
 from .repack import leftovers, read_source
 from .repo import Repository
@@ -193,10 +194,34 @@ class Packs(Repository):
         except OSError:  # a read-only file system, a folder not ours: nothing to take
             return []
 
+    def damaged_packs(self) -> list[tuple[Path, str]]:
+        """Each pack (``.pack`` with its ``.idx``, kept ones too) whose bytes do not
+        match its checksums, with what is wrong; reads every pack whole."""
+        pack_dir = self._objects_dir / "pack"
+        try:
+            names = set(os.listdir(pack_dir))
+        except FileNotFoundError:
+            return []
+        found = []
+        size = self._repo.object_store.object_format.oid_length
+        for name in sorted(names):
+            if name.endswith(".pack") and name[:-5] + ".idx" in names:
+                with contextlib.suppress(FileNotFoundError):  # merged away meanwhile
+                    damage = pack_damage(pack_dir / name, size)
+                    if damage is not None:
+                        found.append((pack_dir / name, damage))
+        return found
+
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
-        lock), and drop the loose copies of objects packed before; the stats after."""
+        lock), and drop the loose copies of objects packed before; the stats after.
+        A damaged pack is refused first: nothing is written or removed."""
         with upkeep_lock(self.control_dir, wait=True):
+            for pack, damage in self.damaged_packs():
+                raise CorruptStoreError(
+                    f"A pack of the store is damaged ({pack.name}: {damage}); nothing "
+                    "was changed. Run xbrain doctor."
+                )
             packs = [base for base, _ in _complete_packs(self._objects_dir / "pack")]
             self._consolidate(packs, loose=True, every_loose=True)
         return self.pack_stats()
