@@ -12,6 +12,7 @@ error's traceback still held a view of the pack's map), a bad header or a cut pa
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -171,3 +172,27 @@ def test_a_damaged_trailer_stays_exit_7(
     pack.write_bytes(bytes(data))
     one_corrupt_line(xb_proc("status", store=copy))
     one_corrupt_line(xb_proc("gc", store=copy))
+
+
+@pytest.mark.parametrize("kind", ["garbage", "link"])
+def test_doctor_repair_removes_an_unreadable_multi_pack_index(
+    xb_proc: Callable[..., Result], packed: Path, tmp_path: Path, kind: str
+) -> None:
+    store = tmp_path / "copy"
+    shutil.copytree(packed, store, symlinks=True)
+    midx = store / ".git" / "objects" / "pack" / "multi-pack-index"
+    outside = tmp_path / "outside"
+    outside.write_bytes(b"MIDX not really\n")
+    if kind == "link":
+        midx.symlink_to(outside)
+    else:
+        midx.write_bytes(outside.read_bytes())
+    result = xb_proc("doctor", store=store)
+    assert result.code == 7, result.stderr
+    found = [p for p in json.loads(result.stdout)["problems"] if p["code"] == "git_midx"]
+    assert [p["path"] for p in found] == [".git/objects/pack/multi-pack-index"]
+    repaired = xb_proc("doctor", "--repair", store=store)
+    assert repaired.code == 0, repaired.stdout + repaired.stderr
+    assert not os.path.lexists(midx)
+    assert outside.read_bytes() == b"MIDX not really\n"  # a link's target untouched
+    assert xb_proc("status", store=store).code == 0

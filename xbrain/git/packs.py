@@ -52,6 +52,7 @@ from dulwich.objects import ObjectID
 from dulwich.pack import load_pack_index
 
 from ..errors import CorruptStoreError, no_space
+from .midx import drop_midx, stale_midx
 from .objects import DAMAGE, disk_full, private_umask
 from .packcheck import pack_damage
 from .packmerge import merge
@@ -212,6 +213,15 @@ class Packs(Repository):
                         found.append((pack_dir / name, damage))
         return found
 
+    def stale_multi_pack_index(self, repair: bool) -> str | None:
+        """What is wrong with git's multi-pack-index (a pack it names gone, or it cannot
+        be read), removed with ``repair``; None when there is none or it is sound."""
+        pack_dir = self._objects_dir / "pack"
+        problem = stale_midx(pack_dir)
+        if problem is not None and repair:
+            drop_midx(pack_dir)
+        return problem
+
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
         lock), and drop the loose copies of objects packed before; the stats after.
@@ -248,9 +258,10 @@ class Packs(Repository):
                     return  # one pack alone, nothing loose: already what would be written
                 keep = self._merge(chosen, fresh)
                 store.close()  # every cached pack closed: the merged ones are removed
-                for base in chosen:
-                    if base != keep:
-                        self._remove_pack(self._objects_dir / "pack" / base)
+                gone = [base for base in chosen if base != keep]
+                drop_midx(self._objects_dir / "pack", gone)  # git's, naming them: first
+                for base in gone:
+                    self._remove_pack(self._objects_dir / "pack" / base)
                 if every_loose:  # xbrain gc: the loose copies go now that the pack landed
                     self._prune_loose()
         except DAMAGE as exc:
