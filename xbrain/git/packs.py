@@ -73,10 +73,11 @@ _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pa
 class PackStats(NamedTuple):
     """What ``doctor`` reports of the object store."""
 
-    packs: int
+    packs: int  # every complete pack, kept ones too
     pack_bytes: int
     loose: int
     loose_bytes: int
+    kept_packs: int = 0  # of ``packs``: those a ``.keep`` marks (never merged nor removed)
 
 
 def geometric_split(sizes: list[int]) -> int:
@@ -91,9 +92,10 @@ def geometric_split(sizes: list[int]) -> int:
     return split
 
 
-def _complete_packs(pack_dir: Path) -> list[tuple[str, int]]:
+def _complete_packs(pack_dir: Path, kept: bool = False) -> list[tuple[str, int]]:
     """``(basename, size)`` of each complete pack (its index beside it) that carries no
-    ``.keep``, smallest first."""
+    ``.keep`` (git's mark: never repacked nor removed), smallest first; with ``kept``,
+    only those that carry one."""
     try:
         names = set(os.listdir(pack_dir))
     except FileNotFoundError:
@@ -101,7 +103,7 @@ def _complete_packs(pack_dir: Path) -> list[tuple[str, int]]:
     found = []
     for name in names:
         base = name[:-5]
-        if name.endswith(".pack") and base + ".idx" in names and base + ".keep" not in names:
+        if name.endswith(".pack") and base + ".idx" in names and (base + ".keep" in names) == kept:
             with contextlib.suppress(FileNotFoundError):
                 found.append((base, os.stat(pack_dir / name).st_size))
     return sorted(found, key=lambda item: (item[1], item[0]))
@@ -130,14 +132,17 @@ class Packs(Repository):
     def pack_stats(self) -> PackStats:
         """Packs and loose objects: how many, and their bytes."""
         pack_dir = self._objects_dir / "pack"
-        packs = _complete_packs(pack_dir)
+        kept = _complete_packs(pack_dir, kept=True)
+        packs = _complete_packs(pack_dir) + kept
         loose_bytes = 0
         loose = _loose_ids(self._objects_dir)
         for sha in loose:
             name = sha.decode()
             with contextlib.suppress(FileNotFoundError):
                 loose_bytes += os.stat(self._objects_dir / name[:2] / name[2:]).st_size
-        return PackStats(len(packs), sum(size for _, size in packs), len(loose), loose_bytes)
+        return PackStats(
+            len(packs), sum(size for _, size in packs), len(loose), loose_bytes, len(kept)
+        )
 
     def keep_packs(self) -> bool:
         """Consolidate when the packs or the loose objects call for it (hold the store
