@@ -109,6 +109,8 @@ def describe(exc: BaseException) -> tuple[str, int]:
 
     if isinstance(exc, XbrainError):
         message, code = exc.message, exc.exit_code
+    elif _damaged_pack(exc):
+        message, code = "A pack or object of the store is damaged; run xbrain doctor.", 7
     elif isinstance(exc, KeyboardInterrupt):
         message, code = "Interrupted.", 130
     elif isinstance(exc, OSError):
@@ -137,6 +139,19 @@ def describe(exc: BaseException) -> tuple[str, int]:
     else:
         message, code = f"Internal error ({type(exc).__name__}); rerun with --traceback.", 1
     return one_line(redact_url(message)) or "Request failed.", code
+
+
+def _damaged_pack(exc: BaseException) -> bool:
+    """Whether ``exc`` is dulwich's word for a damaged pack or object that no caller
+    mapped: an assertion (a pack's header, an entry cut short) or a zlib error raised
+    in dulwich's pack or object code."""
+    if not isinstance(exc, AssertionError) and type(exc).__module__ != "zlib":
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = "" if tb is None else str(tb.tb_frame.f_globals.get("__name__", ""))
+    return module in ("dulwich.pack", "dulwich.object_store", "dulwich.objects")
 
 
 MAX_WORD = 200

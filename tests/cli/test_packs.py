@@ -109,6 +109,7 @@ def test_gc_merges_everything_into_one_pack(
     assert result.json["before"]["packs"] == 5 and result.json["before"]["loose"] > 0
     assert result.json["after"] == {
         "packs": 1,
+        "keptPacks": 0,
         "packBytes": pack_files(store_dir)[0].stat().st_size,
         "loose": 0,
         "looseBytes": 0,

@@ -63,3 +63,20 @@ def test_an_argument_that_is_not_utf8(tmp_path: Path) -> None:
             done.stderr
             == b"Text that is not valid UTF-8 (an argument or a file name?); give it in UTF-8.\n"
         )
+
+
+def test_dulwichs_assertion_on_a_damaged_pack_is_corruption_exit_7() -> None:
+    # an assertion dulwich raises reading a pack that no caller mapped: one line, exit 7
+    from dulwich.pack import read_pack_header_at
+
+    with pytest.raises(AssertionError) as raised:
+        read_pack_header_at(b"XACK" + bytes(8))
+    message, code = describe(raised.value)
+    assert code == 7 and "damaged" in message and "doctor" in message
+
+
+def test_an_assertion_outside_dulwich_stays_an_internal_error() -> None:
+    try:
+        raise AssertionError("ours")
+    except AssertionError as exc:
+        assert describe(exc)[1] == 1

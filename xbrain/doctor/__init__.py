@@ -85,7 +85,18 @@ def diagnose(
             repaired.append(problem("pack_leftover", "Removed what a killed pack merge left.", rel))
         else:
             problems.append(problem("pack_leftover", "Left by a killed pack merge.", rel))
-    for line in git.fsck():
+    damaged = git.damaged_packs()
+    for pack, damage in damaged:
+        rel = str(pack.relative_to(git.path))
+        problems.append(problem("git_pack", f"Damaged pack: {damage}.", rel))
+    midx = git.stale_multi_pack_index(repair)
+    if midx is not None:
+        rel, message = ".git/objects/pack/multi-pack-index", f"Git's multi-pack-index: {midx}"
+        if repair:
+            repaired.append(problem("git_midx", f"{message}; removed (git works without).", rel))
+        else:
+            problems.append(problem("git_midx", f"{message}.", rel))
+    for line in [] if damaged else git.fsck():  # each object of a damaged pack: noise
         problems.append(problem("git_object", line))
     if repair and not git.line_endings_kept():  # older stores, plain git clones
         git.keep_line_endings()

@@ -17,10 +17,12 @@ __all__ = ["gc", "object_counts"]
 
 
 def object_counts(git: GitStore) -> dict[str, int]:
-    """Packs and loose objects: how many, and their bytes (what doctor reports)."""
+    """Packs (every one; ``keptPacks`` of them marked ``.keep``, which gc leaves as they
+    are) and loose objects: how many, and their bytes (what doctor reports)."""
     stats = git.pack_stats()
     return {
         "packs": stats.packs,
+        "keptPacks": stats.kept_packs,
         "packBytes": stats.pack_bytes,
         "loose": stats.loose,
         "looseBytes": stats.loose_bytes,

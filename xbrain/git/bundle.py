@@ -27,8 +27,8 @@ from dulwich.objects import Commit, ObjectID
 from dulwich.pack import UnpackedObject
 from dulwich.refs import Ref
 
-from ..errors import InvalidInputError, NotFoundError, XbrainError, no_space
-from .objects import MAIN, CommitId, disk_full, private_file, private_umask
+from ..errors import CorruptStoreError, InvalidInputError, NotFoundError, XbrainError, no_space
+from .objects import DAMAGE, MAIN, CommitId, disk_full, private_file, private_umask
 from .packcheck import PackBound, amount, check_pack
 from .repo import Repository
 
@@ -51,6 +51,15 @@ class Bundles(Repository):
         head = self.head()
         if head is None:
             raise NotFoundError("The store has no commits to back up.")
+        try:
+            return self._write_bundle(target, head)
+        except DAMAGE:  # a damaged pack (its error's traceback dropped: it maps the pack)
+            pass
+        raise CorruptStoreError(
+            "A pack or object of the store is damaged; nothing was backed up. Run xbrain doctor."
+        )
+
+    def _write_bundle(self, target: Path, head: CommitId) -> tuple[CommitId, int]:
         sha = ObjectID(head.encode())
         count, objects = self._repo.generate_pack_data(set(), {sha})
         bundle = Bundle()

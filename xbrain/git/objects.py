@@ -65,7 +65,10 @@ OBJECTS_MARKER = "xbrain/objects-pending"  # the loose objects a write is adding
 # an object's name: hex of a SHA-1 or a SHA-256 (dulwich asserts on anything else)
 OBJECT_NAME = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
+# what dulwich raises reading a damaged pack or object (a pack's header or an entry cut
+# short: AssertionError)
 DAMAGE = (
+    AssertionError,
     ApplyDeltaError,
     ChecksumMismatch,
     FileFormatException,

@@ -1,4 +1,5 @@
-"""Checking a pack a foreign repository sent before dulwich indexes it.
+"""Checking a pack a foreign repository sent before dulwich indexes it, and a pack of
+the store for damage (``pack_damage``: ``doctor``, ``gc``).
 
 dulwich inflates every object of a received pack to index it, each one whole in memory.
 A small pack can declare huge objects (a gigabyte of zeros compresses to a megabyte), so
@@ -9,8 +10,11 @@ never more than its header declared, only to find where the next object begins.
 
 from __future__ import annotations
 
+import hashlib
 import mmap
+import os
 import zlib
+from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import InvalidInputError
@@ -23,6 +27,7 @@ __all__ = [
     "delta_sizes",
     "entry_base",
     "entry_header",
+    "pack_damage",
     "packed_size",
 ]
 
@@ -30,6 +35,7 @@ _OFS_DELTA, _REF_DELTA = 6, 7
 _KINDS = {1, 2, 3, 4, _OFS_DELTA, _REF_DELTA}
 _CHUNK = 1 << 16  # compressed bytes fed at a time
 _OUT = 1 << 20  # inflated bytes made at a time (thrown away)
+_VERSIONS = (b"\0\0\0\2", b"\0\0\0\3")
 NO_LIMIT = 1 << 62  # a PackBound field that bounds nothing
 
 
@@ -227,3 +233,35 @@ def _inflate(view: memoryview, pos: int, size: int, what: str) -> tuple[int, byt
     if made != size:
         raise InvalidInputError(f"{what} sent an object smaller than its header says.")
     return pos - len(stream.unused_data), head
+
+
+def pack_damage(pack: Path, hash_size: int = 20) -> str | None:
+    """What is wrong with the store's pack ``pack`` (``.pack``; its ``.idx`` beside it),
+    or None: its header, its checksum against its bytes, and its index's checksums (of
+    itself, and of the pack it indexes). Reads every byte of both, a piece at a time."""
+    pack_sum = ending = b""
+    for path, what in ((pack, "the pack"), (pack.with_suffix(".idx"), "its index")):
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size - hash_size
+            head = handle.read(12)
+            if path is pack and (head[:4] != b"PACK" or head[4:8] not in _VERSIONS):
+                return "the pack has no pack header"
+            if size < 12 + hash_size:
+                return f"{what} is cut short"
+            summed = hashlib.new("sha1" if hash_size == 20 else "sha256", head)
+            left = size - len(head)
+            while left > 0:
+                piece = handle.read(min(left, _OUT))
+                if not piece:
+                    return f"{what} is cut short"
+                summed.update(piece)
+                left -= len(piece)
+                ending = (ending + piece[-hash_size:])[-hash_size:]  # an index: its pack's sum
+            trailer = handle.read(hash_size)
+        if summed.digest() != trailer:
+            return f"{what} does not match its checksum (damaged or cut short)"
+        if path is pack:
+            pack_sum = trailer
+        elif ending != pack_sum:
+            return "its index is another pack's"
+    return None

@@ -52,7 +52,9 @@ from dulwich.objects import ObjectID
 from dulwich.pack import load_pack_index
 
 from ..errors import CorruptStoreError, no_space
+from .midx import drop_midx, stale_midx
 from .objects import DAMAGE, disk_full, private_umask
+from .packcheck import pack_damage
 from .packmerge import merge
 from .repack import leftovers, read_source
 from .repo import Repository
@@ -71,10 +73,11 @@ _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pa
 class PackStats(NamedTuple):
     """What ``doctor`` reports of the object store."""
 
-    packs: int
+    packs: int  # every complete pack, kept ones too
     pack_bytes: int
     loose: int
     loose_bytes: int
+    kept_packs: int = 0  # of ``packs``: those a ``.keep`` marks (never merged nor removed)
 
 
 def geometric_split(sizes: list[int]) -> int:
@@ -89,9 +92,10 @@ def geometric_split(sizes: list[int]) -> int:
     return split
 
 
-def _complete_packs(pack_dir: Path) -> list[tuple[str, int]]:
+def _complete_packs(pack_dir: Path, kept: bool = False) -> list[tuple[str, int]]:
     """``(basename, size)`` of each complete pack (its index beside it) that carries no
-    ``.keep``, smallest first."""
+    ``.keep`` (git's mark: never repacked nor removed), smallest first; with ``kept``,
+    only those that carry one."""
     try:
         names = set(os.listdir(pack_dir))
     except FileNotFoundError:
@@ -99,7 +103,7 @@ def _complete_packs(pack_dir: Path) -> list[tuple[str, int]]:
     found = []
     for name in names:
         base = name[:-5]
-        if name.endswith(".pack") and base + ".idx" in names and base + ".keep" not in names:
+        if name.endswith(".pack") and base + ".idx" in names and (base + ".keep" in names) == kept:
             with contextlib.suppress(FileNotFoundError):
                 found.append((base, os.stat(pack_dir / name).st_size))
     return sorted(found, key=lambda item: (item[1], item[0]))
@@ -128,14 +132,17 @@ class Packs(Repository):
     def pack_stats(self) -> PackStats:
         """Packs and loose objects: how many, and their bytes."""
         pack_dir = self._objects_dir / "pack"
-        packs = _complete_packs(pack_dir)
+        kept = _complete_packs(pack_dir, kept=True)
+        packs = _complete_packs(pack_dir) + kept
         loose_bytes = 0
         loose = _loose_ids(self._objects_dir)
         for sha in loose:
             name = sha.decode()
             with contextlib.suppress(FileNotFoundError):
                 loose_bytes += os.stat(self._objects_dir / name[:2] / name[2:]).st_size
-        return PackStats(len(packs), sum(size for _, size in packs), len(loose), loose_bytes)
+        return PackStats(
+            len(packs), sum(size for _, size in packs), len(loose), loose_bytes, len(kept)
+        )
 
     def keep_packs(self) -> bool:
         """Consolidate when the packs or the loose objects call for it (hold the store
@@ -193,10 +200,43 @@ class Packs(Repository):
         except OSError:  # a read-only file system, a folder not ours: nothing to take
             return []
 
+    def damaged_packs(self) -> list[tuple[Path, str]]:
+        """Each pack (``.pack`` with its ``.idx``, kept ones too) whose bytes do not
+        match its checksums, with what is wrong; reads every pack whole."""
+        pack_dir = self._objects_dir / "pack"
+        try:
+            names = set(os.listdir(pack_dir))
+        except FileNotFoundError:
+            return []
+        found = []
+        size = self._repo.object_store.object_format.oid_length
+        for name in sorted(names):
+            if name.endswith(".pack") and name[:-5] + ".idx" in names:
+                with contextlib.suppress(FileNotFoundError):  # merged away meanwhile
+                    damage = pack_damage(pack_dir / name, size)
+                    if damage is not None:
+                        found.append((pack_dir / name, damage))
+        return found
+
+    def stale_multi_pack_index(self, repair: bool) -> str | None:
+        """What is wrong with git's multi-pack-index (a pack it names gone, or it cannot
+        be read), removed with ``repair``; None when there is none or it is sound."""
+        pack_dir = self._objects_dir / "pack"
+        problem = stale_midx(pack_dir)
+        if problem is not None and repair:
+            drop_midx(pack_dir)
+        return problem
+
     def consolidate(self) -> PackStats:
         """Pack every object into one pack, with deltas (``xbrain gc``; hold the store
-        lock), and drop the loose copies of objects packed before; the stats after."""
+        lock), and drop the loose copies of objects packed before; the stats after.
+        A damaged pack is refused first: nothing is written or removed."""
         with upkeep_lock(self.control_dir, wait=True):
+            for pack, damage in self.damaged_packs():
+                raise CorruptStoreError(
+                    f"A pack of the store is damaged ({pack.name}: {damage}); nothing "
+                    "was changed. Run xbrain doctor."
+                )
             packs = [base for base, _ in _complete_packs(self._objects_dir / "pack")]
             self._consolidate(packs, loose=True, every_loose=True)
         return self.pack_stats()
@@ -223,9 +263,10 @@ class Packs(Repository):
                     return  # one pack alone, nothing loose: already what would be written
                 keep = self._merge(chosen, fresh)
                 store.close()  # every cached pack closed: the merged ones are removed
-                for base in chosen:
-                    if base != keep:
-                        self._remove_pack(self._objects_dir / "pack" / base)
+                gone = [base for base in chosen if base != keep]
+                drop_midx(self._objects_dir / "pack", gone)  # git's, naming them: first
+                for base in gone:
+                    self._remove_pack(self._objects_dir / "pack" / base)
                 if every_loose:  # xbrain gc: the loose copies go now that the pack landed
                     self._prune_loose()
         except DAMAGE as exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from dulwich.objects import Commit, ShaFile, Tree
 from dulwich.refs import Ref
 
+from .midx import drop_midx
 from .objects import DIR_MODE, CommitId, config_change, load_object, private_umask
 from .upkeeplock import upkeep_lock
 from .writing import Writer
@@ -138,6 +139,8 @@ class Pruner(Writer):
         for path in loose:
             path.unlink(missing_ok=True)
             removed += 1
+        if new_packs:  # git's multi-pack-index naming a pack removed: removed first
+            drop_midx(objects_dir / "pack", [pack.stem for pack in before])
         for pack in before if new_packs else ():  # (none new: an identical pack holds all)
             for sibling in pack.parent.glob(pack.stem + ".*"):
                 sibling.unlink(missing_ok=True)

@@ -6,6 +6,7 @@ The base the writer, working-tree and transport parts of ``GitStore`` build on.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import zlib
@@ -45,6 +46,10 @@ __all__ = ["Repository", "keep_repositories", "release_repositories"]
 R = TypeVar("R", bound="Repository")
 
 _ANCESTRY = re.compile(r"(?:[~^]\d{0,6})+$")
+
+# dulwich's warnings (a damaged pack's bitmap ignored) never reach stderr: an error is
+# one line, and what dulwich works around is no error
+logging.getLogger("dulwich").addHandler(logging.NullHandler())
 
 
 # dulwich repositories kept open across requests once keep_repositories() was called
@@ -142,7 +147,11 @@ class Repository(Walking):
             index.close()
         self._pack_indexes = None
         if not any(repo is self._repo for _, repo in (_kept or {}).values()):
-            self._repo.close()  # a kept one stays open for the next request
+            # a kept one stays open for the next request. A damaged pack's error on its
+            # way out still holds a view of the pack's map in its traceback: that map is
+            # left to be unmapped once the error is gone, never raised in its place
+            with contextlib.suppress(BufferError):
+                self._repo.close()
 
     def __enter__(self: R) -> R:
         return self
