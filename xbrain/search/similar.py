@@ -37,7 +37,7 @@ import math
 import sqlite3
 from collections import Counter
 from collections.abc import Collection
-from itertools import chain, compress
+from itertools import compress
 from operator import neg
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,9 @@ __all__ = ["SimilarFinder"]
 _TITLE, _PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
 _HELD = f"(f{_TITLE} > 0 OR f{_PURPOSE} > 0)"
 _READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
-_TITLED = f"SELECT doc FROM postings WHERE term = ? AND f{_TITLE} > 0"
+# holders kept for a batch before the cache starts again: a bound on memory when a big
+# batch's titles share few words
+KEPT = 2_000_000
 _CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
 
 
@@ -76,6 +78,7 @@ class SimilarFinder:
         self._titled: dict[str, set[int]] = {}
         self._length: dict[int, int] = {}
         self._scanned = False
+        self._kept = 0  # holders kept (see KEPT)
         self._docs: int | None = None  # the last document number: how many it holds, about
 
     def __enter__(self) -> SimilarFinder:
@@ -133,8 +136,14 @@ class SimilarFinder:
         in their title (read once a batch: a batch's titles share their words)."""
         held = self._held.get(term)
         if held is None:
+            if self._kept > KEPT:  # a batch of varied titles on a big store: start again
+                self._held.clear()
+                self._titled.clear()
+                self._kept = 0
             held = self._held[term] = dict(conn.execute(_READ, (term,)))
-            self._titled[term] = set(chain.from_iterable(conn.execute(_TITLED, (term,))))
+            # the title holders among them (a title holder holds it in title or purpose)
+            self._titled[term] = set(compress(held, held.values()))
+            self._kept += len(held)
         return held, self._titled[term]
 
     def _lengths(self, conn: sqlite3.Connection, docs: Collection[int]) -> dict[int, int]:
