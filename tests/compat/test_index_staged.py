@@ -182,3 +182,34 @@ def test_a_lost_base_keeps_what_the_index_names_itself_and_doctor_says_what_is_l
     store.put([make("one")])  # written afresh from main
     assert "A  new.txt" in _staged(store_dir)
     assert git(store_dir, "fsck", "--strict").returncode == 0
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_merge_s_conflict_stages_survive_a_write(
+    store_dir: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch, big: bool
+) -> None:
+    """git holds a merge's unresolved conflict (stages 1, 2, 3 of a file) in the index:
+    an xbrain write leaves the index to git until it is resolved (a split index kept
+    only the last stage, and git then showed ``UA`` for ``UU``)."""
+    if big:
+        monkeypatch.setattr(splitindex, "SPLIT_MIN", 40)
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make(f"batch-{i}") for i in range(60)])
+    if big:
+        _ok(store_dir, "config", "core.splitIndex", "true")
+    who = ["-c", "user.name=t", "-c", "user.email=t@x.invalid"]
+    (store_dir / "c.txt").write_text("base\n")
+    _ok(store_dir, "add", "c.txt")
+    _ok(store_dir, *who, "commit", "-q", "-m", "c")
+    _ok(store_dir, "checkout", "-q", "-b", "side")
+    (store_dir / "c.txt").write_text("side\n")
+    _ok(store_dir, *who, "commit", "-q", "-am", "side")
+    _ok(store_dir, "checkout", "-q", "main")
+    (store_dir / "c.txt").write_text("main\n")
+    _ok(store_dir, *who, "commit", "-q", "-am", "main")
+    assert git(store_dir, *who, "merge", "side").returncode != 0  # the conflict
+    before = _ok(store_dir, "ls-files", "--stage", "c.txt")
+    assert len(before.splitlines()) == 3
+    store.put([make("one-more")])
+    assert _ok(store_dir, "ls-files", "--stage", "c.txt") == before
+    assert "UU c.txt" in _ok(store_dir, "status", "--short")

@@ -3,14 +3,14 @@
 dulwich's ``Index`` parses and re-serializes every entry in Python, which makes each
 write cost O(entries) at ~13 µs an entry. xbrain changes a handful of paths per commit,
 so this module walks the entry table with one ``struct`` read per entry, splices in the
-changed entries and rewrites the file under git's own ``index.lock`` protocol.
-
-Optional extensions (cache-tree, untracked cache, offset tables: caches git rebuilds)
-are dropped, as git allows. An index of ``SPLIT_MIN`` entries or more is kept split
-(:mod:`.splitindex`), on whichever base it names (git's too). Entries xbrain does not
-change keep their bytes (what is staged, git's extended flags: version 3). Other required
-extensions (sparse directories), a damaged or missing base or version 4 are left to
-dulwich (``update`` returns False); an index dulwich cannot read either is written afresh.
+changed entries and rewrites the file under git's own ``index.lock`` protocol. Optional
+extensions (cache-tree, untracked cache, offset tables: caches git rebuilds) are dropped,
+as git allows. An index of ``SPLIT_MIN`` entries or more is kept split (:mod:`.splitindex`),
+on whichever base it names (git's too). Entries xbrain does not change keep their bytes
+(what is staged, git's extended flags: version 3). Other required extensions (sparse
+directories), a damaged or missing base or version 4 are left to dulwich (``update``
+returns False); an index dulwich cannot read either is written afresh. An index holding
+a merge's conflict stages is left to git until they are resolved.
 """
 
 from __future__ import annotations
@@ -265,8 +265,7 @@ def _write(
     except BaseException:
         lock.unlink(missing_ok=True)
         raise
-    # private whatever the umask (an update may run in a thread beside other work)
-    fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = os.open(stamp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, any umask
     with os.fdopen(fd, "wb") as handle:
         handle.write(trailer + (b"split" if split else b""))
 
@@ -287,8 +286,7 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     except OSError:
         ours = False
     # a splice searches the file once per change; past a few dozen, one parse is cheaper
-    # (1,000 new resources into an 8,000-resource index: 0.9 s of searching); an index
-    # big enough to be split is parsed (it is one already, or becomes one)
+    # (1,000 new resources into 8,000: 0.9 s of searching); a big index is parsed (split)
     _, version, count = _HEADER.unpack_from(data, 0)
     small = count < splitindex.SPLIT_MIN and version == 2  # (2: no extended flags to skip)
     edits = _fast_edits(data, changes) if ours and small and len(changes) <= SPLICE_MAX else None
@@ -312,6 +310,8 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
     except (Unsupported, struct.error, ValueError):  # (dulwich writes it whole: no base named)
         indexbases.settle(index_path.parent, indexbases.named(index_path))
         return False
+    if any(entry[60] & 0x30 for entry in entries):  # git's unresolved merge: left to git
+        return True
     if links:
         splitindex.apply(split, changes)
         if splitindex.resplit_due(split):
