@@ -213,3 +213,30 @@ def test_a_merge_s_conflict_stages_survive_a_write(
     store.put([make("one-more")])
     assert _ok(store_dir, "ls-files", "--stage", "c.txt") == before
     assert "UU c.txt" in _ok(store_dir, "status", "--short")
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_git_add_between_the_read_and_the_lock_is_kept(
+    store_dir: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch, big: bool
+) -> None:
+    """xbrain reads the index before it takes ``index.lock``: a ``git add`` that lands in
+    between is read again, never undone by the write (git takes the lock first)."""
+    from xbrain.git import index
+
+    if big:
+        monkeypatch.setattr(splitindex, "SPLIT_MIN", 40)
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make(f"batch-{i}") for i in range(60)])
+    (store_dir / "late.txt").write_text("added by git meanwhile\n")
+    edit, calls = index._edit, []
+
+    def racing(*args: object) -> bool:
+        if not calls:  # the first read: git stages a file before xbrain locks
+            _ok(store_dir, "add", "late.txt")
+        calls.append(1)
+        return edit(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(index, "_edit", racing)
+    store.put([make("one-more")])
+    assert len(calls) == 2  # read again once
+    assert _staged(store_dir) == ["A  late.txt"]  # and the write's own files in step

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from . import indexbases, splitindex
 from .indexentry import entry_span, version_of
+from .indexfile import IndexChanged, changed_since_read, read_as, sha1_into, start_writeback
 
 __all__ = [
     "SPLICE_MAX",
@@ -210,24 +211,6 @@ def _fast_edits(
     return sorted(edits)
 
 
-def _sha1(pieces: list[bytes | memoryview], into: list[bytes]) -> None:
-    checksum = hashlib.sha1()
-    for piece in pieces:
-        checksum.update(piece)
-    into.append(checksum.digest())
-
-
-def _start_writeback(fd: int) -> None:
-    """Have the kernel start writing the file's pages out now, while the checksum is
-    computed, rather than in the rename (ext4's ``auto_da_alloc``: 7-9 ms of a 17 MB
-    index). Nothing is waited for, the order of durability is the rename's own; the pages
-    stay cached. Advice only: where it is missing, nothing happens."""
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is not None:
-        with contextlib.suppress(OSError):
-            advise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-
-
 def _write(
     index_path: Path, pieces: list[bytes | memoryview], stamp: Path, split: bool = False
 ) -> None:
@@ -239,9 +222,13 @@ def _write(
         fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise IndexLocked(str(lock)) from None
+    if changed_since_read(index_path):  # a git command wrote it since: read it again
+        os.close(fd)
+        lock.unlink(missing_ok=True)
+        raise IndexChanged
     hashed: list[bytes] = []
     large = sum(len(piece) for piece in pieces) >= _LARGE
-    hasher = threading.Thread(target=_sha1, args=(pieces, hashed), name="xbrain-index-sha")
+    hasher = threading.Thread(target=sha1_into, args=(pieces, hashed), name="xbrain-index-sha")
     try:
         with os.fdopen(fd, "wb") as handle:
             if large:  # hashed on a second thread while this one writes (both let go of
@@ -251,12 +238,12 @@ def _write(
                     handle.write(piece)
                 if large:
                     handle.flush()
-                    _start_writeback(handle.fileno())
+                    start_writeback(handle.fileno())
             finally:
                 if large:
                     hasher.join()
             if not large:
-                _sha1(pieces, hashed)
+                sha1_into(pieces, hashed)
             if not hashed:  # the hashing thread failed (out of memory)
                 raise OSError(f"No checksum was computed for {lock}.")
             trailer = hashed[0]
@@ -275,12 +262,29 @@ def update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path)
 
     ``stamp`` remembers the checksum of the last index written here: while it matches,
     the file has no extensions and edits are spliced in without walking every entry.
-    Raises IndexLocked when a git command holds ``index.lock``.
+    Raises IndexLocked when a git command holds ``index.lock`` (or keeps rewriting it).
     """
+    for _ in range(3):
+        try:
+            return _update(index_path, changes, stamp)
+        except IndexChanged:  # a git command wrote it between the read and the lock
+            continue
+    raise IndexLocked(str(index_path))
+
+
+def _update(index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path) -> bool:
     try:
-        data = index_path.read_bytes()
+        data: bytes | None = index_path.read_bytes()
     except FileNotFoundError:
-        data = _HEADER.pack(b"DIRC", 2, 0) + hashlib.sha1(_HEADER.pack(b"DIRC", 2, 0)).digest()
+        data = None
+    with read_as(None if data is None else data[-20:]):
+        empty = _HEADER.pack(b"DIRC", 2, 0) + hashlib.sha1(_HEADER.pack(b"DIRC", 2, 0)).digest()
+        return _edit(index_path, changes, stamp, empty if data is None else data)
+
+
+def _edit(
+    index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path, data: bytes
+) -> bool:
     try:
         ours = stamp.read_bytes() == data[-20:]
     except OSError:
@@ -346,9 +350,8 @@ def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None
 
 
 class Update:
-    """:func:`update` run in a thread beside the caller's own work (a commit's after-commit
-    hooks): reading, hashing and writing a 100,000-entry index (17 MB) mostly releases
-    the interpreter, so on a second core it costs a write next to nothing. ``wait``
+    """:func:`update` run in a thread beside the caller's own work (a commit's hooks):
+    reading, hashing and writing a 17 MB index mostly releases the interpreter. ``wait``
     returns what :func:`update` returned, or raises what it raised."""
 
     def __init__(self, index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path):
@@ -384,17 +387,14 @@ def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: P
 
 
 def in_order(index_path: Path) -> bool:
-    """True when the entries are sorted by path bytes, as git requires."""
-    try:
-        data = index_path.read_bytes()
-    except FileNotFoundError:
-        return True
-    _, entries = _whole(index_path, data)
-    return all(a[0] < b[0] for a, b in itertools.pairwise(entries))
+    """True when the entries are sorted by path bytes, as git requires (or no index)."""
+    with contextlib.suppress(FileNotFoundError):
+        entries = _whole(index_path, index_path.read_bytes())[1]
+        return all(a[0] < b[0] for a, b in itertools.pairwise(entries))
+    return True
 
 
 def sort_entries(index_path: Path, stamp: Path) -> None:
-    """Rewrite the index with its entries in path order (what ``doctor --repair`` does),
-    whole, its optional extensions dropped (git rebuilds them); entries keep their bytes."""
-    _, entries = _whole(index_path, index_path.read_bytes())
-    write_entries(index_path, entries, stamp)
+    """Rewrite the index whole with its entries in path order (``doctor --repair``), its
+    optional extensions dropped (git rebuilds them); entries keep their bytes."""
+    write_entries(index_path, _whole(index_path, index_path.read_bytes())[1], stamp)
