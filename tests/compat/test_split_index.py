@@ -78,4 +78,16 @@ def test_git_writing_the_split_index_itself_keeps_it_readable(
 @pytest.mark.parametrize("bits", [[], [0], [63, 64], [5, 700, 701, 5000], list(range(130))])
 def test_ewah_bitmaps_read_back(bits: list[int]) -> None:
     data = ewah.encoded(bits)
-    assert ewah.bits(b"x" + data, 1) == (bits, len(data) + 1)
+    assert ewah.bits(b"x" + data, 1, 5001) == (bits, len(data) + 1)
+
+
+def test_a_damaged_run_of_set_bits_is_refused_before_it_is_expanded() -> None:
+    """A run-length word whose count was flipped would set 2**32 x 64 bits: refused
+    against the entries the bitmap stands for, never expanded (memory)."""
+    import struct
+
+    huge = (0xFFFFFFFF << 1) | 1  # a run of 2**32 - 1 clean words of set bits
+    data = struct.pack(">LLQL", 64, 1, huge, 0)
+    with pytest.raises(ValueError, match="past the entries"):
+        ewah.bits(data, 0, 100_000)
+    assert ewah.bits(struct.pack(">LLQL", 64, 1, (1 << 1) | 1, 0), 0, 64) == (list(range(64)), 20)

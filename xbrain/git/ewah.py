@@ -12,8 +12,10 @@ __all__ = ["bits", "encoded"]
 _WORD = struct.Struct(">Q")
 
 
-def bits(data: bytes, offset: int) -> tuple[list[int], int]:
-    """The set bits of the EWAH bitmap at ``offset``, and the offset past it."""
+def bits(data: bytes, offset: int, limit: int) -> tuple[list[int], int]:
+    """The set bits of the EWAH bitmap at ``offset``, and the offset past it; a run of set
+    bits reaching ``limit`` (the entries the bits stand for) is damage (``ValueError``),
+    refused before it is expanded (a flipped count would ask for billions of them)."""
     _, words = struct.unpack_from(">LL", data, offset)
     offset += 8
     if offset + 8 * words + 4 > len(data):
@@ -25,6 +27,8 @@ def bits(data: bytes, offset: int) -> tuple[list[int], int]:
         at += 8
         run, literals = ((rlw >> 1) & 0xFFFFFFFF) * 64, rlw >> 33
         if rlw & 1:
+            if pos + run > limit:
+                raise ValueError("EWAH bitmap sets bits past the entries it stands for")
             found.extend(range(pos, pos + run))
         pos += run
         for _ in range(literals):

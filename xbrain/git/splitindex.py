@@ -204,8 +204,8 @@ def _read_split(
     deleted: list[int] = []
     replacing: list[int] = []
     if len(link) > 20:
-        deleted, at = ewah.bits(link, 20)
-        replacing, at = ewah.bits(link, at)
+        deleted, at = ewah.bits(link, 20, base.count)
+        replacing, at = ewah.bits(link, at, base.count)
         if at != len(link):
             raise Unsupported("garbage after the link extension's bitmaps")
     if len(replacing) > len(names) or (deleted and deleted[-1] >= base.count):
