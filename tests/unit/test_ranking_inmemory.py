@@ -196,3 +196,19 @@ def test_a_count_too_big_to_pack_is_read_a_row_each(
     again, statements = _rank(conn)
     assert again == first == _fresh(index)
     assert len([s for s in statements if "GROUP BY g.doc" in s]) == 1
+
+
+def test_a_posting_without_its_document_is_ranked_by_the_sql_alone(warm: None, index: Path) -> None:
+    """A damaged index (a posting naming a document it does not hold): the read says so
+    and the SQL alone ranks, never a neighbour's score inflated, never the server's end."""
+    with sqlite3.connect(index) as conn:
+        doc = conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0]
+        conn.execute("DELETE FROM docs WHERE doc = ?", (doc,))
+    conn = kept.reader(index)
+    assert conn is not None
+    first, _ = _rank(conn)
+    assert kept.idle()
+    held = kept.held(conn)
+    assert held is not None and held["postings"][1] == "a posting without its document"
+    again, statements = _rank(conn)
+    assert again == first == _fresh(index) and _ranked(statements) >= 1

@@ -108,6 +108,10 @@ class Postings:
         return self.where[start:end], self.x[start:end]
 
 
+class _Orphan(Exception):
+    """A posting names a document the index does not hold."""
+
+
 def _numpy() -> Any:
     try:
         import numpy
@@ -193,12 +197,18 @@ def read_postings(
     def weighed(part: Any) -> tuple[Any, Any]:
         """(positions in ``docs``, pseudo-frequencies) of postings (doc, f0 … f5)."""
         spots = np.searchsorted(docs, part[:, 0])
+        inside = np.minimum(spots, count - 1)
+        if len(part) and ((spots >= count).any() or (docs[inside] != part[:, 0]).any()):
+            raise _Orphan  # a posting without its document (a damaged index): SQL alone
         sums = np.zeros(len(part), dtype=np.float64)
         for i, (weight, flat, per) in enumerate(fields):
             sums += weight * part[:, i + 1] / (flat + per * field_lengths[spots, i])
         return spots.astype(np.int32), sums
 
-    read = _packed(conn, np, weighed) or _by_rows(conn, np, weighed)
+    try:
+        read = _packed(conn, np, weighed) or _by_rows(conn, np, weighed)
+    except _Orphan:
+        return (version, "a posting without its document")
     if isinstance(read, str):
         return (version, read)
     counted, parts = read

@@ -102,7 +102,7 @@ def idle() -> bool:
             done = True
             try:
                 work(conn)
-            except (sqlite3.Error, OSError, MemoryError, ValueError):
+            except Exception:  # never the server's end: the request ranks by SQL alone
                 release(conn)
     return done
 
