@@ -196,3 +196,28 @@ def test_doctor_repair_removes_an_unreadable_multi_pack_index(
     assert not os.path.lexists(midx)
     assert outside.read_bytes() == b"MIDX not really\n"  # a link's target untouched
     assert xb_proc("status", store=store).code == 0
+
+
+def test_a_sound_pack_of_one_tiny_object_is_no_damage(tmp_path: Path) -> None:
+    """git's pack of one one-byte blob is 42 bytes (less than 20 of entries): sound."""
+    import subprocess
+
+    from xbrain.git.packcheck import pack_damage
+
+    if shutil.which("git") is None:
+        pytest.skip("the git binary is not installed (make test installs it)")
+    repo = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    blob = subprocess.run(
+        ["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
+        input=b"x",
+        capture_output=True,
+        check=True,
+    ).stdout
+    base = tmp_path / "tiny"
+    subprocess.run(
+        ["git", "-C", str(repo), "pack-objects", "-q", str(base)], input=blob, check=True
+    )
+    (pack,) = tmp_path.glob("tiny-*.pack")
+    assert pack.stat().st_size < 52
+    assert pack_damage(pack) is None
