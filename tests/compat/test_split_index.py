@@ -91,3 +91,18 @@ def test_a_damaged_run_of_set_bits_is_refused_before_it_is_expanded() -> None:
     with pytest.raises(ValueError, match="past the entries"):
         ewah.bits(data, 0, 100_000)
     assert ewah.bits(struct.pack(">LLQL", 64, 1, (1 << 1) | 1, 0), 0, 64) == (list(range(64)), 20)
+
+
+def test_core_split_index_false_keeps_a_big_index_whole(
+    store_dir: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository that says ``core.splitIndex false`` (for tools that cannot read a
+    ``link`` extension) keeps its index whole however large it grows."""
+    monkeypatch.setattr(splitindex, "SPLIT_MIN", 40)
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make("first")])
+    assert git(store_dir, "config", "core.splitIndex", "false").returncode == 0
+    store.put([make(f"batch-{i}") for i in range(60)])
+    assert b"link" not in (store_dir / ".git" / "index").read_bytes()
+    assert _bases(store_dir) == []
+    _git_sees_the_commit(store_dir)

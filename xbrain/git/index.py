@@ -333,7 +333,7 @@ def _edit(
         else:
             names.insert(at, path)
             entries.insert(at, entry)
-    if len(entries) >= splitindex.SPLIT_MIN:  # from now on kept split
+    if len(entries) >= splitindex.SPLIT_MIN and splitindex.wanted(index_path.parent):
         split = splitindex.write_base(index_path.parent, zip(names, entries, strict=True), None)
         _write_split(index_path, split, stamp)
         return True

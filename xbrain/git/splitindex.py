@@ -46,6 +46,7 @@ __all__ = [
     "rebase",
     "resplit_due",
     "split_body",
+    "wanted",
     "write_base",
 ]
 
@@ -253,6 +254,19 @@ def merged(split: Split) -> list[tuple[bytes, bytes]]:
         out.extend(split.added.items())
         out.sort(key=lambda item: item[0])
     return out
+
+
+def wanted(git_dir: Path) -> bool:
+    """Whether a whole index of ``SPLIT_MIN`` entries or more may be split from now on:
+    unless the repository's ``core.splitIndex`` says false (tools that cannot read a
+    ``link`` extension, libgit2's, need a whole index)."""
+    from dulwich.config import ConfigFile
+
+    try:
+        config = ConfigFile.from_path(str(git_dir / "config"))
+        return config.get_boolean((b"core",), b"splitIndex", True)
+    except (OSError, ValueError, KeyError):
+        return True
 
 
 def resplit_due(split: Split) -> bool:
