@@ -121,7 +121,7 @@ def _base_path(git_dir: Path, sha: bytes) -> Path:
 
 def _load(git_dir: Path, sha: bytes) -> Base:
     base = _bases.get(sha)
-    if base is not None:
+    if base is not None and _base_path(git_dir, sha).is_file():  # (removed meanwhile?)
         return base
     mine = sha in ours(git_dir)
     try:
