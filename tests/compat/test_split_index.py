@@ -106,3 +106,18 @@ def test_core_split_index_false_keeps_a_big_index_whole(
     assert b"link" not in (store_dir / ".git" / "index").read_bytes()
     assert _bases(store_dir) == []
     _git_sees_the_commit(store_dir)
+
+
+def test_a_base_removed_under_a_long_running_process_is_not_named_again(
+    store_dir: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process that remembers a base (``xbrain serve``) finds it removed by someone
+    else: its next write does not name the missing file (git could not read the index)."""
+    monkeypatch.setattr(splitindex, "SPLIT_MIN", 40)
+    store = Store(store_dir, cache_dir=segment_cache)
+    store.put([make(f"batch-{i}") for i in range(60)])
+    store.put([make("one")])  # this process now remembers the base
+    (base,) = _bases(store_dir)
+    base.unlink()
+    store.put([make("two")])
+    _git_sees_the_commit(store_dir)
