@@ -25,6 +25,11 @@ or purpose are candidates, and they are found from the rarest terms out:
   storage order, a store with many near matches could leave the one with the same
   title out.
 
+A single put into a big store whose title's words are in thousands of titles is the
+exception: ordering every candidate would cost most of the write, so its one call
+(``LAZY_FROM``) lists those whose title holds every term of the title first, the shortest
+title first, then the others in storage order — read lazily (``_lazy``).
+
 Only an index that reflects ``main`` answers (the freshness rule); otherwise None, and
 the caller searches the usual way.
 """
@@ -51,11 +56,19 @@ __all__ = ["SimilarFinder"]
 
 _TITLE, _PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
 _HELD = f"(f{_TITLE} > 0 OR f{_PURPOSE} > 0)"
+_HELD_P = f"(p.f{_TITLE} > 0 OR p.f{_PURPOSE} > 0)"
+_HELD_Q = f"(q.f{_TITLE} > 0 OR q.f{_PURPOSE} > 0)"
 _READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
 # holders kept for a batch before the cache starts again: a bound on memory when a big
 # batch's titles share few words
 KEPT = 2_000_000
 _CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
+# A first call whose terms' postings pass this (a single put into a big store, its title's
+# words in thousands of titles) does not order every candidate: too costly for one write
+# (0.8 s for a common title at 100,000); see ``_lazy``
+LAZY_FROM = 5_000
+_JOINED = "FROM postings p JOIN docs d ON d.doc = p.doc WHERE p.term = ? AND"
+_COUNT = "(SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc AND q.term IN"
 
 
 class SimilarFinder:
@@ -79,6 +92,8 @@ class SimilarFinder:
         self._length: dict[int, int] = {}
         self._scanned = False
         self._kept = 0  # holders kept (see KEPT)
+        self._calls = 0
+        self._df: dict[str, int] = {}  # each term's postings (any field), counted once
         self._docs: int | None = None  # the last document number: how many it holds, about
 
     def __enter__(self) -> SimilarFinder:
@@ -126,10 +141,63 @@ class SimilarFinder:
             return None  # nothing the postings could find it by
         words = len(word_set(f"{title} {purpose}"))
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
+        self._calls += 1
         try:
+            if self._calls == 1 and self._many(conn, terms, need):
+                return self._lazy(conn, terms, titled, need, passed)
             return self._walk(conn, terms, titled, need, passed)
         except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
+
+    def _many(self, conn: sqlite3.Connection, terms: list[str], need: int) -> bool:
+        """Whether the candidates may be too many to order for one call: the postings of
+        the terms of which a candidate holds one (any field: a bound) pass ``LAZY_FROM``."""
+        count = "SELECT COUNT(*) FROM postings WHERE term = ?"
+        for term in terms:
+            if term not in self._df:
+                self._df[term] = conn.execute(count, (term,)).fetchone()[0]
+        fewest = sorted(self._df[term] for term in terms)[: len(terms) - need + 1]
+        return sum(fewest) > LAZY_FROM
+
+    def _lazy(
+        self,
+        conn: sqlite3.Connection,
+        terms: list[str],
+        titled: list[str],
+        need: int,
+        passed: Collection[str],
+    ) -> list[dict[str, Any]]:
+        """The candidates of a first call with too many to order: those whose title holds
+        every term of the title (a same title among them), the shortest title first, then
+        the others in storage order until ``want`` — read lazily, never all of them."""
+        own, every = ", ".join("?" * len(set(titled))), ", ".join("?" * len(terms))
+        rarest = sorted(terms, key=lambda term: (self._df[term], term))
+        first = min(titled, key=lambda term: (self._df[term], term))
+        top = (
+            f"SELECT d.rid, d.resource {_JOINED} p.f{_TITLE} > 0 AND {_COUNT} ({own}) AND "
+            f"q.f{_TITLE} > 0) = ? ORDER BY d.l{_TITLE}, p.doc"
+        )
+        rest = (
+            f"SELECT d.rid, d.resource {_JOINED} {_HELD_P} AND {_COUNT} ({every}) AND "
+            f"{_HELD_Q}) >= ? ORDER BY p.doc"
+        )
+        found: list[dict[str, Any]] = []
+        seen: set[str] = set(passed)
+        asks = [(top, (first, *set(titled), len(set(titled))))]
+        asks += [(rest, (term, *terms, need)) for term in rarest[: len(terms) - need + 1]]
+        for sql, params in asks:
+            for rid, text in conn.execute(sql, params):
+                if rid in seen or rid in self._hidden:
+                    continue
+                seen.add(rid)
+                resource = json.loads(text)
+                if isinstance(resource, dict) and all(
+                    isinstance(resource.get(key), str) for key in ("id", "title")
+                ):
+                    found.append(resource)
+                if len(found) >= self.want:
+                    return found
+        return found
 
     def _postings(self, conn: sqlite3.Connection, term: str) -> tuple[dict[int, int], set[int]]:
         """The documents holding ``term`` in their title or purpose, and those holding it
