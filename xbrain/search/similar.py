@@ -187,16 +187,10 @@ class SimilarFinder:
         asks += [(rest, (term, *terms, need)) for term in rarest[: len(terms) - need + 1]]
         for sql, params in asks:
             for rid, text in conn.execute(sql, params):
-                if rid in seen or rid in self._hidden:
-                    continue
-                seen.add(rid)
-                resource = json.loads(text)
-                if isinstance(resource, dict) and all(
-                    isinstance(resource.get(key), str) for key in ("id", "title")
-                ):
-                    found.append(resource)
-                if len(found) >= self.want:
-                    return found
+                if rid not in seen:
+                    seen.add(rid)
+                    if self._keep(rid, text, found):
+                        return found
         return found
 
     def _postings(self, conn: sqlite3.Connection, term: str) -> tuple[dict[int, int], set[int]]:
@@ -232,6 +226,17 @@ class SimilarFinder:
             sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
             self._length.update(conn.execute(sql, chunk))
         return self._length
+
+    def _keep(self, rid: str, text: str, found: list[dict[str, Any]]) -> bool:
+        """Add the resource ``text`` (of ``rid``) to ``found`` when it is in force and
+        reads as a resource (a damaged row is passed over); whether ``found`` is full."""
+        if rid not in self._hidden:
+            resource = json.loads(text)
+            if isinstance(resource, dict) and all(
+                isinstance(resource.get(key), str) for key in ("id", "title")
+            ):
+                found.append(resource)
+        return len(found) >= self.want
 
     def _walk(
         self,
@@ -293,13 +298,6 @@ class SimilarFinder:
             more = min(2 * more, len(order))
             for *_, doc in heapq.nsmallest(more, order)[taken:]:
                 rid, text = conn.execute(read, (doc,)).fetchone()
-                if rid in self._hidden or rid in passed:
-                    continue
-                resource = json.loads(text)
-                if isinstance(resource, dict) and all(
-                    isinstance(resource.get(key), str) for key in ("id", "title")
-                ):
-                    found.append(resource)
-                if len(found) >= self.want:
+                if rid not in passed and self._keep(rid, text, found):
                     break
             taken = more
