@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.property.test_ranking import resource
 from xbrain.search import ranking, scoring
 from xbrain.search.index import SearchIndex
 from xbrain.search.tokenize import Tokenizer
@@ -25,18 +26,7 @@ def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
 
 
 def _resource(i: int, text: str) -> dict[str, Any]:
-    return {
-        "id": f"resource_{i:064x}",
-        "source": {"provider": "p", "id": str(i), "url": "https://example.com/"},
-        "title": " ".join(text.split()[:3]),
-        "text": text,
-        "summary": "",
-        "purpose": "",
-        "useWhen": [],
-        "limitations": [],
-        "savedReason": None,
-        "updatedAt": "2026-01-01T00:00:00.000Z",
-    }
+    return resource(i, " ".join(text.split()[:3]), "", "", text)
 
 
 def _documents() -> Iterator[dict[str, Any]]:

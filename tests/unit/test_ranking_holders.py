@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.property.test_ranking import resource
 from xbrain.search import ranking
 from xbrain.search.index import SearchIndex
 from xbrain.search.tokenize import Tokenizer
@@ -26,18 +27,7 @@ def tokenizer(segment_cache: Path) -> Iterator[Tokenizer]:
 
 
 def _resource(i: int, title: str, text: str) -> dict[str, Any]:
-    return {
-        "id": f"resource_{i:064x}",
-        "source": {"provider": "p", "id": str(i), "url": "https://example.com/"},
-        "title": title,
-        "text": text,
-        "summary": "",
-        "purpose": "",
-        "useWhen": [],
-        "limitations": [],
-        "savedReason": None,
-        "updatedAt": "2026-01-01T00:00:00.000Z",
-    }
+    return resource(i, title, "", "", text)
 
 
 def _documents() -> Iterator[dict[str, Any]]:
