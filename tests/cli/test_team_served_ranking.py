@@ -6,35 +6,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.cli.test_team_reads import DIALOG, Run, team
 from tests.conftest import make
+from tests.unit.test_ranking_inmemory import warm
 from xbrain import lightcli
 from xbrain.kinds.model import resource_id
 from xbrain.search import inmemory, kept
 
-__all__ = ["team"]  # the fixture, used by name
+__all__ = ["team", "warm"]  # the fixtures, used by name
 
 PROMPT = b"keyboard focus in an accessible React dialog"
-
-
-@pytest.fixture
-def warm(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This process keeps its index connections as ``xbrain serve`` does, and holds a
-    team of any size in memory (the floor is for big teams); undone after."""
-    monkeypatch.setattr(kept, "_KEPT", None)
-    monkeypatch.setattr(kept, "_LATER", {})
-    monkeypatch.setattr(kept, "_HELD", {})
-    monkeypatch.setattr(inmemory, "FROM_DOCUMENTS", 1)
-    kept.keep_warm()
-    yield
-    for _, conn, _ in (kept._KEPT or {}).values():
-        conn.close()
 
 
 def _results(store: Path) -> list[dict[str, Any]]:
