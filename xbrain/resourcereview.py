@@ -39,7 +39,7 @@ from .kinds import resourcefacts as facts_kind
 from .kinds import tombstone as tombstone_kind
 from .kinds.model import normalize_resource
 from .resources import put as put_resources
-from .text import SIMILAR, shared_words, word_set
+from .text import SIMILAR, likeliest_conflicts, shared_words, word_set
 from .timestamps import later_of
 
 __all__ = [
@@ -267,8 +267,7 @@ def conflicts(
                 why = f"similar title and purpose ({share:.2f} of words shared)"
                 found.append((share, {"id": other["id"], "name": other["title"], "why": why}))
         # the ten likeliest: the same title first, then the most words shared, then by id
-        found.sort(key=lambda kept: (-kept[0], kept[1]["id"]))
-        result["possibleConflicts"] = [conflict for _, conflict in found[:10]]
+        result["possibleConflicts"] = likeliest_conflicts(found)
 
 
 def _same_title(title: str) -> str:

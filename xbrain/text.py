@@ -153,6 +153,13 @@ def word_set(text: str) -> set[str]:
     return set(_WORD.findall(re.sub(_CJK, lambda m: f" {m.group()} ", text.lower())))
 
 
+def likeliest_conflicts(found: list[tuple[float, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A write's ``possibleConflicts``: the ten likeliest of ``found`` ((share of words,
+    conflict); a same title or name counts as more than any share), most words shared
+    first, then by id."""
+    return [conflict for _, conflict in sorted(found, key=lambda f: (-f[0], f[1]["id"]))[:10]]
+
+
 def shared_words(words: set[str], theirs: set[str]) -> float:
     """The share of two word sets in common (Jaccard), 0 for two empty sets."""
     both = words | theirs

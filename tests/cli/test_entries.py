@@ -779,3 +779,40 @@ def test_an_entry_no_prompt_can_reach_but_by_its_description_says_so(xb: Run) ->
     same = xb("entry", "put", "-", input=bare)
     assert same.json["results"][0]["status"] == "unchanged"
     assert "note" not in same.json["results"][0]  # said when it was written
+
+
+def test_an_entry_s_ten_conflicts_listed_are_the_likeliest(xb: Run) -> None:
+    """More than ten active entries look like a new one: the ten listed are those that
+    share the most words, most first (cut by id, the closest could be left out)."""
+    base = "deploy the staging cluster with helm charts"
+    alike = [
+        {
+            "kind": "rule",
+            "name": f"alike-{i}",
+            "body": "b",
+            "oneLiner": "o",
+            "description": f"{base} {' '.join(f'extra{k}' for k in range(i % 4))}",
+        }
+        for i in range(14)
+    ]
+    closest = {
+        "kind": "rule",
+        "name": "deploy-staging",
+        "body": "b",
+        "oneLiner": "o",
+        "description": base,
+    }
+    assert xb("entry", "put", "-", input=[*alike, closest]).code == 0
+    new = {
+        "kind": "rule",
+        "name": "deploy-staging-two",
+        "body": "b",
+        "oneLiner": "o",
+        "description": base,
+    }
+    put = xb("entry", "put", "-", input=new)
+    assert put.code == 0, put.stderr
+    listed = put.json["results"][0]["possibleConflicts"]
+    shares = [float(c["why"].split("(")[1].split()[0]) for c in listed]
+    assert len(listed) == 10 and shares == sorted(shares, reverse=True)
+    assert listed[0]["name"] == "deploy-staging"

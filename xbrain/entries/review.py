@@ -21,7 +21,7 @@ from typing import Any
 from ..core import Core
 from ..errors import ConflictError, InvalidInputError, NotFoundError
 from ..kinds import entry as kind
-from ..text import SIMILAR, shared_words, word_set
+from ..text import SIMILAR, likeliest_conflicts, shared_words, word_set
 from ..timestamps import later_of
 
 __all__ = [
@@ -111,7 +111,7 @@ def conflicts(
         if result is None or result.get("status") in ("skipped_deleted",):
             continue
         words, name = _words(new), new["name"].casefold()
-        found = []
+        found: list[tuple[float, dict[str, Any]]] = []
         for other in existing:
             if (
                 other["id"] == new["id"]
@@ -124,11 +124,11 @@ def conflicts(
             theirs = _words(other)
             share = shared_words(words, theirs)
             if other["name"].casefold() == name:
-                found.append({"id": other["id"], "name": other["name"], "why": "same name"})
+                found.append((2.0, {"id": other["id"], "name": other["name"], "why": "same name"}))
             elif share >= SIMILAR:
                 why = f"similar name and description ({share:.2f} of words shared)"
-                found.append({"id": other["id"], "name": other["name"], "why": why})
-        result["possibleConflicts"] = sorted(found, key=lambda f: f["id"])[:10]
+                found.append((share, {"id": other["id"], "name": other["name"], "why": why}))
+        result["possibleConflicts"] = likeliest_conflicts(found)
 
 
 def proposal(core: Core, given: dict[str, str] | None) -> dict[str, str] | None:
