@@ -263,7 +263,7 @@ def test_a_full_disk_says_what_was_committed_and_keeps_no_partial_copy(
     of each file it could not copy whole."""
     import errno
 
-    from xbrain.git import worktree
+    from xbrain.git import wtfiles
 
     assert xb("put", json_file(make("a"))).code == 0
 
@@ -275,7 +275,7 @@ def test_a_full_disk_says_what_was_committed_and_keeps_no_partial_copy(
             handle.write(data[:0])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(worktree, "_write_new", full)
+    monkeypatch.setattr(wtfiles, "write_new", full)
     before = head(store_dir)
     first = xb("put", json_file(make("b")))
     assert first.code == 1 and "the change is committed" in first.stderr, first.stderr

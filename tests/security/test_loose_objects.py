@@ -118,7 +118,7 @@ def test_a_write_killed_among_its_renames_leaves_a_store_the_next_write_accepts(
 # place, without a temp file: main has moved, the pending marker names the file)
 PAUSED_NEW_FILE = """
 import os, sys, time
-import xbrain.git.worktree as worktree
+import xbrain.git.wtfiles as wtfiles
 from xbrain.launch import main
 
 def half(path, data):
@@ -127,7 +127,7 @@ def half(path, data):
     print("half", flush=True)
     time.sleep(600)
 
-worktree._write_new = half
+wtfiles.write_new = half
 sys.argv = ["xbrain", *sys.argv[1:]]
 main()
 """

@@ -14,19 +14,19 @@ import pytest
 from tests.conftest import make
 from xbrain.core import GitStore
 from xbrain.errors import XbrainError
-from xbrain.git import worktree
+from xbrain.git import wtfiles
 from xbrain.store import Store
 
 
 def _written_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     names: list[str] = []
-    real = worktree._write_new
+    real = wtfiles.write_new
 
     def recorded(path: Path, data: bytes) -> None:
         names.append(threading.current_thread().name)
         real(path, data)
 
-    monkeypatch.setattr(worktree, "_write_new", recorded)
+    monkeypatch.setattr(wtfiles, "write_new", recorded)
     return names
 
 
@@ -75,7 +75,7 @@ def test_a_full_disk_in_a_threaded_refresh_says_the_change_is_committed(
     def full(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(worktree, "_write_new", full)
+    monkeypatch.setattr(wtfiles, "write_new", full)
     with pytest.raises(XbrainError, match="the change is committed"):
         store.put([make(f"batch-{i}") for i in range(100)])
     monkeypatch.undo()
@@ -112,3 +112,35 @@ def test_a_batch_checks_each_directory_once_per_pass(
     monkeypatch.undo()
     assert 1 <= len(looked) <= 4, len(looked)
     assert store.status()["resources"] == 81
+
+
+def test_a_batch_s_files_are_written_while_the_commit_hooks_run(
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files wait on the disk, the hooks (search upkeep) on the interpreter: a file is
+    written only once a hook has started, which a refresh done before the hooks never
+    sees (it waits in vain), and the refresh still ends complete."""
+    store = Store(tmp_path / "store", cache_dir=segment_cache)
+    store.put([make("first")])
+    hooks_running = threading.Event()
+    waited: list[bool] = []
+    real = wtfiles.write_new
+
+    def after_the_hooks_start(path: Path, data: bytes) -> None:
+        waited.append(hooks_running.wait(timeout=0 if False in waited else 5))
+        real(path, data)
+
+    def hook(*_: object) -> None:
+        hooks_running.set()
+
+    monkeypatch.setattr(wtfiles, "write_new", after_the_hooks_start)
+    store.core.after_commit.insert(0, hook)
+    store.put([make(f"batch-{i}") for i in range(100)])
+    assert len(waited) >= 100 and all(waited)
+    with GitStore(store.path) as git:
+        head = git.head()
+        assert head is not None
+        committed = dict(git.snapshot(head).files())
+        assert git.index_paths() == committed
+        assert git.pending_worktree_paths() == []
+    assert all((store.path / path).is_file() for path in committed)

@@ -33,7 +33,6 @@ __all__ = [
     "SPLICE_MAX",
     "IndexLocked",
     "Unsupported",
-    "Update",
     "entry_bytes",
     "in_order",
     "own_entries",
@@ -347,34 +346,6 @@ def _write_split(index_path: Path, split: splitindex.Split, stamp: Path) -> None
     version, count, pieces = splitindex.split_body(split)
     _write(index_path, [_HEADER.pack(b"DIRC", version, count), *pieces], stamp, split=True)
     indexbases.settle(index_path.parent, split.base.sha)
-
-
-class Update:
-    """:func:`update` run in a thread beside the caller's own work (a commit's hooks):
-    reading, hashing and writing a 17 MB index mostly releases the interpreter. ``wait``
-    returns what :func:`update` returned, or raises what it raised."""
-
-    def __init__(self, index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path):
-        self.changes = changes
-        self._done: bool | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(
-            target=self._run, args=(index_path, changes, stamp), name="xbrain-index"
-        )
-        self._thread.start()
-
-    def _run(self, index_path: Path, changes: Mapping[bytes, bytes | None], stamp: Path) -> None:
-        try:
-            self._done = update(index_path, changes, stamp)
-        except BaseException as exc:  # handed to the caller by wait()
-            self._error = exc
-
-    def wait(self) -> bool:
-        """Whether the index was updated (False: a form this editor leaves to dulwich)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return bool(self._done)
 
 
 def write_entries(index_path: Path, entries: list[tuple[bytes, bytes]], stamp: Path) -> None:

@@ -12,6 +12,7 @@ import stat
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from dulwich.errors import ChecksumMismatch
 from dulwich.file import FileLocked
@@ -25,15 +26,17 @@ from ..errors import (
 from ..paths import path_problem
 from . import index as gitindex
 from .checkout import Checkout
+from .indexupdate import Update
 from .objects import FILE_MODE, CommitId, Snapshot, private_umask
 from .wtfiles import (
     MAX_WORKTREE_FILE,
+    THREADED,
     disk_full_refreshing,
     file_mode,
+    place_files,
     prune_empty_dirs,
     read_worktree_file,
     regular_file,
-    worktree_temp,
 )
 
 __all__ = [
@@ -118,14 +121,22 @@ class Worktree(Checkout):
         ``written``: bytes the commit just wrote at some of the paths, used when they are
         the blob the commit holds there (else the blob is read from the store).
         ``later``: the git index is written by a thread while the caller goes on (a
-        commit's after-commit hooks); the function returned waits for it and finishes the
-        refresh (the pending marker stays until then). Without it the refresh is done on
-        return, and the function returned does nothing.
+        commit's after-commit hooks), and so are the files of a big refresh (a batch's:
+        writing them waits on the disk, the hooks on the interpreter); the function
+        returned waits for them and finishes the refresh (the pending marker stays until
+        then). Without it the refresh is done on return, and the function returned does
+        nothing.
         """
         try:
-            entries = self._refresh(commit, paths, fresh, written or {})
+            plan = self._files_of(commit, paths, written or {})
             stamp = self.control_dir / "xbrain" / "index-stamp"
-            update = gitindex.Update(Path(self._repo.index_path()), entries, stamp)
+            index = Path(self._repo.index_path())
+            if later and len(plan.jobs) >= THREADED:
+                update = Update(index, lambda: _apply(plan, fresh), stamp)
+            else:
+                with private_umask():
+                    entries = _apply(plan, fresh)
+                update = Update(index, entries, stamp)
         except OSError as exc:
             if not no_space(exc):
                 raise
@@ -144,41 +155,28 @@ class Worktree(Checkout):
         finish()
         return _nothing
 
-    def _refresh(
-        self, commit: CommitId | None, paths: list[str], fresh: bool, written: Written
-    ) -> dict[bytes, bytes | None]:
-        """Write the working-tree files of ``paths``; their git-index entries. The files
-        are written by a few threads when there are many (a batch: each create, rename
-        and read waits on the disk, not on the interpreter); removals come last, so no
-        directory a file goes into is pruned before it is written."""
+    def _files_of(self, commit: CommitId | None, paths: list[str], written: Written) -> _Plan:
+        """What a refresh to ``commit`` at ``paths`` writes and removes: each path checked
+        (and its directories made) and its bytes found, here on the caller's thread (the
+        repository's files are read by one thread at a time)."""
         snap = self.snapshot(commit)
-        entries: dict[bytes, bytes | None] = {}
-        jobs: list[tuple[Path, bytes, str]] = []
-        names: list[bytes] = []
-        removed: list[tuple[str, Path]] = []
+        plan = _Plan(self.path, [], [], [])
         dirs: set[str] = set()
         with private_umask():
             for path in paths:
                 target = self._worktree_target(path, create=True, dirs=dirs)
                 blob = snap.blob_id(path)
                 if blob is None:
-                    removed.append((path, target))
+                    plan.removed.append((path, target))
                     continue
                 data = written.get(path)
                 if data is None or Blob.from_string(data).id.decode() != blob:
                     data = snap.blob(blob)
-                jobs.append((target, data, blob))
-                names.append(path.encode())
-            for name, (_, _, blob), info in zip(names, jobs, _each(jobs, fresh), strict=True):
-                entries[name] = gitindex.entry_bytes(name, info, blob)
-            for path, target in removed:
-                with contextlib.suppress(FileNotFoundError):
-                    target.unlink()
-                prune_empty_dirs(target.parent, self.path)
-                entries[path.encode()] = None
-        return entries
+                plan.jobs.append((target, data, blob))
+                plan.names.append(path.encode())
+        return plan
 
-    def _finish_index(self, commit: CommitId | None, update: gitindex.Update) -> None:
+    def _finish_index(self, commit: CommitId | None, update: Update) -> None:
         """Wait for the git index ``update``, do it the slow way if the editor could not,
         then drop the pending marker."""
         with private_umask():
@@ -360,41 +358,30 @@ def _nothing() -> None:
     """What a refresh finished on return hands back."""
 
 
-_THREADS = 4  # file writes at once in a big refresh
-_THREADED = 64  # fewer files than this are written by the caller alone
+class _Plan(NamedTuple):
+    """A refresh's files: (target, bytes, blob) to write, their names, those to remove
+    (path, target), the working tree's root."""
+
+    root: Path
+    jobs: list[tuple[Path, bytes, str]]
+    names: list[bytes]
+    removed: list[tuple[str, Path]]
 
 
-def _place(job: tuple[Path, bytes, str], fresh: bool) -> os.stat_result:
-    """Write one working-tree file unless it holds ``data`` already; its stat data."""
-    target, data, _ = job
-    if fresh or not os.path.lexists(target):  # new: none to see half replaced
-        _write_new(target, data)  # (a kill here: the pending marker names it)
-    elif read_worktree_file(target, len(data)) != data:
-        temp = worktree_temp(target)
-        _write_new(temp, data)
-        os.replace(temp, target)
-    return os.lstat(target)
-
-
-def _each(jobs: list[tuple[Path, bytes, str]], fresh: bool) -> list[os.stat_result]:
-    """:func:`_place` of every job, in order: by a few threads when there are many."""
-    if len(jobs) < _THREADED:
-        return [_place(job, fresh) for job in jobs]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(_THREADS, thread_name_prefix="xbrain-files") as pool:
-        return list(pool.map(_place, jobs, [fresh] * len(jobs)))
-
-
-def _write_new(path: Path, data: bytes) -> None:
-    """Write a fresh private file; a link planted at ``path`` is removed, not followed."""
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
+def _apply(plan: _Plan, fresh: bool) -> dict[bytes, bytes | None]:
+    """Write and remove the files of ``plan``; the git-index entries of its paths. The
+    files are written by a few threads when there are many (each create, rename and read
+    waits on the disk, not on the interpreter); removals come last, so no directory a file
+    goes into is pruned before it is written. Every file is created 0600 by name (no
+    umask needed: this may run beside the caller's own work)."""
+    entries: dict[bytes, bytes | None] = {}
+    for name, (_, _, blob), info in zip(
+        plan.names, plan.jobs, place_files(plan.jobs, fresh), strict=True
+    ):
+        entries[name] = gitindex.entry_bytes(name, info, blob)
+    for path, target in plan.removed:
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        prune_empty_dirs(target.parent, plan.root)
+        entries[path.encode()] = None
+    return entries

@@ -1,8 +1,9 @@
 """Working-tree files without a repository: temp names, modes, pruning, the disk-full
-error a refresh reports (the helpers of :mod:`.worktree`)."""
+error a refresh reports, writing a refresh's files (the helpers of :mod:`.worktree`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -13,15 +14,18 @@ from ..inputs import read_file
 
 __all__ = [
     "MAX_WORKTREE_FILE",
+    "THREADED",
     "WORKTREE_TEMP",
     "disk_full_refreshing",
     "file_mode",
     "file_mode_problems",
     "fix_file_modes",
+    "place_files",
     "prune_empty_dirs",
     "read_worktree_file",
     "regular_file",
     "worktree_temp",
+    "write_new",
 ]
 
 WORKTREE_TEMP = ".xbrain-tmp"
@@ -106,3 +110,56 @@ def read_worktree_file(path: Path, limit: int) -> bytes | None:
         return read_file(path, limit, "", follow=False)
     except XbrainError:
         return None
+
+
+_THREADS = 2  # threads writing a big refresh's files (more only wait on directory locks)
+THREADED = 64  # fewer files than this are written by the caller alone
+
+
+def _place(job: tuple[Path, bytes, str], fresh: bool) -> os.stat_result:
+    """Write one working-tree file unless it holds ``data`` already; its stat data."""
+    target, data, _ = job
+    if fresh or not os.path.lexists(target):  # new: none to see half replaced
+        write_new(target, data)  # (a kill here: the pending marker names it)
+    elif read_worktree_file(target, len(data)) != data:
+        temp = worktree_temp(target)
+        write_new(temp, data)
+        os.replace(temp, target)
+    return os.lstat(target)
+
+
+def place_files(jobs: list[tuple[Path, bytes, str]], fresh: bool) -> list[os.stat_result]:
+    """:func:`_place` of every job; the stat data in the jobs' order. Many are written
+    by a few threads, each a run of them in path order: a thread's files share their
+    directories, and seldom one with another thread (threads creating files in the same
+    directory wait on its lock, spinning)."""
+    if len(jobs) < THREADED:
+        return [_place(job, fresh) for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    order = sorted(range(len(jobs)), key=lambda i: jobs[i][0])
+    size = -(-len(order) // _THREADS)
+    runs = [order[at : at + size] for at in range(0, len(order), size)]
+    placed: list[os.stat_result | None] = [None] * len(jobs)
+
+    def place_run(run: list[int]) -> None:
+        for i in run:
+            placed[i] = _place(jobs[i], fresh)
+
+    with ThreadPoolExecutor(_THREADS, thread_name_prefix="xbrain-files") as pool:
+        list(pool.map(place_run, runs))
+    return [info for info in placed if info is not None]  # each set: a failure raised
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Write a fresh private file; a link planted at ``path`` is removed, not followed."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
