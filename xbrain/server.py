@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConflictError, InvalidInputError, describe
+from .maththreads import ONE_THREAD, one_thread_math
 from .serveclient import ANSWER_TIMEOUT, NOT_SERVED, ask, owned, socket_path
 from .serveloop import Client, Clients
 
@@ -149,19 +150,6 @@ def ask_alive(path: Path) -> bool:
         except OSError:
             return False
     return True
-
-
-# The math libraries' thread pools (read once, when numpy loads)
-ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_thread_math() -> None:
-    """Numpy's BLAS on one thread in this process, unless the user set its threads: a
-    request embeds one prompt, a product too small to share, and BLAS's worker threads
-    spinning for it on a busy machine made it 21 ms where one thread takes 1.8 (476 ms at
-    worst; 2 cores, load 10). Batches are embedded by ``reindex --semantic``, elsewhere."""
-    for name in ONE_THREAD:
-        os.environ.setdefault(name, "1")
 
 
 def _warm(store: Path) -> dict[str, Any]:

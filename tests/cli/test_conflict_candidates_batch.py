@@ -179,3 +179,56 @@ def test_a_first_call_with_too_many_candidates_reads_few_and_keeps_the_same_titl
     assert listed[0] == same["id"] and ids[0] not in listed
     assert len(set(listed)) == 20 and set(listed[1:]) <= set(ids)
     assert not any("SELECT doc, f" in s for s in statements)  # no term's holders read whole
+
+
+def test_a_batch_s_later_calls_counted_by_numpy_list_what_a_first_call_lists(
+    xb: Run, store_dir: Path
+) -> None:
+    """From a batch's second call the finder counts and orders with numpy (a single put
+    never imports it): for many titles, with resources superseded and ids passed, each
+    call lists what a first call of its own lists, in its order."""
+    rng = random.Random(4545)
+    items = [make(f"r-{i}", title=phrase(rng, 1, 5), purpose=phrase(rng, 0, 4)) for i in range(200)]
+    ids = [result["id"] for result in put(xb, items)]
+    for old, new in zip(ids[:8], ids[8:16], strict=True):
+        assert xb("supersede", old, new).code == 0
+    asked = [(phrase(rng, 1, 4), phrase(rng, 0, 4), set(rng.sample(ids, 3))) for _ in range(80)]
+    cache = store_dir / ".git/xbrain/cache"
+    for want in (20, 3):
+        alone = []
+        for title, purpose, passed in asked:
+            with SimilarFinder(store_dir, cache, SIMILAR, want) as first:
+                alone.append(first.find(title, purpose, passed))
+        with SimilarFinder(store_dir, cache, SIMILAR, want) as finder:
+            finder.find("warm up", "", set())
+            together = [finder.find(title, purpose, passed) for title, purpose, passed in asked]
+            assert finder._arrays  # the later calls counted with arrays
+        assert together == alone
+        assert sum(len(listed or []) for listed in together) > want * 30
+
+
+def test_a_damaged_index_never_fails_a_batch_s_later_calls(
+    xb_proc: Run, store_dir: Path
+) -> None:
+    """A title length that is not a number, and postings whose document row is gone:
+    the numpy count steps aside or leaves the lost document out, never fails."""
+    stored = put(
+        xb_proc,
+        [make(f"r-{i}", title="Staging database host", purpose="Staging") for i in range(3)],
+    )
+    index = store_dir / ".git/xbrain/search.sqlite"
+    with sqlite3.connect(index) as conn:
+        conn.execute("DELETE FROM docs WHERE rid = ?", (stored[2]["id"],))
+    cache = store_dir / ".git/xbrain/cache"
+    with SimilarFinder(store_dir, cache, SIMILAR) as finder:
+        finder.find("warm up", "", set())
+        found = finder.find("Staging database host", "Staging")
+        assert finder._arrays
+    assert found is not None
+    assert [r["id"] for r in found] == [r["id"] for r in stored[:2]]
+    with sqlite3.connect(index) as conn:
+        conn.execute(f"UPDATE docs SET l{_T} = 'long' WHERE rid = ?", (stored[0]["id"],))
+    with SimilarFinder(store_dir, cache, SIMILAR) as finder:
+        finder.find("warm up", "", set())
+        again = finder.find("Staging database host", "Staging")  # never raises
+    assert again is None or [r["id"] for r in again] == [r["id"] for r in stored[:2]]

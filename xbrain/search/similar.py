@@ -47,6 +47,7 @@ from operator import neg
 from pathlib import Path
 from typing import Any
 
+from ..maththreads import one_thread_math
 from ..text import word_set
 from .query import INDEX_FILE, index_meta, main_head, open_current
 from .rows import FIELDS
@@ -95,6 +96,10 @@ class SimilarFinder:
         self._calls = 0
         self._df: dict[str, int] = {}  # each term's postings (any field), counted once
         self._docs: int | None = None  # the last document number: how many it holds, about
+        # the same from a batch's second call, as arrays (see ``_walk_arrays``)
+        self._arrays: dict[str, tuple[Any, Any]] = {}
+        self._lengths_read: Any = None  # [doc]: whether its title length was read
+        self._length_of: Any = None  # [doc]: its title length, -1 without a document
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -145,7 +150,9 @@ class SimilarFinder:
         try:
             if self._calls == 1 and self._many(conn, terms, need):
                 return self._lazy(conn, terms, titled, need, passed)
-            return self._walk(conn, terms, titled, need, passed)
+            if self._calls == 1:  # a single put: numpy is not worth importing for one
+                return self._walk(conn, terms, titled, need, passed)
+            return self._walk_arrays(conn, terms, titled, need, passed)
         except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
 
@@ -301,3 +308,93 @@ class SimilarFinder:
                 if rid not in passed and self._keep(rid, text, found):
                     break
             taken = more
+
+    def _last_doc(self, conn: sqlite3.Connection) -> int:
+        if self._docs is None:
+            self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
+        return self._docs
+
+    def _array(self, conn: sqlite3.Connection, term: str) -> tuple[Any, Any]:
+        """:meth:`_postings` as sorted arrays of document numbers (those past the last
+        document dropped: none has a resource to list)."""
+        import numpy as np
+
+        got = self._arrays.get(term)
+        if got is None:
+            if self._kept > KEPT:  # as in ``_postings``
+                self._arrays.clear()
+                self._kept = 0
+            rows = np.array(conn.execute(_READ, (term,)).fetchall(), np.int64).reshape(-1, 2)
+            rows = rows[(rows[:, 0] >= 0) & (rows[:, 0] <= self._last_doc(conn))]
+            docs = np.sort(rows[:, 0])  # sorted, as ``np.isin`` is fastest on
+            got = self._arrays[term] = (docs, np.sort(rows[rows[:, 1] != 0, 0]))
+            self._kept += len(docs)
+        return got
+
+    def _length_array(self, conn: sqlite3.Connection, docs: Any) -> Any:
+        """Each document's title length, indexed by document number (-1: none), read for
+        ``docs`` first: a batch's later calls, as :meth:`_lengths` for the first."""
+        import numpy as np
+
+        if self._length_of is None:
+            size = self._last_doc(conn) + 1
+            self._length_of = np.full(size, -1, np.int64)
+            self._lengths_read = np.zeros(size, bool)
+        unread = docs[~self._lengths_read[docs]]
+        if not len(unread):
+            return self._length_of
+        if len(unread) + int(self._lengths_read.sum()) > self._last_doc(conn) // 10:
+            unread = np.flatnonzero(~self._lengths_read)  # every one left, in one pass
+            rows = conn.execute(f"SELECT doc, l{_TITLE} FROM docs").fetchall()
+        else:
+            rows = []
+            for at in range(0, len(unread), _CHUNK):
+                chunk = unread[at : at + _CHUNK].tolist()
+                marks = ", ".join("?" * len(chunk))
+                sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
+                rows += conn.execute(sql, chunk).fetchall()
+        if rows:
+            found = np.array(rows, np.int64).reshape(-1, 2)
+            found = found[(found[:, 0] >= 0) & (found[:, 0] < len(self._length_of))]
+            self._length_of[found[:, 0]] = found[:, 1]
+        self._lengths_read[unread] = True
+        return self._length_of
+
+    def _walk_arrays(
+        self,
+        conn: sqlite3.Connection,
+        terms: list[str],
+        titled: list[str],
+        need: int,
+        passed: Collection[str],
+    ) -> list[dict[str, Any]]:
+        """:meth:`_walk` and :meth:`_take` counted and ordered by numpy, with the same
+        candidates in the same order: a batch's fifty calls each count tens of thousands
+        of holders, which cost most of a batch's conflict check one by one."""
+        one_thread_math()  # BLAS, never called here, spins its workers otherwise
+        import numpy as np
+
+        sets = sorted((self._array(conn, term)[0] for term in terms), key=len)
+        cut = len(terms) - need + 1
+        held = np.zeros(self._last_doc(conn) + 1, np.int32)
+        for docs in sets[:cut]:
+            held[docs] += 1
+        for docs in sets[cut:]:
+            held[docs[held[docs] > 0]] += 1
+        candidates = np.flatnonzero(held >= need)
+        own = np.zeros(len(candidates), np.int32)
+        for term in titled:
+            own += np.isin(candidates, self._array(conn, term)[1], assume_unique=True)
+        read = "SELECT rid, resource FROM docs WHERE doc = ?"
+        found: list[dict[str, Any]] = []
+        for tier in np.unique(own)[::-1].tolist():  # the most of the title's terms first
+            docs = candidates[own == tier]
+            length = self._length_array(conn, docs)[docs]  # read for this tier only
+            there = length >= 0  # a posting without its document
+            docs, length = docs[there], length[there]
+            # the shortest title, the most terms held, storage order
+            for doc in docs[np.lexsort((docs, -held[docs], length))].tolist():
+                rid, text = conn.execute(read, (doc,)).fetchone()
+                if rid not in passed and self._keep(rid, text, found):
+                    return found
+        return found
