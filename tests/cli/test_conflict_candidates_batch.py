@@ -207,9 +207,7 @@ def test_a_batch_s_later_calls_counted_by_numpy_list_what_a_first_call_lists(
         assert sum(len(listed or []) for listed in together) > want * 30
 
 
-def test_a_damaged_index_never_fails_a_batch_s_later_calls(
-    xb_proc: Run, store_dir: Path
-) -> None:
+def test_a_damaged_index_never_fails_a_batch_s_later_calls(xb_proc: Run, store_dir: Path) -> None:
     """A title length that is not a number, and postings whose document row is gone:
     the numpy count steps aside or leaves the lost document out, never fails."""
     stored = put(
