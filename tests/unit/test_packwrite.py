@@ -62,25 +62,18 @@ def test_a_big_tree_is_compressed_as_one_piece(
     not entry by entry (a batch into a 100,000-record store writes 256 trees of ~400)."""
     import zlib
 
-    from dulwich import pack
+    from xbrain.git import packwrite
 
     calls: list[int] = []
-    real = zlib.compressobj
+    real = zlib.compress
 
-    class Counted:
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            self._inner = real(*args, **kwargs)  # type: ignore[arg-type]
-
-        def compress(self, data: bytes) -> bytes:
-            calls.append(len(data))
-            return self._inner.compress(data)
-
-        def flush(self, *args: int) -> bytes:
-            return self._inner.flush(*args)
+    def counted(data: bytes, /, level: int = -1, **kwargs: int) -> bytes:
+        calls.append(len(data))
+        return real(data, level, **kwargs)
 
     store = tmp_path / "store"
     files = {f"notes/{i:04d}.txt": f"{i}\n".encode() for i in range(1000)}
-    monkeypatch.setattr(pack.zlib, "compressobj", Counted)
+    monkeypatch.setattr(packwrite.zlib, "compress", counted)
     assert GitStore.create(store, files, "batch\n", "t <t@t>", 1)
     monkeypatch.undo()
     objects = 1000 + 2 + 1  # the blobs, two trees, the commit
@@ -88,3 +81,42 @@ def test_a_big_tree_is_compressed_as_one_piece(
     with GitStore(store) as git:
         snap = git.snapshot()
         assert all(snap.read(path) == data for path, data in files.items())
+
+
+def test_many_bytes_are_compressed_on_two_threads_into_a_pack_git_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past a megabyte the objects are compressed on two threads (zlib lets go of the
+    interpreter), then written in their order: git verifies the pack and reads each
+    object back, and the pack is the one the single-thread path writes."""
+    import random
+    import threading
+    import zlib
+
+    from xbrain.git import packwrite
+
+    rng = random.Random(7)
+    files = {f"d{i % 5}/f{i}.bin": rng.randbytes(rng.randint(1, 40_000)) for i in range(120)}
+    names: set[str] = set()
+    real = zlib.compress
+
+    def recorded(data: bytes, /, level: int = -1, **kwargs: int) -> bytes:
+        names.add(threading.current_thread().name)
+        return real(data, level, **kwargs)
+
+    monkeypatch.setattr(packwrite.zlib, "compress", recorded)
+    assert GitStore.create(tmp_path / "two", files, "batch\n", "t <t@t>", 1)
+    monkeypatch.undo()
+    assert names and all(name.startswith("xbrain-pack") for name in names), names
+    monkeypatch.setattr(packwrite, "_PARALLEL_BYTES", 1 << 40)
+    assert GitStore.create(tmp_path / "one", files, "batch\n", "t <t@t>", 1)
+    (two,), (one,) = _packs(tmp_path / "two"), _packs(tmp_path / "one")
+    assert two.read_bytes() == one.read_bytes()
+    assert two.with_suffix(".idx").read_bytes() == one.with_suffix(".idx").read_bytes()
+    with GitStore(tmp_path / "two") as git:
+        snap = git.snapshot()
+        assert all(snap.read(path) == data for path, data in files.items())
+    if HAS_GIT:
+        store = str(tmp_path / "two")
+        subprocess.run(["git", "-C", store, "fsck", "--strict", "--full"], check=True)
+        subprocess.run(["git", "verify-pack", str(two.with_suffix(".idx"))], check=True)

@@ -7,14 +7,21 @@ returns. The same steps as dulwich's, in the same order: a temporary ``tmp*.pack
 (synced), renamed to ``pack-<name>.pack``, then its index written (and synced) beside
 it; a kill in between leaves a leftover ``pack_leftovers`` names, never a pack whose
 index points at the wrong bytes, and the ref only moves after the index landed.
+
+The objects are compressed first, on two threads when they are many bytes (a batch into
+a 100,000-record store compresses ~30 MB of trees and shards; zlib lets go of the
+interpreter), then written in order, as git's pack format lays them out.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import struct
 import tempfile
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Sequence
 
 from dulwich.file import GitFile
 from dulwich.object_store import PACK_MODE, DiskObjectStore
@@ -23,6 +30,7 @@ from dulwich.pack import (
     UnpackedObject,
     full_unpacked_object,
     iter_sha1,
+    pack_object_header,
     write_pack_data,
     write_pack_index,
 )
@@ -35,13 +43,17 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
     fd, tmp = tempfile.mkstemp(dir=store.pack_dir, suffix=".pack")
     try:
         with os.fdopen(fd, "wb") as handle:
-            entries, checksum = write_pack_data(
-                handle.write,
-                (_whole(obj) for obj in objects),
-                store.object_format,
-                num_records=len(objects),
-                compression_level=_level(store.pack_compression_level),
-            )
+            level = _level(store.pack_compression_level)
+            if store.object_format.oid_length == 20:  # SHA-1, git's default
+                entries, checksum = _write_objects(handle.write, objects, level)
+            else:
+                entries, checksum = write_pack_data(
+                    handle.write,
+                    (_whole(obj) for obj in objects),
+                    store.object_format,
+                    num_records=len(objects),
+                    compression_level=level,
+                )
             handle.flush()
             if store.fsync_object_files:
                 os.fsync(handle.fileno())
@@ -78,3 +90,50 @@ def _whole(obj: ShaFile) -> UnpackedObject:
     if len(chunks) > 1:
         unpacked.decomp_chunks = [b"".join(chunks)]
     return unpacked
+
+
+_PARALLEL_BYTES = 1 << 20  # fewer bytes than this are compressed by the caller alone
+
+
+def _write_objects(
+    write: Callable[[bytes], object], objects: Sequence[ShaFile], level: int
+) -> tuple[dict[bytes, tuple[int, int]], bytes]:
+    """Write a SHA-1 pack of ``objects`` (whole, in order) through ``write``; each
+    object's binary id → (offset, CRC-32 of its entry), and the pack's checksum."""
+    raws = [obj.as_raw_string() for obj in objects]
+    sha = hashlib.sha1()
+
+    def put(chunk: bytes) -> None:
+        sha.update(chunk)
+        write(chunk)
+
+    put(b"PACK" + struct.pack(">II", 2, len(objects)))
+    offset, entries = 12, {}
+    for obj, raw, body in zip(objects, raws, _compressed(raws, level), strict=True):
+        head = bytes(
+            pack_object_header(obj.type_num, None, len(raw), object_format=obj.object_format)
+        )
+        entries[obj.sha().digest()] = (offset, zlib.crc32(body, zlib.crc32(head)))
+        put(head)
+        put(body)
+        offset += len(head) + len(body)
+    checksum = sha.digest()
+    write(checksum)
+    return entries, checksum
+
+
+def _compressed(raws: list[bytes], level: int) -> list[bytes]:
+    """Each of ``raws`` as a zlib stream: on two threads, each every other one, when
+    there are many bytes."""
+    if sum(map(len, raws)) < _PARALLEL_BYTES:
+        return [zlib.compress(raw, level) for raw in raws]
+    from concurrent.futures import ThreadPoolExecutor
+
+    def part(start: int) -> list[bytes]:
+        return [zlib.compress(raw, level) for raw in raws[start::2]]
+
+    out: list[bytes] = [b""] * len(raws)
+    with ThreadPoolExecutor(2, thread_name_prefix="xbrain-pack") as pool:
+        for start, done in enumerate(pool.map(part, (0, 1))):
+            out[start::2] = done
+    return out
