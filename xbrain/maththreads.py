@@ -12,8 +12,10 @@ elsewhere.
 from __future__ import annotations
 
 import os
+import sys
+from typing import Any
 
-__all__ = ["ONE_THREAD", "one_thread_math"]
+__all__ = ["ONE_THREAD", "numpy_one_thread", "one_thread_math"]
 
 ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -22,3 +24,22 @@ def one_thread_math() -> None:
     """Set each of ``ONE_THREAD`` the user did not set to 1 (call before numpy loads)."""
     for name in ONE_THREAD:
         os.environ.setdefault(name, "1")
+
+
+def numpy_one_thread() -> Any:
+    """numpy, loaded with its math libraries on one thread (the user's settings aside)
+    when this loads it; the environment is left as it was (the libraries read it once,
+    as they load): neither the caller's later imports nor its child processes see it."""
+    if "numpy" in sys.modules:
+        return sys.modules["numpy"]
+    saved = {name: os.environ.get(name) for name in ONE_THREAD}
+    one_thread_math()
+    try:
+        import numpy
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    return numpy

@@ -230,3 +230,50 @@ def test_a_damaged_index_never_fails_a_batch_s_later_calls(xb_proc: Run, store_d
         finder.find("warm up", "", set())
         again = finder.find("Staging database host", "Staging")  # never raises
     assert again is None or [r["id"] for r in again] == [r["id"] for r in stored[:2]]
+
+
+@pytest.mark.parametrize("number", [2**40, -5])
+def test_document_numbers_no_array_suits_leave_a_batch_on_the_dict_path(
+    xb: Run, store_dir: Path, number: int
+) -> None:
+    """A document renumbered by hand far past any store's (arrays of that size would
+    need terabytes: the put failed with MemoryError after its commit) or below zero:
+    the later calls answer as a first call does."""
+    stored = put(
+        xb, [make(f"r-{i}", title="Staging database host", purpose="Staging") for i in range(3)]
+    )
+    with sqlite3.connect(store_dir / ".git/xbrain/search.sqlite") as conn:
+        (doc,) = conn.execute("SELECT doc FROM docs WHERE rid = ?", (stored[2]["id"],)).fetchone()
+        conn.execute("UPDATE docs SET doc = ? WHERE doc = ?", (number, doc))
+        conn.execute("UPDATE postings SET doc = ? WHERE doc = ?", (number, doc))
+    cache = store_dir / ".git/xbrain/cache"
+    with SimilarFinder(store_dir, cache, SIMILAR) as first:
+        alone = first.find("Staging database host", "Staging")
+    with SimilarFinder(store_dir, cache, SIMILAR) as finder:
+        found = [finder.find("Staging database host", "Staging") for _ in range(3)]
+        assert not finder._arrays
+    assert alone is not None and len(alone) == 3
+    assert found == [alone] * 3
+
+
+def test_a_batch_loads_numpy_without_changing_the_environment(tmp_path: Path) -> None:
+    """BLAS is held to one thread as numpy loads for a batch's later calls, and the
+    environment is as it was afterwards: child processes and later imports never see it."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from xbrain.maththreads import ONE_THREAD, numpy_one_thread\n"
+        "assert 'numpy' not in sys.modules\n"
+        "np = numpy_one_thread()\n"
+        "from threadpoolctl import threadpool_info\n"
+        "blas = [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']\n"
+        "print(np.__name__, set(blas) <= {1}, [os.environ.get(name) for name in ONE_THREAD])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    env["MKL_NUM_THREADS"] = "3"  # the user's own stays
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(maxsplit=2) == ["numpy", "True", "[None, None, '3']\n"], out.stdout

@@ -47,7 +47,7 @@ from operator import neg
 from pathlib import Path
 from typing import Any
 
-from ..maththreads import one_thread_math
+from ..maththreads import numpy_one_thread
 from ..text import word_set
 from .query import INDEX_FILE, index_meta, main_head, open_current
 from .rows import FIELDS
@@ -68,6 +68,9 @@ _CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parame
 # words in thousands of titles) does not order every candidate: too costly for one write
 # (0.8 s for a common title at 100,000); see ``_lazy``
 LAZY_FROM = 5_000
+# a batch's later calls count in arrays indexed by document number: up to this many (16 MB
+# of counts; a store numbers its documents from 1)
+ARRAY_DOCS = 4_000_000
 _JOINED = "FROM postings p JOIN docs d ON d.doc = p.doc WHERE p.term = ? AND"
 _COUNT = "(SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc AND q.term IN"
 
@@ -98,8 +101,10 @@ class SimilarFinder:
         self._docs: int | None = None  # the last document number: how many it holds, about
         # the same from a batch's second call, as arrays (see ``_walk_arrays``)
         self._arrays: dict[str, tuple[Any, Any]] = {}
+        self._fit: bool | None = None  # whether the document numbers suit arrays
         self._lengths_read: Any = None  # [doc]: whether its title length was read
-        self._length_of: Any = None  # [doc]: its title length, -1 without a document
+        self._length_of: Any = None  # [doc]: its title length
+        self._has_length: Any = None  # [doc]: whether it has a document (and a length)
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -150,8 +155,8 @@ class SimilarFinder:
         try:
             if self._calls == 1 and self._many(conn, terms, need):
                 return self._lazy(conn, terms, titled, need, passed)
-            if self._calls == 1:  # a single put: numpy is not worth importing for one
-                return self._walk(conn, terms, titled, need, passed)
+            if self._calls == 1 or not self._arrays_fit(conn):  # a single put: numpy is
+                return self._walk(conn, terms, titled, need, passed)  # not worth loading
             return self._walk_arrays(conn, terms, titled, need, passed)
         except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
@@ -314,6 +319,19 @@ class SimilarFinder:
             self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
         return self._docs
 
+    def _arrays_fit(self, conn: sqlite3.Connection) -> bool:
+        """Whether the document numbers index arrays of a sane size: none negative, none
+        past ``ARRAY_DOCS`` (an index damaged by hand: the dict path answers as ever).
+        Checked once; on the first ``True`` the first call's dict caches are dropped."""
+        if self._fit is None:
+            first = conn.execute("SELECT MIN(doc) FROM docs").fetchone()[0] or 0
+            self._fit = int(first) >= 0 and self._last_doc(conn) <= ARRAY_DOCS
+            if self._fit:
+                self._held.clear()
+                self._titled.clear()
+                self._kept = 0
+        return self._fit
+
     def _array(self, conn: sqlite3.Connection, term: str) -> tuple[Any, Any]:
         """:meth:`_postings` as sorted arrays of document numbers (those past the last
         document dropped: none has a resource to list)."""
@@ -332,13 +350,15 @@ class SimilarFinder:
         return got
 
     def _length_array(self, conn: sqlite3.Connection, docs: Any) -> Any:
-        """Each document's title length, indexed by document number (-1: none), read for
-        ``docs`` first: a batch's later calls, as :meth:`_lengths` for the first."""
+        """Each document's title length, indexed by document number (``_has_length``
+        says which have one), read for ``docs`` first: a batch's later calls, as
+        :meth:`_lengths` for the first."""
         import numpy as np
 
         if self._length_of is None:
             size = self._last_doc(conn) + 1
-            self._length_of = np.full(size, -1, np.int64)
+            self._length_of = np.zeros(size, np.int64)
+            self._has_length = np.zeros(size, bool)
             self._lengths_read = np.zeros(size, bool)
         unread = docs[~self._lengths_read[docs]]
         if not len(unread):
@@ -357,6 +377,7 @@ class SimilarFinder:
             found = np.array(rows, np.int64).reshape(-1, 2)
             found = found[(found[:, 0] >= 0) & (found[:, 0] < len(self._length_of))]
             self._length_of[found[:, 0]] = found[:, 1]
+            self._has_length[found[:, 0]] = True
         self._lengths_read[unread] = True
         return self._length_of
 
@@ -371,9 +392,7 @@ class SimilarFinder:
         """:meth:`_walk` and :meth:`_take` counted and ordered by numpy, with the same
         candidates in the same order: a batch's fifty calls each count tens of thousands
         of holders, which cost most of a batch's conflict check one by one."""
-        one_thread_math()  # BLAS, never called here, spins its workers otherwise
-        import numpy as np
-
+        np = numpy_one_thread()  # BLAS, never called here, spins its workers otherwise
         sets = sorted((self._array(conn, term)[0] for term in terms), key=len)
         cut = len(terms) - need + 1
         held = np.zeros(self._last_doc(conn) + 1, np.int32)
@@ -390,7 +409,7 @@ class SimilarFinder:
         for tier in np.unique(own)[::-1].tolist():  # the most of the title's terms first
             docs = candidates[own == tier]
             length = self._length_array(conn, docs)[docs]  # read for this tier only
-            there = length >= 0  # a posting without its document
+            there = self._has_length[docs]  # not a posting without its document
             docs, length = docs[there], length[there]
             # the shortest title, the most terms held, storage order
             for doc in docs[np.lexsort((docs, -held[docs], length))].tolist():
