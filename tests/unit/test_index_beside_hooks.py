@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import make
 from xbrain.core import GitStore
-from xbrain.git import index as gitindex
+from xbrain.git import indexupdate
 from xbrain.store import Store
 
 
@@ -23,7 +23,7 @@ def test_the_index_is_written_while_the_hooks_run(
     store.put([make("first")])
     hooks_running = threading.Event()
     seen: list[bool] = []
-    real = gitindex.update
+    real = indexupdate.update
 
     def update(*args: Any) -> bool:
         # inline before the hooks (the old order) this waits in vain, and says so
@@ -33,7 +33,7 @@ def test_the_index_is_written_while_the_hooks_run(
     def hook(*_: object) -> None:
         hooks_running.set()
 
-    monkeypatch.setattr(gitindex, "update", update)
+    monkeypatch.setattr(indexupdate, "update", update)
     store.core.after_commit.insert(0, hook)
     store.put([make("second")])
     assert seen == [True]
