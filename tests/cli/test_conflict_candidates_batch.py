@@ -19,6 +19,7 @@ import xbrain.search.similar as similar
 from tests.conftest import Result, make
 from xbrain.search.rows import FIELDS
 from xbrain.search.similar import SimilarFinder
+from xbrain.search.similararrays import ArrayWalk
 from xbrain.text import SIMILAR
 
 Run = Callable[..., Result]
@@ -202,7 +203,7 @@ def test_a_batch_s_later_calls_counted_by_numpy_list_what_a_first_call_lists(
         with SimilarFinder(store_dir, cache, SIMILAR, want) as finder:
             finder.find("warm up", "", set())
             together = [finder.find(title, purpose, passed) for title, purpose, passed in asked]
-            assert finder._arrays  # the later calls counted with arrays
+            assert isinstance(finder._walker, ArrayWalk)  # the later calls counted in arrays
         assert together == alone
         assert sum(len(listed or []) for listed in together) > want * 30
 
@@ -221,7 +222,7 @@ def test_a_damaged_index_never_fails_a_batch_s_later_calls(xb_proc: Run, store_d
     with SimilarFinder(store_dir, cache, SIMILAR) as finder:
         finder.find("warm up", "", set())
         found = finder.find("Staging database host", "Staging")
-        assert finder._arrays
+        assert isinstance(finder._walker, ArrayWalk)
     assert found is not None
     assert [r["id"] for r in found] == [r["id"] for r in stored[:2]]
     with sqlite3.connect(index) as conn:
@@ -251,7 +252,7 @@ def test_document_numbers_no_array_suits_leave_a_batch_on_the_dict_path(
         alone = first.find("Staging database host", "Staging")
     with SimilarFinder(store_dir, cache, SIMILAR) as finder:
         found = [finder.find("Staging database host", "Staging") for _ in range(3)]
-        assert not finder._arrays
+        assert finder._walker is None and finder._fit_checked
     assert alone is not None and len(alone) == 3
     assert found == [alone] * 3
 

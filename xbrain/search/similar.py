@@ -47,10 +47,10 @@ from operator import neg
 from pathlib import Path
 from typing import Any
 
-from ..maththreads import numpy_one_thread
 from ..text import word_set
 from .query import INDEX_FILE, index_meta, main_head, open_current
 from .rows import FIELDS
+from .similararrays import CHUNK, ArrayWalk, arrays_fit
 from .tokenize import Tokenizer
 
 __all__ = ["SimilarFinder"]
@@ -63,14 +63,10 @@ _READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
 # holders kept for a batch before the cache starts again: a bound on memory when a big
 # batch's titles share few words
 KEPT = 2_000_000
-_CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
 # A first call whose terms' postings pass this (a single put into a big store, its title's
 # words in thousands of titles) does not order every candidate: too costly for one write
 # (0.8 s for a common title at 100,000); see ``_lazy``
 LAZY_FROM = 5_000
-# a batch's later calls count in arrays indexed by document number: up to this many (16 MB
-# of counts; a store numbers its documents from 1)
-ARRAY_DOCS = 4_000_000
 _JOINED = "FROM postings p JOIN docs d ON d.doc = p.doc WHERE p.term = ? AND"
 _COUNT = "(SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc AND q.term IN"
 
@@ -99,12 +95,9 @@ class SimilarFinder:
         self._calls = 0
         self._df: dict[str, int] = {}  # each term's postings (any field), counted once
         self._docs: int | None = None  # the last document number: how many it holds, about
-        # the same from a batch's second call, as arrays (see ``_walk_arrays``)
-        self._arrays: dict[str, tuple[Any, Any]] = {}
-        self._fit: bool | None = None  # whether the document numbers suit arrays
-        self._lengths_read: Any = None  # [doc]: whether its title length was read
-        self._length_of: Any = None  # [doc]: its title length
-        self._has_length: Any = None  # [doc]: whether it has a document (and a length)
+        # the same from a batch's second call, as arrays (when they fit: ``_arrays``)
+        self._walker: ArrayWalk | None = None
+        self._fit_checked = False
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -155,9 +148,10 @@ class SimilarFinder:
         try:
             if self._calls == 1 and self._many(conn, terms, need):
                 return self._lazy(conn, terms, titled, need, passed)
-            if self._calls == 1 or not self._arrays_fit(conn):  # a single put: numpy is
-                return self._walk(conn, terms, titled, need, passed)  # not worth loading
-            return self._walk_arrays(conn, terms, titled, need, passed)
+            walker = None if self._calls == 1 else self._arrays(conn)  # a single put: numpy
+            if walker is None:  # is not worth loading
+                return self._walk(conn, terms, titled, need, passed)
+            return walker.walk(conn, terms, titled, need, passed, self._keep)
         except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
 
@@ -232,8 +226,8 @@ class SimilarFinder:
             self._scanned = True
             self._length.update(conn.execute(f"SELECT doc, l{_TITLE} FROM docs"))
             return self._length
-        for at in range(0, len(unread), _CHUNK):
-            chunk = unread[at : at + _CHUNK]
+        for at in range(0, len(unread), CHUNK):
+            chunk = unread[at : at + CHUNK]
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
             self._length.update(conn.execute(sql, chunk))
@@ -319,101 +313,15 @@ class SimilarFinder:
             self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
         return self._docs
 
-    def _arrays_fit(self, conn: sqlite3.Connection) -> bool:
-        """Whether the document numbers index arrays of a sane size: none negative, none
-        past ``ARRAY_DOCS`` (an index damaged by hand: the dict path answers as ever).
-        Checked once; on the first ``True`` the first call's dict caches are dropped."""
-        if self._fit is None:
-            first = conn.execute("SELECT MIN(doc) FROM docs").fetchone()[0] or 0
-            self._fit = int(first) >= 0 and self._last_doc(conn) <= ARRAY_DOCS
-            if self._fit:
+    def _arrays(self, conn: sqlite3.Connection) -> ArrayWalk | None:
+        """The array walk of a batch's later calls, made at the first (the first call's
+        dict caches dropped), or None where the document numbers do not suit arrays."""
+        if not self._fit_checked:
+            self._fit_checked = True
+            last = arrays_fit(conn, self._last_doc(conn))
+            if last is not None:
+                self._walker = ArrayWalk(last, _READ, _TITLE, KEPT)
                 self._held.clear()
                 self._titled.clear()
                 self._kept = 0
-        return self._fit
-
-    def _array(self, conn: sqlite3.Connection, term: str) -> tuple[Any, Any]:
-        """:meth:`_postings` as sorted arrays of document numbers (those past the last
-        document dropped: none has a resource to list)."""
-        import numpy as np
-
-        got = self._arrays.get(term)
-        if got is None:
-            if self._kept > KEPT:  # as in ``_postings``
-                self._arrays.clear()
-                self._kept = 0
-            rows = np.array(conn.execute(_READ, (term,)).fetchall(), np.int64).reshape(-1, 2)
-            rows = rows[(rows[:, 0] >= 0) & (rows[:, 0] <= self._last_doc(conn))]
-            docs = np.sort(rows[:, 0])  # sorted, as ``np.isin`` is fastest on
-            got = self._arrays[term] = (docs, np.sort(rows[rows[:, 1] != 0, 0]))
-            self._kept += len(docs)
-        return got
-
-    def _length_array(self, conn: sqlite3.Connection, docs: Any) -> Any:
-        """Each document's title length, indexed by document number (``_has_length``
-        says which have one), read for ``docs`` first: a batch's later calls, as
-        :meth:`_lengths` for the first."""
-        import numpy as np
-
-        if self._length_of is None:
-            size = self._last_doc(conn) + 1
-            self._length_of = np.zeros(size, np.int64)
-            self._has_length = np.zeros(size, bool)
-            self._lengths_read = np.zeros(size, bool)
-        unread = docs[~self._lengths_read[docs]]
-        if not len(unread):
-            return self._length_of
-        if len(unread) + int(self._lengths_read.sum()) > self._last_doc(conn) // 10:
-            unread = np.flatnonzero(~self._lengths_read)  # every one left, in one pass
-            rows = conn.execute(f"SELECT doc, l{_TITLE} FROM docs").fetchall()
-        else:
-            rows = []
-            for at in range(0, len(unread), _CHUNK):
-                chunk = unread[at : at + _CHUNK].tolist()
-                marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
-                rows += conn.execute(sql, chunk).fetchall()
-        if rows:
-            found = np.array(rows, np.int64).reshape(-1, 2)
-            found = found[(found[:, 0] >= 0) & (found[:, 0] < len(self._length_of))]
-            self._length_of[found[:, 0]] = found[:, 1]
-            self._has_length[found[:, 0]] = True
-        self._lengths_read[unread] = True
-        return self._length_of
-
-    def _walk_arrays(
-        self,
-        conn: sqlite3.Connection,
-        terms: list[str],
-        titled: list[str],
-        need: int,
-        passed: Collection[str],
-    ) -> list[dict[str, Any]]:
-        """:meth:`_walk` and :meth:`_take` counted and ordered by numpy, with the same
-        candidates in the same order: a batch's fifty calls each count tens of thousands
-        of holders, which cost most of a batch's conflict check one by one."""
-        np = numpy_one_thread()  # BLAS, never called here, spins its workers otherwise
-        sets = sorted((self._array(conn, term)[0] for term in terms), key=len)
-        cut = len(terms) - need + 1
-        held = np.zeros(self._last_doc(conn) + 1, np.int32)
-        for docs in sets[:cut]:
-            held[docs] += 1
-        for docs in sets[cut:]:
-            held[docs[held[docs] > 0]] += 1
-        candidates = np.flatnonzero(held >= need)
-        own = np.zeros(len(candidates), np.int32)
-        for term in titled:
-            own += np.isin(candidates, self._array(conn, term)[1], assume_unique=True)
-        read = "SELECT rid, resource FROM docs WHERE doc = ?"
-        found: list[dict[str, Any]] = []
-        for tier in np.unique(own)[::-1].tolist():  # the most of the title's terms first
-            docs = candidates[own == tier]
-            length = self._length_array(conn, docs)[docs]  # read for this tier only
-            there = self._has_length[docs]  # not a posting without its document
-            docs, length = docs[there], length[there]
-            # the shortest title, the most terms held, storage order
-            for doc in docs[np.lexsort((docs, -held[docs], length))].tolist():
-                rid, text = conn.execute(read, (doc,)).fetchone()
-                if rid not in passed and self._keep(rid, text, found):
-                    return found
-        return found
+        return self._walker
