@@ -12,12 +12,15 @@ and writes a new one) is a new file: its connection is opened anew.
 Beside each connection a server keeps what was computed from it (:func:`memo`,
 :func:`held`), and work a request asked for that can wait until no request does
 (:func:`later`, run by :func:`idle`: reading a team layer's postings into memory).
+A kept file that is gone (a team removed) or replaced and not read since is let go by
+:func:`idle`, with what was kept beside it: a server lives long.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,6 +33,8 @@ _KEPT: dict[str, tuple[tuple[int, int], sqlite3.Connection, dict[Any, Any]]] | N
 _HELD: dict[str, dict[Any, Any]] = {}  # per kept file, beside its memo (:func:`held`)
 # (index path, what) -> the work to do on its kept connection once no request waits
 _LATER: dict[tuple[str, str], Callable[[sqlite3.Connection], None]] = {}
+SWEEP_EVERY = 5.0  # seconds between idle checks for kept files that are gone
+_SWEPT = [0.0]  # when the last check ran (monotonic)
 
 
 def keep_warm() -> None:
@@ -94,6 +99,9 @@ def later(conn: sqlite3.Connection, what: str, work: Callable[[sqlite3.Connectio
 def idle() -> bool:
     """Do the work requests asked for (:func:`later`), while none waits; whether any
     was done. A failure of one is left for the request that asks again."""
+    if time.monotonic() - _SWEPT[0] >= SWEEP_EVERY:
+        _SWEPT[0] = time.monotonic()
+        _sweep()
     done = False
     while _LATER:
         (path, _), work = _LATER.popitem()
@@ -105,6 +113,24 @@ def idle() -> bool:
             except Exception:  # never the server's end: the request ranks by SQL alone
                 release(conn)
     return done
+
+
+def _sweep() -> None:
+    """Close the kept connections whose file is gone or is another file now, and drop
+    what was kept or asked for beside them (a team's arrays: megabytes)."""
+    for key, (identity, conn, _) in list((_KEPT or {}).items()):
+        try:
+            info = os.stat(key)
+        except OSError:
+            info = None
+        if info is not None and (info.st_dev, info.st_ino) == identity:
+            continue
+        if _KEPT is not None:
+            del _KEPT[key]
+        _HELD.pop(key, None)
+        for asked in [asked for asked in _LATER if asked[0] == key]:
+            del _LATER[asked]
+        conn.close()
 
 
 def release(conn: sqlite3.Connection) -> None:
