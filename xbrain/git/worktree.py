@@ -158,7 +158,7 @@ class Worktree(Checkout):
     def _files_of(self, commit: CommitId | None, paths: list[str], written: Written) -> _Plan:
         """What a refresh to ``commit`` at ``paths`` writes and removes: each path checked
         (and its directories made) and its bytes found, here on the caller's thread (the
-        repository's files are read by one thread at a time)."""
+        store's objects are read by this thread only)."""
         snap = self.snapshot(commit)
         plan = _Plan(self.path, [], [], [])
         dirs: set[str] = set()
