@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
-MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (a search each)
+MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (README: the others list [])
 # title, purpose, ids to pass over → resources in force
 Similar = Callable[[str, str, set[str]], list[dict[str, Any]]]
 

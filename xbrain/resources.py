@@ -7,12 +7,13 @@ original's upsert rule, shared by put, capture, pull and distill.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .codec import digest
 from .core import Core, Transaction
-from .errors import ConflictError, InvalidInputError, NotFoundError, StaleError
+from .errors import ConflictError, InvalidInputError, NotFoundError, StaleError, XbrainError
 from .kinds import resource as resource_kind
 from .kinds import resourcefacts, state
 from .kinds import tombstone as tombstone_kind
@@ -88,12 +89,20 @@ def put(
     batch = items if isinstance(items, list) else [items]
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 resources per batch.")
-    normalized = [normalize_resource(item) for item in batch]
-    for item in normalized:  # what a reviewer reads at a glance (xbrain.text)
-        refuse_hidden(item.resource["title"], "title")
-    ids = [n.resource["id"] for n in normalized]
-    if len(set(ids)) != len(ids):
-        raise InvalidInputError("Duplicate source IDs in batch.")
+    normalized = []
+    for number, item in enumerate(batch, 1):
+        with _which_resource(number, len(batch)):
+            normalized.append(normalize_resource(item))
+            # what a reviewer reads at a glance (xbrain.text)
+            refuse_hidden(normalized[-1].resource["title"], "title")
+    first: dict[str, int] = {}
+    for number, item in enumerate(normalized, 1):
+        seen = first.setdefault(item.resource["id"], number)
+        if seen != number:
+            raise InvalidInputError(
+                f"Duplicate source IDs in batch. (resources {seen} and {number} of "
+                f"{len(batch)}: the same provider and id)"
+            )
     dropped = sorted({name for n in normalized for name in n.dropped})
     written: list[dict[str, Any]] = []
     with core.transaction("put") as txn:
@@ -212,30 +221,55 @@ def apply_resources(
     back gives), and is staged as such unless a design is carried over into it.
     """
     counts = {"added": 0, "updated": 0, "unchanged": 0}
-    for incoming in resources:
-        rid = incoming["id"]
-        old = resource_kind.get(txn, rid)
-        new = carry_design(old, incoming)
-        deleted = tombstone_kind.get(txn, rid) if old is None else None
-        if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
-            deleted is not None and new["updatedAt"] <= deleted["deletedAt"]
-        ):
-            raise StaleError(
-                "Stale resource; use a newer updatedAt to update or explicitly restore it "
-                f"(xbrain restore {rid} --at REV)."
-            )
-        if old is not None and digest(old) == digest(new):
-            counts["unchanged"] += 1
-            if results is not None:
-                results.append({"id": rid, "status": "unchanged"})
-            continue
-        if old is not None and new["updatedAt"] == old["updatedAt"]:
-            raise ConflictError("Conflicting resource revision; use a newer updatedAt.")
-        verb = "update" if old is not None else ("restore" if deleted else "add")
-        status = "updated" if old is not None else "added"
-        counts[status] += 1
-        if results is not None:
-            results.append({"id": rid, "status": status})
-        resource_kind.put(txn, new, parsed=parsed and new is incoming)
-        txn.actions.append((verb, rid, new["title"]))
+    for number, incoming in enumerate(resources, 1):
+        with _which_resource(number, len(resources)):
+            _apply_one(txn, incoming, counts, results, parsed)
     return {**counts, "total": txn.totals()["resources"], "remoteSync": "not_attempted"}
+
+
+@contextlib.contextmanager
+def _which_resource(number: int, count: int) -> Iterator[None]:
+    """An error about one resource of a batch says which, after the original's words
+    (which a caller may match on)."""
+    try:
+        yield
+    except XbrainError as exc:
+        if count > 1:
+            exc.message = f"{exc.message} (resource {number} of {count})"
+            exc.args = (exc.message,)
+        raise
+
+
+def _apply_one(
+    txn: Transaction,
+    incoming: Resource,
+    counts: dict[str, int],
+    results: list[dict[str, Any]] | None,
+    parsed: bool,
+) -> None:
+    """Upsert one resource of :func:`apply_resources`."""
+    rid = incoming["id"]
+    old = resource_kind.get(txn, rid)
+    new = carry_design(old, incoming)
+    deleted = tombstone_kind.get(txn, rid) if old is None else None
+    if (old is not None and new["updatedAt"] < old["updatedAt"]) or (
+        deleted is not None and new["updatedAt"] <= deleted["deletedAt"]
+    ):
+        raise StaleError(
+            "Stale resource; use a newer updatedAt to update or explicitly restore it "
+            f"(xbrain restore {rid} --at REV)."
+        )
+    if old is not None and digest(old) == digest(new):
+        counts["unchanged"] += 1
+        if results is not None:
+            results.append({"id": rid, "status": "unchanged"})
+        return
+    if old is not None and new["updatedAt"] == old["updatedAt"]:
+        raise ConflictError("Conflicting resource revision; use a newer updatedAt.")
+    verb = "update" if old is not None else ("restore" if deleted else "add")
+    status = "updated" if old is not None else "added"
+    counts[status] += 1
+    if results is not None:
+        results.append({"id": rid, "status": status})
+    resource_kind.put(txn, new, parsed=parsed and new is incoming)
+    txn.actions.append((verb, rid, new["title"]))

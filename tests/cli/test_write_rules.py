@@ -97,7 +97,7 @@ def test_batch_is_all_or_nothing(xb: Run, json_file: Callable[[Any], str], store
         batch,
         5,
         "Stale resource; use a newer updatedAt to update or explicitly restore it "
-        f"(xbrain restore {ID} --at REV).",
+        f"(xbrain restore {ID} --at REV). (resource 2 of 2)",
     )
     assert xb("get", make("new-one")["source"]["id"]).code == 3
 
@@ -106,10 +106,13 @@ def test_batch_is_all_or_nothing(xb: Run, json_file: Callable[[Any], str], store
     ("value", "message"),
     [
         ([], "Supply 1–1,000 resources per batch."),
-        ([sample(), sample()], "Duplicate source IDs in batch."),
+        (
+            [sample(), sample()],
+            "Duplicate source IDs in batch. (resources 1 and 2 of 2: the same provider and id)",
+        ),
         (
             [make("ok"), sample(title=5)],
-            "Invalid title; expected a string of at most 500 characters.",
+            "Invalid title; expected a string of at most 500 characters. (resource 2 of 2)",
         ),
     ],
 )
@@ -324,3 +327,24 @@ def test_help_and_version(xb: Run) -> None:
     assert "private content" in xb("get", "--help", store=None).stdout
     assert xb("--version", store=None).stdout.startswith("xbrain, version")
     assert xb("nonsense", store=None).code == 2
+
+
+def test_a_batch_s_error_names_the_resource_after_the_original_words(
+    xb: Run, json_file: Callable[[Any], str], store_dir: Path
+) -> None:
+    """One bad resource among many: the error keeps the original's words and says which
+    resource of the batch it is about (a secret is found inside the write's lock); a
+    single resource's error is the original's alone."""
+    key = "AKIA" + "QX7Z" * 4
+    put(xb, json_file, make("seed"))
+    before = snapshot_files(store_dir)
+    batch = [make(f"fine-{i}") for i in range(4)] + [make("leaky", text=f"the key {key}")]
+    result = put(xb, json_file, batch)
+    assert result.code == 4 and result.stdout == ""
+    assert result.stderr.startswith('Field "text" looks like it holds a secret (aws)')
+    assert result.stderr.endswith(" (resource 5 of 5)\n"), result.stderr
+    assert snapshot_files(store_dir) == before
+    alone = put(xb, json_file, make("leaky", text=f"the key {key}"))
+    assert alone.code == 4 and "(resource" not in alone.stderr
+    late = put(xb, json_file, [make("ok"), make("bad", updatedAt="yesterday")])
+    assert late.code == 4 and late.stderr.endswith(" (resource 2 of 2)\n"), late.stderr
