@@ -353,6 +353,9 @@ def test_a_git_commands_index_lock_is_never_taken_for_a_killed_writes(
         assert xb("put", json_file(make(source))).code == 0
         assert index_lock.exists(), source
         assert marker.exists()  # the index is still to be written
+    report = xb("doctor").json["problems"]
+    pending = [p["message"] for p in report if p["code"] == "worktree_pending"]
+    assert pending and "xbrain doctor --repair" in pending[0], report  # what to do
     index_lock.unlink()
     assert xb("put", json_file(make("f"))).code == 0
     assert not marker.exists() and xb("doctor").json["problems"] == []

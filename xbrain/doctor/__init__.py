@@ -148,7 +148,11 @@ def diagnose(
             )
     if git.pending_worktree_paths():
         problems.append(
-            problem("worktree_pending", "An interrupted write left the working tree behind.")
+            problem(
+                "worktree_pending",
+                "An interrupted write left the working tree behind; the next write, or "
+                "xbrain doctor --repair, finishes it.",
+            )
         )
     if not git.index_sorted(repair=False):
         if repair:
