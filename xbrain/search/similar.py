@@ -30,6 +30,9 @@ exception: ordering every candidate would cost most of the write, so its one cal
 (``LAZY_FROM``) lists those whose title holds every term of the title first, the shortest
 title first, then the others in storage order — read lazily (``_lazy``).
 
+A batch's calls after the first count and order the same candidates with numpy
+(:mod:`.similararrays`); a single put never loads it.
+
 Only an index that reflects ``main`` answers (the freshness rule); otherwise None, and
 the caller searches the usual way.
 """
@@ -50,7 +53,7 @@ from typing import Any
 from ..text import word_set
 from .query import INDEX_FILE, index_meta, main_head, open_current
 from .rows import FIELDS
-from .similararrays import CHUNK, ArrayWalk, arrays_fit
+from .similararrays import ArrayWalk, arrays_fit, title_lengths
 from .tokenize import Tokenizer
 
 __all__ = ["SimilarFinder"]
@@ -219,18 +222,9 @@ class SimilarFinder:
         needed few, every document's in one pass once it needs a tenth of them."""
         if self._scanned:
             return self._length
-        if self._docs is None:
-            self._docs = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
         unread = [doc for doc in docs if doc not in self._length]
-        if len(self._length) + len(unread) > self._docs // 10:
-            self._scanned = True
-            self._length.update(conn.execute(f"SELECT doc, l{_TITLE} FROM docs"))
-            return self._length
-        for at in range(0, len(unread), CHUNK):
-            chunk = unread[at : at + CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT doc, l{_TITLE} FROM docs WHERE doc IN ({marks})"
-            self._length.update(conn.execute(sql, chunk))
+        self._scanned = len(self._length) + len(unread) > self._last_doc(conn) // 10
+        self._length.update(title_lengths(conn, _TITLE, None if self._scanned else unread))
         return self._length
 
     def _keep(self, rid: str, text: str, found: list[dict[str, Any]]) -> bool:

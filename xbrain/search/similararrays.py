@@ -19,12 +19,29 @@ from typing import Any
 
 from ..maththreads import numpy_one_thread
 
-__all__ = ["ARRAY_DOCS", "CHUNK", "ArrayWalk", "arrays_fit"]
+__all__ = ["ARRAY_DOCS", "ArrayWalk", "arrays_fit", "title_lengths"]
 
 # up to this many documents (16 MB of counts; a store numbers its documents from 1)
 ARRAY_DOCS = 4_000_000
-CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
+_CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
 Keep = Callable[[str, str, list[dict[str, Any]]], bool]
+
+
+def title_lengths(
+    conn: sqlite3.Connection, title: int, docs: list[int] | None
+) -> list[tuple[Any, Any]]:
+    """(document, title length) of ``docs`` (None: of every document, in one pass),
+    read a few hundred at a time; a number without a document is left out."""
+    column = f"l{title}"
+    if docs is None:
+        return conn.execute(f"SELECT doc, {column} FROM docs").fetchall()
+    rows: list[tuple[Any, Any]] = []
+    for at in range(0, len(docs), _CHUNK):
+        chunk = docs[at : at + _CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT doc, {column} FROM docs WHERE doc IN ({marks})"
+        rows += conn.execute(sql, chunk).fetchall()
+    return rows
 
 
 def arrays_fit(conn: sqlite3.Connection, last: int) -> int | None:
@@ -77,17 +94,11 @@ class ArrayWalk:
         unread = docs[~self._lengths_read[docs]]
         if not len(unread):
             return self._length_of
-        column = f"l{self._title}"
         if len(unread) + int(self._lengths_read.sum()) > self._last // 10:
             unread = np.flatnonzero(~self._lengths_read)  # every one left, in one pass
-            rows = conn.execute(f"SELECT doc, {column} FROM docs").fetchall()
+            rows = title_lengths(conn, self._title, None)
         else:
-            rows = []
-            for at in range(0, len(unread), CHUNK):
-                chunk = unread[at : at + CHUNK].tolist()
-                marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT doc, {column} FROM docs WHERE doc IN ({marks})"
-                rows += conn.execute(sql, chunk).fetchall()
+            rows = title_lengths(conn, self._title, unread.tolist())
         if rows:
             found = np.array(rows, np.int64).reshape(-1, 2)
             found = found[(found[:, 0] >= 0) & (found[:, 0] <= self._last)]
