@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import make
+from tests.unit.test_refresh_threads import assert_refreshed
 from xbrain.core import GitStore
 from xbrain.git import indexupdate
 from xbrain.store import Store
@@ -37,12 +38,7 @@ def test_the_index_is_written_while_the_hooks_run(
     store.core.after_commit.insert(0, hook)
     store.put([make("second")])
     assert seen == [True]
-    with GitStore(store.path) as git:
-        head = git.head()
-        assert head is not None
-        committed = dict(git.snapshot(head).files())
-        assert git.index_paths() == committed
-        assert git.pending_worktree_paths() == []
+    assert_refreshed(store.path)
 
 
 def test_a_hook_that_fails_still_leaves_the_index_written(

@@ -30,6 +30,21 @@ def _written_by(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return names
 
 
+def assert_refreshed(store: Path) -> None:
+    """The working tree and git index match ``main``: every file its blob, private; no
+    refresh left pending."""
+    with GitStore(store) as git:
+        head = git.head()
+        assert head is not None
+        snap = git.snapshot(head)
+        committed = dict(snap.files())
+        assert git.index_paths() == committed
+        for path, blob in committed.items():
+            assert (store / path).read_bytes() == snap.blob(blob), path
+            assert (store / path).stat().st_mode & 0o777 == 0o600, path
+        assert git.pending_worktree_paths() == []
+
+
 def test_a_batch_writes_its_files_with_several_threads(
     tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -42,16 +57,7 @@ def test_a_batch_writes_its_files_with_several_threads(
     )
     assert len(names) > 120
     assert all(name.startswith("xbrain-files") for name in names), set(names)
-    with GitStore(store.path) as git:
-        head = git.head()
-        assert head is not None
-        snap = git.snapshot(head)
-        committed = dict(snap.files())
-        assert git.index_paths() == committed
-        for path, blob in committed.items():
-            assert (store.path / path).read_bytes() == snap.blob(blob), path
-            assert (store.path / path).stat().st_mode & 0o777 == 0o600, path
-        assert git.pending_worktree_paths() == []
+    assert_refreshed(store.path)
 
 
 def test_a_single_put_writes_on_the_callers_thread(
@@ -137,10 +143,4 @@ def test_a_batch_s_files_are_written_while_the_commit_hooks_run(
     store.core.after_commit.insert(0, hook)
     store.put([make(f"batch-{i}") for i in range(100)])
     assert len(waited) >= 100 and all(waited)
-    with GitStore(store.path) as git:
-        head = git.head()
-        assert head is not None
-        committed = dict(git.snapshot(head).files())
-        assert git.index_paths() == committed
-        assert git.pending_worktree_paths() == []
-    assert all((store.path / path).is_file() for path in committed)
+    assert_refreshed(store.path)
