@@ -22,14 +22,12 @@ resource's bytes, id and digest never change:
   says ``updated`` and the commit ``facts ID``. An input's ``"supersedes": []`` removes
   every link, ``"validFrom": null`` / ``"validUntil": null`` remove the validity; a
   field left out keeps what the sidecar has.
-* ``possibleConflicts``: live resources in force that look like the same subject (the
-  same title, or most words of title and purpose shared) — from the search the facade
-  hands in, reported and never changed; every result lists them (none: ``[]``).
+* ``possibleConflicts`` (:mod:`xbrain.resourceconflicts`): live resources in force that
+  look like the same subject, reported and never changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from .core import Core, Transaction
@@ -38,8 +36,8 @@ from .kinds import resource as resource_kind
 from .kinds import resourcefacts as facts_kind
 from .kinds import tombstone as tombstone_kind
 from .kinds.model import normalize_resource
+from .resourceconflicts import MAX_CONFLICT_CHECKS, Ahead, Similar, asks, conflicts
 from .resources import put as put_resources
-from .text import SIMILAR, likeliest_conflicts, shared_words, word_set
 from .timestamps import later_of
 
 __all__ = [
@@ -55,9 +53,6 @@ __all__ = [
 ]
 
 FACT_FIELDS = ("supersedes", "validFrom", "validUntil")
-MAX_CONFLICT_CHECKS = 50  # a batch's first resources are checked (README: the others list [])
-# title, purpose, ids to pass over → resources in force
-Similar = Callable[[str, str, set[str]], list[dict[str, Any]]]
 
 
 def _check(rid: str) -> None:
@@ -167,11 +162,13 @@ def put(
     *,
     propose: dict[str, str] | None = None,
     similar: Similar | None = None,
+    ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """``resources.put`` with facts: ``given`` (the CLI's) and each item's own
     ``supersedes``/``validFrom``/``validUntil`` go into the sidecars (``[]``/``null``
     clear them); a proposal lands ``proposed``; a person's put of a proposal accepts
-    it; each result lists the resources it may conflict with."""
+    it; each result lists the resources it may conflict with (``ahead`` may count their
+    candidates while the batch is written)."""
     batch = items if isinstance(items, list) else [items]
     own: list[tuple[dict[str, Any], tuple[str, ...]]] = []
     plain: list[Any] = []
@@ -186,7 +183,19 @@ def put(
     propose = proposal(core, propose)
     now = core.clock()
 
+    def replaced(resources: list[dict[str, Any]]) -> dict[str, list[str]]:
+        pairs = zip(resources, checked, strict=False)
+        return {r["id"]: f.get("supersedes", []) for r, (f, _) in pairs}
+
+    def before(resources: list[dict[str, Any]]) -> None:
+        if ahead is not None and similar is not None:
+            ids, first = {r["id"] for r in resources}, resources[:MAX_CONFLICT_CHECKS]
+            ahead.ahead(asks(first, ids, replaced(first)), ids)
+
+    parent: list[str | None] = [None]
+
     def stage(txn: Transaction, written: list[dict[str, Any]]) -> None:
+        parent[0] = txn.snap.commit
         ids = {result["id"] for result in written}
         staged: dict[str, list[str]] = {}
         for result, (fields, clear) in zip(written, checked, strict=True):
@@ -215,65 +224,17 @@ def put(
         tally.update(counts)
 
     tally: dict[str, int] = {}
-    result = put_resources(core, plain if isinstance(items, list) else plain[0], stage=stage)
+    one = plain if isinstance(items, list) else plain[0]
+    result = put_resources(core, one, stage=stage, before=before)
     result.update(tally)
     for each in result["results"]:
         each["possibleConflicts"] = []  # every result lists them (none: an empty list)
     if similar is not None:
+        if ahead is not None:
+            ahead.landed(parent[0], result.get("commit"))
         resources = [normalize_resource(item).resource for item in plain[:MAX_CONFLICT_CHECKS]]
-        replaces = {
-            r["id"]: f.get("supersedes", []) for r, (f, _) in zip(resources, checked, strict=False)
-        }
-        conflicts(resources, similar, result["results"], replaces)
+        conflicts(resources, similar, result["results"], replaced(resources))
     return result
-
-
-def _words(resource: dict[str, Any]) -> set[str]:
-    return word_set(f"{resource['title']} {resource.get('purpose', '')}")
-
-
-def conflicts(
-    written: list[dict[str, Any]],
-    similar: Similar,
-    results: list[dict[str, Any]],
-    replaces: dict[str, list[str]] | None = None,
-) -> None:
-    """Add ``possibleConflicts`` ([{id, name, why}]) to the results of ``written``
-    resources (those the write changed): resources in force, other than the ones
-    written with them, that ``similar`` finds for the title and purpose and that share
-    the title, or most of the words of title and purpose (``replaces``: what each
-    supersedes, never called a conflict)."""
-    by_id = {result["id"]: result for result in results}
-    # written together on purpose (the whole put, not only the resources checked): not
-    # "existing"
-    batch = set(by_id) | {new["id"] for new in written}
-    for new in written:
-        result = by_id.get(new["id"])
-        if result is None or result.get("status") == "unchanged":
-            continue
-        words, title = _words(new), _same_title(new["title"])
-        found: list[tuple[float, dict[str, Any]]] = []
-        passed = batch | set((replaces or {}).get(new["id"], ()))
-        for other in similar(new["title"], new.get("purpose", ""), passed):
-            if other["id"] in passed:
-                continue
-            theirs = _words(other)
-            share = shared_words(words, theirs)
-            if _same_title(other["title"]) == title:
-                found.append(
-                    (2.0, {"id": other["id"], "name": other["title"], "why": "same title"})
-                )
-            elif share >= SIMILAR:
-                why = f"similar title and purpose ({share:.2f} of words shared)"
-                found.append((share, {"id": other["id"], "name": other["title"], "why": why}))
-        # the ten likeliest: the same title first, then the most words shared, then by id
-        result["possibleConflicts"] = likeliest_conflicts(found)
-
-
-def _same_title(title: str) -> str:
-    """A title as two that are "the same title" share it: case and runs of white space
-    aside."""
-    return " ".join(title.split()).casefold()
 
 
 def supersede(core: Core, old: str, new: str) -> dict[str, Any]:

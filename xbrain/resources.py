@@ -83,9 +83,11 @@ def put(
     core: Core,
     items: Any,
     stage: Callable[[Transaction, list[dict[str, Any]]], None] | None = None,
+    before: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> dict[str, Any]:
     """Validate then upsert 1–1,000 resources as one commit (``stage``: what else the
-    commit holds, given the transaction and the results: a resource's facts)."""
+    commit holds, given the transaction and the results: a resource's facts; ``before``
+    is handed the resources once they are valid, before the store is touched)."""
     batch = items if isinstance(items, list) else [items]
     if not 1 <= len(batch) <= MAX_BATCH:
         raise InvalidInputError("Supply 1–1,000 resources per batch.")
@@ -104,6 +106,8 @@ def put(
                 f"{len(batch)}: the same provider and id)"
             )
     dropped = sorted({name for n in normalized for name in n.dropped})
+    if before is not None:
+        before([n.resource for n in normalized])
     written: list[dict[str, Any]] = []
     with core.transaction("put") as txn:
         result = apply_resources(txn, [n.resource for n in normalized], written, parsed=True)

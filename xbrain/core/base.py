@@ -249,7 +249,9 @@ class Core:
         identity = self.identity or txn.settings.identity
         commit = git.commit(parent, changes, message, identity, int(time.time()))
         # the git index is written beside the hooks (a second core), then waited for
-        finish = git.refresh_worktree(commit, list(changes), written=changes, later=True)
+        finish = git.refresh_worktree(
+            commit, list(changes), written=changes, later=True, in_place=layout.is_derived
+        )
         txn.commit_id = str(commit)
         self._committing = txn
         try:

@@ -28,6 +28,7 @@ from typing import Any
 
 __all__ = [
     "CATALOG_DIR",
+    "DERIVED_DIR",
     "FORMAT",
     "MARKER",
     "SHARD_FILE",
@@ -39,6 +40,7 @@ __all__ = [
     "dump_catalog",
     "dump_json",
     "id_key",
+    "is_derived",
     "key_of",
     "shard",
     "shard_path",
@@ -46,12 +48,19 @@ __all__ = [
 
 MARKER = "xbrain.yaml"
 FORMAT = "xbrain-store/1"
-SUMMARY = "index/summary.json"
-CATALOG_DIR = "index/catalog"
+DERIVED_DIR = "index"  # derived from the records only: catalog, summary, kinds' indexes
+SUMMARY = f"{DERIVED_DIR}/summary.json"
+CATALOG_DIR = f"{DERIVED_DIR}/catalog"
 HEX2 = r"[0-9a-f]{2}"
 SHARD_FILE = rf"{HEX2}(?:/[0-9a-f]{{1,2}})?\.json"  # a shard file under its directory
 SPLIT_AT = 16_384  # more records than this: shards by three hex digits (four past 16x)
 MAX_DEPTH = 4
+
+
+def is_derived(path: str) -> bool:
+    """Whether ``path`` is a derived file (under ``DERIVED_DIR``): written from the
+    records, never edited by hand."""
+    return path.startswith(f"{DERIVED_DIR}/")
 
 
 def depth_for(count: int) -> int:

@@ -31,6 +31,7 @@ from .objects import FILE_MODE, CommitId, Snapshot, private_umask
 from .wtfiles import (
     MAX_WORKTREE_FILE,
     THREADED,
+    Job,
     disk_full_refreshing,
     file_mode,
     place_files,
@@ -107,6 +108,7 @@ class Worktree(Checkout):
         catching_up: bool = False,
         written: Written | None = None,
         later: bool = False,
+        in_place: Callable[[str], bool] | None = None,
     ) -> Callable[[], None]:
         """Make the working tree and git index match ``commit`` at ``paths``.
 
@@ -125,10 +127,12 @@ class Worktree(Checkout):
         writing them waits on the disk, the hooks on the interpreter); the function
         returned waits for them and finishes the refresh (the pending marker stays until
         then). Without it the refresh is done on return, and the function returned does
-        nothing.
+        nothing. ``in_place``: the paths whose file, when it is there already (a private
+        regular file of one link), is rewritten in place rather than replaced (derived
+        files no one edits: no inode made and freed for each).
         """
         try:
-            plan = self._files_of(commit, paths, written or {})
+            plan = self._files_of(commit, paths, written or {}, in_place)
             stamp = self.control_dir / "xbrain" / "index-stamp"
             index = Path(self._repo.index_path())
             if later and len(plan.jobs) >= THREADED:
@@ -155,7 +159,13 @@ class Worktree(Checkout):
         finish()
         return _nothing
 
-    def _files_of(self, commit: CommitId | None, paths: list[str], written: Written) -> _Plan:
+    def _files_of(
+        self,
+        commit: CommitId | None,
+        paths: list[str],
+        written: Written,
+        in_place: Callable[[str], bool] | None,
+    ) -> _Plan:
         """What a refresh to ``commit`` at ``paths`` writes and removes: each path checked
         (and its directories made) and its bytes found, here on the caller's thread (the
         store's objects are read by this thread only)."""
@@ -172,7 +182,7 @@ class Worktree(Checkout):
                 data = written.get(path)
                 if data is None or Blob.from_string(data).id.decode() != blob:
                     data = snap.blob(blob)
-                plan.jobs.append((target, data, blob))
+                plan.jobs.append((target, data, blob, in_place is not None and in_place(path)))
                 plan.names.append(path.encode())
         return plan
 
@@ -359,11 +369,11 @@ def _nothing() -> None:
 
 
 class _Plan(NamedTuple):
-    """A refresh's files: (target, bytes, blob) to write, their names, those to remove
-    (path, target), the working tree's root."""
+    """A refresh's files: (target, bytes, blob, rewritten in place) to write, their
+    names, those to remove (path, target), the working tree's root."""
 
     root: Path
-    jobs: list[tuple[Path, bytes, str]]
+    jobs: list[Job]
     names: list[bytes]
     removed: list[tuple[str, Path]]
 
@@ -375,7 +385,7 @@ def _apply(plan: _Plan, fresh: bool) -> dict[bytes, bytes | None]:
     goes into is pruned before it is written. Every file is created 0600 by name (no
     umask needed: this may run beside the caller's own work)."""
     entries: dict[bytes, bytes | None] = {}
-    for name, (_, _, blob), info in zip(
+    for name, (_, _, blob, _), info in zip(
         plan.names, plan.jobs, place_files(plan.jobs, fresh), strict=True
     ):
         entries[name] = gitindex.entry_bytes(name, info, blob)

@@ -16,6 +16,7 @@ __all__ = [
     "MAX_WORKTREE_FILE",
     "THREADED",
     "WORKTREE_TEMP",
+    "Job",
     "disk_full_refreshing",
     "file_mode",
     "file_mode_problems",
@@ -116,19 +117,54 @@ _THREADS = 2  # threads writing a big refresh's files (more only wait on directo
 THREADED = 64  # fewer files than this are written by the caller alone
 
 
-def _place(job: tuple[Path, bytes, str], fresh: bool) -> os.stat_result:
+Job = tuple[Path, bytes, str, bool]  # target, bytes, blob id, rewritten in place
+
+
+def _place(job: Job, fresh: bool) -> os.stat_result:
     """Write one working-tree file unless it holds ``data`` already; its stat data."""
-    target, data, _ = job
+    target, data, _, in_place = job
     if fresh or not os.path.lexists(target):  # new: none to see half replaced
         write_new(target, data)  # (a kill here: the pending marker names it)
-    elif read_worktree_file(target, len(data)) != data:
+        return os.lstat(target)
+    rewritten = rewrite_in_place(target, data) if in_place else None
+    if rewritten is not None:
+        return rewritten
+    if read_worktree_file(target, len(data)) != data:
         temp = worktree_temp(target)
         write_new(temp, data)
         os.replace(temp, target)
     return os.lstat(target)
 
 
-def place_files(jobs: list[tuple[Path, bytes, str]], fresh: bool) -> list[os.stat_result]:
+_IN_PLACE = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+
+
+def rewrite_in_place(target: Path, data: bytes) -> os.stat_result | None:
+    """Give ``target`` the bytes ``data`` in place when it is a private regular file of
+    one link (its stat data after), else None: nothing done, the caller replaces it.
+    No inode is made or freed (a file system without a journal scans the inodes freed in
+    the last minutes at every inode it makes); a kill halfway leaves a file the pending
+    marker names."""
+    try:
+        fd = os.open(target, _IN_PLACE)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_mode & 0o777 != 0o600:
+            return None
+        if info.st_size == len(data) and os.pread(fd, len(data) + 1, 0) == data:
+            return info
+        view = memoryview(data)
+        while view:
+            view = view[os.pwrite(fd, view, len(data) - len(view)) :]
+        os.ftruncate(fd, len(data))
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def place_files(jobs: list[Job], fresh: bool) -> list[os.stat_result]:
     """:func:`_place` of every job; the stat data in the jobs' order. Many are written
     by a few threads, each a run of them in path order: a thread's files share their
     directories, and seldom one with another thread (threads creating files in the same

@@ -51,25 +51,23 @@ from pathlib import Path
 from typing import Any
 
 from ..text import word_set
+from . import similarahead
 from .query import INDEX_FILE, index_meta, main_head, open_current
-from .rows import FIELDS
-from .similararrays import ArrayWalk, arrays_fit, title_lengths
+from .similararrays import HOLDERS as _READ
+from .similararrays import KEPT, ArrayWalk, arrays_fit, title_lengths
+from .similararrays import PURPOSE as _PURPOSE
+from .similararrays import TITLE as _TITLE
 from .tokenize import Tokenizer
 
 __all__ = ["SimilarFinder"]
 
-_TITLE, _PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
-_HELD = f"(f{_TITLE} > 0 OR f{_PURPOSE} > 0)"
 _HELD_P = f"(p.f{_TITLE} > 0 OR p.f{_PURPOSE} > 0)"
 _HELD_Q = f"(q.f{_TITLE} > 0 OR q.f{_PURPOSE} > 0)"
-_READ = f"SELECT doc, f{_TITLE} > 0 FROM postings WHERE term = ? AND {_HELD}"
-# holders kept for a batch before the cache starts again: a bound on memory when a big
-# batch's titles share few words
-KEPT = 2_000_000
 # A first call whose terms' postings pass this (a single put into a big store, its title's
 # words in thousands of titles) does not order every candidate: too costly for one write
 # (0.8 s for a common title at 100,000); see ``_lazy``
 LAZY_FROM = 5_000
+_SPARE = 10  # candidates the helper lists beyond ``want`` (some may not be in force)
 _JOINED = "FROM postings p JOIN docs d ON d.doc = p.doc WHERE p.term = ? AND"
 _COUNT = "(SELECT COUNT(*) FROM postings q WHERE q.doc = d.doc AND q.term IN"
 
@@ -101,11 +99,19 @@ class SimilarFinder:
         # the same from a batch's second call, as arrays (when they fit: ``_arrays``)
         self._walker: ArrayWalk | None = None
         self._fit_checked = False
+        # a batch's later calls counted ahead by a helper process (``ahead``), the write's
+        # (parent, commit) (``landed``), the index file this finder reads
+        self._ahead: similarahead.Ahead | None = None
+        self._asked: dict[tuple[str, str], tuple[int, Collection[str]]] = {}
+        self._landed: tuple[str | None, str | None] = (None, None)
+        self._file: list[int] | None = None
 
     def __enter__(self) -> SimilarFinder:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._ahead is not None:
+            self._ahead.close()
         if self._conn is not None:
             self._conn.close()
         if self._tokenizer is not None:
@@ -117,6 +123,7 @@ class SimilarFinder:
             control = self.store_dir / ".git"
             head = main_head(control)
             if head is not None:
+                self._file = similarahead.file_id(control / INDEX_FILE)
                 self._conn = open_current(control / INDEX_FILE, index_meta(head))
             if self._conn is not None:
                 from ..errors import XbrainError
@@ -128,8 +135,39 @@ class SimilarFinder:
                     self._conn.close()
                     self._conn = None
                     return None
-                self._tokenizer = Tokenizer(self.cache_dir)
+                if self._tokenizer is None:
+                    self._tokenizer = Tokenizer(self.cache_dir)
         return self._conn
+
+    def _ask(self, title: str, purpose: str) -> tuple[list[str], list[str], int] | None:
+        """The terms of ``title`` and ``purpose``, those of the title, and how many of
+        them a candidate holds; None when the postings could find nothing by them."""
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer(self.cache_dir)
+        terms = self._tokenizer.query_terms(f"{title} {purpose}")
+        titled = self._tokenizer.query_terms(title)
+        own = len(titled)
+        if not terms or not own:
+            return None
+        words = len(word_set(f"{title} {purpose}"))
+        need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
+        return terms, titled, need
+
+    def ahead(self, asks: list[tuple[str, str, Collection[str]]], batch: Collection[str]) -> None:
+        """Before a batch is written: have a helper process count the candidates of the
+        calls ``asks`` (title, purpose, ids passed over) will make (:mod:`.similarahead`;
+        ``batch``: the ids written, passed over by every call)."""
+        sent: list[similarahead.Ask] = []
+        for title, purpose, passed in asks:
+            found = self._ask(title, purpose)
+            if found is not None and (title, purpose) not in self._asked:
+                self._asked[(title, purpose)] = (len(sent), passed)
+                sent.append((*found, passed))
+        self._ahead = similarahead.start(self.store_dir, self.want + _SPARE, sent, batch)
+
+    def landed(self, parent: str | None, commit: str | None) -> None:
+        """The batch is written: ``commit``, on top of ``parent`` (None: nothing was)."""
+        self._landed = (parent, commit)
 
     def find(
         self, title: str, purpose: str, passed: set[str] | frozenset[str] = frozenset()
@@ -138,25 +176,47 @@ class SimilarFinder:
         ``title`` and ``purpose`` (at most ``want``, none of the ids ``passed``: those
         written with it), or None when the index cannot say."""
         conn = self._open()
-        if conn is None or self._tokenizer is None:
+        if conn is None:
             return None
-        terms = self._tokenizer.query_terms(f"{title} {purpose}")
-        titled = self._tokenizer.query_terms(title)
-        own = len(titled)
-        if not terms or not own:
+        ask = self._ask(title, purpose)
+        if ask is None:
             return None  # nothing the postings could find it by
-        words = len(word_set(f"{title} {purpose}"))
-        need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
+        terms, titled, need = ask
         self._calls += 1
         try:
             if self._calls == 1 and self._many(conn, terms, need):
                 return self._lazy(conn, terms, titled, need, passed)
+            if self._calls > 1:  # (a first call may be lazy: never the helper's)
+                counted = self._counted(conn, title, purpose, passed)
+                if counted is not None:
+                    return counted
             walker = None if self._calls == 1 else self._arrays(conn)  # a single put: numpy
             if walker is None:  # is not worth loading
                 return self._walk(conn, terms, titled, need, passed)
             return walker.walk(conn, terms, titled, need, passed, self._keep)
         except (sqlite3.Error, ValueError, TypeError):  # damaged: a search says what it can
             return None
+
+    def _counted(
+        self, conn: sqlite3.Connection, title: str, purpose: str, passed: Collection[str]
+    ) -> list[dict[str, Any]] | None:
+        """The helper's answer for this call, taken as the walk takes its candidates;
+        None when there is none to take (then the walk answers)."""
+        asked = self._asked.get((title, purpose))
+        if self._ahead is None or asked is None or asked[1] != passed:
+            return None
+        got = self._ahead.answer(asked[0], self._landed, self._file)
+        if got is None:
+            return None
+        rids, more = got
+        found: list[dict[str, Any]] = []
+        for rid in rids:
+            row = conn.execute("SELECT resource FROM docs WHERE rid = ?", (rid,)).fetchone()
+            if row is None:
+                return None  # not the index the helper read: the walk decides
+            if rid not in passed and self._keep(rid, row[0], found):
+                return found
+        return None if more else found
 
     def _many(self, conn: sqlite3.Connection, terms: list[str], need: int) -> bool:
         """Whether the candidates may be too many to order for one call: the postings of

@@ -18,11 +18,28 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from ..maththreads import numpy_one_thread
+from .rows import FIELDS
 
-__all__ = ["ARRAY_DOCS", "ArrayWalk", "arrays_fit", "title_lengths"]
+__all__ = [
+    "ARRAY_DOCS",
+    "HOLDERS",
+    "KEPT",
+    "PURPOSE",
+    "TITLE",
+    "ArrayWalk",
+    "arrays_fit",
+    "title_lengths",
+]
 
 # up to this many documents (16 MB of counts; a store numbers its documents from 1)
 ARRAY_DOCS = 4_000_000
+TITLE, PURPOSE = FIELDS.index("title"), FIELDS.index("purpose")
+HELD = f"(f{TITLE} > 0 OR f{PURPOSE} > 0)"
+# a term's documents holding it in title or purpose, and whether in title
+HOLDERS = f"SELECT doc, f{TITLE} > 0 FROM postings WHERE term = ? AND {HELD}"
+# holders kept for a batch before the cache starts again: a bound on memory when a big
+# batch's titles share few words
+KEPT = 2_000_000
 _CHUNK = 500  # documents read by one statement (SQLite binds at most 999 parameters)
 Keep = Callable[[str, str, list[dict[str, Any]]], bool]
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..core import Core
+    from ..search.similar import SimilarFinder
 
 __all__ = ["ResourceFacts"]
 
@@ -48,14 +49,17 @@ class ResourceFacts:
         who proposes them; each result names the resources it may conflict with."""
         from ..resourcereview import put
 
-        with self._similar_finder() as similar:
-            return put(self.core, items, facts, propose=propose, similar=similar)
+        with self._similar_finder() as (similar, finder):
+            return put(self.core, items, facts, propose=propose, similar=similar, ahead=finder)
 
     @contextlib.contextmanager
-    def _similar_finder(self) -> Iterator[Callable[[str, str, set[str]], list[dict[str, Any]]]]:
+    def _similar_finder(
+        self,
+    ) -> Iterator[tuple[Callable[[str, str, set[str]], list[dict[str, Any]]], SimilarFinder]]:
         """What finds the candidates of possibleConflicts: the index's title and purpose
         postings, one read for a whole batch (opened at the first call, after the
-        commit); a search when the index cannot answer."""
+        commit; a batch's may be counted ahead); a search when the index cannot answer.
+        With it, the finder itself (for ``ahead``)."""
         from ..search.similar import SimilarFinder
         from ..text import SIMILAR
 
@@ -65,7 +69,7 @@ class ResourceFacts:
                 found = finder.find(title, purpose, passed)
                 return self._similar(title, purpose) if found is None else found
 
-            yield similar
+            yield similar, finder
 
     def _similar(self, title: str, purpose: str) -> list[dict[str, Any]]:
         """The resources in force that a search for the title and purpose finds first
@@ -85,5 +89,5 @@ class ResourceFacts:
     def _proposed_resources(self) -> list[dict[str, Any]]:
         from ..resourcereview import pending
 
-        with self._similar_finder() as similar:
+        with self._similar_finder() as (similar, _):
             return pending(self.core, similar)

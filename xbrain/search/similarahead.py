@@ -1,0 +1,199 @@
+"""A batch's conflict candidates counted in a helper process while the batch is written.
+
+A big batch's ``possibleConflicts`` walk (:mod:`.similararrays`, fifty calls) cost a
+sixth of its time at 100,000 resources, after the commit, on one core. Every call but a
+finder's first does not depend on the batch's own documents: the candidates are the
+documents holding enough of the terms, ordered by title terms held, title length, terms
+held and storage order, and the batch's own ids are passed over. So the walk for those
+calls can run before the commit, in a second process, on the index as it was, while this
+one validates, commits and updates the index.
+
+The helper reads one snapshot of the search index, one that reflects ``main`` when it
+starts; it names that commit and the index file (device, inode), and lists for each call
+the ids of up to ``want`` candidates in order (never one passed). The finder takes those
+answers only when the index it opens after the write reflects the write's own commit,
+whose parent is the commit the helper read (or that commit itself), in the same file:
+then the two indexes differ by the batch's documents alone, and the answer is the walk's
+own. Anything else (no second core, a helper that cannot start, is not done yet, failed
+or read another state) leaves the call to the finder's walk, as before.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AHEAD_MIN", "BATCH_MIN", "WAIT", "Ahead", "Ask", "file_id", "main", "start"]
+
+AHEAD_MIN = 20  # calls worth a helper: fewer cost the finder less than starting one
+BATCH_MIN = 200  # resources a put holds before it is long enough for a helper to help
+WAIT = 0.0  # seconds a call waits for a helper not done yet before walking itself
+Ask = tuple[list[str], list[str], int, Collection[str]]  # terms, title's terms, need, passed
+# the helper: the caller's import path (``-I``: no current directory, no PYTHON* settings)
+_BOOT = (
+    "import sys; sys.path[:0] = sys.argv[1:]; from xbrain.search.similarahead import main; main()"
+)
+_MAX_OUTPUT = 64 << 20
+
+
+def file_id(path: Path) -> list[int] | None:
+    """The (device, inode) of the file at ``path``, or None."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino]
+
+
+class Ahead:
+    """One helper process counting the candidates of ``asks`` (started at once; the
+    answers read by a thread, so neither process waits on a pipe)."""
+
+    def __init__(self, store_dir: Path, want: int, asks: Sequence[Ask], batch: Collection[str]):
+        self._asks = list(asks)
+        self._out: tuple[bytes, bytes] | None = None
+        self._answers: dict[str, Any] | None = None
+        shared = sorted(batch)
+        job = {
+            "store": os.fspath(store_dir),
+            "want": want,
+            "batch": shared,
+            "asks": [
+                [terms, titled, need, sorted(set(passed) - set(shared))]
+                for terms, titled, need, passed in asks
+            ],
+        }
+        command = [sys.executable, "-I", "-c", _BOOT, *[p for p in sys.path if p]]
+        self._proc = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        data = json.dumps(job).encode()
+        self._thread = threading.Thread(target=self._talk, args=(data,), name="xbrain-ahead")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def _talk(self, data: bytes) -> None:
+        try:
+            self._out = self._proc.communicate(data)
+        except (OSError, ValueError):  # killed by close(), or a pipe gone
+            self._out = None
+
+    def answer(
+        self, ask: int, landed: tuple[str | None, str | None], current: list[int] | None
+    ) -> tuple[list[str], bool] | None:
+        """The helper's candidates for ``asks[ask]`` and whether it stopped at ``want``
+        (more may follow), when it is done and read the index the write's commit
+        (``landed``: its parent, itself) was made on, in the file ``current``; else None."""
+        self._thread.join(WAIT)
+        if self._thread.is_alive():
+            return None  # not done: the finder walks this call itself
+        answers = self._read()
+        if answers is None or current is None or answers.get("file") != current:
+            return None
+        parent, commit = landed
+        if commit is None or answers.get("head") not in (parent, commit):
+            return None
+        found, full = answers["found"], answers["full"]
+        if not 0 <= ask < len(found) or found[ask] is None:
+            return None
+        return found[ask], bool(full[ask])
+
+    def _read(self) -> dict[str, Any] | None:
+        if self._answers is None and self._out is not None and self._proc.returncode == 0:
+            stdout = self._out[0]
+            try:
+                parsed = json.loads(stdout) if len(stdout) <= _MAX_OUTPUT else None
+            except ValueError:
+                parsed = None
+            self._answers = parsed if _well_formed(parsed, len(self._asks)) else {}
+        return self._answers or None
+
+    def close(self) -> None:
+        """Stop the helper if it is still counting."""
+        if self._thread.is_alive():
+            self._proc.kill()
+        self._thread.join()
+        self._proc.wait()
+
+
+def _well_formed(answers: Any, asks: int) -> bool:
+    if not isinstance(answers, dict) or not isinstance(answers.get("head"), str):
+        return False
+    found, full = answers.get("found"), answers.get("full")
+    if not isinstance(found, list) or not isinstance(full, list):
+        return False
+    if len(found) != asks or len(full) != asks:
+        return False
+    return all(
+        each is None or (isinstance(each, list) and all(isinstance(r, str) for r in each))
+        for each in found
+    )
+
+
+def start(store_dir: Path, want: int, asks: Sequence[Ask], batch: Collection[str]) -> Ahead | None:
+    """A helper for ``asks`` when it may pay (enough calls, a batch long enough to write,
+    a second core), else None."""
+    if len(asks) < AHEAD_MIN or len(batch) < BATCH_MIN or (os.cpu_count() or 1) < 2:
+        return None
+    if not sys.executable:
+        return None
+    try:
+        return Ahead(store_dir, want, asks, batch)
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+class _Listed:
+    """The walk's ``keep`` in the helper: lists each candidate's id, up to ``want``."""
+
+    def __init__(self, want: int) -> None:
+        self.want = want
+        self.rids: list[str] = []
+
+    def __call__(self, rid: str, text: str, found: list[dict[str, Any]]) -> bool:
+        self.rids.append(rid)
+        return len(self.rids) >= self.want
+
+
+def _count(job: dict[str, Any]) -> dict[str, Any]:
+    """In the helper: each ask's candidates (at most ``want``) from one snapshot of the
+    index that reflects ``main`` now."""
+    from .query import INDEX_FILE, index_meta, main_head, open_current
+    from .similararrays import HOLDERS, KEPT, TITLE, ArrayWalk, arrays_fit
+
+    control = Path(job["store"]) / ".git"
+    head = main_head(control)
+    before = file_id(control / INDEX_FILE)
+    conn = None if head is None else open_current(control / INDEX_FILE, index_meta(head))
+    if conn is None or before is None:
+        return {"head": None}
+    try:
+        last = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
+        fits = arrays_fit(conn, last)
+        if fits is None or file_id(control / INDEX_FILE) != before:
+            return {"head": None}
+        walker = ArrayWalk(fits, HOLDERS, TITLE, KEPT)
+        batch, want = set(job["batch"]), int(job["want"])
+        found: list[list[str] | None] = []
+        full: list[bool] = []
+        for terms, titled, need, extra in job["asks"]:
+            listed = _Listed(want)
+            walker.walk(conn, terms, titled, need, batch | set(extra), listed)
+            found.append(listed.rids)
+            full.append(len(listed.rids) >= want)
+        return {"head": head, "file": before, "found": found, "full": full}
+    finally:
+        conn.close()
+
+
+def main() -> None:
+    """The helper process: a job on stdin, the answers on stdout."""
+    job = json.loads(sys.stdin.buffer.read())
+    sys.stdout.write(json.dumps(_count(job)))
+    sys.stdout.flush()
