@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -180,3 +181,30 @@ def test_every_other_write_is_scanned_and_takes_allow_secret_too(
     restored = xb_proc("restore", rid, "--at", old, "--allow-secret", "github")
     assert restored.code == 0, restored.stderr
     assert "Xbrain-Allowed-Secret: github in text" in _git(store_dir, "log", "-1", "--format=%B")
+
+
+@pytest.mark.parametrize("requests_first", [False, True])
+def test_the_detectors_load_without_requests_and_leave_it_importable(
+    requests_first: bool,
+) -> None:
+    """detect-secrets loads with a stand-in for ``requests`` (only its verifiers, never
+    called, use it): the detectors still find every key, and ``requests`` is the real
+    one afterwards — or all along, when it was loaded first."""
+    code = (
+        "import json, sys\n"
+        + ("import requests\n" if requests_first else "")
+        + "from xbrain.secretscan import scan_text\n"
+        "keys = json.loads(sys.argv[1])\n"
+        "found = {name: scan_text(f'x = {key}') for name, key in keys.items()}\n"
+        "loaded = 'requests' in sys.modules\n"
+        "import requests, detect_secrets.plugins.aws as aws\n"
+        "print(json.dumps([found, loaded, hasattr(requests, 'get'), hasattr(aws.requests, 'get')]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(FAKE_KEYS)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    found, loaded, real, plugins = json.loads(run.stdout)
+    assert found == {name: [name] for name in FAKE_KEYS}
+    assert loaded == requests_first and real
+    assert plugins == requests_first  # the plugins hold the stand-in unless it was there
