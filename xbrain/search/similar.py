@@ -123,8 +123,11 @@ class SimilarFinder:
             control = self.store_dir / ".git"
             head = main_head(control)
             if head is not None:
-                self._file = similarahead.file_id(control / INDEX_FILE)
+                before = similarahead.file_id(control / INDEX_FILE)
                 self._conn = open_current(control / INDEX_FILE, index_meta(head))
+                # the file read (replaced meanwhile: none, and no helper's answer fits)
+                same = before == similarahead.file_id(control / INDEX_FILE)
+                self._file = before if same else None
             if self._conn is not None:
                 from ..errors import XbrainError
                 from .resourcestanding import not_in_force
