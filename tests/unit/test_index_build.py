@@ -74,6 +74,12 @@ def test_bulk_build_equals_adding_one_by_one(
                 for doc in docs:
                     one.add(doc)
             assert tables(bulk.conn) == tables(one.conn)
+            # a write's update (a batch's rows at once, jieba-rs here too) gives the same
+            with SearchIndex(":memory:", tokenizer) as batched:
+                batched.reset()
+                with batched.write():
+                    batched.update({doc["id"]: doc for doc in docs})
+                assert tables(batched.conn) == tables(one.conn)
             for query in (["keyboard", "focus"], ["目录", "排序"], ["time"], ["sort", "lists"]):
                 assert bulk.search(query, 20) == one.search(query, 20)
             assert bulk.conn.execute(

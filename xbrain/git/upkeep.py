@@ -10,6 +10,7 @@ failure leaves the packs as they were, for the next write's upkeep.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -18,9 +19,15 @@ from . import GitStore
 from .objects import private_umask
 from .upkeeplock import adopt, upkeep_lock
 
+_NICE = 10  # added to the merge's niceness: it takes what the writes leave
+
 
 def main(argv: list[str]) -> int:
-    """Merge what the upkeep calls for in the store at ``argv[0]``; always 0."""
+    """Merge what the upkeep calls for in the store at ``argv[0]``; always 0. At a lower
+    priority than the writes it runs beside (a batch wants both cores; a merge of many
+    packs can take a core for tens of seconds)."""
+    with contextlib.suppress(OSError, AttributeError):  # (no ``nice`` on this platform)
+        os.nice(_NICE)
     store = Path(argv[0])
     with contextlib.suppress(OSError, XbrainError), private_umask(), GitStore(store) as git:
         if len(argv) > 1:

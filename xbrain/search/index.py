@@ -216,7 +216,8 @@ class SearchIndex:
             if resource is None:
                 continue
             doc += 1
-            added = document_rows(self.tokenizer, self.fields, resource, doc, False, docs, postings)
+            # (a batch's Chinese text cut by jieba-rs once it is worth loading: the same cuts)
+            added = document_rows(self.tokenizer, self.fields, resource, doc, True, docs, postings)
             totals = [a + b for a, b in zip(totals, added, strict=True)]
         stems.record(self.conn, {row[0] for row in postings})
         postings.sort()  # the table's order: each row lands beside the one before
