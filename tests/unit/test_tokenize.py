@@ -228,3 +228,39 @@ def test_a_whole_build_uses_jieba_rs_at_once_when_it_is_loaded(
     finally:
         for tokenizer in (reference, small, whole):
             tokenizer.close()
+
+
+def test_a_bulk_cut_announced_past_the_switch_uses_jieba_rs_from_the_first(
+    segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's index update says what it will cut (``bulk_ahead``): past BULK_SWITCH Han
+    characters jieba-rs cuts from the first and the query segmenter is never loaded;
+    below it, nothing changes; the terms are the same either way."""
+    from xbrain.search import segment, tokenize
+
+    if segment.bulk_segmenter() is None:
+        pytest.skip("rjieba is not installed, or jieba's data is not what jieba-rs embeds")
+    monkeypatch.setattr(tokenize, "BULK_SWITCH", 40)
+    texts = ["先确认告警级别，再通知值班人员。", "all ASCII", "键盘导航和对话框的检查顺序"] * 3
+    reference, announced, few = (Tokenizer(segment_cache) for _ in range(3))
+    loaded: list[str] = []
+    real = Tokenizer.segmenter.fget
+    assert real is not None
+
+    def counted(self: Tokenizer) -> Any:
+        loaded.append("ours" if self is announced else "other")
+        return real(self)
+
+    monkeypatch.setattr(Tokenizer, "segmenter", property(counted))
+    try:
+        announced.bulk_ahead(texts)
+        assert [announced.counts(text, bulk=True) for text in texts] == [
+            reference.counts(text) for text in texts
+        ]
+        assert "ours" not in loaded  # the query segmenter never loaded
+        few.bulk_ahead(texts[:1])  # 14 characters: below the switch
+        assert few.counts(texts[0], bulk=True) == reference.counts(texts[0])
+        assert loaded.count("other") >= 2  # ``few`` cut with ours, as before
+    finally:
+        for tokenizer in (reference, announced, few):
+            tokenizer.close()

@@ -212,6 +212,8 @@ class SearchIndex:
         doc = self.conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
         docs: list[tuple[Any, ...]] = []
         postings: list[list[Any]] = []
+        given = [resource for resource in changed.values() if resource is not None]
+        self.tokenizer.bulk_ahead(text for resource in given for text in self.fields(resource))
         for resource in changed.values():
             if resource is None:
                 continue

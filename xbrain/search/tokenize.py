@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -111,6 +111,7 @@ _ASCII_TOKEN = re.compile(r"[0-9a-z_]+(?:[.'][0-9a-z_]+)*")
 # or maps to ASCII punctuation that neither is part of a word nor joins two) gets the
 # full rule's terms from two cheap patterns: ASCII words between Han runs. This one
 # compiles in ~1.5 ms; the full pattern's Unicode classes take ~5–7 ms.
+_HAN_RUN = re.compile(r"[\u4e00-\u9fd5]+")  # what the segmenters cut
 _SIMPLE = re.compile(r"([\u4e00-\u9fd5]+)|[^\x00-\x7f，。、；：？！（）《》【】「」“”]")
 
 
@@ -217,6 +218,20 @@ class Tokenizer:
             self._bulk = bulk_segmenter() or self.segmenter
         return self._bulk
 
+    def bulk_ahead(self, texts: Iterable[str]) -> None:
+        """``texts`` are what the next bulk cuts (``counts(…, bulk=True)``) will cut: when
+        their Han characters take the builds past ``BULK_SWITCH``, jieba-rs cuts them from
+        the first (its load pays for itself; ours would load its dictionary for nothing)."""
+        if self._bulk is not None or self._bulk_cut > BULK_SWITCH:
+            return
+        han = self._bulk_cut
+        for text in texts:
+            if not text.isascii():
+                han += sum(map(len, _HAN_RUN.findall(text)))
+                if han > BULK_SWITCH:
+                    self._bulk_cut = han
+                    return
+
     def close(self) -> None:
         """Release the segmenter's cache file."""
         if self._segmenter is not None:
@@ -245,11 +260,12 @@ class Tokenizer:
         segmenter only when one is called."""
 
         def cut(han: str) -> list[str]:
-            cutter: Cutter = self.segmenter
             if bulk:
                 self._bulk_cut += len(han)
-                if self._bulk is not None or self._bulk_cut > BULK_SWITCH or self._loaded():
-                    cutter = self.bulk_segmenter()
+            if bulk and (self._bulk is not None or self._bulk_cut > BULK_SWITCH or self._loaded()):
+                cutter: Cutter = self.bulk_segmenter()
+            else:
+                cutter = self.segmenter  # (loaded only here: a bulk cut may never need it)
             if how == "precise":
                 return cutter.cut(han)
             out = cutter.cut_for_search(han)
