@@ -178,13 +178,25 @@ _LOADED: list[tuple[str, Any]] = []
 def _plugins() -> list[tuple[str, Any]]:
     """detect-secrets' detectors, imported on first need."""
     if not _LOADED:
-        import importlib
-
-        with _requests_stood_in():
-            for name, (module, cls) in sorted(_PLUGINS.items()):
-                loaded = importlib.import_module(f"detect_secrets.plugins.{module}")
-                _LOADED.append((name, getattr(loaded, cls)()))
+        try:
+            with _requests_stood_in():
+                loaded = _load_plugins()
+        except (AttributeError, ImportError):  # a detect-secrets wanting more of requests
+            for name in [m for m in sys.modules if m.split(".")[0] == "detect_secrets"]:
+                del sys.modules[name]  # (what loaded beside the stand-in: loaded again)
+            loaded = _load_plugins()
+        _LOADED.extend(loaded)  # all or nothing: a failed load leaves none half loaded
     return _LOADED
+
+
+def _load_plugins() -> list[tuple[str, Any]]:
+    import importlib
+
+    loaded = []
+    for name, (module, cls) in sorted(_PLUGINS.items()):
+        plugin = importlib.import_module(f"detect_secrets.plugins.{module}")
+        loaded.append((name, getattr(plugin, cls)()))
+    return loaded
 
 
 @contextlib.contextmanager

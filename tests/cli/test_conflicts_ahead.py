@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -115,13 +116,18 @@ def test_answers_are_taken_only_for_the_state_the_helper_read(
         finder.ahead(asks, {f"resource_{i}" for i in range(40)})
         running = finder._ahead  # (the helper this finder started)
         assert running is not None
-        here = similarahead.file_id(index)
-        assert running.answer(0, (head, "c" * 40), here) is not None  # made on its head
-        assert running.answer(0, (None, head), here) is not None  # it read the commit itself
-        assert running.answer(0, ("a" * 40, "c" * 40), here) is None  # another parent
-        assert running.answer(0, (head, None), here) is None  # nothing committed
-        assert running.answer(0, (head, "c" * 40), [0, 0]) is None  # another index file
-        assert running.answer(99, (head, "c" * 40), here) is None  # no such call
+        with sqlite3.connect(index) as conn:  # the index the helper reads: file and build
+            built = conn.execute("SELECT value FROM meta WHERE key = 'built'").fetchone()[0]
+        here = [*(similarahead.file_id(index) or []), built]
+        new = "c" * 40  # the write's commit, as the finder's index reflects it
+        assert running.answer(0, (head, new), new, here) is not None  # made on its head
+        assert running.answer(0, (None, head), head, here) is not None  # it read the commit
+        assert running.answer(0, ("a" * 40, new), new, here) is None  # another parent
+        assert running.answer(0, (head, None), head, here) is None  # nothing committed
+        assert running.answer(0, (head, new), "d" * 40, here) is None  # written since
+        assert running.answer(0, (head, new), new, [*here[:2], "x"]) is None  # rebuilt
+        assert running.answer(0, (head, new), new, [0, 0, here[2]]) is None  # another file
+        assert running.answer(99, (head, new), new, here) is None  # no such call
 
 
 def test_the_helper_imports_nothing_from_the_current_directory(
@@ -148,4 +154,57 @@ def test_closing_stops_a_running_helper(tmp_path: Path, monkeypatch: pytest.Monk
     started = time.monotonic()
     running.close()
     assert time.monotonic() - started < 10
-    assert running.answer(0, ("a", "b"), [0, 0]) is None
+    assert running.answer(0, ("a", "b"), "b", [0, 0, None]) is None
+
+
+def test_a_write_landing_before_the_finder_opens_leaves_the_walk(
+    tmp_path: Path, segment_cache: Path, eager: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's write between the batch's commit and the finder's first read (a
+    writer waiting on the lock gets it then): the index no longer differs from the one
+    the helper read by the batch alone, so its answers are not taken — the intruder, a
+    same-title resource, is listed as the walk lists it."""
+    ahead, walked, batch = _stores(tmp_path, segment_cache)
+    batch[1]["title"] = "Quarterly zebra audit"
+    real = SimilarFinder.landed
+    intruders = [make("intruder", title="Quarterly zebra audit")] * 2  # one for each store
+
+    def intruding(self: SimilarFinder, parent: str | None, commit: str | None) -> None:
+        if intruders and self.store_dir != Path("/"):
+            monkeypatch.setattr(SimilarFinder, "landed", real)  # (the intruder's own put)
+            Store(self.store_dir, cache_dir=segment_cache).put(intruders.pop())
+            monkeypatch.setattr(SimilarFinder, "landed", intruding)
+        real(self, parent, commit)
+
+    monkeypatch.setattr(SimilarFinder, "landed", intruding)
+    counted = _conflicts(ahead.put(batch))
+    assert eager[0] == 0  # nothing taken from the helper
+    monkeypatch.setattr(similarahead, "start", lambda *args: None)
+    alone = _conflicts(walked.put(batch))
+    assert counted == alone
+    assert [c["why"] for c in counted[1]] == ["same title"]
+
+
+def test_the_same_title_written_twice_with_other_links_is_asked_once(
+    tmp_path: Path, segment_cache: Path, eager: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two resources of a batch with the same title and purpose but different
+    ``supersedes`` pass over different ids: the helper's answer for the first is never
+    the second's."""
+    ahead, walked, batch = _stores(tmp_path, segment_cache)
+    old = ahead.get(batch[3]["supersedes"][0])  # what batch[3] supersedes: its title too
+    batch[3] = {**batch[3], "title": old["title"], "purpose": old.get("purpose", "")}
+    batch[3]["validFrom"] = "2099-01-01T00:00:00.000Z"  # so the old one stays in force
+    twin = {
+        **batch[3],
+        "source": {**batch[3]["source"], "id": "twin", "url": "https://example.com/twin"},
+    }
+    twin["supersedes"] = []
+    batch.insert(4, twin)
+    counted = _conflicts(ahead.put(batch))
+    assert eager[0] >= 40
+    monkeypatch.setattr(similarahead, "start", lambda *args: None)
+    alone = _conflicts(walked.put(batch))
+    assert counted == alone
+    assert old["id"] not in {c["id"] for c in counted[3]}  # superseded by it: passed over
+    assert old["id"] in {c["id"] for c in counted[4]}  # the same title, for its twin

@@ -76,6 +76,7 @@ def test_a_symbolic_link_is_replaced_and_its_target_left_alone(
     summary = store.path / SUMMARY
     outside = tmp_path / "target.json"
     outside.write_bytes(summary.read_bytes())
+    outside.chmod(0o600)  # private and ours: only not following the link keeps it safe
     summary.unlink()
     summary.symlink_to(outside)
     kept = outside.read_bytes()
@@ -131,3 +132,41 @@ def test_rewrite_in_place_itself(tmp_path: Path) -> None:
     assert rewrite_in_place(link, b"other\n") is None
     assert target.read_bytes() == b"short\n"
     assert is_derived("index/catalog/ab.json") and not is_derived("resources/ab/x.yaml")
+
+
+def test_a_file_of_another_owner_or_with_special_bits_is_replaced(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    store = _store(tmp_path, segment_cache)
+    summary = store.path / SUMMARY
+    summary.chmod(0o4600)  # set-user-id: not the 0600 xbrain writes
+    inode = summary.stat().st_ino
+    store.put(make("second"))
+    assert summary.stat().st_ino != inode and stat.S_IMODE(summary.stat().st_mode) == 0o600
+    if os.geteuid() == 0:  # only root can hand a file to another user
+        os.chown(summary, 65534, 65534)
+        inode = summary.stat().st_ino
+        store.put(make("third"))
+        assert summary.stat().st_ino != inode and summary.stat().st_uid == 0
+    assert_refreshed(store.path)
+
+
+def test_doctor_repair_gives_a_derived_file_open_to_others_a_new_inode(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    """A descriptor opened while others could read a derived file must not see what is
+    written into it later: ``doctor --repair`` replaces such a file (a record's mode is
+    only changed), so the in-place rewrites go to a file no one else holds."""
+    store = _store(tmp_path, segment_cache)
+    summary = store.path / SUMMARY
+    summary.chmod(0o644)
+    with open(summary, "rb") as held:  # opened while readable by others
+        before = held.read()
+        store.doctor(repair=True)
+        assert stat.S_IMODE(summary.stat().st_mode) == 0o600
+        assert not os.path.samestat(os.fstat(held.fileno()), summary.stat())
+        store.put(make("second"))
+        held.seek(0)
+        assert held.read() == before  # the old file: none of the new content
+    assert summary.read_bytes() != before
+    assert_refreshed(store.path)

@@ -208,3 +208,26 @@ def test_the_detectors_load_without_requests_and_leave_it_importable(
     assert found == {name: [name] for name in FAKE_KEYS}
     assert loaded == requests_first and real
     assert plugins == requests_first  # the plugins hold the stand-in unless it was there
+
+
+def test_a_detector_that_needs_more_of_requests_loads_with_the_real_one() -> None:
+    """A detect-secrets plugin that uses more of ``requests`` while it loads (IBM's
+    annotates with ``requests.Response``) makes the stand-in fail: every detector is then
+    loaded with the real ``requests``, none is lost."""
+    code = (
+        "import json, sys\n"
+        "from xbrain import secretscan\n"
+        "secretscan._PLUGINS['ibm'] = ('ibm_cloud_iam', 'IbmCloudIamDetector')\n"
+        "keys = json.loads(sys.argv[1])\n"
+        "found = {name: secretscan.scan_text(f'x = {key}') for name, key in keys.items()}\n"
+        "again = secretscan.scan_text('x = ' + keys['stripe'])\n"
+        "import detect_secrets.plugins.aws as aws\n"
+        "print(json.dumps([found, again, len(secretscan._LOADED), hasattr(aws.requests, 'get')]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(FAKE_KEYS)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    found, again, loaded, real = json.loads(run.stdout)
+    assert found == {name: [name] for name in FAKE_KEYS} and again == ["stripe"]
+    assert loaded == 19 and real  # all 18 and IBM's, beside the real requests

@@ -250,7 +250,7 @@ def diagnose(
     for path in file_mode_problems(git.path):
         problems.append(problem("permissions", "Readable or writable by group or others.", path))
     if repair and any(p["code"] == "permissions" for p in problems):
-        fix_file_modes(git.path)
+        fix_file_modes(git.path, layout.is_derived)
         repaired.append(problem("permissions", "Group and other permissions removed."))
         problems = [p for p in problems if p["code"] != "permissions"]
 

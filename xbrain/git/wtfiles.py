@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import XbrainError
@@ -82,11 +83,21 @@ def file_mode_problems(root: Path) -> list[str]:
     return problems
 
 
-def fix_file_modes(root: Path) -> None:
-    """Remove group/other permissions under ``root``."""
+def fix_file_modes(root: Path, replace: Callable[[str], bool] | None = None) -> None:
+    """Remove group/other permissions under ``root``. A regular file ``replace`` names
+    (one later rewritten in place) is copied to a new private file instead: a descriptor
+    opened while others could read it keeps the old file, never what is written next."""
     for rel in file_mode_problems(root):
         path = root / rel
-        os.chmod(path, os.lstat(path).st_mode & 0o700)
+        mode = os.lstat(path).st_mode
+        if replace is not None and stat.S_ISREG(mode) and replace(rel):
+            data = read_worktree_file(path, MAX_WORKTREE_FILE)
+            if data is not None:
+                temp = worktree_temp(path)
+                write_new(temp, data)
+                os.replace(temp, path)
+                continue
+        os.chmod(path, mode & 0o700)
 
 
 def file_mode(path: Path) -> int:
@@ -141,7 +152,8 @@ _IN_PLACE = os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
 
 def rewrite_in_place(target: Path, data: bytes) -> os.stat_result | None:
     """Give ``target`` the bytes ``data`` in place when it is a private regular file of
-    one link (its stat data after), else None: nothing done, the caller replaces it.
+    one link, this user's, mode 0600 exactly (its stat data after), else None: nothing
+    done, the caller replaces it.
     No inode is made or freed (a file system without a journal scans the inodes freed in
     the last minutes at every inode it makes); a kill halfway leaves a file the pending
     marker names."""
@@ -151,7 +163,8 @@ def rewrite_in_place(target: Path, data: bytes) -> os.stat_result | None:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or info.st_mode & 0o777 != 0o600:
+        mine = info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o600
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1 or not mine:
             return None
         if info.st_size == len(data) and os.pread(fd, len(data) + 1, 0) == data:
             return info

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -138,6 +139,8 @@ class SearchIndex:
                 "INSERT INTO totals VALUES (?, 0)", [(i,) for i in range(len(FIELDS))]
             )
             self.set_meta("version", VERSION)
+            # which build this is: a file made anew may reuse an inode number
+            self.set_meta("built", os.urandom(8).hex())
 
     def write(self) -> _Write:
         """A write transaction (``BEGIN IMMEDIATE``: one writer at a time)."""

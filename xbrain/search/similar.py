@@ -104,7 +104,8 @@ class SimilarFinder:
         self._ahead: similarahead.Ahead | None = None
         self._asked: dict[tuple[str, str], tuple[int, Collection[str]]] = {}
         self._landed: tuple[str | None, str | None] = (None, None)
-        self._file: list[int] | None = None
+        self._file: list[Any] | None = None
+        self._head: str | None = None  # the commit the index read reflects
 
     def __enter__(self) -> SimilarFinder:
         return self
@@ -125,9 +126,8 @@ class SimilarFinder:
             if head is not None:
                 before = similarahead.file_id(control / INDEX_FILE)
                 self._conn = open_current(control / INDEX_FILE, index_meta(head))
-                # the file read (replaced meanwhile: none, and no helper's answer fits)
-                same = before == similarahead.file_id(control / INDEX_FILE)
-                self._file = before if same else None
+                self._file = similarahead.which(control / INDEX_FILE, before, self._conn)
+                self._head = head
             if self._conn is not None:
                 from ..errors import XbrainError
                 from .resourcestanding import not_in_force
@@ -208,7 +208,7 @@ class SimilarFinder:
         asked = self._asked.get((title, purpose))
         if self._ahead is None or asked is None or asked[1] != passed:
             return None
-        got = self._ahead.answer(asked[0], self._landed, self._file)
+        got = self._ahead.answer(asked[0], self._landed, self._head, self._file)
         if got is None:
             return None
         rids, more = got

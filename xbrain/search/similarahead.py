@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AHEAD_MIN", "BATCH_MIN", "WAIT", "Ahead", "Ask", "file_id", "main", "start"]
+__all__ = ["AHEAD_MIN", "BATCH_MIN", "WAIT", "Ahead", "Ask", "file_id", "main", "start", "which"]
 
 AHEAD_MIN = 20  # calls worth a helper: fewer cost the finder less than starting one
 BATCH_MIN = 200  # resources a put holds before it is long enough for a helper to help
@@ -40,6 +42,9 @@ _BOOT = (
     "import sys; sys.path[:0] = sys.argv[1:]; from xbrain.search.similarahead import main; main()"
 )
 _MAX_OUTPUT = 64 << 20
+# reads of main and the index (20 ms apart): the batch's own commit may land between them,
+# its index update a moment after
+_TRIES = 50
 
 
 def file_id(path: Path) -> list[int] | None:
@@ -49,6 +54,22 @@ def file_id(path: Path) -> list[int] | None:
     except OSError:
         return None
     return [info.st_dev, info.st_ino]
+
+
+def which(
+    path: Path, before: list[int] | None, conn: sqlite3.Connection | None
+) -> list[Any] | None:
+    """Which index ``conn`` reads (opened at ``path``, whose file was ``before`` just
+    before): its file (device, inode) and its build's mark, when the file is the same
+    after (else None: replaced meanwhile, and no helper's answer fits)."""
+    if conn is None or before is None:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'built'").fetchone()
+    except sqlite3.Error:
+        return None
+    same = before == file_id(path)
+    return [*before, None if row is None else str(row[0])] if same else None
 
 
 class Ahead:
@@ -85,11 +106,17 @@ class Ahead:
             self._out = None
 
     def answer(
-        self, ask: int, landed: tuple[str | None, str | None], current: list[int] | None
+        self,
+        ask: int,
+        landed: tuple[str | None, str | None],
+        head: str | None,
+        current: list[Any] | None,
     ) -> tuple[list[str], bool] | None:
         """The helper's candidates for ``asks[ask]`` and whether it stopped at ``want``
-        (more may follow), when it is done and read the index the write's commit
-        (``landed``: its parent, itself) was made on, in the file ``current``; else None."""
+        (more may follow), when it is done, and read the index the write's commit
+        (``landed``: its parent, itself) was made on, and the finder's index reflects that
+        commit (``head``: nothing written since) and is the same index (``current``: its
+        file and build, see ``which``); else None."""
         self._thread.join(WAIT)
         if self._thread.is_alive():
             return None  # not done: the finder walks this call itself
@@ -97,7 +124,7 @@ class Ahead:
         if answers is None or current is None or answers.get("file") != current:
             return None
         parent, commit = landed
-        if commit is None or answers.get("head") not in (parent, commit):
+        if commit is None or head != commit or answers.get("head") not in (parent, commit):
             return None
         found, full = answers["found"], answers["full"]
         if not 0 <= ask < len(found) or found[ask] is None:
@@ -167,16 +194,21 @@ def _count(job: dict[str, Any]) -> dict[str, Any]:
     from .query import INDEX_FILE, index_meta, main_head, open_current
     from .similararrays import HOLDERS, KEPT, TITLE, ArrayWalk, arrays_fit
 
-    control = Path(job["store"]) / ".git"
-    head = main_head(control)
-    before = file_id(control / INDEX_FILE)
-    conn = None if head is None else open_current(control / INDEX_FILE, index_meta(head))
-    if conn is None or before is None:
+    path = Path(job["store"]) / ".git" / INDEX_FILE
+    for _ in range(_TRIES):  # a write between reading main and the index: read them again
+        head = main_head(path.parent.parent)
+        before = file_id(path)
+        conn = None if head is None else open_current(path, index_meta(head))
+        if conn is not None:
+            break
+        time.sleep(0.02)
+    else:
         return {"head": None}
     try:
+        read = which(path, before, conn)
         last = int(conn.execute("SELECT MAX(doc) FROM docs").fetchone()[0] or 0)
         fits = arrays_fit(conn, last)
-        if fits is None or file_id(control / INDEX_FILE) != before:
+        if fits is None or read is None:
             return {"head": None}
         walker = ArrayWalk(fits, HOLDERS, TITLE, KEPT)
         batch, want = set(job["batch"]), int(job["want"])
@@ -187,7 +219,7 @@ def _count(job: dict[str, Any]) -> dict[str, Any]:
             walker.walk(conn, terms, titled, need, batch | set(extra), listed)
             found.append(listed.rids)
             full.append(len(listed.rids) >= want)
-        return {"head": head, "file": before, "found": found, "full": full}
+        return {"head": head, "file": read, "found": found, "full": full}
     finally:
         conn.close()
 
