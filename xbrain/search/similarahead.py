@@ -9,13 +9,15 @@ calls can run before the commit, in a second process, on the index as it was, wh
 one validates, commits and updates the index.
 
 The helper reads one snapshot of the search index, one that reflects ``main`` when it
-starts; it names that commit and the index file (device, inode), and lists for each call
-the ids of up to ``want`` candidates in order (never one passed). The finder takes those
-answers only when the index it opens after the write reflects the write's own commit,
-whose parent is the commit the helper read (or that commit itself), in the same file:
-then the two indexes differ by the batch's documents alone, and the answer is the walk's
-own. Anything else (no second core, a helper that cannot start, is not done yet, failed
-or read another state) leaves the call to the finder's walk, as before.
+reads it; it names that commit and the index (its file's device and inode, and the mark
+its build wrote in ``meta``: an inode number can come back), and lists for each call the
+ids of up to ``want`` candidates in order (never one passed). The finder takes those
+answers only when the index it reads after the write reflects the write's own commit
+(nothing written since), whose parent is the commit the helper read (or that commit
+itself), and is the same index: then the two differ by the batch's documents alone, and
+the answer is the walk's own. Anything else (no second core, a helper that cannot
+start, is not done yet, failed or read another state) leaves the call to the finder's
+walk, as before.
 """
 
 from __future__ import annotations
