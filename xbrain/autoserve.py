@@ -88,6 +88,16 @@ def _listening(store: str | os.PathLike[str]) -> bool:
     return True
 
 
+def serve_command(store: str | os.PathLike[str]) -> list[str]:
+    """The command that runs ``xbrain serve`` for ``store`` (made absolute): to be run
+    in the file system's root folder, never where the caller is. ``python -m`` puts the
+    folder it starts in first on the import path, and a hook runs in the agent's project:
+    a ``numpy.py`` or an ``xbrain/`` there would be the server's own code."""
+    import sys
+
+    return [sys.executable, "-m", "xbrain", "serve", "--store", os.path.abspath(store)]
+
+
 def start(store: str | os.PathLike[str]) -> bool:
     """Start a detached ``xbrain serve`` for ``store`` unless one runs or is starting;
     True when this call started it. Never raises: no server is no worse than before."""
@@ -113,11 +123,11 @@ def _start(store: str | os.PathLike[str]) -> bool:
         except OSError:  # a server holds it (running or loading)
             return False
         import subprocess
-        import sys
 
-        argv = [sys.executable, "-m", "xbrain", "serve", "--store", os.fspath(store)]
+        argv = [*serve_command(store), "--idle", str(AUTO_IDLE)]
         subprocess.Popen(
-            [*argv, "--idle", str(AUTO_IDLE)],
+            argv,
+            cwd=os.sep,  # ``-m`` puts the start's folder first on the import path (below)
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

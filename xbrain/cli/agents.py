@@ -147,19 +147,25 @@ def _detached(store: Any, idle: float) -> dict[str, Any]:
     import tempfile
     import time
 
+    from ..autoserve import serve_command
     from ..errors import ConflictError, ProviderError
     from ..serveclient import ask, socket_path
 
     if ask(store, "ping", [])[0]:
         raise ConflictError(f"A server already runs for this store ({socket_path(store)}).")
-    argv = [sys.executable, "-m", "xbrain", "serve", "--store", str(store), "--idle", str(idle)]
+    argv = [*serve_command(store), "--idle", str(idle)]
     with (
         open(os.devnull, "rb") as devnull_in,
         open(os.devnull, "wb") as devnull_out,
         tempfile.TemporaryFile() as errors,
     ):
         child = subprocess.Popen(
-            argv, stdin=devnull_in, stdout=devnull_out, stderr=errors, start_new_session=True
+            argv,
+            cwd=os.sep,  # (see serve_command: never the caller's folder on the import path)
+            stdin=devnull_in,
+            stdout=devnull_out,
+            stderr=errors,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
