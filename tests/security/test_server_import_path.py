@@ -5,6 +5,7 @@ would have been the server's own code — and its helper processes'."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -62,3 +63,33 @@ def test_a_detached_server_ignores_modules_planted_where_it_is_started(
     finally:
         xbrain("serve", "--stop")
     assert not marker.exists(), marker.read_text()
+
+
+def test_every_background_python_starts_in_the_root_folder_with_absolute_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm build a hook starts, the detached pack merge and the auto-started server
+    all run ``python -m`` from ``/``, their store named by an absolute path (a relative
+    one would now point elsewhere)."""
+    from xbrain import autoserve
+    from xbrain.git import upkeeplock
+    from xbrain.recall import warm
+
+    started: list[tuple[list[str], object]] = []
+
+    class Recorded:
+        def __init__(self, argv: list[str], **kwargs: object) -> None:
+            started.append((list(argv), kwargs.get("cwd")))
+            self.stdin = io.BytesIO()  # what the warm build writes its prompt to
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "store" / ".git" / "xbrain").mkdir(parents=True)
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    monkeypatch.setattr(warm, "behind", lambda control: True)
+    assert warm.start(Path("store"))
+    monkeypatch.setattr(autoserve, "_listening", lambda store: False)
+    assert autoserve.start("store")
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kw: started.append((argv, kw["cwd"])))
+    upkeeplock.detach([sys.executable, "-m", "xbrain.git.upkeep", "x"], 0)
+    assert [cwd for _, cwd in started] == [os.sep] * 3
+    assert str(tmp_path / "store") in started[0][0] and str(tmp_path / "store") in started[1][0]

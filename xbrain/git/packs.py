@@ -159,7 +159,8 @@ class Packs(Repository):
             if sum(sizes.get(base, 0) for base in merged) <= _INLINE_MAX:
                 self._consolidate(merged, loose)
             else:  # the lock goes with it: no other merge starts until it is done
-                detach([sys.executable, "-m", "xbrain.git.upkeep", str(self.path), str(fd)], fd)
+                store = os.path.abspath(self.path)  # (run from the root folder: see detach)
+                detach([sys.executable, "-m", "xbrain.git.upkeep", store, str(fd)], fd)
         return True
 
     def upkeep(self) -> None:

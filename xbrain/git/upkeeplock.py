@@ -50,6 +50,7 @@ def detach(command: list[str], fd: int) -> None:
     ``ResourceWarning: subprocess … is still running`` when this process ends first)."""
     subprocess.run(
         ["/bin/sh", "-c", '"$@" &', "sh", *command],
+        cwd=os.sep,  # a ``python -m`` puts the folder it starts in first on the import path
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

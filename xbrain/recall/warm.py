@@ -66,7 +66,10 @@ def start(store: Path) -> bool:
     try:
         # the child inherits the locked descriptor: the lock lasts as long as it runs
         child = subprocess.Popen(
-            [sys.executable, "-m", "xbrain", "recall", "-", "--store", str(store)],
+            [sys.executable, "-m", "xbrain", "recall", "-", "--store", os.path.abspath(store)],
+            # ``-m`` puts the folder it starts in first on the import path: a hook's is the
+            # agent's project, so never that one
+            cwd=os.sep,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
