@@ -187,10 +187,13 @@ def put(
         pairs = zip(resources, checked, strict=False)
         return {r["id"]: f.get("supersedes", []) for r, (f, _) in pairs}
 
+    checked_first: list[dict[str, Any]] = []  # the resources the conflict check reads
+
     def before(resources: list[dict[str, Any]]) -> None:
+        checked_first.extend(resources[:MAX_CONFLICT_CHECKS])  # (normalized once: here)
         if ahead is not None and similar is not None:
-            ids, first = {r["id"] for r in resources}, resources[:MAX_CONFLICT_CHECKS]
-            ahead.ahead(asks(first, ids, replaced(first)), ids)
+            ids = {r["id"] for r in resources}
+            ahead.ahead(asks(checked_first, ids, replaced(checked_first)), ids)
 
     parent: list[str | None] = [None]
 
@@ -232,8 +235,7 @@ def put(
     if similar is not None:
         if ahead is not None:
             ahead.landed(parent[0], result.get("commit"))
-        resources = [normalize_resource(item).resource for item in plain[:MAX_CONFLICT_CHECKS]]
-        conflicts(resources, similar, result["results"], replaced(resources))
+        conflicts(checked_first, similar, result["results"], replaced(checked_first))
     return result
 
 

@@ -39,7 +39,7 @@ def _record_dirs() -> tuple[str, ...]:
     return tuple(spec.directory + "/" for spec in record_kinds())
 
 
-DERIVED = ("index/", state.RECEIPTS_DIR + "/", "ingestion/")
+DERIVED = (f"{layout.DERIVED_DIR}/", state.RECEIPTS_DIR + "/", "ingestion/")
 
 
 def _record(

@@ -103,6 +103,7 @@ class SimilarFinder:
         # (parent, commit) (``landed``), the index file this finder reads
         self._ahead: similarahead.Ahead | None = None
         self._asked: dict[tuple[str, str], tuple[int, Collection[str]]] = {}
+        self._terms: dict[tuple[str, str], tuple[list[str], list[str], int] | None] = {}
         self._landed: tuple[str | None, str | None] = (None, None)
         self._file: list[Any] | None = None
         self._head: str | None = None  # the commit the index read reflects
@@ -144,7 +145,14 @@ class SimilarFinder:
 
     def _ask(self, title: str, purpose: str) -> tuple[list[str], list[str], int] | None:
         """The terms of ``title`` and ``purpose``, those of the title, and how many of
-        them a candidate holds; None when the postings could find nothing by them."""
+        them a candidate holds; None when the postings could find nothing by them (cut
+        once: ``ahead`` asks before the write what ``find`` asks after it)."""
+        key = (title, purpose)
+        if key not in self._terms:
+            self._terms[key] = self._cut(title, purpose)
+        return self._terms[key]
+
+    def _cut(self, title: str, purpose: str) -> tuple[list[str], list[str], int] | None:
         if self._tokenizer is None:
             self._tokenizer = Tokenizer(self.cache_dir)
         terms = self._tokenizer.query_terms(f"{title} {purpose}")

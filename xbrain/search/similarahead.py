@@ -82,13 +82,13 @@ class Ahead:
         self._asks = list(asks)
         self._out: tuple[bytes, bytes] | None = None
         self._answers: dict[str, Any] | None = None
-        shared = sorted(batch)
+        shared = set(batch)
         job = {
             "store": os.fspath(store_dir),
             "want": want,
-            "batch": shared,
-            "asks": [
-                [terms, titled, need, sorted(set(passed) - set(shared))]
+            "batch": sorted(shared),
+            "asks": [  # each call's own ids beyond the batch's (what it supersedes)
+                [terms, titled, need, sorted(set(passed) - shared)]
                 for terms, titled, need, passed in asks
             ],
         }
