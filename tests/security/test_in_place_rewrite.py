@@ -52,38 +52,39 @@ def test_a_shard_that_shrinks_is_cut_to_its_new_length(tmp_path: Path, segment_c
     assert_refreshed(store.path)
 
 
-def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(
-    tmp_path: Path, segment_cache: Path
-) -> None:
+def _linked_outside(tmp_path: Path, segment_cache: Path, link: str) -> tuple[Path, Path]:
+    """A store whose summary is a hard or symbolic link (``link``) to a private file of
+    ours outside it, holding what the store has there (what the hand-edit check expects):
+    only the link check keeps it safe. The summary and that file, after a put."""
     store = _store(tmp_path, segment_cache)
     summary = store.path / SUMMARY
     outside = tmp_path / "outside.json"
-    outside.write_bytes(summary.read_bytes())  # what the hand-edit check expects there
+    outside.write_bytes(summary.read_bytes())
     outside.chmod(0o600)
     summary.unlink()
-    os.link(outside, summary)
+    if link == "hard":
+        os.link(outside, summary)
+    else:
+        summary.symlink_to(outside)
     kept = outside.read_bytes()
     store.put(make("second"))
-    assert outside.read_bytes() == kept
-    assert summary.stat().st_nlink == 1 and not os.path.samefile(summary, outside)
+    assert outside.read_bytes() == kept  # never written through
     assert_refreshed(store.path)
+    return summary, outside
+
+
+def test_a_hard_link_to_a_file_outside_is_replaced_not_written_through(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    summary, outside = _linked_outside(tmp_path, segment_cache, "hard")
+    assert summary.stat().st_nlink == 1 and not os.path.samefile(summary, outside)
 
 
 def test_a_symbolic_link_is_replaced_and_its_target_left_alone(
     tmp_path: Path, segment_cache: Path
 ) -> None:
-    store = _store(tmp_path, segment_cache)
-    summary = store.path / SUMMARY
-    outside = tmp_path / "target.json"
-    outside.write_bytes(summary.read_bytes())
-    outside.chmod(0o600)  # private and ours: only not following the link keeps it safe
-    summary.unlink()
-    summary.symlink_to(outside)
-    kept = outside.read_bytes()
-    store.put(make("second"))
-    assert outside.read_bytes() == kept
+    summary, _ = _linked_outside(tmp_path, segment_cache, "symbolic")
     assert not summary.is_symlink()
-    assert_refreshed(store.path)
 
 
 def test_a_fifo_is_replaced_without_waiting_on_it(tmp_path: Path, segment_cache: Path) -> None:

@@ -183,6 +183,17 @@ def test_every_other_write_is_scanned_and_takes_allow_secret_too(
     assert "Xbrain-Allowed-Secret: github in text" in _git(store_dir, "log", "-1", "--format=%B")
 
 
+def _fresh_process(code: str) -> list[Any]:
+    """What ``code`` prints (JSON) in a fresh interpreter handed ``FAKE_KEYS``: nothing
+    of this process's imports."""
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(FAKE_KEYS)], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    result: list[Any] = json.loads(run.stdout)
+    return result
+
+
 @pytest.mark.parametrize("requests_first", [False, True])
 def test_the_detectors_load_without_requests_and_leave_it_importable(
     requests_first: bool,
@@ -200,11 +211,7 @@ def test_the_detectors_load_without_requests_and_leave_it_importable(
         "import requests, detect_secrets.plugins.aws as aws\n"
         "print(json.dumps([found, loaded, hasattr(requests, 'get'), hasattr(aws.requests, 'get')]))\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(FAKE_KEYS)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
-    found, loaded, real, plugins = json.loads(run.stdout)
+    found, loaded, real, plugins = _fresh_process(code)
     assert found == {name: [name] for name in FAKE_KEYS}
     assert loaded == requests_first and real
     assert plugins == requests_first  # the plugins hold the stand-in unless it was there
@@ -224,10 +231,6 @@ def test_a_detector_that_needs_more_of_requests_loads_with_the_real_one() -> Non
         "import detect_secrets.plugins.aws as aws\n"
         "print(json.dumps([found, again, len(secretscan._LOADED), hasattr(aws.requests, 'get')]))\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code, json.dumps(FAKE_KEYS)], capture_output=True, text=True
-    )
-    assert run.returncode == 0, run.stderr
-    found, again, loaded, real = json.loads(run.stdout)
+    found, again, loaded, real = _fresh_process(code)
     assert found == {name: [name] for name in FAKE_KEYS} and again == ["stripe"]
     assert loaded == 19 and real  # all 18 and IBM's, beside the real requests
