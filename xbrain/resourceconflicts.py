@@ -7,7 +7,7 @@ index's finder) may count their candidates while the batch is written."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, Protocol
 
 from .text import SIMILAR, likeliest_conflicts, shared_words, word_set
@@ -21,10 +21,12 @@ Asks = list[tuple[str, str, Collection[str]]]
 
 
 class Ahead(Protocol):
-    """What may count a batch's candidates while it is written."""
+    """What may work on a batch while it is written: count its candidates (and cut its
+    text for the search index)."""
 
-    def ahead(self, asks: Asks, batch: Collection[str]) -> None:
-        """Before the write: the calls ``conflicts`` will make, the ids written."""
+    def ahead(self, asks: Asks, batch: Collection[str], written: Sequence[dict[str, Any]]) -> None:
+        """Before the write: the calls ``conflicts`` will make, the ids written, the
+        resources written (valid, normalized)."""
 
     def landed(self, parent: str | None, commit: str | None) -> None:
         """After it: the commit made (None: none), on top of ``parent``."""

@@ -193,7 +193,7 @@ def put(
         checked_first.extend(resources[:MAX_CONFLICT_CHECKS])  # (normalized once: here)
         if ahead is not None and similar is not None:
             ids = {r["id"] for r in resources}
-            ahead.ahead(asks(checked_first, ids, replaced(checked_first)), ids)
+            ahead.ahead(asks(checked_first, ids, replaced(checked_first)), ids, resources)
 
     parent: list[str | None] = [None]
 

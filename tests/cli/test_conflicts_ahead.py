@@ -113,7 +113,7 @@ def test_answers_are_taken_only_for_the_state_the_helper_read(
     index = store.path / ".git" / INDEX_FILE
     asks = [(item["title"], item.get("purpose", ""), {"resource_x"}) for item in batch[:10]]
     with SimilarFinder(store.path, segment_cache, SIMILAR) as finder:
-        finder.ahead(asks, {f"resource_{i}" for i in range(40)})
+        finder.ahead(asks, {f"resource_{i}" for i in range(40)}, ())
         running = finder._ahead  # (the helper this finder started)
         assert running is not None
         with sqlite3.connect(index) as conn:  # the index the helper reads: file and build

@@ -31,10 +31,8 @@ exception: ordering every candidate would cost most of the write, so its one cal
 title first, then the others in storage order — read lazily (``_lazy``).
 
 A batch's calls after the first count and order the same candidates with numpy
-(:mod:`.similararrays`); a single put never loads it.
-
-Only an index that reflects ``main`` answers (the freshness rule); otherwise None, and
-the caller searches the usual way.
+(:mod:`.similararrays`; a single put never loads it). Only an index that reflects
+``main`` answers (the freshness rule); otherwise None, and the caller searches.
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ import json
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from itertools import compress
 from operator import neg
 from pathlib import Path
@@ -52,6 +50,7 @@ from typing import Any
 
 from ..text import word_set
 from . import similarahead
+from .countahead import worth
 from .query import INDEX_FILE, index_meta, main_head, open_current
 from .similararrays import HOLDERS as _READ
 from .similararrays import KEPT, ArrayWalk, arrays_fit, title_lengths
@@ -164,17 +163,25 @@ class SimilarFinder:
         need = max(1, min(math.ceil(self.share * words) - max(0, words - len(terms)), own))
         return terms, titled, need
 
-    def ahead(self, asks: list[tuple[str, str, Collection[str]]], batch: Collection[str]) -> None:
-        """Before a batch is written: have a helper process count the candidates of the
-        calls ``asks`` (title, purpose, ids passed over) will make (:mod:`.similarahead`;
-        ``batch``: the ids written, passed over by every call)."""
+    def ahead(
+        self,
+        asks: list[tuple[str, str, Collection[str]]],
+        batch: Collection[str],
+        written: Sequence[dict[str, Any]],
+    ) -> None:
+        """Before a batch is written: a helper counts the candidates of the calls ``asks``
+        (title, purpose, ids passed over; ``batch``: the ids written) after cutting the
+        index terms of ``written`` when that pays (:mod:`.similarahead`, ``.countahead``)."""
         sent: list[similarahead.Ask] = []
         for title, purpose, passed in asks:
             found = self._ask(title, purpose)
             if found is not None and (title, purpose) not in self._asked:
                 self._asked[(title, purpose)] = (len(sent), passed)
                 sent.append((*found, passed))
-        self._ahead = similarahead.start(self.store_dir, self.want + _SPARE, sent, batch)
+        texts = None
+        if len(written) >= similarahead.BATCH_MIN:
+            texts = worth(self.cache_dir, self.store_dir / ".git" / INDEX_FILE, written)
+        self._ahead = similarahead.start(self.store_dir, self.want + _SPARE, sent, batch, texts)
 
     def landed(self, parent: str | None, commit: str | None) -> None:
         """The batch is written: ``commit``, on top of ``parent`` (None: nothing was)."""

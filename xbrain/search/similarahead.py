@@ -18,10 +18,15 @@ itself), and is the same index: then the two differ by the batch's documents alo
 the answer is the walk's own. Anything else (no second core, a helper that cannot
 start, is not done yet, failed or read another state) leaves the call to the finder's
 walk, as before.
+
+The helper's output is two lines: first the term counts of the batch's texts when it was
+asked to cut them (:mod:`.countahead`; else ``null``), then the answers. Each is read
+with a bound.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -32,6 +37,9 @@ import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
+
+from .countahead import Counted, cut
+from .tokenize import AHEAD
 
 __all__ = ["AHEAD_MIN", "BATCH_MIN", "WAIT", "Ahead", "Ask", "file_id", "main", "start", "which"]
 
@@ -78,10 +86,18 @@ class Ahead:
     """One helper process counting the candidates of ``asks`` (started at once; the
     answers read by a thread, so neither process waits on a pipe)."""
 
-    def __init__(self, store_dir: Path, want: int, asks: Sequence[Ask], batch: Collection[str]):
+    def __init__(
+        self,
+        store_dir: Path,
+        want: int,
+        asks: Sequence[Ask],
+        batch: Collection[str],
+        counted: tuple[Path, Counted] | None = None,
+    ):
         self._asks = list(asks)
-        self._out: tuple[bytes, bytes] | None = None
+        self._out: bytes | None = None
         self._answers: dict[str, Any] | None = None
+        self._counted = None if counted is None else counted[1]
         shared = set(batch)
         job = {
             "store": os.fspath(store_dir),
@@ -92,20 +108,36 @@ class Ahead:
                 for terms, titled, need, passed in asks
             ],
         }
+        if counted is not None:  # the batch's texts to cut first (:mod:`.countahead`)
+            job.update(cache=os.fspath(counted[0]), texts=counted[1].texts)
         command = [sys.executable, "-I", "-c", _BOOT, *[p for p in sys.path if p]]
         self._proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
+        if self._counted is not None:
+            AHEAD.append(self._counted)
         data = json.dumps(job).encode()
         self._thread = threading.Thread(target=self._talk, args=(data,), name="xbrain-ahead")
         self._thread.daemon = True
         self._thread.start()
 
     def _talk(self, data: bytes) -> None:
+        """Send the job; read the counts' line, then the answers (each bounded)."""
+        proc = self._proc
+        assert proc.stdin is not None and proc.stdout is not None
         try:
-            self._out = self._proc.communicate(data)
+            with proc.stdin:
+                proc.stdin.write(data)
+            line = proc.stdout.readline(_MAX_OUTPUT + 1)
+            if self._counted is not None:
+                self._counted.fill(line if line.endswith(b"\n") else b"")
+            self._out = proc.stdout.read(_MAX_OUTPUT + 1)
+            proc.wait()
         except (OSError, ValueError):  # killed by close(), or a pipe gone
             self._out = None
+        finally:
+            if self._counted is not None:
+                self._counted.give_up()  # (a line taken stays taken)
 
     def answer(
         self,
@@ -135,7 +167,7 @@ class Ahead:
 
     def _read(self) -> dict[str, Any] | None:
         if self._answers is None and self._out is not None and self._proc.returncode == 0:
-            stdout = self._out[0]
+            stdout = self._out
             try:
                 parsed = json.loads(stdout) if len(stdout) <= _MAX_OUTPUT else None
             except ValueError:
@@ -149,6 +181,11 @@ class Ahead:
             self._proc.kill()
         self._thread.join()
         self._proc.wait()
+        if self._counted is not None:
+            with contextlib.suppress(ValueError):
+                AHEAD.remove(self._counted)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 def _well_formed(answers: Any, asks: int) -> bool:
@@ -165,15 +202,23 @@ def _well_formed(answers: Any, asks: int) -> bool:
     )
 
 
-def start(store_dir: Path, want: int, asks: Sequence[Ask], batch: Collection[str]) -> Ahead | None:
-    """A helper for ``asks`` when it may pay (enough calls, a batch long enough to write,
-    a second core), else None."""
-    if len(asks) < AHEAD_MIN or len(batch) < BATCH_MIN or (os.cpu_count() or 1) < 2:
+def start(
+    store_dir: Path,
+    want: int,
+    asks: Sequence[Ask],
+    batch: Collection[str],
+    texts: tuple[Path, list[str]] | None = None,
+) -> Ahead | None:
+    """A helper for ``asks`` (and to cut ``texts``: the cache directory of the segmenter,
+    the batch's texts, :mod:`.countahead`) when it may pay (enough calls or texts, a
+    batch long enough to write, a second core), else None."""
+    if not (len(asks) >= AHEAD_MIN or texts) or len(batch) < BATCH_MIN:
         return None
-    if not sys.executable:
+    if (os.cpu_count() or 1) < 2 or not sys.executable:
         return None
+    counted = None if texts is None else (texts[0], Counted(texts[1]))
     try:
-        return Ahead(store_dir, want, asks, batch)
+        return Ahead(store_dir, want, asks, batch, counted)
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -229,5 +274,10 @@ def _count(job: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     """The helper process: a job on stdin, the answers on stdout."""
     job = json.loads(sys.stdin.buffer.read())
-    sys.stdout.write(json.dumps(_count(job)))
-    sys.stdout.flush()
+    texts = job.get("texts")  # first: the index update needs them before the answers
+    counts = cut(job["cache"], texts) if texts else None
+    out = sys.stdout.buffer
+    out.write(json.dumps(counts, ensure_ascii=False).encode() + b"\n")
+    out.flush()
+    out.write(json.dumps(_count(job) if job["asks"] else {"head": None}).encode())
+    out.flush()

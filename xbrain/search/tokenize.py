@@ -166,6 +166,29 @@ class Cutter(Protocol):
 _WARM: dict[Path, Segmenter] | None = None  # segmenters kept across calls (xbrain serve)
 
 
+class Known(Protocol):
+    """Term counts cut ahead for some texts (:class:`.countahead.Counted`)."""
+
+    def get(self, text: str) -> Counter[str] | None:
+        """``text``'s counts, or None."""
+        ...
+
+
+# counts a helper cut ahead for a batch being written (:mod:`.countahead`): a text's
+# counts are the same for any build, so any of them serves any build in this process
+AHEAD: list[Known] = []
+
+
+def past_switch(texts: Iterable[str], han: int = 0) -> bool:
+    """Whether ``texts`` hold more than ``BULK_SWITCH`` Han characters (``han`` more)."""
+    for text in texts:
+        if not text.isascii():
+            han += sum(map(len, _HAN_RUN.findall(text)))
+            if han > BULK_SWITCH:
+                return True
+    return False
+
+
 def keep_warm() -> None:
     """Keep every segmenter this process opens for the next ``Tokenizer`` (a long-lived
     server: a fresh process opens one per command and closes it)."""
@@ -224,13 +247,8 @@ class Tokenizer:
         the first (its load pays for itself; ours would load its dictionary for nothing)."""
         if self._bulk is not None or self._bulk_cut > BULK_SWITCH:
             return
-        han = self._bulk_cut
-        for text in texts:
-            if not text.isascii():
-                han += sum(map(len, _HAN_RUN.findall(text)))
-                if han > BULK_SWITCH:
-                    self._bulk_cut = han
-                    return
+        if past_switch(texts, self._bulk_cut):
+            self._bulk_cut = BULK_SWITCH + 1
 
     def close(self) -> None:
         """Release the segmenter's cache file."""
@@ -290,7 +308,13 @@ class Tokenizer:
         """Distinct query terms in first-occurrence order (precise Chinese cut)."""
         return list(dict.fromkeys(self.words(text)))
 
-    def counts(self, text: str, bulk: bool = False) -> Counter[str]:
+    def counts(self, text: str, bulk: bool = False, *, ahead: bool = True) -> Counter[str]:
         """Term frequencies of indexed text (search-engine Chinese cut and the dictionary
-        words straddling its words); ``bulk`` for an index build."""
+        words straddling its words); ``bulk`` for an index build, which takes the counts
+        a helper cut ahead when it holds them (``AHEAD``; ``ahead=False``: the cut's own)."""
+        if bulk and ahead and AHEAD:
+            for counted in tuple(AHEAD):
+                got = counted.get(text)
+                if got is not None:
+                    return got
         return Counter(self._tokens(text, "index", bulk=bulk))

@@ -1,0 +1,112 @@
+"""A batch's index terms cut in a helper process while the batch is written.
+
+A batch of 1,000 Chinese pages spent a fifth of its time cutting its text for the search
+index (jieba-rs's load, then the cuts: ~0.2–0.4 s at 100,000 resources), after the
+commit, on one core. A text's term counts are a function of the text alone (the same
+segmenter data everywhere: ``Tokenizer.counts``), so the helper that counts the batch's
+conflict candidates (:mod:`.similarahead`, started before the batch is validated) first
+cuts the batch's distinct field texts, when their Han characters are many enough for a
+build to load jieba-rs (``BULK_SWITCH``), and hands their counts back on a line of their
+own. The index update then takes a text's counts from there (``Tokenizer.counts`` asks
+every ``Counted`` this process holds: any of them serves any build, a text's counts
+being the same), waiting for them at most ``WAIT`` seconds in all, and cuts itself any
+text they do not hold: the helper not done in time, failed, never started, or a text
+the write changed after the helper was asked.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["WAIT", "Counted", "cut", "worth"]
+
+# seconds an update waits in all for a helper's counts before cutting itself (about what
+# the cut would cost it; the helper started most of a second before)
+WAIT = 0.3
+
+
+def worth(
+    cache_dir: Path, index: Path, written: Sequence[dict[str, Any]]
+) -> tuple[Path, list[str]] | None:
+    """What a helper is to cut for the resources ``written``: the segmenter's cache
+    directory and their distinct field texts, when ``index`` exists (else no update
+    cuts) and their Han characters would load jieba-rs (English costs less to cut than
+    to send); else None."""
+    from .fields import field_texts
+    from .tokenize import past_switch
+
+    if not index.exists():
+        return None
+    distinct = list(dict.fromkeys(text for r in written for text in field_texts(r)))
+    return (cache_dir, distinct) if past_switch(distinct) else None
+
+
+def cut(cache_dir: str, texts: list[str]) -> list[dict[str, int]]:
+    """In the helper: each text's term counts, as a build's ``counts(text, bulk=True)``."""
+    from .tokenize import Tokenizer
+
+    tokenizer = Tokenizer(Path(cache_dir))
+    tokenizer.bulk_ahead(texts)
+    try:
+        return [dict(tokenizer.counts(text, True, ahead=False)) for text in texts]
+    finally:
+        tokenizer.close()
+
+
+class Counted:
+    """The counts a helper cuts for ``texts`` (its output's first line, ``fill``),
+    offered to this process's builds while the batch is written."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self._asked = set(texts)  # (another build's texts never wait for these)
+        self._counts: dict[str, dict[str, int]] = {}
+        self._done = threading.Event()
+        self._deadline: float | None = None
+        self._lock = threading.Lock()
+
+    def fill(self, line: bytes) -> None:
+        """Take the helper's line (anything malformed: no counts), once."""
+        try:
+            counts = _well_formed(json.loads(line), len(self.texts)) if line else None
+        except ValueError:
+            counts = None
+        if counts is not None and not self._done.is_set():
+            self._counts = dict(zip(self.texts, counts, strict=True))
+        self._done.set()
+
+    def give_up(self) -> None:
+        """The helper ended without a line (or was stopped): no counts."""
+        self._done.set()
+
+    def get(self, text: str) -> Counter[str] | None:
+        """``text``'s counts, when the helper cut it (waiting for them, ``WAIT`` in all
+        from the first ask)."""
+        if text not in self._asked:
+            return None
+        if not self._done.is_set():
+            with self._lock:
+                if self._deadline is None:
+                    self._deadline = time.monotonic() + WAIT
+            if not self._done.wait(max(0.0, self._deadline - time.monotonic())):
+                return None
+        got = self._counts.get(text)
+        return None if got is None else Counter(got)
+
+
+def _well_formed(counts: Any, texts: int) -> list[dict[str, int]] | None:
+    if not isinstance(counts, list) or len(counts) != texts:
+        return None
+    for each in counts:
+        if not isinstance(each, dict):
+            return None
+        for term, n in each.items():
+            if not isinstance(term, str) or type(n) is not int or n < 1:
+                return None
+    return counts
