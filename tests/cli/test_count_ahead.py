@@ -55,9 +55,10 @@ def _rows(store: Store) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
 
 @pytest.fixture
 def taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A second core whatever the machine; the number of texts whose counts a build took
-    from a helper."""
+    """A second core whatever the machine, a helper waited for (a busy machine's is late);
+    the number of texts whose counts a build took from a helper."""
     monkeypatch.setattr(similarahead.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(countahead, "WAIT", 60.0)
     got = [0]
     real = countahead.Counted.get
 
@@ -93,15 +94,21 @@ def test_a_chinese_batch_cut_ahead_indexes_what_a_rebuild_indexes(
     assert len(written[1]) > 1000  # postings of many terms: the comparison says something
 
 
+# each writes counts of the right shape that would index wrong terms, were they taken
+_WRONG = 'json.dumps([{"wrong": 1}] * len(json.loads(sys.stdin.buffer.read())["texts"]))'
+_ANY_COUNTS = f"import sys, json; sys.stdout.write({_WRONG}"
+
+
 @pytest.mark.parametrize(
-    "boot",
+    ("boot", "bound"),
     [
-        'import sys; sys.stdin.buffer.read(); print("[{\\"x\\": -1}]"); sys.exit(0)',
-        'import sys; sys.stdin.buffer.read(); print("not json", end=""); sys.exit(0)',
-        "import sys; sys.exit(3)",
-        "import time; time.sleep(60)",
+        ('import sys; sys.stdin.buffer.read(); print("[{\\"x\\": -1}]"); sys.exit(0)', None),
+        (f"{_ANY_COUNTS}); sys.exit(0)", None),  # no line end: cut short
+        (f'{_ANY_COUNTS} + "\\n"); sys.exit(0)', 64),  # a line past the reader's bound
+        ("import sys; sys.exit(3)", None),
+        ("import time; time.sleep(60)", None),
     ],
-    ids=["malformed", "no-line-end", "failed", "asleep"],
+    ids=["malformed", "no-line-end", "past-the-bound", "failed", "asleep"],
 )
 def test_a_helper_without_counts_leaves_the_cut_to_the_update(
     tmp_path: Path,
@@ -109,13 +116,20 @@ def test_a_helper_without_counts_leaves_the_cut_to_the_update(
     taken: list[int],
     monkeypatch: pytest.MonkeyPatch,
     boot: str,
+    bound: int | None,
 ) -> None:
     store = _indexed_store(tmp_path, segment_cache)
     monkeypatch.setattr(similarahead, "_BOOT", boot)
     monkeypatch.setattr(countahead, "WAIT", 0.5)
+    if bound is not None:
+        monkeypatch.setattr(similarahead, "_MAX_OUTPUT", bound)
+    asked: list[int] = []
+    real = similarahead.start
+    monkeypatch.setattr(similarahead, "start", lambda *a: asked.append(len(a[4][1])) or real(*a))
     started = time.monotonic()
     store.put(_batch(similarahead.BATCH_MIN + 10, seed=7))
     assert time.monotonic() - started < 30  # a sleeping helper waited for 0.5 s, stopped
+    assert asked and asked[0] > 200  # the helper was asked to cut the texts
     assert taken[0] == 0 and not AHEAD
     written = _rows(store)
     store.reindex()
@@ -147,6 +161,26 @@ def test_counts_taken_only_when_well_formed() -> None:
     counted.fill(b'[{"a": 2}, {}]\n')
     assert counted.get("x") == {"a": 2} and counted.get("y") == {}
     assert counted.get("z") is None  # not asked
+
+
+def test_a_text_not_asked_never_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(countahead, "WAIT", 60.0)
+    counted = countahead.Counted(["asked"])  # never filled
+    started = time.monotonic()
+    assert counted.get("another build's text") is None
+    assert time.monotonic() - started < 5
+
+
+def test_too_much_text_is_left_to_the_update(
+    tmp_path: Path, segment_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _indexed_store(tmp_path, segment_cache)
+    batch = _batch(similarahead.BATCH_MIN + 10)
+    index = store.path / ".git" / INDEX_FILE
+    texts = countahead.worth(segment_cache, index, batch)
+    assert texts is not None and all(not text.isascii() for text in texts[1])
+    monkeypatch.setattr(countahead, "MAX_CHARS", sum(map(len, texts[1])) - 1)
+    assert countahead.worth(segment_cache, index, batch) is None
 
 
 def test_a_late_helper_is_waited_for_once_in_all(monkeypatch: pytest.MonkeyPatch) -> None:

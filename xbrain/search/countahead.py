@@ -4,12 +4,13 @@ A batch of 1,000 Chinese pages spent a fifth of its time cutting its text for th
 index (jieba-rs's load, then the cuts: ~0.2–0.4 s at 100,000 resources), after the
 commit, on one core. A text's term counts are a function of the text alone (the same
 segmenter data everywhere: ``Tokenizer.counts``), so the helper that counts the batch's
-conflict candidates (:mod:`.similarahead`, started before the batch is validated) first
-cuts the batch's distinct field texts, when their Han characters are many enough for a
-build to load jieba-rs (``BULK_SWITCH``), and hands their counts back on a line of their
+conflict candidates (:mod:`.similarahead`, started once the batch is valid, before the
+store is touched) first cuts the batch's distinct texts that are not ASCII, when their
+Han characters are many enough for a build to load jieba-rs (``BULK_SWITCH``) and few
+enough to be cut in time (``MAX_CHARS``), and hands their counts back on a line of their
 own. The index update then takes a text's counts from there (``Tokenizer.counts`` asks
 every ``Counted`` this process holds: any of them serves any build, a text's counts
-being the same), waiting for them at most ``WAIT`` seconds in all, and cuts itself any
+being the same), waiting for each at most ``WAIT`` seconds in all, and cuts itself any
 text they do not hold: the helper not done in time, failed, never started, or a text
 the write changed after the helper was asked.
 """
@@ -24,27 +25,34 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WAIT", "Counted", "cut", "worth"]
+__all__ = ["MAX_CHARS", "WAIT", "Counted", "cut", "line", "worth"]
 
 # seconds an update waits in all for a helper's counts before cutting itself (about what
 # the cut would cost it; the helper started most of a second before)
 WAIT = 0.3
+# characters a helper is sent to cut at most: ~0.3 s of jieba-rs a million Han characters,
+# and the update asks ~0.7 s after the helper starts (a batch of 1,000 manual pages: ~0.3
+# million); a longer batch's texts are cut by the update, its helper left to the answers
+MAX_CHARS = 1_500_000
 
 
 def worth(
     cache_dir: Path, index: Path, written: Sequence[dict[str, Any]]
 ) -> tuple[Path, list[str]] | None:
     """What a helper is to cut for the resources ``written``: the segmenter's cache
-    directory and their distinct field texts, when ``index`` exists (else no update
-    cuts) and their Han characters would load jieba-rs (English costs less to cut than
-    to send); else None."""
+    directory and their distinct texts that are not ASCII, when ``index`` exists (else no
+    update cuts), their Han characters would load jieba-rs (English costs less to cut
+    than to send) and they are few enough for the helper to cut before the update asks
+    (``MAX_CHARS``); else None."""
     from .fields import field_texts
     from .tokenize import past_switch
 
     if not index.exists():
         return None
-    distinct = list(dict.fromkeys(text for r in written for text in field_texts(r)))
-    return (cache_dir, distinct) if past_switch(distinct) else None
+    texts = {text: None for r in written for text in field_texts(r) if not text.isascii()}
+    if sum(map(len, texts)) > MAX_CHARS or not past_switch(texts):
+        return None
+    return cache_dir, list(texts)
 
 
 def cut(cache_dir: str, texts: list[str]) -> list[dict[str, int]]:
@@ -57,6 +65,19 @@ def cut(cache_dir: str, texts: list[str]) -> list[dict[str, int]]:
         return [dict(tokenizer.counts(text, True, ahead=False)) for text in texts]
     finally:
         tokenizer.close()
+
+
+def line(job: dict[str, Any]) -> bytes:
+    """In the helper: the first line it writes, the counts of the job's texts (``null``:
+    none asked, or the cut failed: the answers that follow do not depend on it)."""
+    counts = None
+    if job.get("texts"):
+        try:
+            counts = cut(job["cache"], job["texts"])
+        except Exception:  # (MemoryError included: the update cuts them itself)
+            counts = None
+    data = json.dumps(counts, ensure_ascii=False, separators=(",", ":"))
+    return data.encode("utf-8", "surrogatepass") + b"\n"
 
 
 class Counted:

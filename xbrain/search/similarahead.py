@@ -38,7 +38,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from .countahead import Counted, cut
+from .countahead import Counted, line
 from .tokenize import AHEAD
 
 __all__ = ["AHEAD_MIN", "BATCH_MIN", "WAIT", "Ahead", "Ask", "file_id", "main", "start", "which"]
@@ -110,16 +110,21 @@ class Ahead:
         }
         if counted is not None:  # the batch's texts to cut first (:mod:`.countahead`)
             job.update(cache=os.fspath(counted[0]), texts=counted[1].texts)
+        data = json.dumps(job, ensure_ascii=False).encode("utf-8", "surrogatepass")
         command = [sys.executable, "-I", "-c", _BOOT, *[p for p in sys.path if p]]
         self._proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
-        if self._counted is not None:
+        try:
+            self._thread = threading.Thread(target=self._talk, args=(data,), name="xbrain-ahead")
+            self._thread.daemon = True
+            self._thread.start()
+        except BaseException:
+            self._proc.kill()
+            self._proc.wait()
+            raise
+        if self._counted is not None:  # (offered to builds only with a reader running)
             AHEAD.append(self._counted)
-        data = json.dumps(job).encode()
-        self._thread = threading.Thread(target=self._talk, args=(data,), name="xbrain-ahead")
-        self._thread.daemon = True
-        self._thread.start()
 
     def _talk(self, data: bytes) -> None:
         """Send the job; read the counts' line, then the answers (each bounded)."""
@@ -128,11 +133,12 @@ class Ahead:
         try:
             with proc.stdin:
                 proc.stdin.write(data)
-            line = proc.stdout.readline(_MAX_OUTPUT + 1)
+            first = proc.stdout.readline(_MAX_OUTPUT + 1)
             if self._counted is not None:
-                self._counted.fill(line if line.endswith(b"\n") else b"")
-            self._out = proc.stdout.read(_MAX_OUTPUT + 1)
-            proc.wait()
+                self._counted.fill(first if first.endswith(b"\n") else b"")
+            if first.endswith(b"\n"):  # (else past the bound: nothing more is read)
+                self._out = proc.stdout.read(_MAX_OUTPUT + 1)
+                proc.wait()
         except (OSError, ValueError):  # killed by close(), or a pipe gone
             self._out = None
         finally:
@@ -180,6 +186,8 @@ class Ahead:
         if self._thread.is_alive():
             self._proc.kill()
         self._thread.join()
+        if self._proc.poll() is None:  # (a reader that stopped at the bound left it writing)
+            self._proc.kill()
         self._proc.wait()
         if self._counted is not None:
             with contextlib.suppress(ValueError):
@@ -219,7 +227,7 @@ def start(
     counted = None if texts is None else (texts[0], Counted(texts[1]))
     try:
         return Ahead(store_dir, want, asks, batch, counted)
-    except (OSError, subprocess.SubprocessError):
+    except (OSError, RuntimeError, subprocess.SubprocessError):  # (no thread to be had)
         return None
 
 
@@ -274,10 +282,8 @@ def _count(job: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     """The helper process: a job on stdin, the answers on stdout."""
     job = json.loads(sys.stdin.buffer.read())
-    texts = job.get("texts")  # first: the index update needs them before the answers
-    counts = cut(job["cache"], texts) if texts else None
     out = sys.stdout.buffer
-    out.write(json.dumps(counts, ensure_ascii=False).encode() + b"\n")
+    out.write(line(job))  # first: the index update needs them before the answers
     out.flush()
     out.write(json.dumps(_count(job) if job["asks"] else {"head": None}).encode())
     out.flush()
