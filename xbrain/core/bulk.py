@@ -18,6 +18,7 @@ script again (``_started``): a script that uses xbrain needs no ``__main__`` gua
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -101,13 +102,15 @@ def _parallel(
     """The parsed chunks, from a helper process; None when no process can be started."""
     import multiprocessing
 
-    try:
-        pool = ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("spawn"), initializer=_watch_parent
-        )
-    except (OSError, ImportError, NotImplementedError):
-        return None
-    return _drain(pool, store, commit, parse, chunks) if _started(pool) else None
+    with _safe_path():
+        try:
+            pool = ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn"), initializer=_watch_parent
+            )
+        except (OSError, ImportError, NotImplementedError):
+            return None
+        started = _started(pool)
+    return _drain(pool, store, commit, parse, chunks) if started else None
 
 
 def _drain(
@@ -225,16 +228,36 @@ def process(
 def _pool(store: Path, commit: str, helper: Callable[[], Worker]) -> ProcessPoolExecutor | None:
     import multiprocessing
 
+    with _safe_path():
+        try:
+            pool = ProcessPoolExecutor(
+                1,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_helper_start,
+                initargs=(store, commit, helper),
+            )
+        except (OSError, ImportError, NotImplementedError):
+            return None
+        started = _started(pool)
+    return pool if started else None
+
+
+@contextlib.contextmanager
+def _safe_path() -> Iterator[None]:
+    """While a helper process (and multiprocessing's resource tracker) starts:
+    ``PYTHONSAFEPATH`` set (Python 3.11+; earlier ones ignore it). Both start as
+    ``python -c …``, which puts the current directory first on the import path until
+    multiprocessing hands a helper the caller's, so a ``multiprocessing/`` planted in the
+    folder a reindex runs in was their own first import."""
+    before = os.environ.get(_SAFE_PATH)
+    os.environ[_SAFE_PATH] = "1"
     try:
-        pool = ProcessPoolExecutor(
-            1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_helper_start,
-            initargs=(store, commit, helper),
-        )
-    except (OSError, ImportError, NotImplementedError):
-        return None
-    return pool if _started(pool) else None
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(_SAFE_PATH, None)
+        else:
+            os.environ[_SAFE_PATH] = before
 
 
 def _started(pool: ProcessPoolExecutor) -> bool:
@@ -262,6 +285,7 @@ def _started(pool: ProcessPoolExecutor) -> bool:
     return True
 
 
+_SAFE_PATH = "PYTHONSAFEPATH"  # (see _safe_path)
 _HELPER: tuple[Worker, GitStore, Callable[[str], bytes]] | None = None  # in the helper
 
 
