@@ -1,5 +1,5 @@
 # The two commands a new machine needs (both do all set-up themselves):
-#   make demo   an example put + get + status on a throwaway store
+#   make demo   an example put + get + search + status on a throwaway store, and its git log
 #   make test   lint, type-check and the whole test suite (what .ci/run runs)
 PYTHON ?= python3
 VENV := .venv
