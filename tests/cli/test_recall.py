@@ -407,7 +407,14 @@ def test_concurrent_hook_processes_of_one_session(stocked: Path) -> None:
             "hook_event_name": "UserPromptSubmit",
         }
     )
-    env = {**os.environ, "XBRAIN_STORE": str(stocked), "XBRAIN_BIN": ""}
+    # (what is tested is 16 at once, not each within a hook's 5 s: on a loaded 2-core CI
+    # machine one of them can take longer, and then says nothing, as a hook must)
+    env = {
+        **os.environ,
+        "XBRAIN_STORE": str(stocked),
+        "XBRAIN_BIN": "",
+        "XBRAIN_HOOK_TIMEOUT": "120",
+    }
     procs = [
         subprocess.Popen(
             [sys.executable, str(ROOT / "hooks" / "claude_recall.py")],
