@@ -56,13 +56,14 @@ def worth(
 
 
 def cut(cache_dir: str, texts: list[str]) -> list[dict[str, int]]:
-    """In the helper: each text's term counts, as a build's ``counts(text, bulk=True)``."""
+    """In the helper: each text's term counts, as a build's ``counts(text, bulk=True)``
+    (no counts are offered in a helper: ``AHEAD`` is empty there)."""
     from .tokenize import Tokenizer
 
     tokenizer = Tokenizer(Path(cache_dir))
     tokenizer.bulk_ahead(texts)
     try:
-        return [dict(tokenizer.counts(text, True, ahead=False)) for text in texts]
+        return [dict(tokenizer.counts(text, True)) for text in texts]
     finally:
         tokenizer.close()
 

@@ -308,11 +308,11 @@ class Tokenizer:
         """Distinct query terms in first-occurrence order (precise Chinese cut)."""
         return list(dict.fromkeys(self.words(text)))
 
-    def counts(self, text: str, bulk: bool = False, *, ahead: bool = True) -> Counter[str]:
+    def counts(self, text: str, bulk: bool = False) -> Counter[str]:
         """Term frequencies of indexed text (search-engine Chinese cut and the dictionary
         words straddling its words); ``bulk`` for an index build, which takes the counts
-        a helper cut ahead when it holds them (``AHEAD``; ``ahead=False``: the cut's own)."""
-        if bulk and ahead and AHEAD:
+        a helper cut ahead when one holds them (``AHEAD``)."""
+        if bulk and AHEAD:
             for counted in tuple(AHEAD):
                 got = counted.get(text)
                 if got is not None:
