@@ -203,3 +203,38 @@ def test_the_helper_s_cut_is_the_build_s(segment_cache: Path) -> None:
     expected = [dict(here.counts(text, True)) for text in texts]
     here.close()
     assert countahead.cut(str(segment_cache), texts) == expected
+
+
+def test_a_cut_that_fails_in_the_helper_still_leaves_its_answers(
+    tmp_path: Path, segment_cache: Path, taken: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper writes ``null`` for counts it could not cut (a MemoryError, say) and
+    goes on to the conflict answers: the write cuts its text itself and still takes them."""
+    store = _indexed_store(tmp_path, segment_cache)
+    store.put(_batch(similarahead.BATCH_MIN + 10, seed=11))  # candidates for the next batch
+    failing = "import xbrain.search.countahead as c; c.cut = lambda *a: 1 / 0; "
+    boot = similarahead._BOOT.replace(
+        "from xbrain.search.similarahead", failing + "from xbrain.search.similarahead"
+    )
+    assert boot != similarahead._BOOT
+    monkeypatch.setattr(similarahead, "_BOOT", boot)
+    monkeypatch.setattr(similarahead, "WAIT", 60.0)
+    answered = [0]
+    real = similarahead.Ahead.answer
+
+    def counting(self: similarahead.Ahead, *args: Any) -> Any:
+        got = real(self, *args)
+        answered[0] += got is not None
+        return got
+
+    monkeypatch.setattr(similarahead.Ahead, "answer", counting)
+    line = countahead.line({"texts": ["配置"], "cache": str(segment_cache)})
+    assert line.endswith(b"\n") and json.loads(line) == [{"配置": 1}]
+    monkeypatch.setattr(countahead, "cut", lambda *a: 1 / 0)
+    assert countahead.line({"texts": ["配置"], "cache": str(segment_cache)}) == b"null\n"
+    taken[0] = 0  # (the first batch's helper cut its texts)
+    store.put(_batch(similarahead.BATCH_MIN + 10, seed=12))
+    assert taken[0] == 0 and answered[0] >= 40  # no counts, every later call answered
+    written = _rows(store)
+    store.reindex()
+    assert _rows(store) == written
