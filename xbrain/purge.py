@@ -22,6 +22,7 @@ from typing import Any
 from .core import CommitId, Core, GitStore, Rewrite, TreeReader, View, layout
 from .core.derive import catalog_entry, count_change
 from .core.registry import classify, record_kind, record_kinds
+from .core.shards import Placement
 from .errors import InvalidInputError, NotFoundError, XbrainError
 from .kinds import skill as skill_kind
 from .kinds.resourcefacts import path as facts_path
@@ -179,6 +180,7 @@ def _rederive(
     shards: dict[str, dict[str, Any]] = {}
     states: dict[str, Any] = {}
     summary: dict[str, int] | None = None
+    placement = Placement(new.listdir, layout.CATALOG_DIR)
     for path in changed:
         kind = classify(path)
         if kind not in names:
@@ -188,7 +190,7 @@ def _rederive(
         record = _parsed(spec, rid, new.read(path))
         before = old.read(path)
         was = _parsed(spec, rid, None if before is None else replace(before), strict=False)
-        depth = layout.depth_of(new.listdir, layout.CATALOG_DIR)
+        depth = placement.depth(layout.shard(rid)) or 2
         shard = layout.catalog_path(layout.id_key(rid, depth))
         if shard not in shards:
             raw = new.read(shard)

@@ -1,8 +1,9 @@
-"""Catalog and URL-index shards by three hex digits in a big store (issue 45 item 4).
+"""Catalog and URL-index shards by more hex digits in a big store (issue 45 item 4).
 
-A batch into a store past ``layout.SPLIT_AT`` records rewrites small shard files, not
-every two-digit shard grown large; the depth follows the record count alone, so writes,
-merges and ``doctor`` agree, and a store written at the other depth still reads.
+A batch into a grown store rewrites small shard files, not every two-digit shard grown
+large. Each two-digit prefix moves at its own record count (``layout.depth_for``), so no
+write moves them all at once; the depths follow the record count alone, so writes,
+merges and ``doctor`` agree, and a store written at other depths still reads.
 """
 
 from __future__ import annotations
@@ -144,3 +145,110 @@ def test_past_sixteen_times_the_split_shards_by_four_digits(
     _put(xb, json_file, 40, 5)
     assert xb("doctor").json["problems"] == []
     assert xb("list", "--limit", "100").json["total"] == 45
+
+
+def _placed(store: Path, xb: Run) -> tuple[bool, bool]:
+    """Whether the committed catalog and URL prefixes sit where the counts put them."""
+    from xbrain.core.shards import Placement
+    from xbrain.git import GitStore
+
+    status = xb("status", store=store).json
+    count = status["resources"]
+    with GitStore(store) as git:
+        snap = git.snapshot()
+        records = sum(
+            v for k, v in json.loads(snap.read("index/summary.json")).items() if k != "bytes"
+        )
+        catalog = Placement(snap.listdir, "index/catalog").settled(records)
+        urls = Placement(snap.listdir, "index/urls").settled(count)
+    return catalog, urls
+
+
+@pytest.fixture
+def spread_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    # prefix 00 moves to three digits past 128 records, ff past 383
+    monkeypatch.setattr(layout, "SPLIT_AT", 256, raising=False)
+
+
+def test_prefixes_move_one_by_one_as_the_store_grows(
+    xb: Run, json_file: Callable[[Any], str], spread_split: None
+) -> None:
+    _limits(xb)
+    _put(xb, json_file, 0, 100)
+    store = Path(xb("status").json["store"])
+    assert _placed(store, xb) == (True, True)
+    widest = 0
+    for first in range(100, 420, 40):
+        before = _committed(store)
+        count = xb("status").json["resources"]
+        _put(xb, json_file, first, 40)
+        assert _placed(store, xb) == (True, True), first
+        after = _committed(store)
+        changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
+        depths = {len(p.split("/")) for p in after if p.startswith("index/catalog/")}
+        widest = max(widest, len(depths))
+        moved = {
+            f"{at:02x}"
+            for at in range(256)
+            if layout.depth_for(count, f"{at:02x}") != layout.depth_for(count + 40, f"{at:02x}")
+        }
+        landed = {p for p in changed if p.startswith("index/catalog/") and p in after}
+        landed = {
+            p for p in landed if set(json.loads(after[p])) - set(json.loads(before.get(p, b"{}")))
+        }
+        others = {
+            p
+            for p in changed
+            if p.startswith("index/catalog/")
+            and p not in landed
+            and p.split("/")[2][:2] not in moved
+        }
+        # what changed: the files the 40 new records land in, and the prefixes whose
+        # thresholds the count passed (40 of 256 here), never every shard
+        assert 0 < len(moved) <= 41 and not others, (moved, others)
+    assert widest == 2  # files of two and of three digits side by side on the way
+    assert xb("doctor").json["problems"] == []
+    listed = xb("list", "--limit", "1000").json
+    assert listed["total"] == 420
+    for item in listed["results"][::37]:
+        assert xb("get", item["id"]).json["id"] == item["id"]
+    again = make("depth-7")
+    again["source"]["id"] = "depth-7-again"
+    warned = xb("put", json_file([again])).json
+    assert warned["results"][0]["sameUrlAs"], warned
+
+
+def test_a_pull_across_moved_prefixes_fast_forwards_without_re_deriving(
+    xb: Run,
+    json_file: Callable[[Any], str],
+    spread_split: None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dulwich.repo import Repo
+
+    from xbrain.remote import merge
+
+    a, b, remote = tmp_path / "a", tmp_path / "b", tmp_path / "backup.git"
+    Repo.init_bare(str(remote), mkdir=True, default_branch=b"main").close()
+    for store in (a,):
+        assert xb("config", "limits.maxEntries", "100000", store=store).code == 0
+    assert xb("put", json_file([make(f"ff-{i}") for i in range(100)]), store=a).code == 0
+    assert xb("remote", "add", "origin", str(remote), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    assert xb("clone", str(remote), str(b), store=None).code == 0
+    assert xb("put", json_file([make(f"ff-{i}") for i in range(100, 300)]), store=a).code == 0
+    assert xb("remote", "push", store=a).code == 0
+    seen: list[bool] = []
+    real = merge.derived_in_step
+
+    def spy(*args: Any) -> bool:
+        seen.append(real(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(merge, "derived_in_step", spy)
+    assert xb("remote", "pull", store=b).json["state"] == "fast_forward"
+    assert seen == [True]  # the moved prefixes were recognised as in step
+    assert _committed(a) == _committed(b)
+    assert xb("doctor", store=b).json["problems"] == []
+    assert _placed(b, xb) == (True, True)

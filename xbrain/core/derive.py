@@ -93,9 +93,10 @@ def derived_files(
     """
     shards: dict[str, dict[str, Any]] = {}
     summary = empty_summary()
-    depth = layout.depth_for(len(entries))
+    depths = layout.depths(len(entries))
     for rid, entry in entries.items():
-        shards.setdefault(layout.id_key(rid, depth), {})[rid] = entry
+        digits = layout.id_digits(rid)
+        shards.setdefault(digits[: depths.get(digits[:2], 2)], {})[rid] = entry
         count_change(summary, None, entry)
     out = {layout.catalog_path(name): layout.dump_catalog(e) for name, e in shards.items()}
     out[layout.SUMMARY] = layout.dump_json(summary)

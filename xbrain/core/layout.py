@@ -11,13 +11,16 @@ index/summary.json                per-kind counts and byte total (for limits and
 
 ``<aa>`` is the first two hex digits of an id after its ``<kind>_`` prefix: sharding by
 them keeps each file and tree small, so a commit's cost follows what it changed, not how
-big the store is. A store of more than ``SPLIT_AT`` records shards its catalog (and the
-URL index) by three digits instead (``<aa>/<b>.json``), and by four past 16 times that
-(``<aa>/<bc>.json``), so that a batch of 1,000 new records rewrites about as many small
-files (of ``SPLIT_AT / 256`` records at most, on average), not every shard grown large:
-the depth is a function of the record count alone (every writer, merge and ``doctor``
-derives the same files), and readers take it from the committed tree, so a store
-written at any depth reads. Everything else a store holds is declared by a kind in the registry.
+big the store is. As a store grows, each two-digit prefix in turn moves to shards by
+three digits (``<aa>/<b>.json``), then four (``<aa>/<bc>.json``), so that a batch of 1,000
+new records rewrites about as many small files as records it changes, not every shard
+grown large. When a prefix moves is ``depth_for(count, prefix)``: its own threshold,
+spread over prefixes between half and one and a half times ``SPLIT_AT`` records (16
+times that for four digits), so a batch moves a sixteenth of the prefixes at most instead
+of all of them at once. The depth is a function of the record count and the prefix alone
+(every writer, merge and ``doctor`` derives the same files); readers take each prefix's
+depth from the committed tree (``core.shards``), so a store written by any rule reads.
+Everything else a store holds is declared by a kind in the registry.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ __all__ = [
     "SUMMARY",
     "catalog_path",
     "depth_for",
-    "depth_of",
+    "depths",
     "dump_catalog",
     "dump_json",
+    "id_digits",
     "id_key",
     "is_derived",
     "key_of",
@@ -53,7 +57,7 @@ SUMMARY = f"{DERIVED_DIR}/summary.json"
 CATALOG_DIR = f"{DERIVED_DIR}/catalog"
 HEX2 = r"[0-9a-f]{2}"
 SHARD_FILE = rf"{HEX2}(?:/[0-9a-f]{{1,2}})?\.json"  # a shard file under its directory
-SPLIT_AT = 16_384  # more records than this: shards by three hex digits (four past 16x)
+SPLIT_AT = 16_384  # about this many records: shards by three hex digits (four past 16x)
 MAX_DEPTH = 4
 
 
@@ -63,28 +67,31 @@ def is_derived(path: str) -> bool:
     return path.startswith(f"{DERIVED_DIR}/")
 
 
-def depth_for(count: int) -> int:
-    """How many hex digits name a shard in a store of ``count`` records."""
-    depth, limit = 2, SPLIT_AT
+def depth_for(count: int, prefix: str) -> int:
+    """How many hex digits name a shard of the two-digit ``prefix`` in a store of
+    ``count`` records: two up to the prefix's threshold (``SPLIT_AT / 2`` for ``00``,
+    growing by ``SPLIT_AT / 256`` a prefix to just under ``1.5 × SPLIT_AT`` for ``ff``),
+    three past it, four past 16 times it."""
+    depth, limit = 2, SPLIT_AT // 2 + int(prefix, 16) * SPLIT_AT // 256
     while count > limit and depth < MAX_DEPTH:
         depth, limit = depth + 1, limit * 16
     return depth
 
 
-def depth_of(listdir: Callable[[str], list[str]], directory: str) -> int:
-    """The depth a committed shard directory is written at: two digits when it holds
-    files, else two plus the length of the names in its first subdirectory."""
-    sub = next((name for name in listdir(directory) if not name.endswith(".json")), None)
-    if sub is None:
-        return 2
-    inner = listdir(f"{directory}/{sub}")
-    return 2 + len(inner[0].removesuffix(".json")) if inner else 3
+def depths(count: int) -> dict[str, int]:
+    """``depth_for(count, prefix)`` of every two-digit prefix."""
+    return {f"{at:02x}": depth_for(count, f"{at:02x}") for at in range(256)}
 
 
 def id_key(rid: str, depth: int) -> str:
     """The shard key of an id at ``depth``: that many hex digits after its prefix."""
     at = rid.find("_") + 1
     return rid[at : at + depth]
+
+
+def id_digits(rid: str) -> str:
+    """The hex digits an id is filed by: all of it after its ``<kind>_`` prefix."""
+    return rid[rid.find("_") + 1 :]
 
 
 def shard_path(directory: str, key: str) -> str:

@@ -19,8 +19,9 @@ from . import layout
 from .config import LimitError, StoreConfig
 from .derive import catalog_entry, count_change, empty_summary
 from .registry import Derived, DerivedState, limited_count, record_kind, record_kinds
+from .shards import Placement, Staged, shard_entries
 
-__all__ = ["Transaction", "View", "parse_stored"]
+__all__ = ["Transaction", "View", "parse_stored", "record_count"]
 
 Record = dict[str, Any]
 
@@ -37,13 +38,18 @@ def parse_stored(parse: Callable[[bytes], Record], path: str, data: bytes) -> Re
         ) from exc
 
 
+def record_count(summary: dict[str, int]) -> int:
+    """How many records a summary counts (every kind; what the catalog's depth follows)."""
+    return sum(value for key, value in summary.items() if key != "bytes")
+
+
 class View:
     """Read-only access to the records of one commit."""
 
     def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
         self._shards: dict[str, dict[str, Any]] = {}
-        self._depth: int | None = None
+        self._placement: Placement | None = None
 
     def read(self, path: str) -> bytes | None:
         """Raw bytes of a committed file."""
@@ -77,27 +83,27 @@ class View:
         """The store's settings."""
         return StoreConfig.from_marker(self.read(layout.MARKER))
 
-    def catalog_depth(self) -> int:
-        """How many hex digits name a committed catalog shard (2, or 3 or 4 in a big store)."""
-        if self._depth is None:
-            self._depth = layout.depth_of(self.snap.listdir, layout.CATALOG_DIR)
-        return self._depth
+    def catalog_placement(self) -> Placement:
+        """How many hex digits name each committed catalog prefix's shards (two, or three
+        or four once the store has grown)."""
+        if self._placement is None:
+            self._placement = Placement(self.snap.listdir, layout.CATALOG_DIR)
+        return self._placement
 
     def catalog_shard(self, shard: str) -> dict[str, Any]:
         """Catalog entries of one shard (cached), by its key (two to four hex digits)."""
         path = layout.catalog_path(shard)
         entries = self._shards.get(path)
         if entries is None:
-            entries = self.read_json(path, {})
-            if not isinstance(entries, dict):
-                raise CorruptStoreError(f"{path} is damaged; run xbrain doctor.")
-            self._shards[path] = entries
+            entries = self._shards[path] = shard_entries(path, self.read(path))
         return entries
 
     def entry(self, rid: str) -> dict[str, Any] | None:
         """The catalog entry of an id (a record of any kind)."""
-        key = layout.id_key(rid, self.catalog_depth())
-        entry: dict[str, Any] | None = self.catalog_shard(key).get(rid)
+        depth = self.catalog_placement().depth(layout.shard(rid))
+        if depth is None:
+            return None
+        entry: dict[str, Any] | None = self.catalog_shard(layout.id_key(rid, depth)).get(rid)
         return entry
 
     def catalog_keys(self) -> list[str]:
@@ -167,7 +173,7 @@ class Transaction(View):
         self._staged: dict[str, tuple[bytes, Record, bool]] = {}
         self._absent: set[str] = set()  # committed paths that hold no file
         self._summary: dict[str, int] | None = None
-        self._dirty: set[str] = set()
+        self._catalog: Staged | None = None
         self._derived: dict[str, DerivedState] = {}
         # detectors a person allowed for this write (--allow-secret), and what they let in
         self.allow_secrets: frozenset[str] = frozenset()
@@ -213,17 +219,37 @@ class Transaction(View):
             state = self._derived[index.name] = index.start(self)
         return state
 
+    def _staged_catalog(self) -> Staged:
+        if self._catalog is None:
+            count = record_count(self.summary())
+            read, listdir = self.read, self.snap.listdir
+            self._catalog = Staged(
+                layout.CATALOG_DIR, read, listdir, shard_entries, layout.id_digits, count
+            )
+        return self._catalog
+
+    def catalog_shard(self, shard: str) -> dict[str, Any]:
+        """Catalog entries of one shard as staged."""
+        return self._staged_catalog().shard(shard)
+
+    def entry(self, rid: str) -> dict[str, Any] | None:
+        """The catalog entry of an id as staged."""
+        catalog = self._staged_catalog()
+        entry: dict[str, Any] | None = catalog.shard(catalog.key(layout.id_digits(rid))).get(rid)
+        return entry
+
     def _set_entry(self, rid: str, entry: dict[str, Any] | None) -> None:
         if self._summary is None:
             self._summary = dict(self.summary())
-        key = layout.id_key(rid, self.catalog_depth())
-        shard = self.catalog_shard(key)
+        catalog = self._staged_catalog()
+        key = catalog.key(layout.id_digits(rid))
+        shard = catalog.shard(key)
         count_change(self._summary, shard.get(rid), entry)
         if entry is None:
             shard.pop(rid, None)
         else:
             shard[rid] = entry
-        self._dirty.add(key)
+        catalog.dirty.add(key)
 
     def scan_secrets(self, texts: Iterable[tuple[str, str]]) -> None:
         """Refuse a likely secret in any of ``(field, text)`` (InvalidInputError, exit 4)
@@ -276,21 +302,6 @@ class Transaction(View):
                 self.derived(index).change(rid, old, None)
         self.write(spec.path(rid), None)
 
-    def _reshard(self, depth: int) -> None:
-        """Move every catalog entry to the shards of ``depth`` (the store crossed
-        ``layout.SPLIT_AT`` records): the old files go, the new ones are written."""
-        entries: dict[str, dict[str, Any]] = {}
-        for key in sorted(set(self.catalog_keys()) | self._dirty):
-            entries.update(self.catalog_shard(key))
-            self.write(layout.catalog_path(key), None)
-        self._shards = {}
-        self._dirty = set()
-        self._depth = depth
-        for rid, entry in entries.items():
-            key = layout.id_key(rid, depth)
-            self.catalog_shard(key)[rid] = entry
-            self._dirty.add(key)
-
     def _replaced(self, kind: str, rid: str) -> Record | None:
         """The record a write replaces, or None: absent, or damaged (no parser accepts
         it). Replacing a damaged record is how it is put right (``restore``); what its
@@ -302,15 +313,9 @@ class Transaction(View):
 
     def finish(self) -> dict[str, bytes | None]:
         """Write catalog shards, derived files and summary, enforce limits; the changes."""
-        if self._summary is not None:
-            count = sum(v for k, v in self._summary.items() if k != "bytes")
-            if layout.depth_for(count) != self.catalog_depth():
-                self._reshard(layout.depth_for(count))
-        for shard in sorted(self._dirty):
-            entries = self.catalog_shard(shard)
-            self.write(
-                layout.catalog_path(shard), layout.dump_catalog(entries) if entries else None
-            )
+        if self._summary is not None and self._catalog is not None:
+            for path, data in self._catalog.files(record_count(self._summary)).items():
+                self.write(path, data)
         for state in self._derived.values():
             for path, data in state.files().items():
                 self.write(path, data)

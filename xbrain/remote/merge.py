@@ -24,9 +24,11 @@ from ..codec import digest, dump_yaml
 from ..core import CommitId, GitStore, View, layout
 from ..core.derive import catalog_entry, count_change, derived_files
 from ..core.registry import classify, family, file_kind, record_kind, record_kinds, record_path
+from ..core.shards import Placement, same_apart
+from ..core.view import record_count
 from ..kinds import resource as resource_kind
 from ..kinds import state
-from ..kinds.urls import URLS_DIR, url_shard, urls_path
+from ..kinds.urls import URLS_DIR, url_digits, urls_path
 from ..messages import commit_message
 from ..text import canonical_url
 from ..timestamps import later_of
@@ -264,21 +266,33 @@ def derived_in_step(
     derived file that disagrees — is False, and the caller re-derives everything.
     """
     old, new = View(git.snapshot(ours)), View(git.snapshot(head))
-    if new.summary()["resources"] and not new.snap.listdir(URLS_DIR):
+    resources = new.summary()["resources"]
+    if resources and not new.snap.listdir(URLS_DIR):
         return False
-    count = sum(v for k, v in new.summary().items() if k != "bytes")
-    if layout.depth_for(count) != new.catalog_depth():  # shards at the other depth
+    urls = Placement(new.listdir, URLS_DIR)
+    if not new.catalog_placement().settled(record_count(new.summary())):
+        return False  # a prefix at a depth the record count does not give
+    if not urls.settled(resources):
         return False
     changed = {
         Path(p).stem
         for spec in record_kinds()
         for p in git.changed_files(ours, head, spec.directory)
     }
-    for path in git.changed_files(ours, head, layout.CATALOG_DIR):  # no entry edited alone
-        shard = layout.key_of(layout.CATALOG_DIR, path)
-        before = {k: v for k, v in old.catalog_shard(shard).items() if k not in changed}
-        after = {k: v for k, v in new.catalog_shard(shard).items() if k not in changed}
-        if before != after:
+
+    def entries_apart(entries: dict[str, Any]) -> dict[str, Any]:
+        return {rid: entry for rid, entry in entries.items() if rid not in changed}
+
+    def urls_apart(entries: dict[str, Any]) -> dict[str, Any]:
+        kept = {url: [i for i in ids if i not in changed] for url, ids in entries.items()}
+        return {url: ids for url, ids in kept.items() if ids}
+
+    for directory, filed_by, apart in (  # no entry edited alone
+        (layout.CATALOG_DIR, layout.id_digits, entries_apart),
+        (URLS_DIR, url_digits, urls_apart),
+    ):
+        paths = git.changed_files(ours, head, directory)
+        if not same_apart(directory, paths, old.read, new.read, filed_by, apart):
             return False
     totals = dict(old.summary())
     for rid in changed:
@@ -294,8 +308,8 @@ def derived_in_step(
         ):
             if url is not None:
                 canonical = canonical_url(url)
-                depth = layout.depth_of(new.listdir, URLS_DIR)
-                ids = new.read_json(urls_path(url_shard(canonical, depth)), {})
+                hashed = url_digits(canonical)
+                ids = new.read_json(urls_path(hashed[: urls.depth(hashed[:2]) or 2]), {})
                 if (rid in ids.get(canonical, ())) != (live or canonical == _url_of(found)):
                     return False
     return totals == new.summary()

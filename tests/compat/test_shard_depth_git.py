@@ -1,0 +1,59 @@
+"""A catalog prefix a plain git commit left at a depth the record count does not give:
+it still reads, ``doctor`` names it, and the next write puts it back (core.shards)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Result, make
+
+pytestmark = [
+    pytest.mark.compat,
+    pytest.mark.skipif(shutil.which("git") is None, reason="the git binary is not installed"),
+]
+Run = Callable[..., Result]
+
+
+def git(store: Path, *args: str) -> str:
+    who = ["-c", "user.name=Hand", "-c", "user.email=hand@example.invalid"]
+    return subprocess.run(
+        ["git", "-C", str(store), *who, *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_a_prefix_moved_by_hand_reads_is_named_and_is_put_back(
+    xb: Run, json_file: Callable[[Any], str]
+) -> None:
+    assert xb("put", json_file([make(f"hand-{i}") for i in range(40)])).code == 0
+    store = Path(xb("status").json["store"])
+    catalog = store / "index" / "catalog"
+    fullest = max(catalog.glob("*.json"), key=lambda p: len(json.loads(p.read_bytes())))
+    prefix, entries = fullest.stem, json.loads(fullest.read_bytes())
+    (catalog / prefix).mkdir()
+    for rid, entry in entries.items():  # three digits: not what 40 records give
+        shard = catalog / prefix / f"{rid.split('_', 1)[1][2]}.json"
+        found = json.loads(shard.read_bytes()) if shard.exists() else {}
+        shard.write_text(json.dumps({**found, rid: entry}, indent=2, sort_keys=True) + "\n")
+    fullest.unlink()
+    git(store, "add", "-A", "index")
+    git(store, "commit", "-q", "-m", "move a catalog prefix by hand")
+
+    for rid in entries:
+        assert xb("get", rid).json["id"] == rid
+    drift = [p for p in xb("doctor").json["problems"] if p["code"] == "catalog_drift"]
+    assert {p["path"] for p in drift} >= {f"index/catalog/{prefix}.json"}, drift
+
+    other = make("more-0")
+    assert xb("put", json_file([other])).code == 0
+    assert fullest.is_file() and not (catalog / prefix).exists()
+    assert json.loads(fullest.read_bytes()) == entries
+    assert xb("doctor").json["problems"] == []
+    assert git(store, "status", "--porcelain") == ""
+    git(store, "fsck", "--strict", "--no-progress")
