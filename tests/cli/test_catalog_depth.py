@@ -135,16 +135,16 @@ def test_two_big_stores_merge_into_three_digit_shards_doctor_accepts(
 def test_past_sixteen_times_the_split_shards_by_four_digits(
     xb: Run, json_file: Callable[[Any], str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(layout, "SPLIT_AT", 2, raising=False)  # 4 digits past 32 records
-    _put(xb, json_file, 0, 40)
+    monkeypatch.setattr(layout, "SPLIT_AT", 2, raising=False)  # 4 digits past 32–48 records
+    _put(xb, json_file, 0, 50)
     files = _committed(Path(xb("status").json["store"]))
     shards = [p for p in files if p.startswith(("index/catalog/", "index/urls/"))]
     assert shards and all(len(p.rsplit("/", 1)[1]) == len("ab.json") for p in shards), shards
     assert all(len(p.split("/")) == 4 for p in shards), shards
     assert xb("doctor").json["problems"] == []
-    _put(xb, json_file, 40, 5)
+    _put(xb, json_file, 50, 5)
     assert xb("doctor").json["problems"] == []
-    assert xb("list", "--limit", "100").json["total"] == 45
+    assert xb("list", "--limit", "100").json["total"] == 55
 
 
 def _placed(store: Path, xb: Run) -> tuple[bool, bool]:
@@ -166,7 +166,7 @@ def _placed(store: Path, xb: Run) -> tuple[bool, bool]:
 
 @pytest.fixture
 def spread_split(monkeypatch: pytest.MonkeyPatch) -> None:
-    # prefix 00 moves to three digits past 128 records, ff past 383
+    # prefix 00 moves to three digits past 256 records, ff past 511
     monkeypatch.setattr(layout, "SPLIT_AT", 256, raising=False)
 
 
@@ -174,11 +174,11 @@ def test_prefixes_move_one_by_one_as_the_store_grows(
     xb: Run, json_file: Callable[[Any], str], spread_split: None
 ) -> None:
     _limits(xb)
-    _put(xb, json_file, 0, 100)
+    _put(xb, json_file, 0, 240)
     store = Path(xb("status").json["store"])
     assert _placed(store, xb) == (True, True)
     widest = 0
-    for first in range(100, 420, 40):
+    for first in range(240, 520, 40):
         before = _committed(store)
         count = xb("status").json["resources"]
         _put(xb, json_file, first, 40)
@@ -209,7 +209,7 @@ def test_prefixes_move_one_by_one_as_the_store_grows(
     assert widest == 2  # files of two and of three digits side by side on the way
     assert xb("doctor").json["problems"] == []
     listed = xb("list", "--limit", "1000").json
-    assert listed["total"] == 420
+    assert listed["total"] == 520
     for item in listed["results"][::37]:
         assert xb("get", item["id"]).json["id"] == item["id"]
     again = make("depth-7")

@@ -56,7 +56,7 @@ def _write(tree: Tree, start: int, adds: list[str], removes: list[str], count: i
 
 @pytest.fixture(autouse=True)
 def small_split(monkeypatch: pytest.MonkeyPatch) -> None:
-    # thresholds 16..47 records for three digits, 256..752 for four
+    # thresholds 32..63 records for three digits, 512..1,008 for four
     monkeypatch.setattr(layout, "SPLIT_AT", 32, raising=False)
 
 
@@ -102,12 +102,12 @@ def test_a_write_moves_only_the_prefixes_its_count_passes() -> None:
     assert Placement(lambda d: _listdir(tree, d), DIR).settled(512)
     after = _write(tree, 512, ["ff0002"], [], 513)
     changed = {p for p in set(tree) | set(after) if tree.get(p) != after.get(p)}
-    # four digits past 16 × (16 + p // 8) records: 512 → 513 moves 80..87, and nothing
+    # four digits past 16 × (32 + p // 8) records: 512 → 513 moves 00..07, and nothing
     # else changes but the file the new entry lands in
     moved = {p.split("/")[2][:2] for p in changed}
     prefixes = [f"{at:02x}" for at in range(256)]
     want = {p for p in prefixes if layout.depth_for(512, p) != layout.depth_for(513, p)}
-    assert want == {f"{at:02x}" for at in range(128, 136)}
+    assert want == {f"{at:02x}" for at in range(8)}
     assert moved == want | {"ff"}
     assert after == _implied({n: {"n": n} for n in [*names, "ff0002"]}, 513)
 

@@ -15,9 +15,9 @@ big the store is. As a store grows, each two-digit prefix in turn moves to shard
 three digits (``<aa>/<b>.json``), then four (``<aa>/<bc>.json``), so that a batch of 1,000
 new records rewrites about as many small files as records it changes, not every shard
 grown large. When a prefix moves is ``depth_for(count, prefix)``: its own threshold,
-spread over prefixes between half and one and a half times ``SPLIT_AT`` records (16
-times that for four digits), so a batch moves a sixteenth of the prefixes at most instead
-of all of them at once. The depth is a function of the record count and the prefix alone
+spread over prefixes from ``SPLIT_AT`` records to just under twice that (16 times those
+for four digits), so a batch of 1,000 moves about 16 prefixes instead of all of them at
+once. The depth is a function of the record count and the prefix alone
 (every writer, merge and ``doctor`` derives the same files); readers take each prefix's
 depth from the committed tree (``core.shards``), so a store written by any rule reads.
 Everything else a store holds is declared by a kind in the registry.
@@ -57,7 +57,7 @@ SUMMARY = f"{DERIVED_DIR}/summary.json"
 CATALOG_DIR = f"{DERIVED_DIR}/catalog"
 HEX2 = r"[0-9a-f]{2}"
 SHARD_FILE = rf"{HEX2}(?:/[0-9a-f]{{1,2}})?\.json"  # a shard file under its directory
-SPLIT_AT = 16_384  # about this many records: shards by three hex digits (four past 16x)
+SPLIT_AT = 16_384  # past this many records prefixes move to three hex digits (four past 16x)
 MAX_DEPTH = 4
 
 
@@ -69,10 +69,11 @@ def is_derived(path: str) -> bool:
 
 def depth_for(count: int, prefix: str) -> int:
     """How many hex digits name a shard of the two-digit ``prefix`` in a store of
-    ``count`` records: two up to the prefix's threshold (``SPLIT_AT / 2`` for ``00``,
-    growing by ``SPLIT_AT / 256`` a prefix to just under ``1.5 × SPLIT_AT`` for ``ff``),
-    three past it, four past 16 times it."""
-    depth, limit = 2, SPLIT_AT // 2 + int(prefix, 16) * SPLIT_AT // 256
+    ``count`` records: two up to the prefix's threshold (``SPLIT_AT`` for ``00``, growing
+    by ``SPLIT_AT / 256`` a prefix to just under twice that for ``ff``), three past it,
+    four past 16 times it. Moving later than the middle of the spread keeps the batches
+    before it as they were; those after it write fewer files than at three digits."""
+    depth, limit = 2, SPLIT_AT + int(prefix, 16) * SPLIT_AT // 256
     while count > limit and depth < MAX_DEPTH:
         depth, limit = depth + 1, limit * 16
     return depth
