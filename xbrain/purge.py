@@ -22,7 +22,8 @@ from typing import Any
 from .core import CommitId, Core, GitStore, Rewrite, TreeReader, View, layout
 from .core.derive import catalog_entry, count_change
 from .core.registry import classify, record_kind, record_kinds
-from .core.shards import Placement
+from .core.shards import Staged, shard_entries
+from .core.view import record_count
 from .errors import InvalidInputError, NotFoundError, XbrainError
 from .kinds import skill as skill_kind
 from .kinds.resourcefacts import path as facts_path
@@ -177,10 +178,16 @@ def _rederive(
     record by ID instead)."""
     names = {spec.name for spec in record_kinds()}
     view = _Commit(new)
-    shards: dict[str, dict[str, Any]] = {}
     states: dict[str, Any] = {}
-    summary: dict[str, int] | None = None
-    placement = Placement(new.listdir, layout.CATALOG_DIR)
+    summary = view.summary()
+    catalog = Staged(
+        layout.CATALOG_DIR,
+        new.read,
+        new.listdir,
+        shard_entries,
+        layout.id_digits,
+        record_count(summary),
+    )
     for path in changed:
         kind = classify(path)
         if kind not in names:
@@ -190,31 +197,23 @@ def _rederive(
         record = _parsed(spec, rid, new.read(path))
         before = old.read(path)
         was = _parsed(spec, rid, None if before is None else replace(before), strict=False)
-        depth = placement.depth(layout.shard(rid)) or 2
-        shard = layout.catalog_path(layout.id_key(rid, depth))
-        if shard not in shards:
-            raw = new.read(shard)
-            shards[shard] = json.loads(raw) if raw else {}
-        entry = shards[shard].pop(rid, None)
+        key = catalog.key(layout.id_digits(rid))
+        shard = catalog.shard(key)
+        entry = shard.pop(rid, None)
         gone = _parsed(spec, rid, before, strict=False) if record is None else None
         if isinstance(gone, dict):  # commit messages quote a removed record's title
             titles.update(v for k in ("title", "name") if isinstance(v := gone.get(k), str) and v)
         if record is not None:
-            shards[shard][rid] = catalog_entry(spec, record)
-        if summary is None:
-            summary = view.summary()
+            shard[rid] = catalog_entry(spec, record)
+        catalog.dirty.add(key)
         if summary:
-            count_change(
-                summary, entry if isinstance(entry, dict) else None, shards[shard].get(rid)
-            )
+            count_change(summary, entry if isinstance(entry, dict) else None, shard.get(rid))
         for index in spec.derived:
             state = states.get(index.name) or states.setdefault(index.name, index.start(view))
             state.change(rid, was, record)
-    out: dict[str, bytes | None] = {
-        shard: layout.dump_catalog(entries) if entries else None
-        for shard, entries in shards.items()
-    }
-    if shards and summary:
+    # (a record count the purge lowered may move prefixes to fewer digits)
+    out = catalog.files(record_count(summary)) if catalog.dirty else {}
+    if catalog.dirty and summary:
         out[layout.SUMMARY] = layout.dump_json(summary)
     for state in states.values():
         out.update(state.files())

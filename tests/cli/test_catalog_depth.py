@@ -252,3 +252,22 @@ def test_a_pull_across_moved_prefixes_fast_forwards_without_re_deriving(
     assert _committed(a) == _committed(b)
     assert xb("doctor", store=b).json["problems"] == []
     assert _placed(b, xb) == (True, True)
+
+
+def test_a_purge_that_lowers_the_count_moves_prefixes_back(
+    xb: Run, json_file: Callable[[Any], str], small_split: None
+) -> None:
+    # 16 + p // 16 records: 24 → 20 moves the prefixes whose thresholds are 20..23
+    _limits(xb)
+    results = xb("put", json_file([make(f"purge-{i}") for i in range(24)])).json["results"]
+    ids = [item["id"] for item in results]
+    before = _committed(Path(xb("status").json["store"]))
+    assert xb("purge", *ids[:4], "--yes").code == 0
+    store = Path(xb("status").json["store"])
+    after = _committed(store)
+    assert xb("doctor").json["problems"] == []
+    assert _placed(store, xb) == (True, True)
+    two = [p for p in after if p.startswith("index/catalog/") and p.count("/") == 2]
+    assert two and not set(two) <= set(before)  # some prefix went back to two digits
+    for rid in ids[4:]:
+        assert xb("get", rid).json["id"] == rid

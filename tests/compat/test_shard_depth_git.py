@@ -57,3 +57,35 @@ def test_a_prefix_moved_by_hand_reads_is_named_and_is_put_back(
     assert xb("doctor").json["problems"] == []
     assert git(store, "status", "--porcelain") == ""
     git(store, "fsck", "--strict", "--no-progress")
+
+
+def test_a_prefix_left_in_two_forms_is_read_whole_and_put_in_one(
+    xb: Run, json_file: Callable[[Any], str]
+) -> None:
+    items = [make(f"two-{i}") for i in range(20)]
+    ids = [item["id"] for item in xb("put", json_file(items)).json["results"]]
+    store = Path(xb("status").json["store"])
+    catalog = store / "index" / "catalog"
+    fullest = max(catalog.glob("*.json"), key=lambda p: len(json.loads(p.read_bytes())))
+    entries = json.loads(fullest.read_bytes())
+    moved = sorted(entries)[0]  # one line moved into a directory beside the file
+    (catalog / fullest.stem).mkdir()
+    stray = catalog / fullest.stem / f"{moved.split('_', 1)[1][2]}.json"
+    stray.write_text(json.dumps({moved: entries.pop(moved)}, indent=2) + "\n")
+    fullest.write_text(json.dumps(entries, indent=2) + "\n")
+    git(store, "add", "-A", "index")
+    git(store, "commit", "-q", "-m", "a catalog prefix in two forms")
+    assert xb("doctor").json["problems"]
+
+    edited = {
+        **items[ids.index(moved)],
+        "title": "A new title",
+        "updatedAt": "2026-11-01T00:00:00.000Z",
+    }
+    result = xb("put", json_file([edited])).json
+    assert result["updated"] == 1 and result["added"] == 0, result  # found, not new
+    assert xb("status").json["resources"] == 20
+    assert not stray.exists() and not stray.parent.exists()
+    assert moved in json.loads(fullest.read_bytes())
+    assert xb("doctor").json["problems"] == []
+    assert git(store, "status", "--porcelain") == ""

@@ -3,8 +3,8 @@
 ```
 xbrain.yaml                       format marker, optional identity and limits
 index/catalog/<aa>.json           id → {path, revision, <kind fields>, bytes} of every record
-index/catalog/<aa>/<b>.json       the same, by three hex digits, in a store of more than
-                                  SPLIT_AT records (<aa>/<bc>.json: four, past 16 times that)
+index/catalog/<aa>/<b>.json       the same, by three hex digits, once the store has grown
+                                  past <aa>'s threshold (<aa>/<bc>.json: four, past 16 times it)
 index/summary.json                per-kind counts and byte total (for limits and status)
 <kind directory>/<aa>/<id>.yaml   one record (see xbrain.kinds for each kind's directory)
 ```
@@ -71,8 +71,9 @@ def depth_for(count: int, prefix: str) -> int:
     """How many hex digits name a shard of the two-digit ``prefix`` in a store of
     ``count`` records: two up to the prefix's threshold (``SPLIT_AT`` for ``00``, growing
     by ``SPLIT_AT / 256`` a prefix to just under twice that for ``ff``), three past it,
-    four past 16 times it. Moving later than the middle of the spread keeps the batches
-    before it as they were; those after it write fewer files than at three digits."""
+    four past 16 times it. No prefix moves before ``SPLIT_AT`` records, so the batches
+    before it cost what they did when every prefix moved at once; a batch in the spread
+    writes fewer files than one at three digits everywhere."""
     depth, limit = 2, SPLIT_AT + int(prefix, 16) * SPLIT_AT // 256
     while count > limit and depth < MAX_DEPTH:
         depth, limit = depth + 1, limit * 16
@@ -114,7 +115,7 @@ def shard(rid: str) -> str:
 
 
 def catalog_path(shard_name: str) -> str:
-    """The catalog shard file for a shard key (two or three hex digits)."""
+    """The catalog shard file for a shard key (two to four hex digits)."""
     return shard_path(CATALOG_DIR, shard_name)
 
 

@@ -8,9 +8,12 @@ one by one as the store grows, so no write moves every shard at once.
 
 ``Placement`` reads each prefix's depth from a committed tree, whatever rule wrote it.
 ``Staged`` is one directory's shards inside a write: entries are filed at the depth their
-prefix has when the write starts, and ``files`` then moves the prefixes whose depth the
-write's new count changes (or that the tree holds at another depth), reading and writing
-those prefixes only.
+prefix has when the write starts (a prefix a plain git commit left in two forms is first
+put in one), and ``files`` then moves the prefixes whose depth the write's new count
+changes, the prefixes it touched that sit at another depth, and those whose form (one file,
+or a directory) is not the count's, reading and writing those prefixes only. A directory of
+four digits where the count gives three (or the reverse) that no write touches stays as it
+is (telling them apart reads every directory): ``doctor`` names it, ``--repair`` moves it.
 """
 
 from __future__ import annotations
@@ -64,6 +67,18 @@ class Placement:
     def prefixes(self) -> set[str]:
         """The prefixes the directory holds a file or a directory for."""
         return set(self._names())
+
+    def two_forms(self, prefix: str) -> bool:
+        """Whether ``prefix`` is both a file and a directory (a plain git commit)."""
+        return self._names().get(prefix) == (True, True)
+
+    def mixed(self, prefix: str) -> bool:
+        """Whether ``prefix``'s committed shards are not of one depth: a file and a
+        directory, or a directory of names of two lengths (reads the directory)."""
+        found = self._names().get(prefix)
+        if found is None or not found[1]:
+            return False
+        return found[0] or len({len(name) for name in self._shard_names(prefix)}) > 1
 
     def is_file(self, prefix: str) -> bool | None:
         """Whether ``prefix`` is one file (two digits), a directory, or absent (None)."""
@@ -131,6 +146,7 @@ class Staged:
         self.shards: dict[str, dict[str, Any]] = {}
         self.dirty: set[str] = set()
         self._depths: dict[str, int] = {}  # prefix → the depth its entries are staged at
+        self._gone: dict[str, bytes | None] = {}  # files of prefixes moved on first use
 
     def depth(self, prefix: str) -> int:
         """The depth ``prefix``'s entries are filed at in this write."""
@@ -139,6 +155,9 @@ class Staged:
             if not _PREFIX.fullmatch(prefix):  # (no entry of a valid name has one)
                 return 2
             depth = self.placement.depth(prefix) or layout.depth_for(self.count, prefix)
+            if self.placement.mixed(prefix):  # one form first, so no entry is missed
+                depth = layout.depth_for(self.count, prefix)
+                self._gone.update(self._move(prefix, depth))
             self._depths[prefix] = depth
         return depth
 
@@ -157,7 +176,7 @@ class Staged:
     def files(self, count: int) -> dict[str, bytes | None]:
         """The shard files this write changes, ``count`` being the store's new count:
         the changed shards, and every file of a prefix that moves to another depth."""
-        out: dict[str, bytes | None] = {}
+        out = dict(self._gone)
         touched = {key[:2] for key in self.dirty}
         for prefix in sorted(self.placement.prefixes() | touched):
             want = layout.depth_for(count, prefix)
@@ -166,6 +185,7 @@ class Staged:
                 prefix not in touched
                 and want == layout.depth_for(self.count, prefix)
                 and (is_file is None or is_file == (want == 2))
+                and not self.placement.two_forms(prefix)
             )
             if not settled and self.depth(prefix) != want:
                 out.update(self._move(prefix, want))
