@@ -120,3 +120,21 @@ def test_many_bytes_are_compressed_on_two_threads_into_a_pack_git_verifies(
         store = str(tmp_path / "two")
         subprocess.run(["git", "-C", store, "fsck", "--strict", "--full"], check=True)
         subprocess.run(["git", "verify-pack", str(two.with_suffix(".idx"))], check=True)
+
+
+def test_a_commit_whose_files_repeat_packs_each_object_once(tmp_path: Path) -> None:
+    # the same bytes at many paths, and two directories alike: one blob, one tree each
+    store = tmp_path / "store"
+    files = {f"{side}/f{i:03d}.txt": f"{i % 40}\n".encode() for side in "ab" for i in range(80)}
+    assert GitStore.create(store, files, "repeats\n", "t <t@t>", 1)
+    (pack,) = _packs(store)
+    header = int.from_bytes(pack.read_bytes()[8:12], "big")
+    index = pack.with_suffix(".idx").read_bytes()
+    indexed = int.from_bytes(index[8 + 255 * 4 : 8 + 256 * 4], "big")  # v2 fan-out's last
+    assert header == indexed == 40 + 1 + 1 + 1  # blobs, the two alike trees, root, commit
+    with GitStore(store) as git:
+        snap = git.snapshot()
+        assert all(snap.read(path) == data for path, data in files.items())
+    if HAS_GIT:
+        subprocess.run(["git", "-C", str(store), "fsck", "--strict", "--full"], check=True)
+        subprocess.run(["git", "verify-pack", str(pack.with_suffix(".idx"))], check=True)

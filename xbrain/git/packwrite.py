@@ -39,7 +39,13 @@ __all__ = ["write_pack"]
 
 
 def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
-    """Add ``objects`` to ``store`` as one pack (whole objects, no deltas)."""
+    """Add ``objects`` to ``store`` as one pack (whole objects, no deltas), each once: a
+    commit holds the same bytes at two paths (two directories alike, a rewrite making a
+    shard again), and a pack whose header counts an object twice is one git refuses."""
+    unique: dict[bytes, ShaFile] = {}
+    for obj in objects:
+        unique.setdefault(bytes(obj.id), obj)
+    objects = list(unique.values())
     fd, tmp = tempfile.mkstemp(dir=store.pack_dir, suffix=".pack")
     try:
         with os.fdopen(fd, "wb") as handle:
