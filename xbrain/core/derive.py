@@ -11,6 +11,7 @@ from typing import Any
 from ..codec import canonical_json, sha256_hex
 from . import layout
 from .registry import RecordKind, record_kind, record_kinds
+from .shards import shard_files
 
 __all__ = [
     "catalog_entry",
@@ -91,14 +92,10 @@ def derived_files(
     ``entries``: id → catalog entry of every record; ``live``: kind → id → record of the
     records that feed derived files (at least those of kinds that declare some).
     """
-    shards: dict[str, dict[str, Any]] = {}
     summary = empty_summary()
-    depths = layout.depths(len(entries))
-    for rid, entry in entries.items():
-        digits = layout.id_digits(rid)
-        shards.setdefault(digits[: depths.get(digits[:2], 2)], {})[rid] = entry
+    for entry in entries.values():
         count_change(summary, None, entry)
-    out = {layout.catalog_path(name): layout.dump_catalog(e) for name, e in shards.items()}
+    out = shard_files(layout.CATALOG_DIR, entries, layout.id_digits, len(entries))
     out[layout.SUMMARY] = layout.dump_json(summary)
     for spec in record_kinds():
         for derived in spec.derived:

@@ -39,11 +39,9 @@ __all__ = [
     "SUMMARY",
     "catalog_path",
     "depth_for",
-    "depths",
     "dump_catalog",
     "dump_json",
     "id_digits",
-    "id_key",
     "is_derived",
     "key_of",
     "shard",
@@ -78,17 +76,6 @@ def depth_for(count: int, prefix: str) -> int:
     while count > limit and depth < MAX_DEPTH:
         depth, limit = depth + 1, limit * 16
     return depth
-
-
-def depths(count: int) -> dict[str, int]:
-    """``depth_for(count, prefix)`` of every two-digit prefix."""
-    return {f"{at:02x}": depth_for(count, f"{at:02x}") for at in range(256)}
-
-
-def id_key(rid: str, depth: int) -> str:
-    """The shard key of an id at ``depth``: that many hex digits after its prefix."""
-    at = rid.find("_") + 1
-    return rid[at : at + depth]
 
 
 def id_digits(rid: str) -> str:

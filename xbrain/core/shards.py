@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import CorruptStoreError
 from . import layout
 
-__all__ = ["Placement", "Staged", "same_apart", "shard_entries"]
+__all__ = ["Placement", "Staged", "same_apart", "shard_entries", "shard_files"]
 
 _PREFIX = re.compile(r"[0-9a-f]{2}")
 _INNER = re.compile(r"[0-9a-f]{1,2}\.json")
@@ -42,6 +42,20 @@ def shard_entries(path: str, data: bytes | None) -> dict[str, Any]:
     if not isinstance(entries, dict):
         raise CorruptStoreError(f"{path} is damaged; run xbrain doctor.")
     return entries
+
+
+def shard_files(
+    directory: str, entries: Mapping[str, Any], digits: Callable[[str], str], count: int
+) -> dict[str, bytes]:
+    """The shard files that hold ``entries`` (name → value) at ``count``: each entry in
+    the file its digits name at its prefix's depth (what writes leave, and what ``doctor``
+    and merges derive and compare)."""
+    depths = {f"{at:02x}": layout.depth_for(count, f"{at:02x}") for at in range(256)}
+    shards: dict[str, dict[str, Any]] = {}
+    for name, value in entries.items():
+        filed = digits(name)
+        shards.setdefault(filed[: depths.get(filed[:2], 2)], {})[name] = value
+    return {layout.shard_path(directory, key): layout.dump_catalog(e) for key, e in shards.items()}
 
 
 class Placement:

@@ -103,7 +103,8 @@ class View:
         depth = self.catalog_placement().depth(layout.shard(rid))
         if depth is None:
             return None
-        entry: dict[str, Any] | None = self.catalog_shard(layout.id_key(rid, depth)).get(rid)
+        key = layout.id_digits(rid)[:depth]
+        entry: dict[str, Any] | None = self.catalog_shard(key).get(rid)
         return entry
 
     def catalog_keys(self) -> list[str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core import layout
 from ..core.registry import FileKind, Readable, register
-from ..core.shards import Staged, shard_entries
+from ..core.shards import Staged, shard_entries, shard_files
 from ..text import canonical_url
 
 __all__ = ["StagedUrls", "UrlIndex"]
@@ -51,14 +51,10 @@ class UrlIndex:
 
     def derive(self, live: dict[str, Record]) -> dict[str, bytes]:
         """The index files of all live resources."""
-        shards: dict[str, dict[str, list[str]]] = {}
-        depths = layout.depths(len(live))
+        urls: dict[str, list[str]] = {}
         for rid in sorted(live):
-            canonical = canonical_url(live[rid]["source"]["url"])
-            digits = url_digits(canonical)
-            key = digits[: depths[digits[:2]]]
-            shards.setdefault(key, {}).setdefault(canonical, []).append(rid)
-        return {urls_path(name): layout.dump_catalog(urls) for name, urls in shards.items()}
+            urls.setdefault(canonical_url(live[rid]["source"]["url"]), []).append(rid)
+        return shard_files(URLS_DIR, urls, url_digits, len(live))
 
 
 class StagedUrls:

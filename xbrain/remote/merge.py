@@ -266,11 +266,12 @@ def derived_in_step(
     derived file that disagrees — is False, and the caller re-derives everything.
     """
     old, new = View(git.snapshot(ours)), View(git.snapshot(head))
-    resources = new.summary()["resources"]
+    summary = new.summary()
+    resources = summary["resources"]
     if resources and not new.snap.listdir(URLS_DIR):
         return False
     urls = Placement(new.listdir, URLS_DIR)
-    if not new.catalog_placement().settled(record_count(new.summary())):
+    if not new.catalog_placement().settled(record_count(summary)):
         return False  # a prefix at a depth the record count does not give
     if not urls.settled(resources):
         return False
@@ -312,7 +313,7 @@ def derived_in_step(
                 ids = new.read_json(urls_path(hashed[: urls.depth(hashed[:2]) or 2]), {})
                 if (rid in ids.get(canonical, ())) != (live or canonical == _url_of(found)):
                     return False
-    return totals == new.summary()
+    return totals == summary
 
 
 def _url_of(found: tuple[str, dict[str, Any], bytes] | None) -> str | None:
