@@ -89,3 +89,36 @@ def test_a_prefix_left_in_two_forms_is_read_whole_and_put_in_one(
     assert moved in json.loads(fullest.read_bytes())
     assert xb("doctor").json["problems"] == []
     assert git(store, "status", "--porcelain") == ""
+
+
+def test_a_pulled_commit_leaving_a_prefix_in_two_forms_is_re_derived(
+    xb: Run, json_file: Callable[[Any], str], tmp_path: Path
+) -> None:
+    # a remote's tree is outside input: a prefix there both as a file and as a directory
+    # (one entry copied into it) is not taken as in step; the pull derives the catalog
+    # from the records, in one form
+    assert xb("put", json_file([make(f"pulled-{i}") for i in range(20)])).code == 0
+    store = Path(xb("status").json["store"])
+    remote, hand = tmp_path / "remote.git", tmp_path / "hand"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    assert xb("remote", "add", "origin", str(remote)).code == 0
+    assert xb("remote", "push").code == 0
+    git(tmp_path, "clone", "-q", str(remote), str(hand))
+    catalog = hand / "index" / "catalog"
+    fullest = max(catalog.glob("*.json"), key=lambda p: len(json.loads(p.read_bytes())))
+    entries = json.loads(fullest.read_bytes())
+    copied = sorted(entries)[0]
+    (catalog / fullest.stem).mkdir()
+    stray = catalog / fullest.stem / f"{copied.split('_', 1)[1][2]}.json"
+    stray.write_text(json.dumps({copied: entries[copied]}, indent=2) + "\n")
+    git(hand, "add", "-A")
+    git(hand, "commit", "-q", "-m", "a prefix in two forms")
+    git(hand, "push", "-q", "origin", "main")
+
+    pulled = xb("remote", "pull")
+    assert pulled.code == 0, pulled.stderr
+    mine = store / "index" / "catalog"
+    assert (mine / fullest.name).is_file() and not (mine / fullest.stem).exists()
+    assert xb("doctor").json["problems"] == []
+    assert xb("status").json["resources"] == 20
+    assert git(store, "status", "--porcelain") == ""

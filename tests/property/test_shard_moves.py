@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xbrain.core import layout
-from xbrain.core.shards import Placement, Staged, same_apart, shard_entries
+from xbrain.core.shards import Placement, Staged, same_apart, shard_entries, shard_files
 
 DIR = "index/catalog"
 Tree = dict[str, bytes]
@@ -86,6 +86,7 @@ def test_writes_leave_the_files_the_count_implies(steps: list[tuple[list[str], i
         tree = _write(tree, start, adds, removes, len(live))
         entries = live
         assert tree == _implied(entries, len(entries))
+        assert tree == shard_files(DIR, entries, str, len(entries))  # what doctor derives
         assert Placement(lambda d, t=tree: _listdir(t, d), DIR).settled(len(entries))
         changed = [p for p in set(before) | set(tree) if before.get(p) != tree.get(p)]
         touched = set(adds) | set(removes)
@@ -149,3 +150,18 @@ def test_placement_reads_each_prefix_at_its_own_depth() -> None:
     assert placement.prefixes() == {"00", "01", "02", "03"}
     assert placement.files("03") == [f"{DIR}/03.json", f"{DIR}/03/b.json"]
     assert not placement.settled(0)
+    for files, settled in (
+        ([f"{DIR}/00.json"], True),
+        ([f"{DIR}/00.json", f"{DIR}/00/a.json"], False),  # two forms: nothing else amiss
+        ([f"{DIR}/00/a.json"], False),  # three digits where the count gives two
+    ):
+        alone: Tree = dict.fromkeys(files, b"{}\n")
+        assert Placement(lambda d, t=alone: _listdir(t, d), DIR).settled(0) is settled, files
+    grown: Tree = {f"{DIR}/00/a.json": b"{}\n", f"{DIR}/80/ab.json": b"{}\n"}
+    count = layout.SPLIT_AT + 1  # 00 at three digits, 80 still at two
+    assert not Placement(lambda d: _listdir(grown, d), DIR).settled(count)
+    grown[f"{DIR}/80.json"] = grown.pop(f"{DIR}/80/ab.json")
+    assert Placement(lambda d: _listdir(grown, d), DIR).settled(count)
+    for extra in (f"{DIR}/00.json", f"{DIR}/00/ab.json"):  # two forms; four digits in three
+        odd = {**grown, extra: b"{}\n"}
+        assert not Placement(lambda d, t=odd: _listdir(t, d), DIR).settled(count), extra

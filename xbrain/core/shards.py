@@ -122,9 +122,10 @@ class Placement:
         the depth ``layout.depth_for(count, prefix)`` gives it (reads every directory)."""
         for prefix, (file, folder) in self._names().items():
             want = layout.depth_for(count, prefix)
-            if (file and folder) or (want == 2) != file:
+            if want == 2 and folder:  # (beside the file, or alone)
                 return False
-            if folder and {len(name) for name in self._shard_names(prefix)} != {want + 3}:
+            lengths = {len(name) for name in self._shard_names(prefix)} if want > 2 else None
+            if want > 2 and (file or lengths != {want + 3}):  # ("b.json": 6)
                 return False
         return True
 
