@@ -68,7 +68,13 @@ def test_help_imports_no_command_module() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     loaded = set(proc.stderr.split())
-    assert loaded <= {"xbrain.cli", "xbrain.cli.base", "xbrain.errors", "xbrain.lightcli"}, loaded
+    assert loaded <= {
+        "xbrain.cli",
+        "xbrain.cli.base",
+        "xbrain.errors",
+        "xbrain.lightcli",
+        "xbrain.userdirs",
+    }, loaded
 
 
 def test_a_command_imports_only_what_it_uses(tmp_path: Path) -> None:

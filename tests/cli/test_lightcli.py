@@ -23,8 +23,9 @@ from tests.conftest import (
 )
 from xbrain.cli.find import search as search_command
 from xbrain.cli.recall import recall as recall_command
-from xbrain.lightcli import _user_dir, parse_recall
+from xbrain.lightcli import parse_recall
 from xbrain.lightsearch import parse_search
+from xbrain.userdirs import user_dir
 
 Run = Callable[..., Result]
 TOKENS = [
@@ -134,8 +135,8 @@ def test_user_dirs_agree_with_platformdirs(
             monkeypatch.delenv(name, raising=False)
         else:
             monkeypatch.setenv(name, value)
-    assert Path(_user_dir("data")) == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
-    assert Path(_user_dir("cache")) == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
+    assert Path(user_dir("data")) == Path(platformdirs.user_data_dir("xbrain", appauthor=False))
+    assert Path(user_dir("cache")) == Path(platformdirs.user_cache_dir("xbrain", appauthor=False))
 
 
 SEARCH_TOKENS = [

@@ -408,6 +408,33 @@ def test_a_cache_dir_that_cannot_be_written_costs_time_not_answers(
     assert [p.is_dir() for p in bad.glob("jieba-*.bin")] == [True]  # left, not removed
 
 
+def test_the_python_api_compiles_the_dictionary_once_per_user_as_the_cli_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Store(path)`` with no cache dir uses the user's ($XBRAIN_CACHE_DIR, else the
+    XDG cache dir), as the CLI does: before, each store opened through the API compiled
+    the dictionary (a second, 8 MB) into its own ``.git/xbrain/cache``."""
+    from xbrain.store import Store
+
+    def two_stores(name: str) -> None:
+        for store in (tmp_path / f"{name}-1", tmp_path / f"{name}-2"):
+            api = Store(store)
+            api.init()
+            api.put([make("zh", title="对话框无障碍检查清单", text="键盘导航和焦点管理")])
+            found = api.search("对话框的键盘导航")["results"]
+            assert [hit["resource"]["id"] for hit in found] == [resource_id("web", "zh")]
+            assert not (store / ".git" / "xbrain" / "cache").exists()
+
+    chosen = tmp_path / "chosen"
+    monkeypatch.setenv("XBRAIN_CACHE_DIR", str(chosen))
+    two_stores("chosen")
+    assert len(list(chosen.glob("jieba-*.bin"))) == 1
+    monkeypatch.delenv("XBRAIN_CACHE_DIR")
+    two_stores("xdg")
+    xdg = tmp_path / "home" / "cache" / "xbrain"  # conftest's XDG_CACHE_HOME
+    assert len(list(xdg.glob("jieba-*.bin"))) == 1
+
+
 def test_a_damaged_history_table_is_rebuilt_for_log(seeded: Run, store_dir: Path) -> None:
     """The table behind ``log`` is derived data, as the search index is: before, a
     damaged one made every ``log`` "Internal error (DatabaseError)"."""

@@ -29,6 +29,7 @@ from ..git import CommitId, GitStore, UnreadableIndex, private_umask
 from ..inputs import check_store_dir, read_file
 from ..messages import commit_message, validate_agent
 from ..timestamps import now_timestamp
+from ..userdirs import cache_dir as user_cache_dir
 from . import journal, layout
 from .config import DEFAULT_IDENTITY, marker_bytes
 from .lock import StoreLock
@@ -78,8 +79,8 @@ class Core:
         allow_secrets: frozenset[str] = frozenset(),
     ) -> None:
         self.path = Path(path).absolute()
-        # the compiled Chinese dictionary; the CLI passes the user cache dir
-        self.cache_dir = cache_dir or self.path / ".git" / "xbrain" / "cache"
+        # the compiled Chinese dictionary: the user's, as the CLI's (built once per user)
+        self.cache_dir = cache_dir or user_cache_dir()
         self.wait = wait
         self.agent = validate_agent(agent)
         self.allow_secrets = allow_secrets  # detectors --allow-secret lets through
