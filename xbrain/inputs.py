@@ -56,17 +56,35 @@ def read_file(path: Path, limit: int, too_big: str, *, follow: bool = True) -> b
     except OSError as exc:  # a link not followed is ELOOP
         raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from None
     try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        regular = False
-    if not regular:  # before fdopen, which refuses a directory with its own error
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InvalidInputError(f"Not a regular file: {path}")
+        data = _read_up_to(fd, limit + 1, info.st_size)
+    finally:
         os.close(fd)
-        raise InvalidInputError(f"Not a regular file: {path}")
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
     if len(data) > limit:
         raise InvalidInputError(too_big)
     return data
+
+
+def _read_up_to(fd: int, most: int, size: int) -> bytes:
+    """At most ``most`` bytes of ``fd`` from where it is, to its end: one read of the
+    size ``fstat`` gave plus one byte (the end seen), more when the file grew meanwhile.
+    A buffered ``read(most)`` set aside ``most`` bytes for each file: a 64 MB bound made
+    reading 1,800 small files five times as slow."""
+    chunks, left = [], most
+    ask = size + 1
+    while left > 0:
+        want = min(ask, left)
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+        if len(chunk) < want and most - left >= size:  # short of what was asked, at the
+            break  # end fstat saw: the end (no second read to be told so)
+        ask = max(ask, 1 << 16)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
