@@ -32,6 +32,7 @@ from ..errors import (
     ProviderError,
     XbrainError,
 )
+from .checkedout import CheckedOut
 from .near import Near
 
 __all__ = [
@@ -243,10 +244,19 @@ def tree_cache() -> Trees:
 
 
 class Snapshot:
-    """Read-only view of one commit's tree, with a small tree cache."""
+    """Read-only view of one commit's tree, with a small tree cache. ``checked_out``: the
+    working tree, where :meth:`read` finds a file's bytes first when they are the
+    commit's (:class:`.checkedout.CheckedOut`)."""
 
-    def __init__(self, repo: Repo, commit: CommitId | None, trees: Trees | None = None) -> None:
+    def __init__(
+        self,
+        repo: Repo,
+        commit: CommitId | None,
+        trees: Trees | None = None,
+        checked_out: CheckedOut | None = None,
+    ) -> None:
         self._repo = repo
+        self._checked_out = checked_out
         self.commit = commit
         self._trees = trees if trees is not None else Trees()
         self._files: dict[bytes, bytes] = {}  # read()'s blobs by id: a transaction reads
@@ -290,6 +300,8 @@ class Snapshot:
         if entry is None or entry[0] == DIR_MODE:
             return None
         data = self._files.get(entry[1])
+        if data is None and self._checked_out is not None:
+            data = self._checked_out.read(path.encode("utf-8", "surrogateescape"), entry[1])
         if data is None:
             data = self._blob(entry[1], path)
             if len(self._files) >= _FILES_KEPT or self._kept + len(data) > _BYTES_KEPT:

@@ -23,6 +23,7 @@ from ..errors import (
     CorruptStoreError,
     NotFoundError,
 )
+from .checkedout import CheckedOut
 from .objects import (
     DAMAGE,
     DIR_MODE,
@@ -175,8 +176,12 @@ class Repository(Walking):
         return CommitId(sha.decode())
 
     def snapshot(self, commit: CommitId | None = None) -> Snapshot:
-        """A read view of ``commit`` (default: the current head)."""
-        return Snapshot(self._repo, self.head() if commit is None else commit, self.trees)
+        """A read view of ``commit`` (default: the current head, whose files the working
+        tree holds: read there first when they are the commit's)."""
+        if commit is not None:
+            return Snapshot(self._repo, commit, self.trees)
+        checked_out = None if self._repo.bare else CheckedOut(str(self.path))
+        return Snapshot(self._repo, self.head(), self.trees, checked_out)
 
     def commit_info(self, commit: CommitId) -> CommitInfo:
         """Metadata of one commit."""
