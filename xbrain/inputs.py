@@ -56,8 +56,11 @@ def read_file(path: Path, limit: int, too_big: str, *, follow: bool = True) -> b
     except OSError as exc:  # a link not followed is ELOOP
         raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
+        try:
+            info: os.stat_result | None = os.fstat(fd)
+        except OSError:
+            info = None
+        if info is None or not stat.S_ISREG(info.st_mode):
             raise InvalidInputError(f"Not a regular file: {path}")
         data = _read_up_to(fd, limit + 1, info.st_size)
     finally:

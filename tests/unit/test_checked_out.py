@@ -1,5 +1,5 @@
-"""A snapshot of ``main`` reads a file from the working tree only when its bytes are the
-committed blob: a hand edit, a link (to a file or through a folder), a FIFO, a missing
+"""A write's snapshot of ``main`` reads a file from the working tree only when its bytes
+are the committed blob: a hand edit, a link (to a file or through a folder), a FIFO, a missing
 file all fall back to the object store, and every read returns the committed bytes."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import make
 from xbrain.core import GitStore
 from xbrain.git import objects
+from xbrain.git.checkedout import CheckedOut
 from xbrain.store import Store
 
 
@@ -64,7 +65,7 @@ def blob_loads(path: Path, loads: list[bytes]) -> dict[str, bytes]:
     """Read every file through a snapshot of ``main``; what it returned (``loads`` then
     holds the blobs it read from the object store)."""
     with GitStore(path) as git:
-        snap = git.snapshot()
+        snap = git.snapshot(checked_out=True)
         names = [name for name, _ in snap.files()]
         loads.clear()
         out = {}
@@ -83,6 +84,19 @@ def test_files_the_working_tree_holds_as_committed_are_read_there(
     assert loads == []  # not one blob from the object store
 
 
+def test_a_read_alone_reads_the_object_store(store: Path, loads: list[bytes]) -> None:
+    """Only a write's view reads the working tree: a read reports a missing or damaged
+    object as it meets it (``get`` and ``status`` say exit 7)."""
+    files = committed(store)
+    with GitStore(store) as git:
+        snap = git.snapshot()
+        loads.clear()
+        assert {name: snap.read(name) for name in files} == files
+        assert sorted(sha.decode() for sha in loads) == sorted(
+            {snap.blob_id(name) for name in files}
+        )
+
+
 def test_an_edited_missing_or_linked_file_is_read_from_git(
     store: Path, tmp_path: Path, loads: list[bytes]
 ) -> None:
@@ -97,7 +111,7 @@ def test_an_edited_missing_or_linked_file_is_read_from_git(
     (store / linked).symlink_to(outside)
     assert blob_loads(store, loads) == files
     with GitStore(store) as git:
-        ids = {git.snapshot().blob_id(name) for name in (edited, missing, linked)}
+        ids = {git.snapshot(checked_out=True).blob_id(name) for name in (edited, missing, linked)}
     assert {sha.decode() for sha in loads} == ids
 
 
@@ -112,7 +126,7 @@ def test_a_folder_reached_through_a_link_is_never_read(
     assert blob_loads(store, loads) == files
     inside = [name for name in files if name.startswith("index/catalog/")]
     with GitStore(store) as git:
-        snap = git.snapshot()
+        snap = git.snapshot(checked_out=True)
         assert {sha.decode() for sha in loads} == {snap.blob_id(name) for name in inside}
 
 
@@ -123,6 +137,72 @@ def test_a_fifo_in_place_of_a_file_is_not_waited_on(store: Path, loads: list[byt
     os.mkfifo(store / name)
     assert blob_loads(store, loads) == files
     assert len(loads) == 1
+
+
+def test_a_folder_swapped_for_a_link_after_a_read_is_not_followed(
+    store: Path, tmp_path: Path, loads: list[bytes]
+) -> None:
+    """The folder was a folder when first read from; the link put there afterwards is
+    seen in the name of the file the open reached, and that file is not read."""
+    files = committed(store)
+    shards = sorted(name for name in files if name.startswith("index/catalog/"))
+    assert len(shards) >= 2
+    with GitStore(store) as git:
+        snap = git.snapshot(checked_out=True)
+        loads.clear()
+        assert snap.read(shards[0]) == files[shards[0]] and loads == []
+        catalog = store / "index" / "catalog"
+        shutil.move(catalog, tmp_path / "moved")
+        catalog.symlink_to(tmp_path / "moved", target_is_directory=True)
+        assert [snap.read(name) for name in shards[1:]] == [files[n] for n in shards[1:]]
+        assert {sha.decode() for sha in loads} == {snap.blob_id(n) for n in shards[1:]}
+
+
+def test_a_path_that_leaves_the_store_is_never_opened(
+    store: Path, tmp_path: Path, loads: list[bytes]
+) -> None:
+    """A commit made outside xbrain with an empty name first (a path that reads as
+    absolute): the file outside, the very bytes, is not what is read."""
+    outside = tmp_path / "secret.txt"
+    outside.write_bytes(b"the committed bytes\n")
+    name = str(outside)  # "/tmp/.../secret.txt": its first component is empty
+    with GitStore(store) as git:
+        head = git.head()
+        new = git.commit(head, {name: outside.read_bytes()}, "odd\n", "t <t@t>", 0)
+        snap = git.snapshot(checked_out=True)
+        assert snap.commit == new
+        loads.clear()
+        assert snap.read(name) == outside.read_bytes()
+        assert [sha.decode() for sha in loads] == [snap.blob_id(name)]
+    checked = CheckedOut(str(store))
+    blob = Blob.from_string(outside.read_bytes()).id
+    opened: list[object] = []
+    real = os.open
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", lambda *a, **k: opened.append(a[0]) or real(*a, **k))
+        assert checked.read(os.fsencode(name), blob) is None
+        assert checked.read(b"../" + os.fsencode(outside.name), blob) is None
+        assert checked.read(b"index/../../" + os.fsencode(outside.name), blob) is None
+        assert checked.read(b"index/..", blob) is None
+    assert opened == []  # refused by name, before any open
+
+
+def test_a_padded_file_is_read_from_git_once_and_never_read_whole(
+    store: Path, loads: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = committed(store)
+    name = "index/summary.json"
+    with open(store / name, "ab") as handle:
+        handle.truncate(16 << 20)  # past the bound: never read or hashed
+    asked: list[int] = []
+    real = os.read
+    monkeypatch.setattr(os, "read", lambda fd, n: asked.append(n) or real(fd, n))
+    with GitStore(store) as git:
+        snap = git.snapshot(checked_out=True)
+        loads.clear()
+        assert [snap.read(name) for _ in range(3)] == [files[name]] * 3
+        assert [sha.decode() for sha in loads] == [snap.blob_id(name)]
+    assert max(asked, default=0) <= 1 << 20
 
 
 EDITS = st.sampled_from(["keep", "edit", "remove", "link", "folder", "truncate"])
@@ -151,5 +231,5 @@ def test_whatever_the_working_tree_holds_a_read_returns_the_commit(
         elif edit == "truncate":
             target.write_bytes(files[name][: len(files[name]) // 2])
     with GitStore(store) as git:
-        snap = git.snapshot()
+        snap = git.snapshot(checked_out=True)
         assert {name: snap.read(name) for name in files} == files

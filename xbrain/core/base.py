@@ -225,8 +225,9 @@ class Core:
 
     @staticmethod
     def begin(git: GitStore, command: str) -> Transaction:
-        """A transaction on top of the head commit (inside ``session``)."""
-        snap = git.snapshot()
+        """A transaction on top of the head commit (inside ``session``); what it reads
+        comes from the working tree where the files there are the commit's."""
+        snap = git.snapshot(checked_out=True)
         view = View(snap)
         view.require_derived()  # never build counts on a catalog that is gone
         return Transaction(snap, view.config(), command)

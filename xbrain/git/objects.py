@@ -300,16 +300,18 @@ class Snapshot:
         if entry is None or entry[0] == DIR_MODE:
             return None
         data = self._files.get(entry[1])
-        if data is None and self._checked_out is not None:
+        if data is not None:
+            return data
+        if self._checked_out is not None:
             data = self._checked_out.read(path.encode("utf-8", "surrogateescape"), entry[1])
         if data is None:
             data = self._blob(entry[1], path)
-            if len(self._files) >= _FILES_KEPT or self._kept + len(data) > _BYTES_KEPT:
-                self._files.clear()
-                self._kept = 0
-            if len(data) <= _BYTES_KEPT:
-                self._files[entry[1]] = data
-                self._kept += len(data)
+        if len(self._files) >= _FILES_KEPT or self._kept + len(data) > _BYTES_KEPT:
+            self._files.clear()
+            self._kept = 0
+        if len(data) <= _BYTES_KEPT:
+            self._files[entry[1]] = data
+            self._kept += len(data)
         return data
 
     def blob_id(self, path: str) -> str | None:

@@ -175,13 +175,15 @@ class Repository(Walking):
             return None
         return CommitId(sha.decode())
 
-    def snapshot(self, commit: CommitId | None = None) -> Snapshot:
-        """A read view of ``commit`` (default: the current head, whose files the working
-        tree holds: read there first when they are the commit's)."""
+    def snapshot(self, commit: CommitId | None = None, *, checked_out: bool = False) -> Snapshot:
+        """A read view of ``commit`` (default: the current head). ``checked_out``: a
+        write's view of the head, which reads a file from the working tree when its bytes
+        there are the commit's (:mod:`.checkedout`). Reads alone always read the object
+        store, so they report a missing or damaged object as they meet it."""
         if commit is not None:
             return Snapshot(self._repo, commit, self.trees)
-        checked_out = None if self._repo.bare else CheckedOut(str(self.path))
-        return Snapshot(self._repo, self.head(), self.trees, checked_out)
+        where = CheckedOut(str(self.path)) if checked_out and not self._repo.bare else None
+        return Snapshot(self._repo, self.head(), self.trees, where)
 
     def commit_info(self, commit: CommitId) -> CommitInfo:
         """Metadata of one commit."""
