@@ -119,16 +119,18 @@ def write(
         from .inputs import read_json_input
 
         items = read_json_input(source)
-        if isinstance(items, list) and len(items) > 1:
-            import gc
+        import gc
 
-            # a batch: with Python's cycle collector, which a fresh write's process runs
-            # without (``launch.main``); each record's YAML leaves a reference cycle
-            # (ruamel's loader refers to itself), 1,000 of them ≈ 190 MB until collected.
-            # What is loaded by now (the modules: most of the objects) stays out of its
-            # walks, and it runs every 20,000 new objects, not 700: a batch into a
-            # 100,000-record store parses ~100,000 tree entries, and the collector's 480
-            # walks, three of them over everything, took ~170 ms of it (now ~80 ms)
+        if isinstance(items, list) and len(items) > 1 and not gc.isenabled():
+            # a batch in a fresh write's process, which runs without Python's cycle
+            # collector (``launch.main``): with it again, as each record's YAML leaves a
+            # reference cycle (ruamel's loader refers to itself), 1,000 of them ≈ 190 MB
+            # until collected. What is loaded by now (the modules: most of the objects)
+            # stays out of its walks, and it runs every 20,000 new objects, not 700: a
+            # batch into a 100,000-record store parses ~100,000 tree entries, and the
+            # collector's 480 walks, three of them over everything, took ~170 ms of it
+            # (now ~80 ms). A server's write (``served_write``) finds the collector on and
+            # leaves it as the server has it: nothing it holds is frozen for good.
             gc.freeze()
             gc.set_threshold(20_000, 10, 10)
             gc.enable()

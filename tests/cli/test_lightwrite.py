@@ -207,3 +207,24 @@ def test_the_stdin_a_client_sends_is_one_byte_over_the_larger_input_limit() -> N
     from xbrain.lightwrite import STDIN_BOUND
 
     assert max(MAX_INPUT, MAX_ARCHIVE_BYTES) + 1 == STDIN_BOUND
+
+
+def test_a_served_batch_leaves_the_servers_cycle_collector_as_it_was(tmp_path: Path) -> None:
+    """A fresh batch's process tunes the collector it turns on (``lightwrite.write``); a
+    server's write finds it on and leaves it alone: nothing the server holds is frozen
+    for good, and its thresholds stay (a batch put through ``xbrain serve``)."""
+    import gc
+    import json
+
+    from tests.conftest import make
+    from xbrain.lightwrite import served_write
+
+    store = tmp_path / "store"
+    batch = tmp_path / "batch.json"
+    batch.write_text(json.dumps([make("one"), make("two")]))
+    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    assert gc.isenabled()
+    code, out = served_write("put", [str(batch)], b"", store, str(tmp_path), None)
+    assert code == 0 and json.loads(out)["added"] == 2, out
+    assert (gc.get_freeze_count(), gc.get_threshold()) == (frozen, thresholds)
+    assert gc.isenabled()
