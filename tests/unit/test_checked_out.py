@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.conftest import make
 from xbrain.core import GitStore
 from xbrain.git import objects
-from xbrain.git.checkedout import CheckedOut
+from xbrain.git.checkedout import CheckedOut, blob_sha
 from xbrain.store import Store
 
 
@@ -233,3 +233,12 @@ def test_whatever_the_working_tree_holds_a_read_returns_the_commit(
     with GitStore(store) as git:
         snap = git.snapshot(checked_out=True)
         assert {name: snap.read(name) for name in files} == files
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.binary(max_size=5000))
+def test_the_blob_id_is_gits(data: bytes) -> None:
+    """One way to name a blob (``blob_sha``: the hand-edit check, a refresh, these reads):
+    the id dulwich, and so git, gives the same bytes."""
+    assert blob_sha(data) == Blob.from_string(data).id.decode()
+    assert GitStore.hash_blob(data) == blob_sha(data)

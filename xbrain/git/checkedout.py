@@ -21,12 +21,21 @@ import stat
 
 from ..paths import component_problem
 
-__all__ = ["CheckedOut"]
+__all__ = ["CheckedOut", "blob_sha"]
 
 _OPEN = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
 _MAX = 256 << 10  # larger files are read from the object store (shards are ~8 KB): a file
 # padded in the working tree costs at most this much reading and hashing, once
 _NAMES = b"/proc/self/fd/"
+
+
+def blob_sha(data: bytes) -> str:
+    """The git (SHA-1) blob id of ``data``, hex: what ``Blob.from_string(data).id`` says,
+    without building the object (the hand-edit check and a refresh hash every file a
+    batch writes)."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
 
 
 class CheckedOut:
@@ -37,8 +46,8 @@ class CheckedOut:
         self._dirs: dict[bytes, bool] = {b"": os.path.isdir(_NAMES)}  # folder → safe
 
     def read(self, path: bytes, blob_id: bytes) -> bytes | None:
-        """The bytes of the working-tree file ``path`` when they are blob ``blob_id``
-        (hex SHA-1), else None (read it from the object store)."""
+        """The bytes of the working-tree file ``path`` when they are blob
+        ``blob_id`` (hex SHA-1), else None (read it from the object store)."""
         folder, _, name = path.rpartition(b"/")
         if len(blob_id) != 40 or component_problem(name) or not self._plain_folder(folder):
             return None
@@ -58,9 +67,7 @@ class CheckedOut:
             return None
         finally:
             os.close(fd)
-        digest = hashlib.sha1(b"blob %d\0" % len(data))  # git's blob id
-        digest.update(data)
-        return data if digest.hexdigest().encode() == blob_id else None
+        return data if blob_sha(data).encode() == blob_id else None
 
     def _plain_folder(self, folder: bytes) -> bool:
         """Whether each component of ``folder`` is a plain name and a folder (a link is

@@ -16,14 +16,14 @@ from typing import Any, TypeVar
 from dulwich.errors import (
     NotGitRepository,
 )
-from dulwich.objects import Blob, Commit, ObjectID, ShaFile
+from dulwich.objects import Commit, ObjectID, ShaFile
 from dulwich.repo import Repo
 
 from ..errors import (
     CorruptStoreError,
     NotFoundError,
 )
-from .checkedout import CheckedOut
+from .checkedout import CheckedOut, blob_sha
 from .objects import (
     DAMAGE,
     DIR_MODE,
@@ -368,7 +368,7 @@ class Repository(Walking):
     @staticmethod
     def hash_blob(data: bytes) -> str:
         """The git blob id of some bytes."""
-        return str(Blob.from_string(data).id.decode())
+        return blob_sha(data)
 
     def stale_git_locks(self) -> list[Path]:
         """Lock files git writers leave behind when killed (refs, index, config); not

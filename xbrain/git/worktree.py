@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 from dulwich.errors import ChecksumMismatch
 from dulwich.file import FileLocked
-from dulwich.objects import Blob
 
 from ..errors import (
     ConflictError,
@@ -25,6 +24,7 @@ from ..errors import (
 )
 from ..paths import path_problem
 from . import index as gitindex
+from .checkedout import blob_sha
 from .checkout import Checkout
 from .indexupdate import Update
 from .objects import FILE_MODE, CommitId, Snapshot, private_umask
@@ -180,7 +180,7 @@ class Worktree(Checkout):
                     plan.removed.append((path, target))
                     continue
                 data = written.get(path)
-                if data is None or Blob.from_string(data).id.decode() != blob:
+                if data is None or blob_sha(data) != blob:
                     data = snap.blob(blob)
                 plan.jobs.append((target, data, blob, in_place is not None and in_place(path)))
                 plan.names.append(path.encode())
