@@ -4,6 +4,7 @@ CLI's operations (one commit each, agent ui), and it stops on Ctrl-C or when idl
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -227,6 +228,51 @@ def test_ctrl_c_stops_it(store_dir: Path, ids: dict[str, str]) -> None:
     assert running.get("/").status == 200
     code, out, err = running.stop()
     assert code == 130 and err.strip().endswith("Interrupted.") and out == ""
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.1])
+def test_ctrl_c_right_after_the_url_stops_it(
+    store_dir: Path, ids: dict[str, str], delay: float
+) -> None:
+    """Ctrl-C while the viewer still loads its server (the URL is printed first): a
+    KeyboardInterrupt raised inside an import's lock callback was printed as ignored and
+    the viewer served on until --idle."""
+    running = start(store_dir, "--idle", "120")
+    time.sleep(delay)
+    running.proc.send_signal(signal.SIGINT)
+    out, err = running.proc.communicate(timeout=60)
+    assert running.proc.returncode == 130, err
+    assert err.strip().endswith("Interrupted.") and out == ""
+    assert "ignored" not in err
+
+
+def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
+    store_dir: Path, ids: dict[str, str]
+) -> None:
+    """A Ctrl-C that comes while the URL is printed (here: raised by the callback that
+    prints it) stops the viewer once it has closed its socket, before it serves a
+    request, and leaves the process's own Ctrl-C handling as it found it."""
+    import threading
+
+    from xbrain.store import Store
+    from xbrain.ui import serve
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set in the main thread only")
+    before = signal.getsignal(signal.SIGINT)
+    printed: list[str] = []
+
+    def ready(url: str) -> None:
+        printed.append(url)
+        signal.raise_signal(signal.SIGINT)
+        printed.append("printed")
+
+    with pytest.raises(KeyboardInterrupt):
+        serve(Store(store_dir), idle=60, ready=ready)
+    assert printed[1:] == ["printed"] and signal.getsignal(signal.SIGINT) is before
+    port = int(printed[0].split(":")[2].split("/")[0])
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
 def test_open_hands_the_url_to_the_browser(

@@ -11,6 +11,7 @@ every write needs. Nothing here is imported unless ``xbrain ui`` runs.
 from __future__ import annotations
 
 import secrets
+import signal
 import socket
 import threading
 from collections.abc import Callable
@@ -56,43 +57,83 @@ def serve(
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/{token}/"
-    ready(url)  # the socket holds what comes before the server is up
-    import uvicorn
+    ctrl_c = _CtrlC()
+    with ctrl_c:
+        ready(url)  # the socket holds what comes before the server is up
+        import uvicorn
 
-    from .app import build
-    from .guard import Guard, Idle
-    from .viewer import Viewer
+        from .app import build
+        from .guard import Guard, Idle
+        from .viewer import Viewer
 
-    quiet = Idle()
-    app = Guard(build(Viewer(store, token, port)), token=token, port=port, idle=quiet)
-    config = uvicorn.Config(
-        app,
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        server_header=False,
-        date_header=False,
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    stopped = {"stopped": "interrupted"}
+        quiet = Idle()
+        app = Guard(build(Viewer(store, token, port)), token=token, port=port, idle=quiet)
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+            date_header=False,
+            timeout_graceful_shutdown=2,
+        )
+        server = uvicorn.Server(config)
+        stopped = {"stopped": "interrupted"}
 
-    def watch() -> None:
-        while not server.should_exit:
-            if quiet.idle_for() >= idle:
-                stopped["stopped"] = "idle"
-                server.should_exit = True
-                return
-            threading.Event().wait(min(1.0, idle / 4))
+        def watch() -> None:
+            while not server.should_exit:
+                if quiet.idle_for() >= idle:
+                    stopped["stopped"] = "idle"
+                    server.should_exit = True
+                    return
+                threading.Event().wait(min(1.0, idle / 4))
 
-    if open_browser:
-        import webbrowser
+        if open_browser:
+            import webbrowser
 
-        webbrowser.open(url)
-    threading.Thread(target=watch, name="xbrain-ui-idle", daemon=True).start()
-    try:
-        server.run(sockets=[listener])
-    finally:
-        listener.close()
+            webbrowser.open(url)
+        threading.Thread(target=watch, name="xbrain-ui-idle", daemon=True).start()
+        try:
+            ctrl_c.stops(server)
+            if not ctrl_c.hit:
+                server.run(sockets=[listener])
+        finally:
+            listener.close()
+    if ctrl_c.hit:
+        raise KeyboardInterrupt  # "Interrupted.", exit 130: as Ctrl-C anywhere else
     return {**stopped, "port": port}
+
+
+class _CtrlC:
+    """Ctrl-C noted, never raised at a random instant: from the printed URL on, a
+    KeyboardInterrupt raised inside an import's lock callback was printed as ignored and
+    lost (the viewer then served until --idle). While uvicorn runs, its own handler
+    (which calls this one once it has shut down) stops it; before that, this one stops
+    the server as soon as there is one. Outside the main thread (an API caller) nothing
+    changes."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self._server: Any = None
+        self._previous: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._note)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.hit = True
+        if self._server is not None:
+            self._server.should_exit = True
+
+    def stops(self, server: Any) -> None:
+        """Stop ``server`` on Ctrl-C from now on (at once if one came already)."""
+        self._server = server
+        if self.hit:
+            server.should_exit = True
