@@ -62,6 +62,22 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, segment_cache:
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "someone@example.invalid")
 
 
+def share_compiled_dictionary(cache: Path) -> Path:
+    """``cache``, a test's own ``XBRAIN_CACHE_DIR``, given the run's compiled Chinese
+    dictionary (hard links: compiling it costs about a second of each process that
+    finds none). For tests that read what a command writes there, not how it compiles."""
+    from xbrain.search.segment import Segmenter
+
+    shared = Path(os.environ["XBRAIN_CACHE_DIR"])
+    if not any(shared.glob("jieba-*.bin")):
+        Segmenter(shared).close()
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for made in shared.glob("jieba-*"):
+        if made.suffix in (".bin", ".ref") and not (cache / made.name).exists():
+            os.link(made, cache / made.name)
+    return cache
+
+
 @pytest.fixture
 def store_dir(tmp_path: Path) -> Path:
     return tmp_path / "store"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLES, Result
+from tests.conftest import EXAMPLES, Result, share_compiled_dictionary
 
 Run = Callable[..., Result]
 
@@ -23,6 +23,7 @@ def hook(store: Path, body: Any, cache: Path, *args: str, **env: str) -> tuple[i
         if isinstance(body, bytes)
         else (body if isinstance(body, str) else json.dumps(body)).encode()
     )
+    share_compiled_dictionary(cache)
     proc = subprocess.run(
         [sys.executable, "-m", "xbrain", "hook", "claude-code", *args],
         input=stdin,
