@@ -70,3 +70,25 @@ def test_a_writes_pack_is_compressed_at_level_1_its_trees_stored_unless_git_says
     assert (header, block != 0) == (b"\x78\xda", True)
     fsck = subprocess.run(["git", "-C", str(tmp_path), "fsck", "--strict"], capture_output=True)
     assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_merge_compresses_the_trees_a_write_stored(tmp_path: Path) -> None:
+    """xbrain gc merges two writes' packs into one whose trees are compressed again: the
+    newest version of each is copied whole, and would otherwise stay stored for good."""
+    from tests.conftest import make
+    from xbrain.store import Store
+
+    store = Store(tmp_path / "store")
+    for batch in ("one", "two"):
+        before = set((tmp_path / "store" / ".git" / "objects" / "pack").glob("*.pack"))
+        store.put([make(f"{batch}-{i}", title=f"Page {i} of {batch}") for i in range(120)])
+        if batch == "one":
+            packs = set((tmp_path / "store" / ".git" / "objects" / "pack").glob("*.pack"))
+            (written,) = packs - before
+            assert {block for _, block in _levels(written, "tree")} == {0}  # stored
+    assert store.gc()["after"]["packs"] == 1
+    (merged,) = (tmp_path / "store" / ".git" / "objects" / "pack").glob("*.pack")
+    trees = _levels(merged, "tree")
+    assert trees and all(block != 0 for _, block in trees), trees
+    fsck = subprocess.run(["git", "-C", str(tmp_path / "store"), "fsck", "--strict"])
+    assert fsck.returncode == 0

@@ -3,7 +3,9 @@ CLI's operations (one commit each, agent ui), and it stops on Ctrl-C or when idl
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -289,6 +291,62 @@ def test_open_hands_the_url_to_the_browser(
         assert opened.read_text() == running.url
     finally:
         running.stop()
+
+
+def test_a_browser_that_waits_does_not_hold_the_viewer(
+    store_dir: Path, ids: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A browser ``webbrowser`` waits for (a text one, here a command that sleeps) was
+    opened before the server ran: the page it asked for had no answer, and Ctrl-C waited
+    for the browser to quit."""
+    opened, browser = tmp_path / "opened.txt", tmp_path / "browser.pid"
+    monkeypatch.setenv(
+        "BROWSER", f"sh -c 'echo $$ > {browser}; printf %s > {opened}; exec sleep 30'"
+    )
+    running = start(store_dir, "--open")
+    try:
+        for _ in range(600):
+            if opened.exists() and opened.read_text():
+                break
+            time.sleep(0.05)
+        asked = time.monotonic()
+        assert running.get("/").status == 200
+        assert time.monotonic() - asked < 10
+        running.proc.send_signal(signal.SIGINT)
+        # (its output is not read to the end: the browser holds the same pipes)
+        assert running.proc.wait(timeout=10) == 130
+    finally:
+        running.proc.kill()
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(browser.read_text()), signal.SIGKILL)
+        running.proc.communicate()
+
+
+def test_a_viewer_started_with_ctrl_c_ignored_still_stops_on_sigint_once_serving(
+    store_dir: Path, ids: dict[str, str]
+) -> None:
+    """A background job of a script starts with SIGINT ignored: the viewer leaves that
+    as it is until its server runs, which stops on SIGINT and says how it stopped."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "xbrain", "ui", "--store", str(store_dir), "--idle", "120"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        port, token = url.split(":")[2].split("/")[:2]
+        running = Running(proc, url, int(port), token)
+        assert running.get("/").status == 200
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        assert json.loads(out)["stopped"] == "interrupted"
+    finally:
+        proc.kill()
+        proc.communicate()
 
 
 def test_a_port_in_use_is_one_line(xb_proc: Run, ids: dict[str, str]) -> None:

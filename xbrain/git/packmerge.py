@@ -5,6 +5,7 @@ largest version whole and the others as deltas against it. Merging packs:
 
 * an entry that is a delta is copied as it is compressed (``PackWriter.copy``): it
   stays a delta against the same base, which is in the new pack too;
+* a whole tree a write stored uncompressed is compressed (it is inflated anyway);
 * the whole objects (and the loose ones packed with them) are grouped by the path they
   sit at in the trees of the commits among them (walking only whole trees: reading a
   delta's tree would cost more than it saves). Where a path has more than one version,
@@ -47,6 +48,12 @@ def _inflate(source: SourcePack, entry: PackEntry) -> bytes:
     if len(raw) != entry.size or not stream.eof:
         raise ValueError("a pack entry does not inflate to its size")
     return raw
+
+
+def _stored(entry: PackEntry) -> bool:
+    """A whole tree a write stored rather than compressed (``packwrite``: its trees at zlib
+    level 0): a merge, which inflates every whole tree anyway, compresses it."""
+    return entry.type_num == _TREE and entry.end - entry.start >= entry.size
 
 
 def _children(raw: bytes) -> Iterable[tuple[bytes, bytes, bool]]:
@@ -163,7 +170,7 @@ def merge(
                         if len(delta) < len(raw):
                             base, payload, depth = candidate, delta, chain + 1
                             break  # the nearest version: good enough, and no more time spent
-                if base is None and sha in wholes:
+                if base is None and sha in wholes and not _stored(wholes[sha][1]):
                     writer.copy(*wholes[sha], whole)
                 else:
                     writer.add(sha, type_num, payload, base)
@@ -174,7 +181,10 @@ def merge(
         for sha, (type_num, raw) in loose.items():
             writer.add(sha, type_num, raw)
         for source, entry in wholes.values():
-            writer.copy(source, entry, whole)
+            if _stored(entry) and entry.sha in texts:
+                writer.add(entry.sha, entry.type_num, texts[entry.sha][1])
+            else:
+                writer.copy(source, entry, whole)
         for source, entry in deltas:
             writer.copy(source, entry, whole)
     except BaseException:

@@ -94,8 +94,9 @@ def _tree_level(configured: int) -> int:
     into a store of N resources rewrites all 256 ``resources/<aa>/`` trees, N/256 entries
     each (19 MB at 180,000): level 1 took 0.23 s of CPU for them, and 0.07 s to inflate
     when the next write reads them, to save 37 % of their bytes (20-byte ids and hex names);
-    stored, 0.02 s each way. The saving comes back when upkeep merges the pack: every
-    version but a path's newest becomes a delta."""
+    stored, 0.02 s each way. The saving comes back when upkeep merges the pack (in the
+    background once packs are large): every version but a path's newest becomes a delta,
+    and the newest is compressed."""
     return 0 if configured == -1 else configured
 
 

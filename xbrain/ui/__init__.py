@@ -54,6 +54,20 @@ def serve(
     except OSError as exc:
         listener.close()
         raise XbrainError(f"Cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}.") from None
+    try:
+        return _serve(store, listener, idle, ready, open_browser)
+    finally:
+        listener.close()
+
+
+def _serve(
+    store: Store,
+    listener: socket.socket,
+    idle: float,
+    ready: Callable[[str], None],
+    open_browser: bool,
+) -> dict[str, Any]:
+    """``serve`` once ``listener`` listens (the caller closes it)."""
     port = listener.getsockname()[1]
     token = secrets.token_urlsafe(24)
     url = f"http://127.0.0.1:{port}/{token}/"
@@ -89,17 +103,14 @@ def serve(
                     return
                 threading.Event().wait(min(1.0, idle / 4))
 
-        if open_browser:
-            import webbrowser
+        if open_browser:  # on a thread: a browser webbrowser waits for (a text one, an
+            import webbrowser  # unknown $BROWSER) would otherwise wait for this server
 
-            webbrowser.open(url)
+            threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
         threading.Thread(target=watch, name="xbrain-ui-idle", daemon=True).start()
-        try:
-            ctrl_c.stops(server)
-            if not ctrl_c.hit:
-                server.run(sockets=[listener])
-        finally:
-            listener.close()
+        ctrl_c.stops(server)
+        if not ctrl_c.hit:
+            server.run(sockets=[listener])
     if ctrl_c.hit:
         raise KeyboardInterrupt  # "Interrupted.", exit 130: as Ctrl-C anywhere else
     return {**stopped, "port": port}
@@ -110,22 +121,25 @@ class _CtrlC:
     KeyboardInterrupt raised inside an import's lock callback was printed as ignored and
     lost (the viewer then served until --idle). While uvicorn runs, its own handler
     (which calls this one once it has shut down) stops it; before that, this one stops
-    the server as soon as there is one. Outside the main thread (an API caller) nothing
-    changes."""
+    the server as soon as there is one. Outside the main thread (an API caller), or where
+    Ctrl-C is ignored (a background job of a script), nothing changes."""
 
     def __init__(self) -> None:
         self.hit = False
         self._server: Any = None
+        self._installed = False
         self._previous: Any = None
 
     def __enter__(self) -> _CtrlC:
-        if threading.current_thread() is threading.main_thread():
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._previous = signal.signal(signal.SIGINT, self._note)
+            self._installed = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        if self._installed:  # (None: a handler set from C, which signal cannot restore)
+            signal.signal(signal.SIGINT, self._previous or signal.default_int_handler)
 
     def _note(self, signum: int, frame: object) -> None:
         self.hit = True
