@@ -277,6 +277,15 @@ def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
 
 
+def browsed(opened: Path) -> str:
+    """What the stand-in browser wrote to ``opened`` (the URL it was given), once it has."""
+    for _ in range(600):
+        if opened.exists() and opened.read_text():
+            break
+        time.sleep(0.05)
+    return opened.read_text()
+
+
 def test_open_hands_the_url_to_the_browser(
     store_dir: Path, ids: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -284,11 +293,7 @@ def test_open_hands_the_url_to_the_browser(
     monkeypatch.setenv("BROWSER", f"sh -c 'printf %s > {opened}'")
     running = start(store_dir, "--open")
     try:
-        for _ in range(600):
-            if opened.exists() and opened.read_text():
-                break
-            time.sleep(0.05)
-        assert opened.read_text() == running.url
+        assert browsed(opened) == running.url
     finally:
         running.stop()
 
@@ -305,10 +310,7 @@ def test_a_browser_that_waits_does_not_hold_the_viewer(
     )
     running = start(store_dir, "--open")
     try:
-        for _ in range(600):
-            if opened.exists() and opened.read_text():
-                break
-            time.sleep(0.05)
+        assert browsed(opened) == running.url
         asked = time.monotonic()
         assert running.get("/").status == 200
         assert time.monotonic() - asked < 10
