@@ -183,6 +183,9 @@ def start(store_dir: Path, *args: str) -> Running:
         stderr=subprocess.PIPE,
         text=True,
         env=dict(os.environ),
+        # Ctrl-C as at a terminal: a shell's background job (a suite started with `&`)
+        # hands down an ignored SIGINT, which the viewer leaves ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout is not None
     line = proc.stdout.readline().strip()

@@ -261,7 +261,8 @@ def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
 
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers are set in the main thread only")
-    before = signal.getsignal(signal.SIGINT)
+    # Ctrl-C as at a terminal (a suite started as a shell's background job ignores it)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     printed: list[str] = []
 
     def ready(url: str) -> None:
@@ -269,9 +270,13 @@ def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
         signal.raise_signal(signal.SIGINT)
         printed.append("printed")
 
-    with pytest.raises(KeyboardInterrupt):
-        serve(Store(store_dir), idle=60, ready=ready)
-    assert printed[1:] == ["printed"] and signal.getsignal(signal.SIGINT) is before
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            serve(Store(store_dir), idle=60, ready=ready)
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert printed[1:] == ["printed"] and after is signal.default_int_handler
     port = int(printed[0].split(":")[2].split("/")[0])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()
