@@ -13,7 +13,6 @@ import pytest
 
 from tests.conftest import EXAMPLES, Result, make
 from xbrain.kinds.entry import entry_id
-from xbrain.store import Store
 
 Run = Callable[..., Result]
 MEMORY = entry_id("global", "project-notes#Build tips")
@@ -32,10 +31,8 @@ class Member:
             "XBRAIN_STORE": str(self.store),
         }
         self.identity = f"{name.title()} <{name}@example.org>"
-        # set up through the Python API (two fresh processes a member cost ~0.4 s of CPU)
-        own = Store(self.store)
-        own.config("identity.name", name.title())
-        own.config("identity.email", f"{name}@example.org")
+        assert self("config", "identity.name", name.title()).code == 0
+        assert self("config", "identity.email", f"{name}@example.org").code == 0
 
     def __call__(self, *args: str, input: Any = None, store: bool = True) -> Result:
         return self.run_cli(*args, input=input, store=self.store if store else None, env=self.env)
@@ -52,11 +49,14 @@ def team_remote(xb_proc: Run, tmp_path: Path, url: str | None = None) -> tuple[P
 
     bare = tmp_path / "team.git"
     Repo.init_bare(str(bare), mkdir=True, default_branch=b"main").close()
-    maker = Store(tmp_path / "maker")  # set up through the Python API
-    maker.put(json.loads((EXAMPLES / "synthetic-resource.json").read_text()))
-    maker.config("team.reviewers", "Rita <rita@example.org>")  # the record is the team's
-    maker.remote_add("origin", str(bare))  # before it names reviewers: trusted
-    maker.remote_push()
+    maker = tmp_path / "maker"
+    for args in (  # the record is the team's before it names reviewers: trusted
+        ("put", str(EXAMPLES / "synthetic-resource.json")),
+        ("config", "team.reviewers", "Rita <rita@example.org>"),
+        ("remote", "add", "origin", str(bare)),
+        ("remote", "push"),
+    ):
+        assert xb_proc(*args, store=maker).code == 0, args
     return bare, url or str(bare)
 
 
@@ -78,10 +78,11 @@ def records(paths: list[str], top: str) -> set[str]:
 def stock(member: Member, tmp_path: Path) -> dict[str, str]:
     """Private writes: resources, entries and a skill; the ids to share and to keep."""
     batch = [make(f"private-{n}", title=f"Private note {n} about deploys") for n in range(3)]
-    own = Store(member.store)  # set up through the Python API
-    ids = [r["id"] for r in own.put(batch)["results"]]
-    own.entry_import(EXAMPLES / "memex")
-    own.skill_save(EXAMPLES / "skills" / "deploy-check", publish=True)
+    (tmp_path / "batch.json").write_text(json.dumps(batch))
+    put = member.ok("put", str(tmp_path / "batch.json"))
+    ids = [r["id"] for r in put["results"]]
+    member.ok("entry", "import", str(EXAMPLES / "memex"))
+    member.ok("skill", "save", str(EXAMPLES / "skills" / "deploy-check"), "--publish")
     return {"resource": ids[0], "private": ids[1], "entry": MEMORY}
 
 
@@ -92,6 +93,7 @@ def joined(xb_proc: Run, tmp_path: Path) -> tuple[Path, str, Member, Member, dic
     ann = Member(xb_proc, tmp_path / "ann", "ann")
     rita = Member(xb_proc, tmp_path / "rita", "rita")
     ids = stock(ann, tmp_path)
+    rita.ok("init")
     for member in (ann, rita):
         member.ok("team", "add", "eng", url, store=False)
     return bare, url, ann, rita, ids
