@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -248,8 +249,9 @@ def test_ctrl_c_right_after_the_url_stops_it(
     assert "ignored" not in err
 
 
+@pytest.mark.parametrize("handler", [signal.default_int_handler, signal.SIG_DFL])
 def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
-    store_dir: Path, ids: dict[str, str]
+    store_dir: Path, ids: dict[str, str], handler: Any
 ) -> None:
     """A Ctrl-C that comes while the URL is printed (here: raised by the callback that
     prints it) stops the viewer once it has closed its socket, before it serves a
@@ -262,7 +264,7 @@ def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers are set in the main thread only")
     # Ctrl-C as at a terminal (a suite started as a shell's background job ignores it)
-    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    inherited = signal.signal(signal.SIGINT, handler)
     printed: list[str] = []
 
     def ready(url: str) -> None:
@@ -276,7 +278,7 @@ def test_ctrl_c_as_the_url_is_printed_is_noted_not_raised_there(
         after = signal.getsignal(signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, inherited)
-    assert printed[1:] == ["printed"] and after is signal.default_int_handler
+    assert printed[1:] == ["printed"] and after == handler  # SIG_DFL too (it is 0)
     port = int(printed[0].split(":")[2].split("/")[0])
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=5).close()

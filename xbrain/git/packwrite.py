@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 
 from dulwich.file import GitFile
 from dulwich.object_store import PACK_MODE, DiskObjectStore
-from dulwich.objects import ShaFile
+from dulwich.objects import ShaFile, Tree
 from dulwich.pack import (
     UnpackedObject,
     full_unpacked_object,
@@ -52,7 +52,10 @@ def write_pack(store: DiskObjectStore, objects: Sequence[ShaFile]) -> None:
             configured = store.pack_compression_level
             level = _level(configured)
             if store.object_format.oid_length == 20:  # SHA-1, git's default
-                levels = [_tree_level(configured) if o.type_num == 2 else level for o in objects]
+                levels = [
+                    _tree_level(configured) if o.type_num == Tree.type_num else level
+                    for o in objects
+                ]
                 entries, checksum = _write_objects(handle.write, objects, levels)
             else:
                 entries, checksum = write_pack_data(

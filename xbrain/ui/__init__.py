@@ -139,7 +139,10 @@ class _CtrlC:
 
     def __exit__(self, *exc: object) -> None:
         if self._installed:  # (None: a handler set from C, which signal cannot restore)
-            signal.signal(signal.SIGINT, self._previous or signal.default_int_handler)
+            previous = self._previous
+            signal.signal(
+                signal.SIGINT, signal.default_int_handler if previous is None else previous
+            )
 
     def _note(self, signum: int, frame: object) -> None:
         self.hit = True
