@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from batch_profile import profile_batch
+from batch_profile import table as profile_table
 from run import SEARCHES, Row, console, man_resources, newer_item, timed, xbrain
 
 from xbrain.store import Store
@@ -100,13 +102,23 @@ def load(store: Path, work: Path, count: int) -> tuple[list[float], list[float],
     batch = work / "large-batch.json"
     times: list[float] = []
     cpu: list[float] = []
+    # two batches run with timers around the write's steps: where a batch's time goes in
+    # a store a tenth as large and in the full one (bench/batch_profile.py)
+    profiled = {count // 10 // 1000 * 1000, count - 1000}
+    profiles: dict[str, list[tuple[float, float, dict[str, float]]]] = {}
     for first in range(0, count, 1000):
         batch.write_text(json.dumps(pages[first : first + 1000]))
-        started, used = time.perf_counter(), cpu_ms()
-        run = xbrain("put", str(batch), "--store", str(store))
-        subprocess.run(run, check=True, capture_output=True)
-        times.append((time.perf_counter() - started) * 1000)
-        cpu.append(cpu_ms() - used)
+        if first in profiled:
+            wall, used_ms, steps = profile_batch(store, batch)
+            profiles[f"into {first:,}"] = [(wall, used_ms, steps)]
+            times.append(wall)
+            cpu.append(used_ms)
+        else:
+            started, used = time.perf_counter(), cpu_ms()
+            run = xbrain("put", str(batch), "--store", str(store))
+            subprocess.run(run, check=True, capture_output=True)
+            times.append((time.perf_counter() - started) * 1000)
+            cpu.append(cpu_ms() - used)
         print(
             f"  large: {first + 1000:,} resources, batch {times[-1]:.0f} ms (CPU {cpu[-1]:.0f} ms)",
             file=sys.stderr,
@@ -162,6 +174,8 @@ def load(store: Path, work: Path, count: int) -> tuple[list[float], list[float],
         + ", ".join(f"{i}k {cpu[i]:.0f}" for i in range(0, len(cpu), tenth)),
         f"{skills:,} skills saved in-process in {skill_s:.0f} s (one commit each); "
         f"{len(entries):,} entries in {entry_s:.0f} s (two commits)",
+        "where a batch's time goes (two batches of the load, timed step by step; "
+        "bench/batch_profile.py):\n" + profile_table(profiles),
     ]
     return times, cpu, notes
 
