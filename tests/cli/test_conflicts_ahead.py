@@ -91,6 +91,7 @@ def test_a_helper_that_fails_or_is_late_leaves_the_walk(
     tmp_path: Path, segment_cache: Path, eager: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     failing, late, batch = _stores(tmp_path, segment_cache)
+    eager[0] = 0  # (the stores' first batch, whose write started their index, is counted)
     helpers: list[similarahead.Ahead | None] = []
     real = similarahead.start
     monkeypatch.setattr(similarahead, "start", lambda *a: helpers.append(real(*a)) or helpers[-1])
@@ -165,6 +166,7 @@ def test_a_write_landing_before_the_finder_opens_leaves_the_walk(
     the helper read by the batch alone, so its answers are not taken — the intruder, a
     same-title resource, is listed as the walk lists it."""
     ahead, walked, batch = _stores(tmp_path, segment_cache)
+    eager[0] = 0  # (the stores' first batch, whose write started their index, is counted)
     batch[1]["title"] = "Quarterly zebra audit"
     real = SimilarFinder.landed
     intruders = [make("intruder", title="Quarterly zebra audit")] * 2  # one for each store

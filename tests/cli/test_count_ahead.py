@@ -94,6 +94,30 @@ def test_a_chinese_batch_cut_ahead_indexes_what_a_rebuild_indexes(
     assert len(written[1]) > 1000  # postings of many terms: the comparison says something
 
 
+def test_a_store_s_first_chinese_batch_is_cut_ahead_for_the_index_it_starts(
+    tmp_path: Path, segment_cache: Path, taken: list[int]
+) -> None:
+    store = Store(tmp_path / "store", cache_dir=segment_cache)  # no resource, no index yet
+    batch = _batch(similarahead.BATCH_MIN + 10, seed=11)
+    store.put(batch)
+    assert taken[0] >= 3 * len(batch)  # the write's index update took the helper's counts
+    written = _rows(store)
+    store.reindex()
+    assert _rows(store) == written and len(written[0]) == len(batch)
+
+
+def test_a_store_with_resources_but_no_index_sends_nothing_to_cut(
+    tmp_path: Path, segment_cache: Path
+) -> None:
+    store = _indexed_store(tmp_path, segment_cache)
+    index = store.path / ".git" / INDEX_FILE
+    batch = _batch(similarahead.BATCH_MIN + 10)
+    assert countahead.worth(segment_cache, index, batch) is not None
+    for suffix in ("", "-wal", "-shm"):  # no update cuts: a search builds it later
+        index.with_name(index.name + suffix).unlink(missing_ok=True)
+    assert countahead.worth(segment_cache, index, batch) is None
+
+
 # each writes counts of the right shape that would index wrong terms, were they taken
 _WRONG = 'json.dumps([{"wrong": 1}] * len(json.loads(sys.stdin.buffer.read())["texts"]))'
 _ANY_COUNTS = f"import sys, json; sys.stdout.write({_WRONG}"

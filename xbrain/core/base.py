@@ -185,6 +185,11 @@ class Core:
         txn = self._committing
         return None if txn is None else txn.staged_record(path, data, parsed=parsed)
 
+    def committing(self) -> str | None:
+        """For an after-commit hook: the command of the commit being made (``put``,
+        ``import-store``); None outside a hook."""
+        return None if self._committing is None else self._committing.command
+
     def idle(self) -> bool:
         """Whether no write holds the store lock right now (taken and let go at once, so
         a caller never holds writers back; False when the lock cannot even be tried)."""

@@ -18,6 +18,7 @@ the write changed after the helper was asked.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -40,19 +41,30 @@ def worth(
     cache_dir: Path, index: Path, written: Sequence[dict[str, Any]]
 ) -> tuple[Path, list[str]] | None:
     """What a helper is to cut for the resources ``written``: the segmenter's cache
-    directory and their distinct texts that are not ASCII, when ``index`` exists (else no
-    update cuts), their Han characters would load jieba-rs (English costs less to cut
+    directory and their distinct texts that are not ASCII, when ``index`` exists or the
+    store holds no resource yet (else no update cuts; a store's first resources start
+    it: ``upkeep``), their Han characters would load jieba-rs (English costs less to cut
     than to send) and they are few enough for the helper to cut before the update asks
     (``MAX_CHARS``); else None."""
     from .fields import field_texts
     from .tokenize import past_switch
 
-    if not index.exists():
+    if not index.exists() and _holds_resources(index.parents[2]):
         return None
     texts = {text: None for r in written for text in field_texts(r) if not text.isascii()}
     if sum(map(len, texts)) > MAX_CHARS or not past_switch(texts):
         return None
     return cache_dir, list(texts)
+
+
+def _holds_resources(store: Path) -> bool:
+    """Whether the working tree of ``store`` has a resource folder with anything in it
+    (a guess for a helper: its counts are right whoever takes them)."""
+    try:
+        with os.scandir(store / "resources") as found:
+            return any(True for _ in found)
+    except OSError:
+        return False
 
 
 def cut(cache_dir: str, texts: list[str]) -> list[dict[str, int]]:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..sqlitefiles import delete_in
 from . import ranking, stems
 from .fields import field_texts, matches_filters
 from .ranking import required_matches
@@ -199,7 +200,7 @@ class SearchIndex:
             return
         totals = [0] * len(FIELDS)
         lengths = ", ".join(f"l{i}" for i in range(len(FIELDS)))
-        gone: list[tuple[int]] = []
+        gone: list[int] = []
         rids = list(changed)
         for first in range(0, len(rids), 500):  # SQLite's bound on a statement's values
             chunk = rids[first : first + 500]
@@ -208,10 +209,10 @@ class SearchIndex:
                 chunk,
             )
             for doc, *old in rows:
-                gone.append((doc,))
+                gone.append(doc)
                 totals = [a - b for a, b in zip(totals, old, strict=True)]
-        self.conn.executemany("DELETE FROM postings WHERE doc = ?", gone)
-        self.conn.executemany("DELETE FROM docs WHERE doc = ?", gone)
+        delete_in(self.conn, "DELETE FROM postings WHERE doc", gone)
+        delete_in(self.conn, "DELETE FROM docs WHERE doc", gone)
         doc = self.conn.execute("SELECT COALESCE(MAX(doc), 0) FROM docs").fetchone()[0]
         docs: list[tuple[Any, ...]] = []
         postings: list[list[Any]] = []

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from ..sqlitefiles import insert_rows
 from .fields import design_facets
 from .tokenize import Tokenizer
 
@@ -28,7 +29,6 @@ POSTING_COLUMNS = "term TEXT NOT NULL, doc INTEGER NOT NULL, " + ", ".join(
     f"f{i} INTEGER NOT NULL" for i in range(len(FIELDS))
 )
 _COLUMNS = ", ".join(f"l{i}" for i in range(len(FIELDS)))
-_PLACES = ", ".join("?" * len(FIELDS))
 
 
 def document_rows(
@@ -72,10 +72,7 @@ def load_rows(
     staged: str = "temp.staged",
 ) -> None:
     """Insert and clear one batch of a bulk load: into ``docs`` and the staging table."""
-    conn.executemany(
-        f"INSERT INTO docs (doc, rid, design, resource, {_COLUMNS}) VALUES (?, ?, ?, ?, {_PLACES})",
-        docs,
-    )
-    conn.executemany(f"INSERT INTO {staged} VALUES (?, ?, {_PLACES})", postings)
+    insert_rows(conn, f"INSERT INTO docs (doc, rid, design, resource, {_COLUMNS})", docs)
+    insert_rows(conn, f"INSERT INTO {staged}", postings)
     docs.clear()
     postings.clear()

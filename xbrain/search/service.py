@@ -176,6 +176,8 @@ def after_commit(
     commit: str,
     changes: dict[str, bytes | None],
     staged: Staged | None = None,
+    *,
+    start: bool = False,
 ) -> None:
     """Apply a commit's resource changes to an index that reflected its parent.
 
@@ -185,16 +187,22 @@ def after_commit(
     bytes (``Core.staged_record``): normalized again, it is what parsing the bytes gives
     (a YAML round trip of plain data is the identity), so only bytes that came another
     way are parsed; one staged as ``normalize_resource`` gave it (a put's) is used as it
-    is. The rows of every change are written together (``index.update``).
+    is. The rows of every change are written together (``index.update``). ``start``:
+    the parent holds no resource, and an index that does not exist yet is made here,
+    empty at the parent (one that holds nothing and reflects no commit is taken so).
     """
     path = index_path(git)
-    if not path.exists():
+    if start:
+        path.parent.mkdir(exist_ok=True)
+    elif not path.exists():
         return
     with (
         contextlib.suppress(sqlite3.Error, OSError, XbrainError),
         SearchIndex(path, tokenizer) as index,
         unsynced_commits(index.conn),
     ):
+        if start and parent is not None and index.meta("commit") is None and not index.count():
+            index.set_meta("commit", parent)  # a store's first resources: from nothing
         if parent is not None and reflects(path, index.meta("commit"), parent):
             changed: dict[str, dict[str, Any] | None] = {}
             for file, data in changes.items():

@@ -82,7 +82,7 @@ class SimilarFinder:
         self.share = share
         self.want = want
         self._conn: sqlite3.Connection | None = None
-        self._opened = False
+        self._tries = 0  # opening the index: again once, after a search built it
         self._hidden: dict[str, Any] = {}
         self._tokenizer: Tokenizer | None = None
         # read once a batch: each term's documents (title or purpose, title), each
@@ -119,8 +119,8 @@ class SimilarFinder:
             self._tokenizer.close()
 
     def _open(self) -> sqlite3.Connection | None:
-        if not self._opened:
-            self._opened = True
+        if self._conn is None and self._tries < 2:  # (a store's first write: see below)
+            self._tries += 1
             control = self.store_dir / ".git"
             head = main_head(control)
             if head is not None:
@@ -192,7 +192,8 @@ class SimilarFinder:
     ) -> list[dict[str, Any]] | None:
         """Resources in force whose title and purpose hold enough of the terms of
         ``title`` and ``purpose`` (at most ``want``, none of the ids ``passed``: those
-        written with it), or None when the index cannot say."""
+        written with it), or None when the index cannot say. With none at the head (a
+        store's first write), the search that answers instead builds it: opened next."""
         conn = self._open()
         if conn is None:
             return None

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
+from ..sqlitefiles import insert_rows
+
 __all__ = ["MARK", "SCHEMA", "marked", "record", "record_indexed", "stem", "stems_of", "variants"]
 
 SCHEMA = (
@@ -64,7 +66,7 @@ def _inflected(terms: Iterable[str]) -> list[tuple[str, str]]:
 
 def record(conn: sqlite3.Connection, terms: Iterable[str]) -> None:
     """Add the stems of ``terms`` (a document's, as it is indexed) to the table."""
-    conn.executemany("INSERT OR IGNORE INTO stems VALUES (?, ?)", _inflected(terms))
+    insert_rows(conn, "INSERT OR IGNORE INTO stems", _inflected(terms))
 
 
 def record_indexed(conn: sqlite3.Connection) -> None:

@@ -20,6 +20,7 @@ RESOURCES = "resources/"  # what the search index is derived from (kinds.resourc
 SKILLS = "skills/"  # what the skill index is derived from (kinds.skill.DIRECTORY)
 ENTRY_PATHS = ("entries/", "entry-tombstones/")  # and the entry cache (kinds.entry), with
 MARKER = "xbrain.yaml"  # recall's defaults (core.layout.MARKER)
+START_MAX = 5_000  # a store's first resources that start the search index (rows in memory)
 
 
 def upkeep(core: Core) -> None:
@@ -36,6 +37,9 @@ def upkeep(core: Core) -> None:
     ) -> None:
         control = git.control_dir
         resources = (control / INDEX).exists()
+        start = not resources and core.committing() == "put"  # (checks conflicts next)
+        start = start and _first_resources(git, parent, changes)
+        resources = resources or start
         skills = (control / SKILL_INDEX).exists()
         entries = (control / ENTRIES).exists()
         if not (resources or skills or entries):
@@ -69,7 +73,8 @@ def upkeep(core: Core) -> None:
                 from .service import after_commit
 
                 with contextlib.suppress(*failures), private_umask():
-                    after_commit(git, tokenizer, parent, commit, changes, core.staged_record)
+                    staged = core.staged_record
+                    after_commit(git, tokenizer, parent, commit, changes, staged, start=start)
             if skills_touched:
                 from .skills import after_commit as skills_after_commit
 
@@ -83,6 +88,21 @@ def upkeep(core: Core) -> None:
             tokenizer.close()
 
     core.after_commit.append(hook)
+
+
+def _first_resources(
+    git: GitStore, parent: CommitId | None, changes: dict[str, bytes | None]
+) -> bool:
+    """Whether ``changes`` bring a store's first resources (its parent holds none), few
+    enough for this commit (a ``put``'s) to start the search index: made here, empty at
+    the parent, with this commit's rows from the records the write staged (the put's
+    conflict check reads it next; else a search would build it, parsing them all
+    again). More than ``START_MAX`` are left to that build, which bounds its memory; an
+    import builds it itself, with its progress bar."""
+    count = sum(1 for path in changes if path.startswith(RESOURCES))
+    if parent is None or not 0 < count <= START_MAX:
+        return False
+    return git.snapshot(parent).entry(RESOURCES.rstrip("/")) is None
 
 
 def _entries_after_commit(
