@@ -123,6 +123,8 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Iterable[Sequence[Any
     if not rows:
         return
     width = len(rows[0])
+    if any(not isinstance(row, (tuple, list)) or len(row) != width for row in rows):
+        raise ValueError("insert_rows takes rows that are tuples or lists of one length")
     per = max(1, _parameters(conn) // width)
     one = "(" + ", ".join("?" * width) + ")"
     for first in range(0, len(rows), per):
@@ -143,8 +145,21 @@ def delete_in(conn: sqlite3.Connection, head: str, values: Iterable[Any]) -> Non
 
 
 def _parameters(conn: sqlite3.Connection) -> int:
-    """How many parameters a statement may have here (SQLite's default before 3.32: 999)."""
-    getlimit = getattr(conn, "getlimit", None)  # Python 3.11 and later
+    """How many parameters a statement may have on ``conn``: SQLite says (Python 3.11
+    and later), else 32,766 (SQLite's default since 3.32) when a statement that many
+    runs, else 999 (the default before; the least a build may set is lower, and then
+    writes fail as they would have anyway)."""
+    getlimit = getattr(conn, "getlimit", None)
     if getlimit is not None:
-        return int(getlimit(getattr(sqlite3, "SQLITE_LIMIT_VARIABLE_NUMBER", 9)))
-    return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
+        return int(getlimit(_LIMIT_VARIABLE_NUMBER))
+    if not _PROBED:
+        try:
+            conn.execute(f"SELECT 0 IN ({', '.join('?' * 32766)})", [1] * 32766)
+            _PROBED.append(32766)
+        except sqlite3.OperationalError:  # too many SQL variables
+            _PROBED.append(999)
+    return _PROBED[0]
+
+
+_LIMIT_VARIABLE_NUMBER = 9  # (sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, from Python 3.11)
+_PROBED: list[int] = []  # the bound found where Python cannot ask SQLite (3.10)

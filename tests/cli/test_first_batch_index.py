@@ -13,7 +13,6 @@ from dulwich.repo import Repo
 
 from tests.conftest import make
 from xbrain.kinds.model import normalize_resource
-from xbrain.search import upkeep
 from xbrain.search.query import INDEX_FILE
 from xbrain.store import Store
 from xbrain.store.resourcefacts import ResourceFacts
@@ -39,10 +38,12 @@ def _batch(count: int, tag: str) -> list[dict[str, Any]]:
 
 
 def _index(store: Store) -> tuple[str | None, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """The commit the index records, its documents and postings (by id)."""
+    """The commit the index records, its documents (numbers too) and postings, by id."""
     with sqlite3.connect(store.path / ".git" / INDEX_FILE) as conn:
         commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
-        docs = conn.execute("SELECT rid, l0, l1, l2, l3, l4, l5, resource FROM docs ORDER BY rid")
+        docs = conn.execute(
+            "SELECT rid, doc, l0, l1, l2, l3, l4, l5, resource FROM docs ORDER BY rid"
+        )
         postings = conn.execute(
             "SELECT term, rid, f0, f1, f2, f3, f4, f5 FROM postings JOIN docs USING (doc) "
             "ORDER BY term, rid"
@@ -65,8 +66,9 @@ def test_a_first_batch_is_checked_from_the_index_its_write_started(
     commit, docs, postings = _index(store)
     assert commit == _head(store)
     assert [row[0] for row in docs] == sorted(normalize_resource(r).resource["id"] for r in batch)
-    store.reindex()  # the rows a build writes from the commit
+    store.reindex()  # the rows a build writes from the commit, numbered as it numbers them
     assert _index(store) == (commit, docs, postings)
+    assert [row[1] for row in docs] == list(range(1, 7))
     assert len(postings) > 50
 
 
@@ -96,14 +98,3 @@ def test_a_missing_index_in_a_store_with_resources_is_built_once_for_a_batch(
     assert len(searches) == 1  # the first search built it; the other four read it
     commit, docs, _ = _index(store)
     assert commit == _head(store) and len(docs) == 8
-
-
-def test_a_first_import_past_the_bound_leaves_the_index_to_a_build(
-    tmp_path: Path, segment_cache: Path, searches: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(upkeep, "START_MAX", 4)  # (5,000: an import's rows in memory)
-    store = Store(tmp_path / "store", cache_dir=segment_cache)
-    store.put(_batch(5, "big"))
-    assert len(searches) == 1  # not started by the write: the first search built it
-    commit, docs, _ = _index(store)
-    assert commit == _head(store) and len(docs) == 5

@@ -17,8 +17,9 @@ from xbrain.search.query import INDEX_FILE
 from xbrain.sqlitefiles import delete_in, insert_rows
 from xbrain.store import Store
 
+_FLOAT = st.floats(allow_nan=False)
 _VALUE = st.one_of(
-    st.none(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8), st.binary(max_size=8)
+    _FLOAT, st.none(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8), st.binary(max_size=8)
 )
 
 
@@ -38,6 +39,7 @@ def _table(width: int) -> sqlite3.Connection:
 def test_rows_inserted_and_deleted_are_those_of_one_statement_a_row(
     width: int, bound: int, data: st.DataObject
 ) -> None:
+    bound = max(bound, width + 1)  # (a row wider than the bound fits no statement)
     rows = data.draw(st.lists(st.tuples(*[_VALUE] * width), max_size=60))
     gone = data.draw(st.lists(st.integers(0, 70), max_size=40))
     numbered = [(n, *row) for n, row in enumerate(rows)]
@@ -48,7 +50,10 @@ def test_rows_inserted_and_deleted_are_those_of_one_statement_a_row(
     statements: list[str] = []
     chunked.set_trace_callback(statements.append)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sqlitefiles, "_parameters", lambda conn: bound)
+        if hasattr(chunked, "setlimit"):  # SQLite itself holds the statements to it
+            chunked.setlimit(sqlitefiles._LIMIT_VARIABLE_NUMBER, bound)
+        else:  # (Python 3.10)
+            patch.setattr(sqlitefiles, "_parameters", lambda conn: bound)
         insert_rows(chunked, "INSERT INTO t", numbered)
         delete_in(chunked, "DELETE FROM t WHERE n", gone)
     ran = len(statements)
@@ -59,14 +64,24 @@ def test_rows_inserted_and_deleted_are_those_of_one_statement_a_row(
     assert ran == -(-len(rows) // per) + -(-len(gone) // bound)
 
 
-def test_the_bound_is_sqlite_s_own() -> None:
+def test_the_bound_is_one_sqlite_keeps() -> None:
     conn = sqlite3.connect(":memory:")
     bound = sqlitefiles._parameters(conn)
     assert bound >= 999
     marks = ", ".join("?" * bound)
     assert conn.execute(f"SELECT 7 IN ({marks})", [*range(bound - 1), 7]).fetchone() == (1,)
-    with pytest.raises(sqlite3.OperationalError):  # one more is refused: it is the bound
-        conn.execute(f"SELECT 7 IN ({marks}, ?)", [0] * (bound + 1))
+    if hasattr(conn, "getlimit"):  # SQLite's own; else a statement of it ran (above)
+        assert bound == conn.getlimit(sqlitefiles._LIMIT_VARIABLE_NUMBER)
+        with pytest.raises(sqlite3.OperationalError):  # one more is refused
+            conn.execute(f"SELECT 7 IN ({marks}, ?)", [0] * (bound + 1))
+
+
+def test_rows_of_other_lengths_or_shapes_are_refused() -> None:
+    conn = _table(2)
+    for rows in ([(1, 2, 3), (4, 5)], [(1, 2, 3), {"a": 1, "b": 2, "c": 3}]):
+        with pytest.raises(ValueError, match="one length"):
+            insert_rows(conn, "INSERT INTO t", rows)
+    assert conn.execute("SELECT COUNT(*) FROM t").fetchone() == (0,)
 
 
 def test_an_index_update_runs_a_few_statements_not_one_a_row(

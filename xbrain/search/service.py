@@ -205,7 +205,8 @@ def after_commit(
             index.set_meta("commit", parent)  # a store's first resources: from nothing
         if parent is not None and reflects(path, index.meta("commit"), parent):
             changed: dict[str, dict[str, Any] | None] = {}
-            for file, data in changes.items():
+            # (an index started here numbers its documents in path order, as a build does)
+            for file, data in sorted(changes.items()) if start else changes.items():
                 if not file.startswith(resource_kind.DIRECTORY + "/"):
                     continue
                 rid = file.rsplit("/", 1)[-1].removesuffix(".yaml")  # (Path.stem)

@@ -20,7 +20,6 @@ RESOURCES = "resources/"  # what the search index is derived from (kinds.resourc
 SKILLS = "skills/"  # what the skill index is derived from (kinds.skill.DIRECTORY)
 ENTRY_PATHS = ("entries/", "entry-tombstones/")  # and the entry cache (kinds.entry), with
 MARKER = "xbrain.yaml"  # recall's defaults (core.layout.MARKER)
-START_MAX = 5_000  # a store's first resources that start the search index (rows in memory)
 
 
 def upkeep(core: Core) -> None:
@@ -93,14 +92,13 @@ def upkeep(core: Core) -> None:
 def _first_resources(
     git: GitStore, parent: CommitId | None, changes: dict[str, bytes | None]
 ) -> bool:
-    """Whether ``changes`` bring a store's first resources (its parent holds none), few
-    enough for this commit (a ``put``'s) to start the search index: made here, empty at
-    the parent, with this commit's rows from the records the write staged (the put's
-    conflict check reads it next; else a search would build it, parsing them all
-    again). More than ``START_MAX`` are left to that build, which bounds its memory; an
-    import builds it itself, with its progress bar."""
-    count = sum(1 for path in changes if path.startswith(RESOURCES))
-    if parent is None or not 0 < count <= START_MAX:
+    """Whether ``changes`` (a ``put``'s: at most 1,000 resources, whose rows an update
+    holds at once as for any batch) bring a store's first resources (its parent holds
+    none): then this commit starts the search index, made here empty at the parent,
+    with its rows from the records the write staged (the put's conflict check reads it
+    next; else a search would build it, parsing them all again). An import builds it
+    itself, with its progress bar."""
+    if parent is None or not any(path.startswith(RESOURCES) for path in changes):
         return False
     return git.snapshot(parent).entry(RESOURCES.rstrip("/")) is None
 
