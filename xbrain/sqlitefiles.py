@@ -109,10 +109,13 @@ def rebuilt_if_damaged(path: Path, attempt: Callable[[], _T]) -> _T:
     return attempt()
 
 
-def insert_rows(conn: sqlite3.Connection, head: str, rows: Iterable[Sequence[Any]]) -> None:
+def insert_rows(
+    conn: sqlite3.Connection, head: str, rows: Iterable[Sequence[Any]], tail: str = ""
+) -> None:
     """``head`` (``INSERT INTO t``, ``INSERT OR IGNORE INTO t (a, b)``) run on ``rows``
     (all as long as the first) as multi-row ``VALUES`` statements, each under SQLite's
-    bound on a statement's parameters.
+    bound on a statement's parameters, each ended by ``tail`` (an upsert's ``ON
+    CONFLICT`` clause).
 
     Not ``executemany``: it lets go of Python's GIL around every row's step, and while
     another thread of the process runs Python (a write's git-index thread, beside its
@@ -129,9 +132,8 @@ def insert_rows(conn: sqlite3.Connection, head: str, rows: Iterable[Sequence[Any
     one = "(" + ", ".join("?" * width) + ")"
     for first in range(0, len(rows), per):
         chunk = rows[first : first + per]
-        conn.execute(
-            f"{head} VALUES {', '.join([one] * len(chunk))}", [v for r in chunk for v in r]
-        )
+        values = ", ".join([one] * len(chunk))
+        conn.execute(f"{head} VALUES {values} {tail}", [v for r in chunk for v in r])
 
 
 def delete_in(conn: sqlite3.Connection, head: str, values: Iterable[Any]) -> None:

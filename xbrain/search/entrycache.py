@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ..sqlitefiles import DAMAGED, remove_database, unsynced_commits
+from ..sqlitefiles import DAMAGED, insert_rows, remove_database, unsynced_commits
 from .entryloaded import Candidates, Loaded, links_of
 from .freshness import reflects
 from .stems import marked
@@ -124,10 +124,11 @@ def _put(
         "INSERT INTO entry (id, data, body) VALUES (?, ?, ?)",
         (entry["id"], json.dumps(kept, ensure_ascii=False, separators=(",", ":")), entry["body"]),
     )
-    conn.executemany("INSERT INTO posting VALUES (?, ?)", [(t, cursor.lastrowid) for t in held])
+    # (a statement each, not one a term: see ``insert_rows``)
+    insert_rows(conn, "INSERT INTO posting", [(t, cursor.lastrowid) for t in held])
     if not bulk:  # a whole build counts every term at its end
-        conn.executemany("INSERT OR IGNORE INTO df VALUES (?, 0)", [(t,) for t in held])
-        conn.executemany("UPDATE df SET n = n + 1 WHERE term = ?", [(t,) for t in held])
+        upsert = "ON CONFLICT (term) DO UPDATE SET n = n + 1"
+        insert_rows(conn, "INSERT INTO df (term, n)", [(t, 1) for t in held], upsert)
     if entry["status"] == "active":  # only what is in force supersedes
         since = entry.get("validFrom", "")
         rows = [(old, entry["id"], since) for old in entry.get("supersedes", ())]
