@@ -65,6 +65,13 @@ def _entry(draw: st.DrawFn, i: int) -> dict[str, Any]:
 def test_conflicts_through_the_rarest_words_are_those_of_every_pair(data: st.DataObject) -> None:
     existing = [data.draw(_entry(i)) for i in range(data.draw(st.integers(0, 25)))]
     written = [data.draw(_entry(100 + i)) for i in range(data.draw(st.integers(1, 6)))]
+    for other in existing:  # many near the threshold: a written one's words, some dropped
+        if data.draw(st.booleans()):
+            new = data.draw(st.sampled_from(written))
+            words = sorted(word_set(f"{new['name']} {new['description']}"))
+            kept = data.draw(st.lists(st.sampled_from(words), unique=True)) if words else []
+            other.update(name=new["name"] if data.draw(st.booleans()) else "x")
+            other.update(description=" ".join(kept), scope=new["scope"], kind=new["kind"])
     if existing and data.draw(st.booleans()):  # an update of an existing one, superseding
         written[0]["id"] = existing[0]["id"]
         written[0]["supersedes"] = [e["id"] for e in existing[1:3]]

@@ -115,6 +115,9 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+_UPSERT = sqlite3.sqlite_version_info >= (3, 24, 0)
+
+
 def _put(
     conn: sqlite3.Connection, entry: dict[str, Any], tokenizer: Tokenizer, bulk: bool = False
 ) -> None:
@@ -126,9 +129,12 @@ def _put(
     )
     # (a statement each, not one a term: see ``insert_rows``)
     insert_rows(conn, "INSERT INTO posting", [(t, cursor.lastrowid) for t in held])
-    if not bulk:  # a whole build counts every term at its end
+    if not bulk and _UPSERT:  # a whole build counts every term at its end
         upsert = "ON CONFLICT (term) DO UPDATE SET n = n + 1"
         insert_rows(conn, "INSERT INTO df (term, n)", [(t, 1) for t in held], upsert)
+    elif not bulk:  # (an SQLite before 3.24: no upsert)
+        conn.executemany("INSERT OR IGNORE INTO df VALUES (?, 0)", [(t,) for t in held])
+        conn.executemany("UPDATE df SET n = n + 1 WHERE term = ?", [(t,) for t in held])
     if entry["status"] == "active":  # only what is in force supersedes
         since = entry.get("validFrom", "")
         rows = [(old, entry["id"], since) for old in entry.get("supersedes", ())]
