@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from large import clean_pages, cpu_ms, wait_for_upkeep
+from large import clean_pages, cpu_ms, git_report, records_bytes, wait_for_upkeep
 from run import console, floor_once, xbrain
 
 from xbrain.kinds.model import resource_id
@@ -200,15 +200,6 @@ def load_fresh(store: Path, held: dict[str, Any]) -> float:
     return time.perf_counter() - started
 
 
-def git_sizes(store: Path) -> tuple[int, int, int]:
-    """(packs, bytes of .git without .git/xbrain, bytes of .git/xbrain)."""
-    git = store / ".git"
-    packs = len(list((git / "objects" / "pack").glob("*.pack")))
-    derived = sum(f.stat().st_size for f in (git / "xbrain").rglob("*") if f.is_file())
-    total = sum(f.stat().st_size for f in git.rglob("*") if f.is_file())
-    return packs, total - derived, derived
-
-
 class Case:
     """One fresh-process command against one store: ``before(i)`` (untimed), its input."""
 
@@ -343,7 +334,7 @@ def main() -> None:
         finally:
             for env, pid in servers.values():
                 stop(env, pid)
-        sizes = {tag: git_sizes(path) for tag, path in stores.items()}
+        sizes = {tag: (*git_report(path), records_bytes(path)) for tag, path in stores.items()}
 
     print(
         f"xbrain aging bench: median of {args.runs} fresh-process runs (aged and fresh "
@@ -357,10 +348,11 @@ def main() -> None:
         f"fresh store: the same records loaded in {loaded:.0f} s"
     )
     for tag in stores:
-        packs, objects, derived = sizes[tag]
+        packs, objects, derived, held_bytes = sizes[tag]
         print(
-            f"{tag}: {packs} packs, .git {objects / 1e6:.1f} MB without .git/xbrain "
-            f"(derived data: {derived / 1e6:.1f} MB)"
+            f"{tag}: {packs} packs, .git {objects / 1e6:.1f} MB without .git/xbrain, "
+            f"{objects / held_bytes:.1f}x the {held_bytes / 1e6:.1f} MB of records "
+            f"(target about 2x; derived data: {derived / 1e6:.1f} MB)"
         )
     print()
     header = ("case", "aged ms", "fresh ms", "aged x floor", "fresh x floor", "aged/fresh")

@@ -152,3 +152,20 @@ def man_resource(key: str, link: str, title: str, text: str, purpose: str) -> di
         "savedReason": None,
         "updatedAt": "2026-01-01T00:00:00Z",
     }
+
+
+_STORABLE: dict[str, bool] = {}  # a text's verdict, once per process
+
+
+def storable(item: dict[str, object]) -> bool:
+    """Whether a write's secret scan lets every text of ``item`` through: a few manual pages
+    quote ``user:password@host`` URLs, which a put refuses (as it should); a bench that
+    stores pages leaves those out."""
+    from xbrain.secretscan import record_texts, scan_text
+
+    for _, text in record_texts(item):
+        if text not in _STORABLE:
+            _STORABLE[text] = not scan_text(text)
+        if not _STORABLE[text]:
+            return False
+    return True

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import corpus
 from batch_profile import profile_batch
 from batch_profile import table as profile_table
 from run import SEARCHES, Row, console, man_resources, newer_item, timed, xbrain
@@ -33,22 +34,9 @@ from xbrain.store import Store
 
 
 def clean_pages(count: int, max_text: int) -> list[dict[str, Any]]:
-    """``count`` manual-page resources without a page a write's secret scan refuses (a
-    few quote ``user:password@host`` URLs)."""
-    from xbrain.secretscan import record_texts, scan_text
-
-    verdicts: dict[str, bool] = {}
-
-    def clean(item: dict[str, Any]) -> bool:
-        for _, text in record_texts(item):
-            if text not in verdicts:
-                verdicts[text] = not scan_text(text)
-            if not verdicts[text]:
-                return False
-        return True
-
-    pages = [item for item in man_resources(count + count // 10 + 100, max_text) if clean(item)]
-    return pages[:count]
+    """``count`` manual-page resources without a page a write's secret scan refuses."""
+    pages = man_resources(count + count // 10 + 100, max_text)
+    return [item for item in pages if corpus.storable(item)][:count]
 
 
 def _tree_bytes(path: Path) -> int:

@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -203,31 +204,42 @@ def search_rows(root: Path, runs: int, large: bool) -> tuple[list[Row], list[str
 
 
 def upkeep_rows(root: Path, runs: int) -> list[Row]:
-    """Index upkeep per put: in-process put time with an index minus without one."""
+    """Index upkeep per put: an in-process put (an update) into a 10,000-resource store
+    with a current index, and of it the search index's after-commit upkeep, timed around
+    the hook itself. (Once a put into a store without an index built the whole index for
+    its conflict check, "with an index minus without one" measured that build, not the
+    upkeep: a negative difference.)"""
+    from xbrain.search import service
+
     store_dir, _ = make_store(root, "upkeep", man_resources(10_000, 4000))
     subprocess.run(xbrain("reindex", "--store", str(store_dir)), check=True, capture_output=True)
     item = man_resources(1, 4000)[0]  # a Chinese manual section
     store = Store(store_dir, cache_dir=Path(os.environ["XBRAIN_CACHE_DIR"]))
-    index = store_dir / ".git" / "xbrain" / "search.sqlite"
-    samples: dict[bool, list[float]] = {True: [], False: []}
-    for i in range(runs * 2):
-        with_index = i % 2 == 0
-        if not with_index:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{index}{suffix}").unlink(missing_ok=True)
-        item["updatedAt"] = f"2027-01-01T00:00:{i:02d}.000Z"
-        start = time.perf_counter()
-        store.put([normalize_resource(item).resource])
-        samples[with_index].append((time.perf_counter() - start) * 1000)
-        if not with_index:
-            subprocess.run(
-                xbrain("reindex", "--store", str(store_dir)), check=True, capture_output=True
-            )
-    pairs = zip(sorted(samples[True]), sorted(samples[False]), strict=True)
+    puts: list[float] = []
+    upkeep: list[float] = []
+    plain = service.after_commit
+
+    def timed_upkeep(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return plain(*args, **kwargs)
+        finally:
+            upkeep.append((time.perf_counter() - started) * 1000)
+
+    service.after_commit = timed_upkeep  # (the hook imports it when it runs)
+    try:
+        for i in range(runs):
+            item["updatedAt"] = f"2027-01-01T00:00:{i:02d}.000Z"
+            start = time.perf_counter()
+            store.put([normalize_resource(item).resource])
+            puts.append((time.perf_counter() - start) * 1000)
+    finally:
+        service.after_commit = plain
+    if len(upkeep) != len(puts):
+        raise SystemExit(f"the search upkeep ran {len(upkeep)} times in {len(puts)} puts")
     return [
-        ("put in-process, index present", samples[True], ""),
-        ("put in-process, no index", samples[False], ""),
-        ("index upkeep per put (diff)", [a - b for a, b in pairs], "≤ 20 ms"),
+        ("put in-process, index present", puts, ""),
+        ("  of which: search index upkeep", upkeep, "≤ 20 ms"),
     ]
 
 

@@ -178,7 +178,9 @@ def pages(language: str) -> dict[str, dict[str, object]]:
         if not description or not text or " - " in description[:3]:
             continue
         key = f"{language}/{command}"
-        out[command] = corpus.man_resource(key, key, command, text, description)
+        page = corpus.man_resource(key, key, command, text, description)
+        if corpus.storable(page):  # (a page quoting user:password@host: a put refuses it)
+            out[command] = page
     return out
 
 
