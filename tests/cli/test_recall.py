@@ -677,6 +677,37 @@ def test_a_store_that_is_not_there_is_said_on_stderr(xb: Run, xb_proc: Run, tmp_
     assert not (tmp_path / "no-such-store").exists() and list(empty.iterdir()) == []
 
 
+def test_reads_of_a_store_that_is_not_there_say_so(xb: Run, xb_proc: Run, tmp_path: Path) -> None:
+    """A new user's trial: ``get ID --store /mistyped`` said only "Resource not found."
+    and ``list`` printed an empty page with nothing on stderr, where ``search`` says there
+    is no store. ``get`` and ``entry get`` now say it in their one line (exit 3 as
+    before); ``list`` and ``entry list`` answer empty (exit 0) with the same line on
+    stderr; nothing is created. A store that exists says only "not found"."""
+    rid = "resource_" + "ab" * 32
+    eid = "entry_" + "cd" * 32
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for where in (tmp_path / "no-such-store", empty):
+        for run in (xb_proc, xb):  # the light path, and click's
+            for argv, what in ((("get", rid), "Resource"), (("entry", "get", eid), "Entry")):
+                got = run(*argv, store=where)
+                assert got.code == 3, got
+                assert got.stderr.count("\n") == 1, got.stderr
+                assert got.stderr.startswith(f"{what} not found. No store at {where}: ")
+            for argv, key in ((("list",), "results"), (("entry", "list"), "entries")):
+                listed = run(*argv, store=where)
+                assert listed.code == 0 and listed.json[key] == [], listed
+                assert listed.stderr.startswith(f"No store at {where}: "), listed.stderr
+                assert listed.stderr.count("\n") == 1, listed.stderr
+    assert not (tmp_path / "no-such-store").exists() and list(empty.iterdir()) == []
+    there = tmp_path / "there"
+    assert xb_proc("put", str(EXAMPLES / "synthetic-resource.json"), store=there).code == 0
+    missing = xb_proc("get", rid, store=there)
+    assert missing.code == 3 and missing.stderr.strip() == "Resource not found.", missing
+    listed = xb_proc("list", store=there)
+    assert listed.code == 0 and listed.stderr == "", listed
+
+
 ROUTED = [
     {
         "kind": "rule",

@@ -173,18 +173,29 @@ def emit(value: Any) -> None:
         raise SystemExit(1)
 
 
-def emit_layered(personal: Callable[[], Any], team: Callable[[Any], dict[str, Any] | None]) -> None:
+def emit_layered(
+    personal: Callable[[], Any],
+    team: Callable[[Any], dict[str, Any] | None],
+    where: Path | None = None,
+) -> None:
     """Print ``personal()``; a record this store does not hold is looked for in the team
-    layers (``team(teams_dir)``: ``{layer, trust, provenance, …}``), else not found."""
+    layers (``team(teams_dir)``: ``{layer, trust, provenance, …}``), else not found — and
+    when there is no store at ``where``, the one line says so (a mistyped --store must not
+    look like a record that is missing)."""
     from ..errors import NotFoundError
 
     try:
         emit(personal())
-    except NotFoundError:
+    except NotFoundError as exc:
         from ..lightcli import teams_dir
 
         found = team(teams_dir())
         if found is None:
+            from ..inputs import no_store
+
+            missing = None if where is None else no_store(str(where))
+            if missing:
+                raise NotFoundError(f"{exc} {missing}") from None
             raise
         emit(found)
 

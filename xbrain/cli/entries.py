@@ -7,7 +7,14 @@ from pathlib import Path
 import click
 
 from ..lightcli import stdin_stream
-from .base import allow_secret_option, common_options, emit, emit_layered, open_store
+from .base import (
+    allow_secret_option,
+    common_options,
+    emit,
+    emit_layered,
+    open_store,
+    store_path,
+)
 
 
 @click.group()
@@ -65,7 +72,9 @@ def get(ctx: click.Context, entry_id: str) -> None:
     from ..team.reads import get_entry
 
     emit_layered(
-        lambda: open_store(ctx).entry_get(entry_id), lambda teams: get_entry(teams, entry_id)
+        lambda: open_store(ctx).entry_get(entry_id),
+        lambda teams: get_entry(teams, entry_id),
+        store_path(ctx),
     )
 
 
@@ -81,7 +90,7 @@ def list_command(ctx: click.Context, kind_filter: str | None, status: str | None
 
     With team layers (xbrain team) their accepted entries too, each with its layer.
     """
-    from ..lightcli import teams_dir
+    from ..lightcli import note_missing_store, teams_dir
     from ..team.reads import list_entries
 
     emit(
@@ -89,6 +98,7 @@ def list_command(ctx: click.Context, kind_filter: str | None, status: str | None
             teams_dir(), open_store(ctx).entry_list(kind_filter, status), kind_filter, status
         )
     )
+    note_missing_store(str(store_path(ctx)))  # (as search does: an empty list, and why)
 
 
 @entry.command("delete")

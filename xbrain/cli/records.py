@@ -85,7 +85,9 @@ def get(ctx: click.Context, resource_id: str) -> None:
     from ..team.reads import get_resource
 
     emit_layered(
-        lambda: open_store(ctx).get(resource_id), lambda teams: get_resource(teams, resource_id)
+        lambda: open_store(ctx).get(resource_id),
+        lambda teams: get_resource(teams, resource_id),
+        store_path(ctx),
     )
 
 
@@ -148,7 +150,7 @@ def list_command(
     Each item: id, title, purpose, useWhen, limitations, updatedAt and source
     {provider, url}; "total" counts every match. xbrain get ID shows one in full.
     """
-    from ..lightcli import teams_dir
+    from ..lightcli import note_missing_store, teams_dir
     from ..team.reads import list_resources
 
     listed = open_store(ctx).list(limit=limit, since=since, provider=provider, offset=offset)
@@ -157,6 +159,7 @@ def list_command(
             teams_dir(), listed, limit=limit, since=since, provider=provider, offset=offset
         )
     )
+    note_missing_store(str(store_path(ctx)))  # (as search does: an empty list, and why)
 
 
 @click.command()
