@@ -67,6 +67,9 @@ _LOOSE_SAMPLE = "17"  # the fan-out directory counted (git's choice)
 _LOOSE_LIMIT = 8  # loose objects there that start a consolidation (~2,000 in all)
 _LOOSE_PACK_MIN = 256 * _LOOSE_LIMIT // 2  # fewer left loose after pruning: not packed
 _INLINE_MAX = 4 << 20  # bytes of packs a write merges itself (as before); more: detached
+# bytes of deltified objects ``xbrain gc`` rebuilds to deltify again between neighbours
+# (``packmerge``); past them the rest are copied as they are
+_REDO_MAX = 256 << 20
 _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pack
 
 
@@ -239,10 +242,12 @@ class Packs(Repository):
                     "was changed. Run xbrain doctor."
                 )
             packs = [base for base, _ in _complete_packs(self._objects_dir / "pack")]
-            self._consolidate(packs, loose=True, every_loose=True)
+            self._consolidate(packs, loose=True, every_loose=True, redo=_REDO_MAX)
         return self.pack_stats()
 
-    def _consolidate(self, merged: list[str], loose: bool, every_loose: bool = False) -> None:
+    def _consolidate(
+        self, merged: list[str], loose: bool, every_loose: bool = False, redo: int = 0
+    ) -> None:
         """Write one pack of the objects of the packs ``merged`` (basenames) and, with
         ``loose``, of the loose objects not yet in any pack (after removing the loose
         copies of packed ones); then remove the merged packs."""
@@ -262,7 +267,7 @@ class Packs(Repository):
                 chosen = [b for b in merged if {f"{b}.pack", f"{b}.idx"} <= present]
                 if len(chosen) < 2 and not fresh:
                     return  # one pack alone, nothing loose: already what would be written
-                keep = self._merge(chosen, fresh)
+                keep = self._merge(chosen, fresh, redo)
                 store.close()  # every cached pack closed: the merged ones are removed
                 gone = [base for base in chosen if base != keep]
                 drop_midx(self._objects_dir / "pack", gone)  # git's, naming them: first
@@ -279,7 +284,7 @@ class Packs(Repository):
                 raise disk_full() from None
             raise
 
-    def _merge(self, chosen: list[str], fresh: list[bytes]) -> str:
+    def _merge(self, chosen: list[str], fresh: list[bytes], redo: int = 0) -> str:
         """Write one pack of the objects of the packs ``chosen`` (basenames) and the
         loose ``fresh`` ones (``packmerge``); its basename."""
         store = self._repo.object_store
@@ -304,6 +309,7 @@ class Packs(Repository):
                 store.fsync_object_files,
                 store.pack_compression_level,
                 store.pack_index_version,
+                redo,
             )
         finally:
             for source in sources:
