@@ -20,6 +20,7 @@ from dulwich.pack import Pack, load_pack_index
 
 from tests.conftest import make
 from xbrain.git.packmerge import merge
+from xbrain.git.packs import redo_due
 from xbrain.git.repack import SourcePack, read_source
 from xbrain.store import Store
 
@@ -204,3 +205,101 @@ def test_a_damaged_delta_is_refused_not_rebuilt(tmp_path: Path, damage: str) -> 
             _pack(made, [broken], {}, redo=1 << 30)
     finally:
         source.data.close()
+
+
+def test_when_the_upkeep_redoes_every_delta() -> None:
+    """Past 2.5 times the records' bytes, and 1.5 times what the packs held after the
+    last time (so a history that stays large is not redone at every write)."""
+    assert redo_due(packed=26, records=10, last=0)
+    assert not redo_due(packed=25, records=10, last=0)  # (2.5 times: not past it)
+    assert not redo_due(packed=30, records=10, last=20)  # (not past 1.5 times the last)
+    assert redo_due(packed=31, records=10, last=20)
+    assert not redo_due(packed=10**9, records=0, last=0)  # records unknown: never
+
+
+def test_the_upkeep_redoes_the_history_once_it_outgrows_the_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write whose upkeep finds the history past the bound rebuilds every delta (a
+    small store: inside the write), records the packs' bytes, and the writes after it
+    leave the packs to the geometric merges until they double; every record reads."""
+    from xbrain.git import packs
+
+    store_dir = tmp_path / "store"
+    store = Store(store_dir)
+    store.put([make(f"base{i}") for i in range(70)])  # a pack
+    _puts(store, 0, 20)
+    marker = store_dir / ".git" / "xbrain" / "packs-redone"
+    assert not marker.exists()
+    monkeypatch.setattr(packs, "_REDO_FROM", 0)  # (a small store counts)
+    monkeypatch.setattr(packs, "_REDO_PAST", 1)
+    _puts(store, 20, 1)
+    pack_dir = store_dir / ".git" / "objects" / "pack"
+    held = [pack.stat().st_size for pack in pack_dir.glob("*.pack")]
+    assert len(held) == 1 and int(marker.read_text()) == held[0]
+    assert marker.stat().st_mode & 0o777 == 0o600
+    _puts(store, 21, 5)
+    assert int(marker.read_text()) == held[0]  # not again: the packs have not doubled
+    from xbrain.git import GitStore
+
+    with GitStore(store_dir) as git:
+        assert git.fsck() == []
+    again = store.put([make(f"base{i}") for i in range(70)])["results"]  # each read back
+    assert [result["status"] for result in again] == ["unchanged"] * 70
+
+
+def test_gc_redoes_a_lone_pack_once(tmp_path: Path) -> None:
+    """A store gc'd before held one pack and nothing loose: gc rebuilds its deltas into a
+    pack named by its bytes (named by its objects it was taken for the old one and
+    thrown away), and a second gc finds that pack is the last rebuild's and does nothing."""
+    from xbrain.git import GitStore
+    from xbrain.git.packmerge import _REDO_DEPTH
+    from xbrain.git.repack import MAX_CHAIN
+
+    assert _REDO_DEPTH + 16 <= MAX_CHAIN  # a later merge's chain on top stays under it
+    store_dir = tmp_path / "store"
+    store = Store(store_dir)
+    store.put([make(f"base{i}") for i in range(70)])
+    _puts(store, 0, 40)
+    pack_dir = store_dir / ".git" / "objects" / "pack"
+    with GitStore(store_dir) as git:
+        git._consolidate(  # one pack of everything, the way merges without a rebuild make it
+            [p.stem for p in pack_dir.glob("*.pack")], loose=True, every_loose=True
+        )
+        before = sorted(pack_dir.glob("*.pack"))
+        assert len(before) == 1
+        git.consolidate()
+        after = sorted(pack_dir.glob("*.pack"))
+        assert len(after) == 1 and after != before  # rebuilt, and kept
+        marker = store_dir / ".git" / "xbrain" / "packs-redone"
+        assert int(marker.read_text()) == after[0].stat().st_size
+        git.consolidate()
+        assert sorted(pack_dir.glob("*.pack")) == after
+        assert git.fsck() == []
+
+
+def test_a_failed_redo_is_not_tried_again_at_every_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attempt is recorded before the merge: a redo that fails (damage, a full disk,
+    memory) waits, like one that landed, until the packs have doubled."""
+    from xbrain.errors import CorruptStoreError
+    from xbrain.git import GitStore, packs
+
+    store_dir = tmp_path / "store"
+    store = Store(store_dir)
+    store.put([make(f"base{i}") for i in range(70)])
+    _puts(store, 0, 10)
+    monkeypatch.setattr(packs, "_REDO_FROM", 0)
+    monkeypatch.setattr(packs, "_REDO_PAST", 1)
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise ValueError("a pack entry does not inflate to its size")
+
+    monkeypatch.setattr(packs, "merge", broken)
+    with GitStore(store_dir) as git:
+        assert git._plan() is not None and git._plan()[2] > 0  # type: ignore[index]
+        with pytest.raises(CorruptStoreError):
+            git.keep_packs()
+        plan = git._plan()
+        assert plan is None or plan[2] == 0  # no second attempt now

@@ -43,14 +43,17 @@ from pathlib import Path
 from dulwich.pack import apply_delta
 
 from .delta import checked_delta, tree_entries
-from .repack import PackEntry, PackWriter, SourcePack
+from .packcheck import delta_sizes
+from .repack import MAX_CHAIN, PackEntry, PackWriter, SourcePack
 
 __all__ = ["merge"]
 
 _COMMIT, _TREE = 1, 2
 _WINDOW = 10  # versions of a path each one is tried as a delta against
 _DEPTH = 16  # the longest delta chain a merge makes
-_REDO_DEPTH = 50  # with ``redo``: every version is in a chain (git's own default depth)
+# with ``redo`` every version is in a chain: longer ones, but short enough that a later
+# merge putting a newer version on top (``_DEPTH`` more) keeps them under ``MAX_CHAIN``
+_REDO_DEPTH = MAX_CHAIN - _DEPTH
 _NO_DELTA_BELOW = 64  # bytes: smaller objects are stored whole
 _DIR = b"40000"
 _TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
@@ -167,10 +170,20 @@ def _rebuilt(
             found = wholes.get(at)
             if found is None:  # (a merge never writes a delta without its base: damage)
                 raise ValueError("a delta's base is not in the packs merged")
+            if found[1].size > budget - held:
+                return out
             base = bases[at] = (found[1].type_num, _inflate(*found))
             held += len(base[1])
         for link in reversed(chain):
-            raw = b"".join(apply_delta(base[1], _inflate(*by_sha[link])))
+            if by_sha[link][1].size > budget - held:  # (what it says it holds: too much)
+                return out
+            delta = _inflate(*by_sha[link])
+            base_size, size = delta_sizes(delta[:20])
+            if base_size != len(base[1]):
+                raise ValueError("a delta does not fit its base")
+            if size > budget - held:  # rebuilt past the budget: left as it is
+                return out
+            raw = b"".join(apply_delta(base[1], delta))
             name = _TYPE_NAMES.get(base[0])
             head = b"%s %d\0" % (name or b"?", len(raw))
             if name is None or hashlib.sha1(head + raw).digest() != link:
@@ -216,7 +229,7 @@ def merge(
     for sha, (age, path) in _names(texts).items():
         if sha in wholes or sha in texts:
             by_path[path].append((age, sha))
-    writer = PackWriter(pack_dir, len(ids), fsync, level)
+    writer = PackWriter(pack_dir, len(ids), fsync, level, by_content=redo > 0)
     try:
         for _, shas in sorted(by_path.items()):
             if len(shas) < 2:

@@ -43,6 +43,7 @@ copies once it has landed, as ``git gc`` does.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -60,7 +61,7 @@ from .repack import leftovers, read_source
 from .repo import Repository
 from .upkeeplock import detach, upkeep_lock
 
-__all__ = ["PackStats", "Packs", "geometric_split"]
+__all__ = ["PackStats", "Packs", "geometric_split", "redo_due"]
 
 _FACTOR = 2  # each pack kept is at least this many times all smaller packs together
 _LOOSE_SAMPLE = "17"  # the fan-out directory counted (git's choice)
@@ -70,6 +71,14 @@ _INLINE_MAX = 4 << 20  # bytes of packs a write merges itself (as before); more:
 # bytes of deltified objects ``xbrain gc`` rebuilds to deltify again between neighbours
 # (``packmerge``); past them the rest are copied as they are
 _REDO_MAX = 256 << 20
+# the upkeep does the same once the packs hold more than this many times the records'
+# bytes (``index/summary.json``), past ``_REDO_FROM`` bytes, and ``_REDO_GROWN`` times
+# what they held after the last time (``_REDONE``): a history that stays large after a
+# rebuild waits until it has grown by half again (the rebuilds' cost stays geometric)
+_REDO_PAST = 2.5
+_REDO_GROWN = 1.5
+_REDO_FROM = 8 << 20
+_REDONE = "xbrain/packs-redone"  # under .git: the packs' bytes after the last redo
 _EXTRA = (".rev", ".bitmap", ".mtimes", ".promisor")  # git's companions of a pack
 
 
@@ -125,6 +134,15 @@ def _loose_ids(objects: Path) -> list[bytes]:
     return found
 
 
+def redo_due(packed: int, records: int, last: int) -> bool:
+    """Whether the upkeep should deltify the whole history again: the packs hold more
+    than ``_REDO_PAST`` times the records' bytes (known: more than 0) and more than
+    ``_REDO_GROWN`` times what they held after the last time (or its attempt), so a
+    history that stays large is done again only once it has grown, never at every
+    write."""
+    return records > 0 and packed > _REDO_PAST * records and packed > _REDO_GROWN * last
+
+
 class Packs(Repository):
     """Counting and consolidating the store's packs and loose objects."""
 
@@ -157,10 +175,10 @@ class Packs(Repository):
         with upkeep_lock(self.control_dir, wait=False) as fd:
             if fd is None:
                 return False  # a detached upkeep is merging: the next write looks again
-            merged, loose = plan
+            merged, loose, redo = plan
             sizes = dict(_complete_packs(self._objects_dir / "pack"))
             if sum(sizes.get(base, 0) for base in merged) <= _INLINE_MAX:
-                self._consolidate(merged, loose)
+                self._consolidate(merged, loose, redo=redo)
             else:  # the lock goes with it: no other merge starts until it is done
                 store = os.path.abspath(self.path)  # (run from the root folder: see detach)
                 detach([sys.executable, "-m", "xbrain.git.upkeep", store, str(fd)], fd)
@@ -172,11 +190,16 @@ class Packs(Repository):
         the packs and loose copies that pack holds)."""
         plan = self._plan()
         if plan is not None:
-            self._consolidate(*plan)
+            merged, loose, redo = plan
+            self._consolidate(merged, loose, redo=redo)
 
-    def _plan(self) -> tuple[list[str], bool] | None:
-        """The packs to merge and whether to pack the loose objects; None: nothing."""
+    def _plan(self) -> tuple[list[str], bool, int] | None:
+        """The packs to merge, whether to pack the loose objects and how many bytes of
+        deltas to rebuild (``redo_due``: all of them, every pack); None: nothing."""
         packs = _complete_packs(self._objects_dir / "pack")
+        packed = sum(size for _, size in packs)
+        if packed >= _REDO_FROM and redo_due(packed, self._records_bytes(), self._redone()):
+            return [base for base, _ in packs], True, _REDO_MAX
         try:
             sample = len(os.listdir(self._objects_dir / _LOOSE_SAMPLE))
         except FileNotFoundError:
@@ -185,7 +208,24 @@ class Packs(Repository):
         loose = sample > _LOOSE_LIMIT
         if split < 2 and not loose:
             return None
-        return [base for base, _ in packs[:split]] if split >= 2 else [], loose
+        return [base for base, _ in packs[:split]] if split >= 2 else [], loose, 0
+
+    def _records_bytes(self) -> int:
+        """What the records take, as the store's summary counts them (0: unknown)."""
+        try:
+            with open(os.path.join(self.path, "index", "summary.json"), "rb") as handle:
+                found = json.loads(handle.read(1 << 16))
+            size = found.get("bytes") if isinstance(found, dict) else None
+        except (OSError, ValueError):
+            return 0
+        return size if isinstance(size, int) and size > 0 else 0
+
+    def _redone(self) -> int:
+        """The packs' bytes after the last rebuild of every delta (0: none yet)."""
+        try:
+            return int((self.control_dir / _REDONE).read_bytes()[:32])
+        except (OSError, ValueError):
+            return 0
 
     def merge_leftovers(self, remove: bool) -> list[Path]:
         """What a killed pack merge left (its temporary files, an index without its pack),
@@ -265,8 +305,14 @@ class Packs(Repository):
                 # by its objects, so git's packs would never be found by the latter
                 present = set(os.listdir(self._objects_dir / "pack"))
                 chosen = [b for b in merged if {f"{b}.pack", f"{b}.idx"} <= present]
-                if len(chosen) < 2 and not fresh:
-                    return  # one pack alone, nothing loose: already what would be written
+                # one pack alone, nothing loose: already what would be written (but for
+                # a rebuild of every delta, unless that pack is the last one's output)
+                packed = sum(size for _, size in _complete_packs(self._objects_dir / "pack"))
+                again = redo and chosen and self._redone() != packed
+                if len(chosen) < 2 and not fresh and not again:
+                    return
+                if redo:  # the attempt first: one that fails waits until the packs double
+                    self._mark_redone()
                 keep = self._merge(chosen, fresh, redo)
                 store.close()  # every cached pack closed: the merged ones are removed
                 gone = [base for base in chosen if base != keep]
@@ -275,6 +321,8 @@ class Packs(Repository):
                     self._remove_pack(self._objects_dir / "pack" / base)
                 if every_loose:  # xbrain gc: the loose copies go now that the pack landed
                     self._prune_loose()
+                if redo:
+                    self._mark_redone()
         except DAMAGE as exc:
             raise CorruptStoreError(
                 "A pack or object of the store is damaged; run xbrain doctor."
@@ -283,6 +331,15 @@ class Packs(Repository):
             if no_space(exc):
                 raise disk_full() from None
             raise
+
+    def _mark_redone(self) -> None:
+        """Record the packs' bytes after a rebuild of every delta (for ``redo_due``)."""
+        packed = sum(size for _, size in _complete_packs(self._objects_dir / "pack"))
+        target = self.control_dir / _REDONE
+        target.parent.mkdir(mode=0o700, exist_ok=True)
+        temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        temp.write_bytes(str(packed).encode())
+        os.replace(temp, target)
 
     def _merge(self, chosen: list[str], fresh: list[bytes], redo: int = 0) -> str:
         """Write one pack of the objects of the packs ``chosen`` (basenames) and the

@@ -133,8 +133,14 @@ class PackWriter:
     delta whose base is not written yet waits for it (its place only, nothing read), and
     is written right after it."""
 
-    def __init__(self, pack_dir: Path, count: int, fsync: bool, level: int = -1) -> None:
+    def __init__(
+        self, pack_dir: Path, count: int, fsync: bool, level: int = -1, by_content: bool = False
+    ) -> None:
         self._dir, self._count, self._fsync, self._level = pack_dir, count, fsync, level
+        # named by its checksum (as git names packs), not by its objects: a merge that
+        # writes the same objects anew (``packmerge``'s redo) must not be taken for the
+        # pack it replaces
+        self._by_content = by_content
         fd, self._tmp = tempfile.mkstemp(dir=pack_dir, prefix=TEMP_PREFIX)
         self._handle = os.fdopen(fd, "wb")
         self._sha = hashlib.sha1()  # git's pack checksum
@@ -244,7 +250,10 @@ class PackWriter:
             self._handle.close()
             checksum = self._sha.digest()
             rows = sorted((sha, offset, crc) for sha, (offset, crc) in self.offsets.items())
-            name = "pack-" + iter_sha1(r[0] for r in rows).decode()
+            if self._by_content:
+                name = "pack-" + checksum.hex()
+            else:
+                name = "pack-" + iter_sha1(r[0] for r in rows).decode()
             pack, index = self._dir / f"{name}.pack", self._dir / f"{name}.idx"
             if pack.exists() and index.exists():  # the same objects are packed already
                 os.unlink(self._tmp)
