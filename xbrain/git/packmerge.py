@@ -26,10 +26,12 @@ commits later (every entry of a catalog directory changed in between), while the
 versions between them stay deltas of their own. A store written to thousands of times
 holds its history at about four times what deltas between neighbours take (a year of
 use simulated: 78 MB of packs where git's `repack -adf --window=10 --depth=16` makes
-21 MB). ``redo`` (``xbrain gc``) first rebuilds the deltas' objects (each from its
-base, bases first, each checked against its id, up to ``redo`` bytes held; past that
-the rest stay as they are), so that every version is whole here and each path's
-versions are deltified between neighbours again.
+21 MB). ``redo`` (``xbrain gc``, and the upkeep once the history outgrows the records:
+``packs.redo_due``) first rebuilds the deltas' objects (each from its base, bases
+first, each checked against its id, up to ``redo`` bytes held; past that the rest
+stay as they are), so that every version is whole here and each path's versions are
+deltified between neighbours again, in chains of up to ``_REDO_DEPTH``; the pack is
+named by its checksum, so a rebuild of one pack is not taken for that pack.
 """
 
 from __future__ import annotations

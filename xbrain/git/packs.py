@@ -311,7 +311,7 @@ class Packs(Repository):
                 again = redo and chosen and self._redone() != packed
                 if len(chosen) < 2 and not fresh and not again:
                     return
-                if redo:  # the attempt first: one that fails waits until the packs double
+                if redo:  # the attempt first: one that fails waits for the same growth
                     self._mark_redone()
                 keep = self._merge(chosen, fresh, redo)
                 store.close()  # every cached pack closed: the merged ones are removed
