@@ -48,7 +48,7 @@ def batches(store: Store, count: int, size: int, tag: str) -> None:
 
 
 def without_upkeep(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(packs.Packs, "keep_packs", lambda self: False)
+    monkeypatch.setattr(packs.Packs, "keep_packs", lambda self, records=None: False)
 
 
 def test_batch_puts_keep_few_packs(store_dir: Path) -> None:

@@ -226,7 +226,7 @@ class Core:
             yield git
             # derived storage: a failure leaves the packs as they were, for the next write
             with contextlib.suppress(OSError, XbrainError), private_umask():
-                git.keep_packs()
+                git.keep_packs(lambda: _records_bytes(git))
 
     @staticmethod
     def begin(git: GitStore, command: str) -> Transaction:
@@ -303,3 +303,10 @@ def _repair_worktree(git: GitStore, paths: list[str]) -> None:
             indexed = set()
         paths = sorted({p for p, _ in git.snapshot(head).files()} | indexed)
     git.refresh_worktree(git.head(), paths, catching_up=True)
+
+
+def _records_bytes(git: GitStore) -> int:
+    """What the records take at the head, as its committed summary counts them (the pack
+    upkeep asks, past a few MB of packs, to tell history that outgrew them)."""
+    total = View(git.snapshot()).summary().get("bytes", 0)
+    return total if isinstance(total, int) else 0

@@ -42,6 +42,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from dulwich.objects import object_class
 from dulwich.pack import apply_delta
 
 from .delta import checked_delta, tree_entries
@@ -58,7 +59,6 @@ _DEPTH = 16  # the longest delta chain a merge makes
 _REDO_DEPTH = MAX_CHAIN - _DEPTH
 _NO_DELTA_BELOW = 64  # bytes: smaller objects are stored whole
 _DIR = b"40000"
-_TYPE_NAMES = {1: b"commit", 2: b"tree", 3: b"blob", 4: b"tag"}
 
 
 def _inflate(source: SourcePack, entry: PackEntry) -> bytes:
@@ -186,9 +186,9 @@ def _rebuilt(
             if size > budget - held:  # rebuilt past the budget: left as it is
                 return out
             raw = b"".join(apply_delta(base[1], delta))
-            name = _TYPE_NAMES.get(base[0])
-            head = b"%s %d\0" % (name or b"?", len(raw))
-            if name is None or hashlib.sha1(head + raw).digest() != link:
+            kind = object_class(base[0])
+            head = b"%s %d\0" % (kind.type_name if kind else b"?", len(raw))
+            if kind is None or hashlib.sha1(head + raw).digest() != link:
                 raise ValueError("a delta does not rebuild its object")
             base = out[link] = (base[0], raw)
             held += len(raw)

@@ -43,9 +43,9 @@ copies once it has landed, as ``git gc`` does.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,7 +72,7 @@ _INLINE_MAX = 4 << 20  # bytes of packs a write merges itself (as before); more:
 # (``packmerge``); past them the rest are copied as they are
 _REDO_MAX = 256 << 20
 # the upkeep does the same once the packs hold more than this many times the records'
-# bytes (``index/summary.json``), past ``_REDO_FROM`` bytes, and ``_REDO_GROWN`` times
+# bytes (what the core says they take), past ``_REDO_FROM`` bytes, and ``_REDO_GROWN`` times
 # what they held after the last time (``_REDONE``): a history that stays large after a
 # rebuild waits until it has grown by half again (the rebuilds' cost stays geometric)
 _REDO_PAST = 2.5
@@ -165,11 +165,12 @@ class Packs(Repository):
             len(packs), sum(size for _, size in packs), len(loose), loose_bytes, len(kept)
         )
 
-    def keep_packs(self) -> bool:
+    def keep_packs(self, records: Callable[[], int] = lambda: 0) -> bool:
         """Consolidate when the packs or the loose objects call for it (hold the store
         lock); True when something was consolidated or handed to a detached upkeep.
-        Costs two directory listings when there is nothing to do."""
-        plan = self._plan()
+        Costs two directory listings when there is nothing to do. ``records``: what the
+        records take, in bytes (asked only past ``_REDO_FROM`` bytes of packs)."""
+        plan = self._plan(records)
         if plan is None:
             return False
         with upkeep_lock(self.control_dir, wait=False) as fd:
@@ -181,24 +182,31 @@ class Packs(Repository):
                 self._consolidate(merged, loose, redo=redo)
             else:  # the lock goes with it: no other merge starts until it is done
                 store = os.path.abspath(self.path)  # (run from the root folder: see detach)
-                detach([sys.executable, "-m", "xbrain.git.upkeep", store, str(fd)], fd)
+                argv = [sys.executable, "-m", "xbrain.git.upkeep", store, str(fd)]
+                detach([*argv, "redo"] if redo else argv, fd)  # (it cannot ask the core)
         return True
 
-    def upkeep(self) -> None:
+    def upkeep(self, redo: bool = False) -> None:
         """What ``keep_packs`` would do, whatever its size (the detached upkeep, which
         holds the upkeep lock but not the store lock: it only adds a pack, then removes
         the packs and loose copies that pack holds)."""
-        plan = self._plan()
+        plan = self._plan(lambda: 0)
+        if redo:  # what the write that started it found due
+            plan = (
+                [base for base, _ in _complete_packs(self._objects_dir / "pack")],
+                True,
+                _REDO_MAX,
+            )
         if plan is not None:
-            merged, loose, redo = plan
-            self._consolidate(merged, loose, redo=redo)
+            merged, loose, rebuild = plan
+            self._consolidate(merged, loose, redo=rebuild)
 
-    def _plan(self) -> tuple[list[str], bool, int] | None:
+    def _plan(self, records: Callable[[], int]) -> tuple[list[str], bool, int] | None:
         """The packs to merge, whether to pack the loose objects and how many bytes of
         deltas to rebuild (``redo_due``: all of them, every pack); None: nothing."""
         packs = _complete_packs(self._objects_dir / "pack")
         packed = sum(size for _, size in packs)
-        if packed >= _REDO_FROM and redo_due(packed, self._records_bytes(), self._redone()):
+        if packed >= _REDO_FROM and redo_due(packed, records(), self._redone()):
             return [base for base, _ in packs], True, _REDO_MAX
         try:
             sample = len(os.listdir(self._objects_dir / _LOOSE_SAMPLE))
@@ -210,15 +218,9 @@ class Packs(Repository):
             return None
         return [base for base, _ in packs[:split]] if split >= 2 else [], loose, 0
 
-    def _records_bytes(self) -> int:
-        """What the records take, as the store's summary counts them (0: unknown)."""
-        try:
-            with open(os.path.join(self.path, "index", "summary.json"), "rb") as handle:
-                found = json.loads(handle.read(1 << 16))
-            size = found.get("bytes") if isinstance(found, dict) else None
-        except (OSError, ValueError):
-            return 0
-        return size if isinstance(size, int) and size > 0 else 0
+    def _packed_bytes(self) -> int:
+        """The bytes of the packs the upkeep merges (kept ones are not)."""
+        return sum(size for _, size in _complete_packs(self._objects_dir / "pack"))
 
     def _redone(self) -> int:
         """The packs' bytes after the last rebuild of every delta (0: none yet)."""
@@ -307,8 +309,7 @@ class Packs(Repository):
                 chosen = [b for b in merged if {f"{b}.pack", f"{b}.idx"} <= present]
                 # one pack alone, nothing loose: already what would be written (but for
                 # a rebuild of every delta, unless that pack is the last one's output)
-                packed = sum(size for _, size in _complete_packs(self._objects_dir / "pack"))
-                again = redo and chosen and self._redone() != packed
+                again = redo and chosen and self._redone() != self._packed_bytes()
                 if len(chosen) < 2 and not fresh and not again:
                     return
                 if redo:  # the attempt first: one that fails waits for the same growth
@@ -334,7 +335,7 @@ class Packs(Repository):
 
     def _mark_redone(self) -> None:
         """Record the packs' bytes after a rebuild of every delta (for ``redo_due``)."""
-        packed = sum(size for _, size in _complete_packs(self._objects_dir / "pack"))
+        packed = self._packed_bytes()
         target = self.control_dir / _REDONE
         target.parent.mkdir(mode=0o700, exist_ok=True)
         temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")

@@ -32,7 +32,7 @@ def main(argv: list[str]) -> int:
     with contextlib.suppress(OSError, XbrainError), private_umask(), GitStore(store) as git:
         if len(argv) > 1:
             adopt(int(argv[1]))
-            git.upkeep()
+            git.upkeep(redo=argv[2:3] == ["redo"])
             return 0
         with upkeep_lock(git.control_dir, wait=False) as fd:
             if fd is not None:
