@@ -60,8 +60,10 @@ def worth(
 def _holds_resources(store: Path) -> bool:
     """Whether the working tree of ``store`` has a resource folder with anything in it
     (a guess for a helper: its counts are right whoever takes them)."""
+    from ..kinds.resource import DIRECTORY
+
     try:
-        with os.scandir(store / "resources") as found:
+        with os.scandir(store / DIRECTORY) as found:
             return any(True for _ in found)
     except OSError:
         return False
