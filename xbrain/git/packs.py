@@ -71,10 +71,8 @@ _INLINE_MAX = 4 << 20  # bytes of packs a write merges itself (as before); more:
 # bytes of deltified objects ``xbrain gc`` rebuilds to deltify again between neighbours
 # (``packmerge``); past them the rest are copied as they are
 _REDO_MAX = 256 << 20
-# the upkeep does the same once the packs hold more than this many times the records'
-# bytes (what the core says they take), past ``_REDO_FROM`` bytes, and ``_REDO_GROWN`` times
-# what they held after the last time (``_REDONE``): a history that stays large after a
-# rebuild waits until it has grown by half again (the rebuilds' cost stays geometric)
+# the upkeep does the same past these bounds (``redo_due``; ``_REDONE``: the packs' bytes
+# after the last rebuild, so the rebuilds' cost stays geometric)
 _REDO_PAST = 2.5
 _REDO_GROWN = 1.5
 _REDO_FROM = 8 << 20
